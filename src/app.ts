@@ -1,0 +1,44 @@
+// buildApp(ctx): the request listener for every surface. S3 traffic goes straight to the S3 handler
+// (raw URLs matter: keys are opaque bytes, no router normalisation); the management prefixes
+// (/api/, /storage/) go through fastify. Never listens, never reads env.
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import Fastify from 'fastify';
+import type { AppContext } from './context.js';
+import { handleS3 } from './s3/handler.js';
+
+export interface App {
+  close(): Promise<void>;
+  /** Serves one request; attach it to any number of http/https servers. */
+  listener: RequestListener;
+}
+
+/** Path prefixes of the management API; `api` and `storage` are therefore reserved bucket names. */
+export function isManagementPath(url: string | undefined): boolean {
+  return !!url && (url === '/api' || url.startsWith('/api/') || url.startsWith('/api?') || url.startsWith('/storage/'));
+}
+
+export async function buildApp(ctx: AppContext): Promise<App> {
+  let fastifyListener: RequestListener | undefined;
+  const fastify = Fastify({
+    loggerInstance: ctx.log,
+    serverFactory: (handler) => {
+      fastifyListener = handler;
+      // Never listens: server.ts creates the http/https servers around `listener`.
+      return createServer();
+    },
+  });
+  fastify.setNotFoundHandler((_req, reply) => {
+    void reply.code(404).send({ success: false, message: 'Not found', code: 'not_found' });
+  });
+  await fastify.ready();
+  const management = fastifyListener as RequestListener;
+
+  const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
+    if (isManagementPath(req.url)) {
+      management(req, res);
+      return;
+    }
+    void handleS3(ctx, req, res);
+  };
+  return { listener, close: () => fastify.close() };
+}

@@ -1,0 +1,68 @@
+// The configuration schema: every setting, its type and bounds. Defaults live in config/default.json.
+
+export interface TlsConfig {
+  /** HTTPS listener port; null disables TLS. */
+  port: number | null;
+  /** Interface for the HTTPS listener; empty means the same as `host`. */
+  host: string;
+  cert: string;
+  key: string;
+}
+
+export interface Config {
+  dataDir: string;
+  host: string;
+  port: number;
+  /** Endpoint printed and returned to clients; empty means derived from host and the bound port. */
+  publicUrl: string;
+  region: string;
+  /** Domains for virtual-host addressing: `<bucket>.<domain>`. */
+  s3Domains: string[];
+  maxSkewSeconds: number;
+  maxObjectSize: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  rootAccessKey: string;
+  rootSecretKey: string;
+  /** 32-byte key (64 hex chars or base64) that encrypts secrets at rest; empty means data-dir/master.key. */
+  masterKey: string;
+  tls: TlsConfig;
+}
+
+const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
+
+export const configSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
+    'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey', 'tls',
+  ],
+  properties: {
+    dataDir: { type: 'string', minLength: 1 },
+    host: { type: 'string', minLength: 1 },
+    port,
+    publicUrl: { type: 'string', pattern: '^(https?://[^\\s/]+)?$' },
+    region: { type: 'string', pattern: '^[a-z0-9-]{1,32}$' },
+    s3Domains: { type: 'array', items: { type: 'string', pattern: '^[a-z0-9.-]+(:[0-9]+)?$' } },
+    maxSkewSeconds: { type: 'integer', minimum: 1, maximum: 86400 },
+    maxObjectSize: { type: 'integer', minimum: 1, maximum: 5497558138880 },
+    logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },
+    rootSecretKey: { type: 'string', maxLength: 256 },
+    masterKey: { type: 'string' },
+    tls: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['port', 'host', 'cert', 'key'],
+      properties: {
+        port: { anyOf: [port, { type: 'null' }] },
+        host: { type: 'string' },
+        cert: { type: 'string' },
+        key: { type: 'string' },
+      },
+    },
+  },
+} as const;
+
+/** Settings that may also be given as S3EDGE_<NAME>_FILE (a path whose content is the value). */
+export const SECRET_KEYS = ['rootAccessKey', 'rootSecretKey', 'masterKey'] as const;

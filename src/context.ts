@@ -1,0 +1,58 @@
+// The composition root's product: everything a request needs, built once, closed once. No globals.
+import { join } from 'node:path';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config/schema.js';
+import type { Db } from './db/open.js';
+import type { Repos } from './db/repos/index.js';
+import { ObjectsRepo } from './db/repos/objects.js';
+import { KeyStore } from './auth/key-store.js';
+import { ensureRoot } from './auth/root.js';
+import { openDataDir } from './cli/data-dir.js';
+import type { StorageBackend } from './storage/backend.js';
+import { DiskStorage } from './storage/disk.js';
+
+export interface AppContext {
+  config: Config;
+  log: Logger;
+  clock: () => Date;
+  db: Db;
+  repos: Repos;
+  objects: ObjectsRepo;
+  storage: StorageBackend;
+  keys: KeyStore;
+  root: { accessKeyId: string; secretAccessKey?: string; generated: boolean };
+  close(): Promise<void>;
+}
+
+export interface ContextOptions {
+  log?: Logger;
+  clock?: () => Date;
+}
+
+export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
+  const log = opts.log ?? pino({ level: config.logLevel });
+  const { db, repos, masterKey } = openDataDir(config);
+  const storage = new DiskStorage(join(config.dataDir, 'storage'));
+  try {
+    await storage.init();
+    const root = ensureRoot(config, repos, masterKey);
+    return {
+      config,
+      log,
+      clock: opts.clock ?? (() => new Date()),
+      db,
+      repos,
+      objects: new ObjectsRepo(db),
+      storage,
+      keys: new KeyStore(repos, masterKey),
+      root,
+      async close() {
+        await storage.close();
+        db.close();
+      },
+    };
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}

@@ -1,0 +1,239 @@
+// Object metadata rows. Statements are prepared once; listing walks the primary key in UTF-8 byte order.
+import type { Statement } from 'better-sqlite3';
+import type { Db } from '../open.js';
+
+export interface ObjectRecord {
+  bucketId: string;
+  key: string;
+  blobId: string;
+  size: number;
+  etag: string;
+  sha256: string;
+  checksumAlgorithm: string | null;
+  checksumValue: string | null;
+  checksumType: string | null;
+  contentType: string | null;
+  contentEncoding: string | null;
+  contentDisposition: string | null;
+  contentLanguage: string | null;
+  cacheControl: string | null;
+  expires: string | null;
+  userMetadata: Record<string, string>;
+  lastModified: number;
+}
+
+interface ObjectRow {
+  bucket_id: string;
+  key: string;
+  blob_id: string;
+  size: number;
+  etag: string;
+  sha256: string;
+  checksum_algorithm: string | null;
+  checksum_value: string | null;
+  checksum_type: string | null;
+  content_type: string | null;
+  content_encoding: string | null;
+  content_disposition: string | null;
+  content_language: string | null;
+  cache_control: string | null;
+  expires: string | null;
+  user_metadata: string;
+  last_modified: number;
+}
+
+/** What a listing page holds before it is rendered as XML. */
+export interface ListEntry {
+  key: string;
+  size: number;
+  etag: string;
+  lastModified: number;
+}
+
+export interface ListPage {
+  contents: ListEntry[];
+  commonPrefixes: string[];
+  isTruncated: boolean;
+  /** The last key or common prefix returned; resume after it. */
+  last?: string;
+}
+
+export interface ListQuery {
+  prefix: string;
+  delimiter: string;
+  /** Exclusive: only keys after this (a key, or a common prefix whose keys are all skipped). */
+  after: string;
+  maxKeys: number;
+}
+
+const LIST_COLUMNS = 'key, size, etag, last_modified';
+
+function toRecord(r: ObjectRow): ObjectRecord {
+  return {
+    bucketId: r.bucket_id,
+    key: r.key,
+    blobId: r.blob_id,
+    size: r.size,
+    etag: r.etag,
+    sha256: r.sha256,
+    checksumAlgorithm: r.checksum_algorithm,
+    checksumValue: r.checksum_value,
+    checksumType: r.checksum_type,
+    contentType: r.content_type,
+    contentEncoding: r.content_encoding,
+    contentDisposition: r.content_disposition,
+    contentLanguage: r.content_language,
+    cacheControl: r.cache_control,
+    expires: r.expires,
+    userMetadata: JSON.parse(r.user_metadata) as Record<string, string>,
+    lastModified: r.last_modified,
+  };
+}
+
+/**
+ * The smallest string greater than every string that starts with `prefix`, in UTF-8 byte order
+ * (bumps the last code point; falls back to appending U+10FFFF, above any UTF-8 continuation).
+ */
+export function prefixUpperBound(prefix: string): string {
+  const last = prefix.charCodeAt(prefix.length - 1);
+  if (last < 0xd7ff) return prefix.slice(0, -1) + String.fromCharCode(last + 1);
+  return prefix + '\u{10FFFF}';
+}
+
+export class ObjectsRepo {
+  private readonly getStmt: Statement<[string, string], ObjectRow>;
+  private readonly upsertStmt: Statement<ObjectRow>;
+  private readonly deleteStmt: Statement<[string, string]>;
+  private readonly afterStmt: Statement<[string, string, string, number], ListEntryRow>;
+  private readonly fromStmt: Statement<[string, string, string, number], ListEntryRow>;
+  private readonly countStmt: Statement<[string], { n: number }>;
+
+  constructor(private readonly db: Db) {
+    this.getStmt = db.prepare('SELECT * FROM objects WHERE bucket_id = ? AND key = ?');
+    this.upsertStmt = db.prepare(`INSERT INTO objects (bucket_id, key, blob_id, size, etag, sha256,
+        checksum_algorithm, checksum_value, checksum_type, content_type, content_encoding, content_disposition,
+        content_language, cache_control, expires, user_metadata, last_modified)
+      VALUES (@bucket_id, @key, @blob_id, @size, @etag, @sha256, @checksum_algorithm, @checksum_value,
+        @checksum_type, @content_type, @content_encoding, @content_disposition, @content_language,
+        @cache_control, @expires, @user_metadata, @last_modified)
+      ON CONFLICT (bucket_id, key) DO UPDATE SET blob_id = excluded.blob_id, size = excluded.size,
+        etag = excluded.etag, sha256 = excluded.sha256, checksum_algorithm = excluded.checksum_algorithm,
+        checksum_value = excluded.checksum_value, checksum_type = excluded.checksum_type,
+        content_type = excluded.content_type, content_encoding = excluded.content_encoding,
+        content_disposition = excluded.content_disposition, content_language = excluded.content_language,
+        cache_control = excluded.cache_control, expires = excluded.expires,
+        user_metadata = excluded.user_metadata, last_modified = excluded.last_modified`);
+    this.deleteStmt = db.prepare('DELETE FROM objects WHERE bucket_id = ? AND key = ?');
+    // key >= prefix keeps the walk inside the prefix range without a second bound.
+    this.afterStmt = db.prepare(
+      `SELECT ${LIST_COLUMNS} FROM objects WHERE bucket_id = ? AND key > ? AND key >= ? ORDER BY key LIMIT ?`,
+    );
+    this.fromStmt = db.prepare(
+      `SELECT ${LIST_COLUMNS} FROM objects WHERE bucket_id = ? AND key >= ? AND key >= ? ORDER BY key LIMIT ?`,
+    );
+    this.countStmt = db.prepare('SELECT count(*) AS n FROM objects WHERE bucket_id = ?');
+  }
+
+  get(bucketId: string, key: string): ObjectRecord | undefined {
+    const row = this.getStmt.get(bucketId, key);
+    return row && toRecord(row);
+  }
+
+  /** Inserts or replaces the row in one transaction; returns the blob id it replaced, if any. */
+  put(rec: ObjectRecord): string | undefined {
+    return this.db.transaction((): string | undefined => {
+      const old = this.getStmt.get(rec.bucketId, rec.key);
+      this.upsertStmt.run({
+        bucket_id: rec.bucketId,
+        key: rec.key,
+        blob_id: rec.blobId,
+        size: rec.size,
+        etag: rec.etag,
+        sha256: rec.sha256,
+        checksum_algorithm: rec.checksumAlgorithm,
+        checksum_value: rec.checksumValue,
+        checksum_type: rec.checksumType,
+        content_type: rec.contentType,
+        content_encoding: rec.contentEncoding,
+        content_disposition: rec.contentDisposition,
+        content_language: rec.contentLanguage,
+        cache_control: rec.cacheControl,
+        expires: rec.expires,
+        user_metadata: JSON.stringify(rec.userMetadata),
+        last_modified: rec.lastModified,
+      });
+      return old && old.blob_id !== rec.blobId ? old.blob_id : undefined;
+    }).immediate();
+  }
+
+  /** Deletes the row; returns the blob id it pointed at, if there was one. */
+  delete(bucketId: string, key: string): string | undefined {
+    return this.db.transaction((): string | undefined => {
+      const old = this.getStmt.get(bucketId, key);
+      if (old) this.deleteStmt.run(bucketId, key);
+      return old?.blob_id;
+    }).immediate();
+  }
+
+  count(bucketId: string): number {
+    return this.countStmt.get(bucketId)?.n ?? 0;
+  }
+
+  /**
+   * One page of a listing with S3 semantics: keys under `prefix`, after `after`, rolled up into common
+   * prefixes at the first `delimiter` past the prefix. A common prefix counts as one entry of maxKeys.
+   */
+  list(bucketId: string, q: ListQuery): ListPage {
+    const page: ListPage = { contents: [], commonPrefixes: [], isTruncated: false };
+    if (q.maxKeys <= 0) return page;
+    let cursor = q.after;
+    let inclusive = false;
+    // An `after` that is itself a common prefix means every key under it was already returned.
+    if (q.delimiter && cursor.startsWith(q.prefix) && cursor.endsWith(q.delimiter)) {
+      const rest = cursor.slice(q.prefix.length);
+      if (rest.indexOf(q.delimiter) === rest.length - q.delimiter.length) {
+        cursor = prefixUpperBound(cursor);
+        inclusive = true;
+      }
+    }
+    const batch = Math.min(q.maxKeys + 1, 1001);
+    let count = 0;
+    for (;;) {
+      const rows = (inclusive ? this.fromStmt : this.afterStmt).all(bucketId, cursor, q.prefix, batch);
+      if (rows.length === 0) return page;
+      let requery = false;
+      for (const row of rows) {
+        if (!row.key.startsWith(q.prefix)) return page;
+        if (count === q.maxKeys) {
+          page.isTruncated = true;
+          return page;
+        }
+        const rest = row.key.slice(q.prefix.length);
+        const at = q.delimiter ? rest.indexOf(q.delimiter) : -1;
+        if (at >= 0) {
+          const cp = q.prefix + rest.slice(0, at + q.delimiter.length);
+          page.commonPrefixes.push(cp);
+          page.last = cp;
+          count++;
+          cursor = prefixUpperBound(cp);
+          inclusive = true;
+          requery = true;
+          break;
+        }
+        page.contents.push({ key: row.key, size: row.size, etag: row.etag, lastModified: row.last_modified });
+        page.last = row.key;
+        count++;
+        cursor = row.key;
+        inclusive = false;
+      }
+      if (!requery && rows.length < batch) return page;
+    }
+  }
+}
+
+interface ListEntryRow {
+  key: string;
+  size: number;
+  etag: string;
+  last_modified: number;
+}

@@ -1,0 +1,77 @@
+// One table of S3 error codes with AWS spellings, HTTP status and the default message.
+// Anything not in this table is reported to the client as InternalError (see respond.ts).
+
+export const S3_ERRORS = {
+  AccessDenied: [403, 'Access Denied'],
+  AuthorizationHeaderMalformed: [400, 'The authorization header is malformed.'],
+  AuthorizationQueryParametersError: [400, 'Error parsing the X-Amz-Credential parameter.'],
+  BadDigest: [400, 'The Content-MD5 or checksum value that you specified did not match what the server received.'],
+  BucketAlreadyExists: [409, 'The requested bucket name is not available. Select a different name and try again.'],
+  BucketAlreadyOwnedByYou: [409, 'Your previous request to create the named bucket succeeded and you already own it.'],
+  BucketNotEmpty: [409, 'The bucket that you tried to delete is not empty.'],
+  EntityTooLarge: [400, 'Your proposed upload exceeds the maximum allowed object size.'],
+  EntityTooSmall: [400, 'Your proposed upload is smaller than the minimum allowed object size.'],
+  ExpiredToken: [400, 'The provided token has expired.'],
+  IncompleteBody: [400, 'You did not provide the number of bytes specified by the Content-Length HTTP header.'],
+  InternalError: [500, 'We encountered an internal error. Please try again.'],
+  InvalidAccessKeyId: [403, 'The AWS access key ID that you provided does not exist in our records.'],
+  InvalidArgument: [400, 'Invalid Argument'],
+  InvalidBucketName: [400, 'The specified bucket is not valid.'],
+  InvalidDigest: [400, 'The Content-MD5 or checksum value that you specified is not valid.'],
+  InvalidPart: [400, 'One or more of the specified parts could not be found.'],
+  InvalidPartOrder: [400, 'The list of parts was not in ascending order.'],
+  InvalidRange: [416, 'The requested range is not satisfiable'],
+  InvalidRequest: [400, 'Invalid Request'],
+  InvalidURI: [400, "Couldn't parse the specified URI."],
+  KeyTooLongError: [400, 'Your key is too long.'],
+  MalformedXML: [400, 'The XML that you provided was not well formed or did not validate against our published schema.'],
+  MethodNotAllowed: [405, 'The specified method is not allowed against this resource.'],
+  MissingContentLength: [411, 'You must provide the Content-Length HTTP header.'],
+  MissingSecurityHeader: [400, 'Your request is missing a required header.'],
+  NoSuchBucket: [404, 'The specified bucket does not exist.'],
+  NoSuchKey: [404, 'The specified key does not exist.'],
+  NoSuchUpload: [404, 'The specified multipart upload does not exist.'],
+  NoSuchCORSConfiguration: [404, 'The CORS configuration does not exist.'],
+  NotImplemented: [501, 'A header you provided implies functionality that is not implemented.'],
+  NotModified: [304, 'Not Modified'],
+  PreconditionFailed: [412, 'At least one of the preconditions you specified did not hold.'],
+  ConditionalRequestConflict: [409, 'A conflicting operation occurred. Retry the request.'],
+  RequestTimeTooSkewed: [403, "The difference between the request time and the server's time is too large."],
+  RequestTimeout: [400, 'Your socket connection to the server was not read from or written to within the timeout period.'],
+  ServiceUnavailable: [503, 'Service is unable to handle request.'],
+  SignatureDoesNotMatch: [403, 'The request signature we calculated does not match the signature you provided. Check your key and signing method.'],
+  SlowDown: [503, 'Please reduce your request rate.'],
+  XAmzContentSHA256Mismatch: [400, "The provided 'x-amz-content-sha256' header does not match what was computed."],
+  InvalidStorageClass: [400, 'The storage class you specified is not valid.'],
+  TooManyBuckets: [400, 'You have attempted to create more buckets than allowed.'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type S3ErrorCode = keyof typeof S3_ERRORS;
+
+/** An error that maps to an S3 XML error response. `extra` fields become extra XML elements. */
+export class S3Error extends Error {
+  readonly code: S3ErrorCode;
+  readonly status: number;
+  readonly extra: Record<string, string>;
+  /** Extra response headers (e.g. x-amz-bucket-region, Content-Range on 416). */
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: S3ErrorCode,
+    message?: string,
+    extra: Record<string, string> = {},
+    headers: Record<string, string> = {},
+  ) {
+    const [status, defaultMessage] = S3_ERRORS[code];
+    super(message ?? defaultMessage);
+    this.name = 'S3Error';
+    this.code = code;
+    this.status = status;
+    this.extra = extra;
+    this.headers = headers;
+  }
+}
+
+export function isS3Error(err: unknown): err is S3Error {
+  return err instanceof S3Error;
+}

@@ -1,0 +1,79 @@
+// Where a request points: bucket and key from path-style or virtual-host URLs. Keys are opaque: no
+// path normalisation, '..' and backslashes are just characters.
+import { S3Error } from '../errors/s3-errors.js';
+
+export interface S3Address {
+  bucket?: string;
+  key?: string;
+  /** Path as sent, still percent-encoded, without the query. */
+  rawPath: string;
+  rawQuery: string;
+  /** Decoded query parameters; a name without '=' maps to ''. First value wins. */
+  query: Map<string, string>;
+}
+
+const MAX_KEY_BYTES = 1024;
+
+function decode(part: string, what: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new S3Error('InvalidURI', `Couldn't parse the specified URI: malformed ${what}.`);
+  }
+}
+
+export function parseQuery(rawQuery: string): Map<string, string> {
+  const query = new Map<string, string>();
+  if (!rawQuery) return query;
+  for (const pair of rawQuery.split('&')) {
+    if (!pair) continue;
+    const eq = pair.indexOf('=');
+    const name = decode((eq < 0 ? pair : pair.slice(0, eq)).replace(/\+/g, '%20'), 'query');
+    const value = eq < 0 ? '' : decode(pair.slice(eq + 1).replace(/\+/g, '%20'), 'query');
+    if (!query.has(name)) query.set(name, value);
+  }
+  return query;
+}
+
+export function validateKey(key: string): void {
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw new S3Error('KeyTooLongError');
+  if (key.includes('\u0000')) throw new S3Error('InvalidArgument', 'Object key must not contain a NUL character.');
+}
+
+/** Host without port, lower-cased. */
+function hostname(host: string | undefined): string {
+  if (!host) return '';
+  const h = host.toLowerCase();
+  if (h.startsWith('[')) return h.slice(0, h.indexOf(']') + 1);
+  const colon = h.lastIndexOf(':');
+  return colon >= 0 ? h.slice(0, colon) : h;
+}
+
+export function parseAddress(rawUrl: string, host: string | undefined, s3Domains: readonly string[]): S3Address {
+  const q = rawUrl.indexOf('?');
+  const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
+  const rawQuery = q < 0 ? '' : rawUrl.slice(q + 1);
+  if (!rawPath.startsWith('/')) throw new S3Error('InvalidURI');
+  const query = parseQuery(rawQuery);
+
+  const name = hostname(host);
+  for (const domain of s3Domains) {
+    const d = hostname(domain);
+    if (name.length > d.length + 1 && name.endsWith('.' + d)) {
+      const bucket = name.slice(0, -(d.length + 1));
+      const keyPart = rawPath.slice(1);
+      return { bucket, key: keyPart ? decode(keyPart, 'key') : undefined, rawPath, rawQuery, query };
+    }
+  }
+
+  const slash = rawPath.indexOf('/', 1);
+  const bucketPart = slash < 0 ? rawPath.slice(1) : rawPath.slice(1, slash);
+  const keyPart = slash < 0 ? '' : rawPath.slice(slash + 1);
+  return {
+    bucket: bucketPart ? decode(bucketPart, 'bucket') : undefined,
+    key: keyPart ? decode(keyPart, 'key') : undefined,
+    rawPath,
+    rawQuery,
+    query,
+  };
+}

@@ -1,0 +1,77 @@
+// The S3 surface: address -> operation -> SigV4 -> principal -> handler -> one responder.
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AppContext } from '../context.js';
+import { verifyRequest } from '../auth/sigv4/index.js';
+import { S3Error } from '../errors/s3-errors.js';
+import { parseAddress, validateKey, type S3Address } from './addressing.js';
+import { resolveOperation, type OperationName } from './router.js';
+import type { OperationHandler } from './operation.js';
+import { sendError, sendResponse } from './respond.js';
+import {
+  createBucketOp, deleteBucketOp, getBucketLocation, getBucketVersioning, headBucket, listBuckets,
+} from './operations/buckets.js';
+import { listObjectsV1, listObjectsV2 } from './operations/list-objects.js';
+import { putObject } from './operations/put-object.js';
+import { getObject, headObject } from './operations/get-object.js';
+import { deleteObject } from './operations/delete-object.js';
+
+const HANDLERS: Record<OperationName, OperationHandler> = {
+  ListBuckets: listBuckets,
+  CreateBucket: createBucketOp,
+  HeadBucket: headBucket,
+  DeleteBucket: deleteBucketOp,
+  GetBucketLocation: getBucketLocation,
+  GetBucketVersioning: getBucketVersioning,
+  ListObjects: listObjectsV1,
+  ListObjectsV2: listObjectsV2,
+  PutObject: putObject,
+  GetObject: getObject,
+  HeadObject: headObject,
+  DeleteObject: deleteObject,
+};
+
+function newRequestId(): string {
+  return randomBytes(8).toString('hex').toUpperCase();
+}
+
+export async function handleS3(ctx: AppContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const requestId = newRequestId();
+  res.setHeader('x-amz-request-id', requestId);
+  res.setHeader('x-amz-id-2', requestId);
+  res.setHeader('server', 's3edge');
+  const rawUrl = req.url ?? '/';
+  let addr: S3Address | undefined;
+  const abort = new AbortController();
+  const onClose = (): void => {
+    if (!res.writableFinished) abort.abort();
+  };
+  res.once('close', onClose);
+  try {
+    addr = parseAddress(rawUrl, req.headers.host, ctx.config.s3Domains);
+    const op = resolveOperation({ method: req.method ?? 'GET', bucket: addr.bucket, key: addr.key, query: addr.query, headers: req.headers });
+    if (addr.key !== undefined) validateKey(addr.key);
+    const auth = verifyRequest(
+      { method: req.method ?? 'GET', rawPath: addr.rawPath, rawQuery: addr.rawQuery, headers: req.headers },
+      {
+        region: ctx.config.region,
+        now: ctx.clock(),
+        maxSkewMs: ctx.config.maxSkewSeconds * 1000,
+        getSecret: (id) => ctx.keys.lookup(id)?.secretKey,
+      },
+    );
+    if (!auth) throw new S3Error('AccessDenied');
+    const found = ctx.keys.lookup(auth.accessKeyId);
+    if (!found) throw new S3Error('InvalidAccessKeyId');
+    const result = await HANDLERS[op]({ ctx, req, addr, auth, principal: found.principal, requestId, signal: abort.signal });
+    await sendResponse(req, res, result);
+  } catch (err) {
+    if (abort.signal.aborted) {
+      res.destroy();
+      return;
+    }
+    sendError(req, res, err, { requestId, resource: addr?.rawPath ?? '/', log: ctx.log });
+  } finally {
+    res.off('close', onClose);
+  }
+}

@@ -1,0 +1,113 @@
+// The one place that writes S3 responses: data from handlers, errors from the error table.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import { S3Error, isS3Error } from '../errors/s3-errors.js';
+import { toXml } from './xml.js';
+
+export type HeaderValue = string | number | string[];
+
+export interface S3Response {
+  status: number;
+  headers?: Record<string, HeaderValue | undefined>;
+  /** XML/text/bytes, or a stream for object bodies. Ignored for HEAD. */
+  body?: string | Buffer | Readable;
+}
+
+export function xmlResponse(xml: string, status = 200, headers: Record<string, HeaderValue | undefined> = {}): S3Response {
+  return { status, headers: { 'content-type': 'application/xml', ...headers }, body: xml };
+}
+
+function setHeaders(res: ServerResponse, headers: Record<string, HeaderValue | undefined>): void {
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) res.setHeader(name, value);
+}
+
+export async function sendResponse(req: IncomingMessage, res: ServerResponse, r: S3Response): Promise<void> {
+  res.statusCode = r.status;
+  setHeaders(res, r.headers ?? {});
+  const body = r.body;
+  if (body instanceof Readable) {
+    if (req.method === 'HEAD') {
+      body.destroy();
+      res.end();
+      return;
+    }
+    // A failure mid-body destroys the socket: the client sees a short read, never a short "success".
+    await pipeline(body, res);
+    return;
+  }
+  if (body !== undefined && !res.hasHeader('content-length')) res.setHeader('content-length', Buffer.byteLength(body));
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** Writes an S3 error; anything that is not an S3Error is logged and reported as InternalError. */
+export function sendError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+  info: { requestId: string; resource: string; log: Logger },
+): void {
+  let e: S3Error;
+  if (isS3Error(err)) {
+    e = err;
+  } else {
+    info.log.error({ err, requestId: info.requestId }, 'internal error');
+    e = new S3Error('InternalError');
+  }
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const xml = toXml(
+    'Error',
+    { Code: e.code, Message: e.message, ...e.extra, Resource: info.resource, RequestId: info.requestId },
+    { namespace: false },
+  );
+  afterDrain(req, (close) => {
+    res.statusCode = e.status;
+    setHeaders(res, e.headers);
+    if (close) res.setHeader('connection', 'close');
+    if (e.status === 304 || req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    res.setHeader('content-type', 'application/xml');
+    res.setHeader('content-length', Buffer.byteLength(xml));
+    res.end(xml);
+  });
+}
+
+/** How much of an unread request body we swallow so the client can read our error response. */
+const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
+const DRAIN_LIMIT_MS = 2000;
+
+/**
+ * Reads and discards the rest of a request body before answering: a client still sending would
+ * otherwise see a reset instead of the error. Past the limits the connection is closed instead.
+ */
+function afterDrain(req: IncomingMessage, send: (close: boolean) => void): void {
+  if (req.complete || req.readableEnded || req.destroyed) {
+    send(false);
+    return;
+  }
+  let drained = 0;
+  let finished = false;
+  const finish = (close: boolean): void => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    req.off('data', onData);
+    send(close);
+  };
+  const onData = (chunk: Buffer): void => {
+    drained += chunk.length;
+    if (drained > DRAIN_LIMIT_BYTES) finish(true);
+  };
+  const timer = setTimeout(() => finish(true), DRAIN_LIMIT_MS);
+  req.on('data', onData);
+  req.once('end', () => finish(false));
+  req.once('close', () => finish(true));
+  req.once('error', () => finish(true));
+  req.resume();
+}

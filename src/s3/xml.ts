@@ -1,0 +1,62 @@
+// XML in and out. Bodies are built from plain objects; request XML is read whole under a size cap.
+import { XMLBuilder, XMLParser } from 'fast-xml-parser';
+import type { Readable } from 'node:stream';
+import { S3Error } from '../errors/s3-errors.js';
+
+const S3_NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
+
+const builder = new XMLBuilder({
+  ignoreAttributes: false,
+  attributeNamePrefix: '@_',
+  suppressEmptyNode: false,
+  processEntities: true,
+});
+
+const parser = new XMLParser({
+  ignoreAttributes: true,
+  removeNSPrefix: true,
+  parseTagValue: false,
+  trimValues: true,
+  processEntities: true,
+});
+
+export type XmlValue = string | number | boolean | XmlObject | XmlValue[] | undefined | null;
+export interface XmlObject {
+  [name: string]: XmlValue;
+}
+
+/** `<?xml ...?><Root xmlns="...">...</Root>`; undefined fields are left out, arrays repeat the element. */
+export function toXml(root: string, body: XmlObject, opts: { namespace?: boolean } = {}): string {
+  const content: XmlObject = opts.namespace === false ? body : { '@_xmlns': S3_NS, ...body };
+  return '<?xml version="1.0" encoding="UTF-8"?>\n' + builder.build({ [root]: prune(content) });
+}
+
+function prune(v: XmlValue): XmlValue {
+  if (Array.isArray(v)) return v.map(prune);
+  if (v && typeof v === 'object') {
+    const out: XmlObject = {};
+    for (const [k, val] of Object.entries(v)) if (val !== undefined && val !== null) out[k] = prune(val);
+    return out;
+  }
+  return v;
+}
+
+/** Reads a request body of at most maxBytes and parses it; an empty body gives undefined. */
+export async function readXmlBody(body: Readable, maxBytes = 1024 * 1024): Promise<Record<string, unknown> | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > maxBytes) throw new S3Error('MalformedXML', 'The XML you provided was too large.');
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8').trim();
+  if (!text) return undefined;
+  try {
+    const parsed: unknown = parser.parse(text, true);
+    if (!parsed || typeof parsed !== 'object') throw new Error('not an element');
+    return parsed as Record<string, unknown>;
+  } catch {
+    throw new S3Error('MalformedXML');
+  }
+}

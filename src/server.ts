@@ -1,0 +1,87 @@
+// Listening: the http listener, the optional https listener, and a graceful stop.
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { buildApp } from './app.js';
+import { ConfigError } from './config/load.js';
+import type { AppContext } from './context.js';
+
+export interface RunningServer {
+  /** e.g. http://127.0.0.1:9000 */
+  url: string;
+  tlsUrl?: string;
+  close(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function urlOf(scheme: string, addr: AddressInfo): string {
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '[::]' ? '[::1]' : host;
+  return `${scheme}://${shown}:${addr.port}`;
+}
+
+function readTlsFile(path: string, key: 'tls.cert' | 'tls.key'): Buffer {
+  if (!path) throw new ConfigError(`config: ${key} is required when tls.port is set`);
+  try {
+    return readFileSync(path);
+  } catch {
+    throw new ConfigError(`config: ${key} cannot be read`);
+  }
+}
+
+function tune(server: Server): void {
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 70_000;
+  // Uploads can be long; an idle socket is closed by the per-request timeout below.
+  server.requestTimeout = 0;
+  server.timeout = 120_000;
+}
+
+export async function startServer(ctx: AppContext): Promise<RunningServer> {
+  const { config } = ctx;
+  const app = await buildApp(ctx);
+  const servers: Server[] = [];
+  const http = createServer({ maxHeaderSize: 64 * 1024 }, app.listener);
+  tune(http);
+  servers.push(http);
+  const addr = await listen(http, config.port, config.host);
+  const url = config.publicUrl || urlOf('http', addr);
+
+  let tlsUrl: string | undefined;
+  if (config.tls.port !== null) {
+    const https = createHttpsServer(
+      { cert: readTlsFile(config.tls.cert, 'tls.cert'), key: readTlsFile(config.tls.key, 'tls.key'), maxHeaderSize: 64 * 1024 },
+      app.listener,
+    );
+    tune(https as unknown as Server);
+    servers.push(https as unknown as Server);
+    tlsUrl = urlOf('https', await listen(https as unknown as Server, config.tls.port, config.tls.host || config.host));
+  }
+
+  return {
+    url,
+    tlsUrl,
+    async close() {
+      await Promise.all(
+        servers.map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              s.close(() => resolve());
+              s.closeIdleConnections();
+            }),
+        ),
+      );
+      await app.close();
+    },
+  };
+}

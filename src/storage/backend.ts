@@ -1,0 +1,33 @@
+import type { Readable } from 'node:stream';
+
+/** Bytes written durably under a fresh blob id but not yet visible at it. */
+export interface StagedBlob {
+  readonly blobId: string;
+  readonly size: number;
+  /** Makes the bytes readable at blobId (still unreferenced until the metadata commit). */
+  commit(): Promise<void>;
+  /** Discards the bytes; safe to call more than once and after a failed commit. */
+  abort(): Promise<void>;
+}
+
+export interface ReadRange {
+  start: number;
+  /** Inclusive. */
+  end: number;
+}
+
+/**
+ * Where object bytes live. Blobs are named by internal ids, never by object keys; what a key means is
+ * the metadata database's business. Implementations throw S3Error for conditions a client can cause.
+ */
+export interface StorageBackend {
+  /** Removes what an earlier process left half-written. */
+  init(): Promise<void>;
+  /** Streams body into a new staged blob. Rejects (leaving nothing behind) if body errors or signal aborts. */
+  stage(body: Readable, opts?: { signal?: AbortSignal }): Promise<StagedBlob>;
+  /** Opens a committed blob for reading; rejects with code 'ENOENT' if it is gone. */
+  read(blobId: string, opts?: { range?: ReadRange; signal?: AbortSignal }): Promise<Readable>;
+  /** Deletes a committed blob; a missing blob is not an error. */
+  remove(blobId: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,19 @@
+import { randomBytes } from 'node:crypto';
+
+/** A random, file-name-safe blob id: 26 base32 chars (130 bits). Never derived from an object key. */
+export function newBlobId(): string {
+  const bytes = randomBytes(17);
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  const alphabet = '0123456789abcdefghijklmnopqrstuv';
+  for (const b of bytes) {
+    value = (value << 8) | b;
+    bits += 8;
+    while (bits >= 5 && out.length < 26) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  return out;
+}
