@@ -10,6 +10,8 @@ export interface S3Address {
   rawQuery: string;
   /** Decoded query parameters; a name without '=' maps to ''. First value wins. */
   query: Map<string, string>;
+  /** True when the bucket came from the Host header. */
+  virtualHost: boolean;
 }
 
 const MAX_KEY_BYTES = 1024;
@@ -62,7 +64,7 @@ export function parseAddress(rawUrl: string, host: string | undefined, s3Domains
     if (name.length > d.length + 1 && name.endsWith('.' + d)) {
       const bucket = name.slice(0, -(d.length + 1));
       const keyPart = rawPath.slice(1);
-      return { bucket, key: keyPart ? decode(keyPart, 'key') : undefined, rawPath, rawQuery, query };
+      return { bucket, key: keyPart ? decode(keyPart, 'key') : undefined, rawPath, rawQuery, query, virtualHost: true };
     }
   }
 
@@ -75,5 +77,6 @@ export function parseAddress(rawUrl: string, host: string | undefined, s3Domains
     rawPath,
     rawQuery,
     query,
+    virtualHost: false,
   };
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
 import { verifyRequest } from '../auth/sigv4/index.js';
+import { isPresignedV2, verifyPresignedV2 } from '../auth/sigv2/presigned.js';
 import { S3Error } from '../errors/s3-errors.js';
 import { parseAddress, validateKey, type S3Address } from './addressing.js';
 import { resolveOperation, type OperationName } from './router.js';
@@ -51,15 +52,11 @@ export async function handleS3(ctx: AppContext, req: IncomingMessage, res: Serve
     addr = parseAddress(rawUrl, req.headers.host, ctx.config.s3Domains);
     const op = resolveOperation({ method: req.method ?? 'GET', bucket: addr.bucket, key: addr.key, query: addr.query, headers: req.headers });
     if (addr.key !== undefined) validateKey(addr.key);
-    const auth = verifyRequest(
-      { method: req.method ?? 'GET', rawPath: addr.rawPath, rawQuery: addr.rawQuery, headers: req.headers },
-      {
-        region: ctx.config.region,
-        now: ctx.clock(),
-        maxSkewMs: ctx.config.maxSkewSeconds * 1000,
-        getSecret: (id) => ctx.keys.lookup(id)?.secretKey,
-      },
-    );
+    const signed = { method: req.method ?? 'GET', rawPath: addr.rawPath, rawQuery: addr.rawQuery, headers: req.headers };
+    const getSecret = (id: string): string | undefined => ctx.keys.lookup(id)?.secretKey;
+    const auth = isPresignedV2(addr.rawQuery)
+      ? verifyPresignedV2(signed, addr.virtualHost ? `/${addr.bucket}${addr.rawPath}` : addr.rawPath, { now: ctx.clock(), getSecret })
+      : verifyRequest(signed, { region: ctx.config.region, now: ctx.clock(), maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret });
     if (!auth) throw new S3Error('AccessDenied');
     const found = ctx.keys.lookup(auth.accessKeyId);
     if (!found) throw new S3Error('InvalidAccessKeyId');
