@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Composition root: argv -> config -> context -> listen; SIGTERM/SIGINT -> drain -> close.
-import { runAdmin } from '../src/cli/admin.js';
-import { runServe } from '../src/cli/serve.js';
+// Each command loads only its own modules: an admin command never pays for the server's imports.
+const runServe = async (argv: string[]): Promise<number> => (await import('../src/cli/serve.js')).runServe(argv);
+const runAdmin = async (argv: string[]): Promise<number> => (await import('../src/cli/admin.js')).runAdmin(argv);
 
 const USAGE = `usage: s3edge <command> [options]
 

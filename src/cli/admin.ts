@@ -1,0 +1,503 @@
+// Admin commands (users, account-keys, buckets, access-keys) against a data directory. Safe to run
+// while the server uses the same directory: SQLite WAL + busy_timeout serialise the writes.
+import { parseArgs } from 'node:util';
+import { newAccessKeyId, newSecretKey } from '../auth/ids.js';
+import { ROOT_USER } from '../auth/root.js';
+import { encryptSecret } from '../auth/secrets.js';
+import { configFlags, ConfigError, loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { ConstraintError, type AccessKey, type Bucket, type BucketPermission, type Repos, type User } from '../db/repos/index.js';
+import { S3Error } from '../errors/s3-errors.js';
+import { bucketNameProblem } from '../s3/bucket-name.js';
+import { createBucket, deleteBucket } from '../s3/bucket-service.js';
+import { openDataDir } from './data-dir.js';
+
+type Values = Record<string, string | boolean | undefined>;
+
+interface Command {
+  /** Positional arguments after `<group> <action>`, by name. */
+  args: readonly string[];
+  /** Command-specific flags; `required` ones must be given. */
+  flags: readonly string[];
+  required?: readonly string[];
+  summary: string;
+  run(ctx: RunContext): unknown;
+}
+
+interface RunContext {
+  config: Config;
+  repos: Repos;
+  masterKey: Buffer;
+  args: Record<string, string>;
+  flags: Record<string, string | undefined>;
+}
+
+/** A failed operation: exit code 1, one line. */
+class AdminError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AdminError';
+  }
+}
+
+/** Bad invocation: exit code 2, one line plus usage. */
+class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly group?: string,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+const COMMAND_FLAGS = {
+  user: { type: 'string' },
+  name: { type: 'string' },
+  bucket: { type: 'string' },
+  permission: { type: 'string' },
+} as const;
+
+const PERMISSIONS: readonly BucketPermission[] = ['read', 'read_write'];
+const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+const MAX_LABEL = 128;
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function endpoint(config: Config): string {
+  if (config.publicUrl !== '') return config.publicUrl;
+  let host = config.host;
+  if (host === '0.0.0.0') host = '127.0.0.1';
+  else if (host === '::') host = '[::1]';
+  else if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
+  return `http://${host}:${config.port}`;
+}
+
+function requireUser(repos: Repos, name: string): User {
+  const user = repos.users.getByName(name);
+  if (!user) throw new AdminError('NoSuchUser', `no user named '${name}'`);
+  return user;
+}
+
+function requireBucket(repos: Repos, name: string): Bucket {
+  const bucket = repos.buckets.getByName(name);
+  if (!bucket) throw new AdminError('NoSuchBucket', `no bucket named '${name}'`);
+  return bucket;
+}
+
+function label(value: string | undefined): string {
+  const v = value ?? '';
+  if (v.length > MAX_LABEL || /[\u0000-\u001f\u007f]/.test(v)) {
+    throw new AdminError('InvalidName', `--name must be at most ${MAX_LABEL} printable characters`);
+  }
+  return v;
+}
+
+function permission(value: string | undefined): BucketPermission {
+  const p = PERMISSIONS.find((x) => x === value);
+  if (!p) throw new AdminError('InvalidPermission', `--permission must be 'read' or 'read_write' (got '${value ?? ''}')`);
+  return p;
+}
+
+/** Inserts a key with a fresh id; retries the (astronomically unlikely) id collision. */
+function insertKey(repos: Repos, masterKey: Buffer, fields: Omit<AccessKey, 'accessKeyId' | 'secretEnc' | 'createdAt'>) {
+  for (let attempt = 0; ; attempt++) {
+    const accessKeyId = newAccessKeyId();
+    const secretAccessKey = newSecretKey();
+    try {
+      const key = repos.accessKeys.insert({ ...fields, accessKeyId, secretEnc: encryptSecret(masterKey, secretAccessKey) });
+      return { key, secretAccessKey };
+    } catch (err) {
+      if (err instanceof ConstraintError && err.reason === 'duplicate' && attempt < 3) continue;
+      if (err instanceof ConstraintError && err.reason === 'in_use') {
+        throw new AdminError('Conflict', 'the user or bucket was deleted meanwhile');
+      }
+      throw err;
+    }
+  }
+}
+
+function deleteKey(repos: Repos, id: string, kind: 'account' | 'bucket') {
+  const key = repos.accessKeys.get(id);
+  if (!key || key.kind !== kind) {
+    throw new AdminError('NoSuchAccessKey', `no ${kind === 'account' ? 'account key' : 'bucket access key'} '${id}'`);
+  }
+  repos.accessKeys.delete(id);
+  return { deleted: true, accessKeyId: id };
+}
+
+function userNames(repos: Repos): (id: string) => string {
+  const names = new Map(repos.users.list().map((u) => [u.id, u.name]));
+  return (id) => names.get(id) ?? id;
+}
+
+const COMMANDS: Record<string, Record<string, Command>> = {
+  users: {
+    create: {
+      args: ['NAME'],
+      flags: [],
+      summary: 'create a user (an account that owns buckets)',
+      run: ({ repos, args }) => {
+        const name = args.NAME as string;
+        if (!USER_NAME.test(name)) {
+          throw new AdminError('InvalidUserName', 'a user name is 1-64 characters: letters, digits, . _ @ - (not starting with a symbol)');
+        }
+        if (name === ROOT_USER) throw new AdminError('InvalidUserName', `'${ROOT_USER}' is the built-in root user`);
+        try {
+          const user = repos.users.create(name);
+          return { id: user.id, name: user.name, createdAt: iso(user.createdAt) };
+        } catch (err) {
+          if (err instanceof ConstraintError && err.reason === 'duplicate') {
+            throw new AdminError('UserAlreadyExists', `user '${name}' already exists`);
+          }
+          throw err;
+        }
+      },
+    },
+    list: {
+      args: [],
+      flags: [],
+      summary: 'list users',
+      run: ({ repos }) => repos.users.list().map((u) => ({ id: u.id, name: u.name, createdAt: iso(u.createdAt) })),
+    },
+    delete: {
+      args: ['NAME'],
+      flags: [],
+      summary: 'delete a user and its keys (it must own no buckets)',
+      run: ({ repos, args }) => {
+        const name = args.NAME as string;
+        if (name === ROOT_USER) throw new AdminError('InvalidUserName', `'${ROOT_USER}' is the built-in root user and cannot be deleted`);
+        const user = requireUser(repos, name);
+        try {
+          if (!repos.users.delete(user.id)) throw new AdminError('NoSuchUser', `no user named '${name}'`);
+        } catch (err) {
+          if (err instanceof ConstraintError && err.reason === 'in_use') {
+            throw new AdminError('UserHasBuckets', `user '${name}' owns buckets: delete them first`);
+          }
+          throw err;
+        }
+        return { deleted: true, name };
+      },
+    },
+  },
+  'account-keys': {
+    create: {
+      args: [],
+      flags: ['user', 'name'],
+      required: ['user'],
+      summary: "create a key with the user's rights: its buckets, and creating buckets",
+      run: ({ repos, masterKey, config, flags }) => {
+        const user = requireUser(repos, flags.user as string);
+        const name = label(flags.name);
+        const { key, secretAccessKey } = insertKey(repos, masterKey, { kind: 'account', userId: user.id, bucketId: null, permission: null, name });
+        return {
+          accessKeyId: key.accessKeyId,
+          secretAccessKey,
+          user: user.name,
+          name: key.name,
+          endpoint: endpoint(config),
+          region: config.region,
+        };
+      },
+    },
+    list: {
+      args: [],
+      flags: ['user'],
+      summary: 'list account keys (never their secrets)',
+      run: ({ repos, flags }) => {
+        const userId = flags.user === undefined ? undefined : requireUser(repos, flags.user).id;
+        const nameOf = userNames(repos);
+        return repos.accessKeys
+          .list({ kind: 'account', ...(userId === undefined ? {} : { userId }) })
+          .map((k) => ({ accessKeyId: k.accessKeyId, user: nameOf(k.userId), name: k.name, createdAt: iso(k.createdAt) }));
+      },
+    },
+    delete: {
+      args: ['ACCESS_KEY_ID'],
+      flags: [],
+      summary: 'delete an account key',
+      run: ({ repos, args }) => deleteKey(repos, args.ACCESS_KEY_ID as string, 'account'),
+    },
+  },
+  buckets: {
+    create: {
+      args: ['NAME'],
+      flags: ['user'],
+      required: ['user'],
+      summary: 'create a bucket owned by a user',
+      run: ({ repos, config, args, flags }) => {
+        const user = requireUser(repos, flags.user as string);
+        const name = args.NAME as string;
+        const problem = bucketNameProblem(name);
+        if (problem) throw new AdminError('InvalidBucketName', `invalid bucket name '${name}': the name ${problem}`);
+        let bucket: Bucket;
+        try {
+          bucket = createBucket(repos, { name, ownerId: user.id, region: config.region });
+        } catch (err) {
+          if (err instanceof S3Error && (err.code === 'BucketAlreadyExists' || err.code === 'BucketAlreadyOwnedByYou')) {
+            const owner = repos.buckets.getByName(name);
+            const ownerName = owner ? repos.users.getById(owner.ownerId)?.name : undefined;
+            throw new AdminError('BucketAlreadyExists', `bucket '${name}' already exists${ownerName ? ` (owner: ${ownerName})` : ''}`);
+          }
+          throw err;
+        }
+        return { name: bucket.name, owner: user.name, region: bucket.region, createdAt: iso(bucket.createdAt) };
+      },
+    },
+    list: {
+      args: [],
+      flags: ['user'],
+      summary: 'list buckets with their object counts',
+      run: ({ repos, flags }) => {
+        const ownerId = flags.user === undefined ? undefined : requireUser(repos, flags.user).id;
+        const nameOf = userNames(repos);
+        return repos.buckets.list(ownerId).map((b) => ({
+          name: b.name,
+          owner: nameOf(b.ownerId),
+          region: b.region,
+          createdAt: iso(b.createdAt),
+          objects: repos.buckets.countObjects(b.id),
+        }));
+      },
+    },
+    delete: {
+      args: ['NAME'],
+      flags: [],
+      summary: 'delete an empty bucket and its access keys',
+      run: ({ repos, args }) => {
+        const bucket = requireBucket(repos, args.NAME as string);
+        try {
+          deleteBucket(repos, bucket);
+        } catch (err) {
+          if (err instanceof S3Error && err.code === 'BucketNotEmpty') {
+            throw new AdminError('BucketNotEmpty', `bucket '${bucket.name}' is not empty: delete its objects first`);
+          }
+          if (err instanceof S3Error && err.code === 'NoSuchBucket') throw new AdminError('NoSuchBucket', `no bucket named '${bucket.name}'`);
+          throw err;
+        }
+        return { deleted: true, name: bucket.name };
+      },
+    },
+  },
+  'access-keys': {
+    create: {
+      args: [],
+      flags: ['bucket', 'permission', 'name'],
+      required: ['bucket', 'permission'],
+      summary: 'create a key limited to one bucket (read | read_write)',
+      run: ({ repos, masterKey, config, flags }) => {
+        const perm = permission(flags.permission);
+        const name = label(flags.name);
+        const bucket = requireBucket(repos, flags.bucket as string);
+        const { key, secretAccessKey } = insertKey(repos, masterKey, {
+          kind: 'bucket',
+          userId: bucket.ownerId,
+          bucketId: bucket.id,
+          permission: perm,
+          name,
+        });
+        return {
+          accessKeyId: key.accessKeyId,
+          secretAccessKey,
+          name: key.name,
+          bucket: bucket.name,
+          permission: perm,
+          endpoint: endpoint(config),
+          region: bucket.region,
+          forcePathStyle: true,
+        };
+      },
+    },
+    list: {
+      args: [],
+      flags: ['bucket'],
+      summary: 'list bucket access keys (never their secrets)',
+      run: ({ repos, flags }) => {
+        const bucketId = flags.bucket === undefined ? undefined : requireBucket(repos, flags.bucket).id;
+        const bucketNames = new Map(repos.buckets.list().map((b) => [b.id, b.name]));
+        return repos.accessKeys.list({ kind: 'bucket', ...(bucketId === undefined ? {} : { bucketId }) }).map((k) => ({
+          accessKeyId: k.accessKeyId,
+          name: k.name,
+          bucket: (k.bucketId !== null && bucketNames.get(k.bucketId)) || '',
+          permission: k.permission,
+          createdAt: iso(k.createdAt),
+        }));
+      },
+    },
+    delete: {
+      args: ['ACCESS_KEY_ID'],
+      flags: [],
+      summary: 'delete a bucket access key',
+      run: ({ repos, args }) => deleteKey(repos, args.ACCESS_KEY_ID as string, 'bucket'),
+    },
+  },
+};
+
+function synopsis(group: string, action: string, cmd: Command): string {
+  const flags = cmd.flags.map((f) => {
+    const value = f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : 'NAME';
+    const text = `--${f} ${value}`;
+    return cmd.required?.includes(f) ? text : `[${text}]`;
+  });
+  return ['s3edge', group, action, ...cmd.args, ...flags].join(' ');
+}
+
+function usage(group?: string): string {
+  const groups = group !== undefined && COMMANDS[group] ? [group] : Object.keys(COMMANDS);
+  const entries = groups.flatMap((g) => Object.entries(COMMANDS[g] ?? {}).map(([action, cmd]) => [synopsis(g, action, cmd), cmd.summary] as const));
+  const width = Math.max(...entries.map(([syn]) => syn.length));
+  const lines = ['usage:', ...entries.map(([syn, summary]) => `  ${syn.padEnd(width)}  ${summary}`)];
+  lines.push(
+    '',
+    'common options: --json (machine-readable output), --data-dir DIR, --config FILE, and every',
+    "'s3edge serve' option (--region, --public-url, --master-key, ...); S3EDGE_* environment variables apply too.",
+  );
+  return lines.join('\n');
+}
+
+/** Renders rows as a left-aligned text table. */
+function table(rows: Record<string, unknown>[]): string {
+  const first = rows[0];
+  if (!first) return '(none)';
+  const cols = Object.keys(first);
+  const cells = [cols.map((c) => c.toUpperCase()), ...rows.map((r) => cols.map((c) => String(r[c] ?? '')))];
+  const widths = cols.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
+  return cells.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+}
+
+function human(result: unknown): string {
+  if (Array.isArray(result)) return table(result as Record<string, unknown>[]);
+  const obj = result as Record<string, unknown>;
+  const lines = Object.entries(obj).map(([k, v]) => `${(k + ':').padEnd(17)} ${String(v)}`);
+  if ('secretAccessKey' in obj) lines.push('', 'The secret access key is shown only now: store it somewhere safe.');
+  return lines.join('\n');
+}
+
+interface Parsed {
+  group: string;
+  action: string;
+  cmd: Command;
+  values: Values;
+  args: Record<string, string>;
+}
+
+interface Help {
+  help: true;
+  group?: string;
+}
+
+function parse(argv: string[]): Parsed | Help {
+  const configOptions = Object.fromEntries([...configFlags().keys()].map((f) => [f, { type: 'string' as const }]));
+  let values: Values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+        config: { type: 'string' },
+        ...configOptions,
+        ...COMMAND_FLAGS,
+      },
+    }));
+  } catch (err) {
+    const message = ((err as Error).message.split('\n')[0] ?? '').replace(/\. To specify a positional argument.*$/, '');
+    throw new UsageError(message || 'invalid arguments', argv[0]);
+  }
+  const [group, action, ...rest] = positionals;
+  const actions = group === undefined ? undefined : COMMANDS[group];
+  if (!actions) {
+    if (values.help && group === undefined) return { help: true };
+    throw new UsageError(group === undefined ? 'missing command' : `unknown command '${group}'`);
+  }
+  if (values.help && (action === undefined || actions[action])) return { help: true, group };
+  const cmd = action === undefined ? undefined : actions[action];
+  if (!cmd) {
+    throw new UsageError(action === undefined ? `missing ${group} action` : `unknown command '${group} ${action}'`, group);
+  }
+  const where = `${group} ${action as string}`;
+  for (const flag of Object.keys(COMMAND_FLAGS)) {
+    if (values[flag] !== undefined && !cmd.flags.includes(flag)) throw new UsageError(`'${where}' does not take --${flag}`, group);
+  }
+  for (const flag of cmd.required ?? []) {
+    if (values[flag] === undefined || values[flag] === '') throw new UsageError(`'${where}' requires --${flag}`, group);
+  }
+  if (rest.length < cmd.args.length) throw new UsageError(`'${where}' requires ${cmd.args.slice(rest.length).join(' ')}`, group);
+  if (rest.length > cmd.args.length) throw new UsageError(`'${where}': unexpected argument '${rest[cmd.args.length] ?? ''}'`, group);
+  const args = Object.fromEntries(cmd.args.map((name, i) => [name, rest[i] as string]));
+  for (const [name, value] of Object.entries(args)) {
+    if (value === '') throw new UsageError(`'${where}': ${name} must not be empty`, group);
+  }
+  return { group: group as string, action: action as string, cmd, values, args };
+}
+
+function fail(json: boolean, code: string, message: string): void {
+  process.stderr.write(`s3edge: ${message}\n`);
+  if (json) process.stdout.write(JSON.stringify({ error: { code, message } }) + '\n');
+}
+
+/** Runs one admin command; returns the process exit code (0 ok, 1 failed operation, 2 usage or config error). */
+export async function runAdmin(argv: string[]): Promise<number> {
+  const json = argv.includes('--json');
+  let parsed: Parsed | Help;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    fail(json, 'UsageError', err.message);
+    process.stderr.write(usage(err.group) + '\n');
+    return 2;
+  }
+  if ('help' in parsed) {
+    process.stdout.write(usage(parsed.group) + '\n');
+    return 0;
+  }
+
+  const { cmd, values, args } = parsed;
+  const flagMap = configFlags();
+  const configValues: Record<string, string> = {};
+  for (const [flag, path] of flagMap) {
+    const v = values[flag];
+    if (typeof v === 'string') configValues[path] = v;
+  }
+  const flags: Record<string, string | undefined> = {};
+  for (const flag of cmd.flags) {
+    const v = values[flag];
+    flags[flag] = typeof v === 'string' ? v : undefined;
+  }
+
+  let dataDir: ReturnType<typeof openDataDir> | undefined;
+  try {
+    const config = loadConfig({ flags: configValues, ...(typeof values.config === 'string' ? { configFile: values.config } : {}) });
+    dataDir = openDataDir(config);
+    const result = cmd.run({ config, repos: dataDir.repos, masterKey: dataDir.masterKey, args, flags });
+    process.stdout.write((json ? JSON.stringify(result) : human(result)) + '\n');
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      fail(json, 'ConfigError', err.message);
+      return 2;
+    }
+    if (err instanceof AdminError || err instanceof S3Error) {
+      fail(json, err.code, err.message);
+      return 1;
+    }
+    const code = (err as { code?: unknown }).code;
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+      fail(json, 'Busy', 'the database is busy; try again');
+      return 1;
+    }
+    fail(json, 'InternalError', `internal error: ${(err as Error).message ?? String(err)}`);
+    return 1;
+  } finally {
+    dataDir?.db.close();
+  }
+}

@@ -1,0 +1,102 @@
+// Buckets. Deleting is guarded in one statement so an object committed meanwhile is never cascaded away.
+import type { Statement } from 'better-sqlite3';
+import { newId } from '../../auth/ids.js';
+import type { Db } from '../open.js';
+import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
+
+export interface Bucket {
+  id: string;
+  name: string;
+  ownerId: string;
+  region: string;
+  /** Unix milliseconds. */
+  createdAt: number;
+}
+
+export interface NewBucket {
+  name: string;
+  ownerId: string;
+  region: string;
+}
+
+export type BucketDeleteResult = 'deleted' | 'not_empty' | 'not_found';
+
+interface BucketRow {
+  id: string;
+  name: string;
+  owner_id: string;
+  region: string;
+  created_at: number;
+}
+
+function toBucket(r: BucketRow): Bucket {
+  return { id: r.id, name: r.name, ownerId: r.owner_id, region: r.region, createdAt: r.created_at };
+}
+
+const COLUMNS = 'id, name, owner_id, region, created_at';
+
+export class BucketsRepo {
+  private readonly insertStmt: Statement<[string, string, string, string, number]>;
+  private readonly byNameStmt: Statement<[string], BucketRow>;
+  private readonly byIdStmt: Statement<[string], BucketRow>;
+  private readonly listAllStmt: Statement<[], BucketRow>;
+  private readonly listByOwnerStmt: Statement<[string], BucketRow>;
+  private readonly deleteIfEmptyStmt: Statement<{ id: string }>;
+  private readonly countStmt: Statement<[string], { n: number }>;
+  private readonly hasObjectsStmt: Statement<[string], { has: number }>;
+
+  constructor(db: Db, private readonly clock: () => number = Date.now) {
+    this.insertStmt = db.prepare(`INSERT INTO buckets (${COLUMNS}) VALUES (?, ?, ?, ?, ?)`);
+    this.byNameStmt = db.prepare(`SELECT ${COLUMNS} FROM buckets WHERE name = ?`);
+    this.byIdStmt = db.prepare(`SELECT ${COLUMNS} FROM buckets WHERE id = ?`);
+    this.listAllStmt = db.prepare(`SELECT ${COLUMNS} FROM buckets ORDER BY name`);
+    this.listByOwnerStmt = db.prepare(`SELECT ${COLUMNS} FROM buckets WHERE owner_id = ? ORDER BY name`);
+    this.deleteIfEmptyStmt = db.prepare(
+      'DELETE FROM buckets WHERE id = @id AND NOT EXISTS (SELECT 1 FROM objects WHERE bucket_id = @id)',
+    );
+    this.countStmt = db.prepare('SELECT count(*) AS n FROM objects WHERE bucket_id = ?');
+    this.hasObjectsStmt = db.prepare('SELECT EXISTS (SELECT 1 FROM objects WHERE bucket_id = ?) AS has');
+  }
+
+  /** Throws ConstraintError('duplicate') when the name is taken, ('in_use') when the owner does not exist. */
+  insert(input: NewBucket): Bucket {
+    const bucket: Bucket = { id: newId(), ...input, createdAt: this.clock() };
+    try {
+      this.insertStmt.run(bucket.id, bucket.name, bucket.ownerId, bucket.region, bucket.createdAt);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConstraintError('duplicate', `bucket '${input.name}' already exists`);
+      if (isForeignKeyViolation(err)) throw new ConstraintError('in_use', 'the bucket owner does not exist');
+      throw err;
+    }
+    return bucket;
+  }
+
+  getByName(name: string): Bucket | undefined {
+    const r = this.byNameStmt.get(name);
+    return r && toBucket(r);
+  }
+
+  getById(id: string): Bucket | undefined {
+    const r = this.byIdStmt.get(id);
+    return r && toBucket(r);
+  }
+
+  /** All buckets, or those of one owner, by name. */
+  list(ownerId?: string): Bucket[] {
+    return (ownerId === undefined ? this.listAllStmt.all() : this.listByOwnerStmt.all(ownerId)).map(toBucket);
+  }
+
+  /** Deletes the bucket (and by cascade its keys) only if it holds no objects, atomically. */
+  delete(id: string): BucketDeleteResult {
+    if (this.deleteIfEmptyStmt.run({ id }).changes > 0) return 'deleted';
+    return this.byIdStmt.get(id) ? 'not_empty' : 'not_found';
+  }
+
+  countObjects(bucketId: string): number {
+    return this.countStmt.get(bucketId)?.n ?? 0;
+  }
+
+  hasObjects(bucketId: string): boolean {
+    return Boolean(this.hasObjectsStmt.get(bucketId)?.has);
+  }
+}

@@ -1,0 +1,38 @@
+// The repositories over one database handle. Every SQL statement of these tables lives in db/repos.
+import type { Db } from '../open.js';
+import { AccessKeysRepo } from './access-keys.js';
+import { BucketsRepo } from './buckets.js';
+import { SettingsRepo } from './settings.js';
+import { UsersRepo } from './users.js';
+
+export { AccessKeysRepo, BucketsRepo, SettingsRepo, UsersRepo };
+export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
+export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
+export type { User } from './users.js';
+export { ConstraintError, type ConstraintReason } from './errors.js';
+
+/** Extend this interface (and createRepos) when a table gets its repository. */
+export interface Repos {
+  users: UsersRepo;
+  buckets: BucketsRepo;
+  accessKeys: AccessKeysRepo;
+  settings: SettingsRepo;
+  /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
+  transaction<T>(fn: () => T): T;
+}
+
+export interface RepoOptions {
+  /** Unix-milliseconds clock for createdAt columns. */
+  clock?: () => number;
+}
+
+export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
+  const clock = opts.clock ?? Date.now;
+  return {
+    users: new UsersRepo(db, clock),
+    buckets: new BucketsRepo(db, clock),
+    accessKeys: new AccessKeysRepo(db, clock),
+    settings: new SettingsRepo(db),
+    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+  };
+}

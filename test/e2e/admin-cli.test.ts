@@ -1,0 +1,277 @@
+// Spawns the real CLI (`node dist/bin/s3edge.js ...`) against a temporary data directory.
+import t, { type Test } from 'tap';
+import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tempDir } from '../helpers/temp-data.js';
+
+const CLI = fileURLToPath(new URL('../../bin/s3edge.js', import.meta.url));
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(args: string[], extraEnv: Record<string, string> = {}): Promise<Result> {
+  // The child sees none of the developer's S3EDGE_* settings.
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('S3EDGE_')));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** stdout is exactly `{"error":{"code","message"}}` and stderr's first line says the same message. */
+function assertErrorJson(t: Test, r: Result, code: string, what: string): void {
+  const body = JSON.parse(r.stdout) as { error: { code: string; message: string } };
+  t.same(Object.keys(body), ['error'], `${what}: JSON error object`);
+  t.same(Object.keys(body.error).sort(), ['code', 'message'], `${what}: code and message`);
+  t.equal(body.error.code, code, `${what}: code ${code}`);
+  t.equal(r.stderr.split('\n')[0], `s3edge: ${body.error.message}`, `${what}: same message on stderr`);
+}
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** No stack frames, no source paths, no internal error names in what a user sees. */
+function assertClean(t: Test, r: Result, what: string): void {
+  const all = r.stdout + r.stderr;
+  t.notMatch(all, /\n\s+at .+:\d+/, `${what}: no stack trace`);
+  t.notMatch(all, /\.(js|ts):\d+/, `${what}: no source locations`);
+  t.notMatch(all, /node_modules|dist\/src|SqliteError|TypeError|ReferenceError/, `${what}: no internals`);
+}
+
+
+t.test('admin CLI end to end', async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  const base = ['--data-dir', dataDir];
+
+  async function ok(t: Test, args: string[], what: string, extra: string[] = []): Promise<unknown> {
+    const r = await run([...args, ...base, ...extra, '--json']);
+    t.equal(r.code, 0, `${what}: exit 0 (stderr: ${r.stderr.trim()})`);
+    t.equal(r.stderr, '', `${what}: quiet stderr`);
+    return JSON.parse(r.stdout) as unknown;
+  }
+
+  async function fails(t: Test, args: string[], code: number, errorCode: string, what: string): Promise<Result> {
+    const r = await run([...args, ...base, '--json']);
+    t.equal(r.code, code, `${what}: exit ${code}`);
+    t.equal(r.stderr.split('\n')[0]?.startsWith('s3edge: '), true, `${what}: one clear line first`);
+    assertErrorJson(t, r, errorCode, what);
+    assertClean(t, r, what);
+    return r;
+  }
+
+  const secrets: string[] = [];
+  let bucketKeyId = '';
+  let accountKeyId = '';
+
+  await t.test('users', async (t) => {
+    const alice = (await ok(t, ['users', 'create', 'alice'], 'users create')) as Record<string, unknown>;
+    t.same(Object.keys(alice).sort(), ['createdAt', 'id', 'name']);
+    t.match(alice, { id: /^[0-9a-f]{32}$/, name: 'alice', createdAt: ISO });
+    await ok(t, ['users', 'create', 'bob'], 'users create bob');
+    const list = (await ok(t, ['users', 'list'], 'users list')) as Record<string, unknown>[];
+    t.same(list.map((u) => u.name), ['alice', 'bob']);
+    for (const u of list) t.same(Object.keys(u).sort(), ['createdAt', 'id', 'name']);
+    t.same(list[0], alice);
+
+    await fails(t, ['users', 'create', 'alice'], 1, 'UserAlreadyExists', 'duplicate user');
+    await fails(t, ['users', 'create', 'root'], 1, 'InvalidUserName', 'reserved root');
+    await fails(t, ['users', 'create', 'no/slashes'], 1, 'InvalidUserName', 'bad user name');
+    await fails(t, ['users', 'delete', 'carol'], 1, 'NoSuchUser', 'unknown user');
+    t.same(await ok(t, ['users', 'delete', 'bob'], 'users delete'), { deleted: true, name: 'bob' });
+    t.same(((await ok(t, ['users', 'list'], 'users list')) as { name: string }[]).map((u) => u.name), ['alice']);
+
+    const st = statSync(dataDir);
+    t.equal(st.mode & 0o777, 0o700, 'data dir is 0700');
+    t.equal(statSync(join(dataDir, 'master.key')).mode & 0o777, 0o600, 'master.key is 0600');
+  });
+
+  await t.test('buckets', async (t) => {
+    const b = (await ok(t, ['buckets', 'create', 'photos', '--user', 'alice'], 'buckets create', ['--region', 'eu-west-3'])) as Record<string, unknown>;
+    t.same(Object.keys(b).sort(), ['createdAt', 'name', 'owner', 'region']);
+    t.match(b, { name: 'photos', owner: 'alice', region: 'eu-west-3', createdAt: ISO });
+    await ok(t, ['buckets', 'create', 'logs', '--user', 'alice'], 'second bucket');
+    await fails(t, ['buckets', 'create', 'photos', '--user', 'alice'], 1, 'BucketAlreadyExists', 'duplicate bucket');
+    await fails(t, ['buckets', 'create', 'Bad_Name', '--user', 'alice'], 1, 'InvalidBucketName', 'invalid bucket name');
+    await fails(t, ['buckets', 'create', 'storage', '--user', 'alice'], 1, 'InvalidBucketName', 'reserved bucket name');
+    await fails(t, ['buckets', 'create', 'nobodys', '--user', 'nobody'], 1, 'NoSuchUser', 'unknown owner');
+
+    const list = (await ok(t, ['buckets', 'list'], 'buckets list')) as Record<string, unknown>[];
+    t.same(list, [
+      { name: 'logs', owner: 'alice', region: 'us-east-1', createdAt: list[0]?.createdAt, objects: 0 },
+      { name: 'photos', owner: 'alice', region: 'eu-west-3', createdAt: b.createdAt, objects: 0 },
+    ]);
+    t.same(await ok(t, ['buckets', 'list', '--user', 'alice'], 'buckets list --user'), list);
+    await fails(t, ['buckets', 'list', '--user', 'nobody'], 1, 'NoSuchUser', 'list for unknown user');
+  });
+
+  await t.test('account keys', async (t) => {
+    const k = (await ok(t, ['account-keys', 'create', '--user', 'alice', '--name', 'laptop'], 'account-keys create', [
+      '--public-url',
+      'https://s3.example.com',
+    ])) as Record<string, unknown>;
+    t.same(Object.keys(k).sort(), ['accessKeyId', 'endpoint', 'name', 'region', 'secretAccessKey', 'user']);
+    t.match(k, {
+      accessKeyId: /^SE[A-Z2-7]{18}$/,
+      secretAccessKey: /^[A-Za-z0-9_-]{40}$/,
+      user: 'alice',
+      name: 'laptop',
+      endpoint: 'https://s3.example.com',
+      region: 'us-east-1',
+    });
+    accountKeyId = k.accessKeyId as string;
+    secrets.push(k.secretAccessKey as string);
+    const k2 = (await ok(t, ['account-keys', 'create', '--user', 'alice'], 'no label', ['--host', '0.0.0.0', '--port', '9100'])) as Record<string, unknown>;
+    t.match(k2, { name: '', endpoint: 'http://127.0.0.1:9100' });
+    secrets.push(k2.secretAccessKey as string);
+
+    const list = (await ok(t, ['account-keys', 'list', '--user', 'alice'], 'account-keys list')) as Record<string, unknown>[];
+    t.equal(list.length, 2);
+    for (const row of list) {
+      t.same(Object.keys(row).sort(), ['accessKeyId', 'createdAt', 'name', 'user'], 'no secret in listings');
+      t.match(row, { user: 'alice', createdAt: ISO });
+    }
+    t.same(list.map((r) => r.accessKeyId), [k.accessKeyId, k2.accessKeyId]);
+    t.same(await ok(t, ['account-keys', 'delete', k2.accessKeyId as string], 'account-keys delete'), { deleted: true, accessKeyId: k2.accessKeyId });
+    await fails(t, ['account-keys', 'delete', k2.accessKeyId as string], 1, 'NoSuchAccessKey', 'delete twice');
+    t.equal(((await ok(t, ['account-keys', 'list'], 'list all')) as unknown[]).length, 1);
+    await fails(t, ['account-keys', 'create', '--user', 'nobody'], 1, 'NoSuchUser', 'key for unknown user');
+  });
+
+  await t.test('bucket access keys', async (t) => {
+    const k = (await ok(t, ['access-keys', 'create', '--bucket', 'photos', '--permission', 'read_write', '--name', 'ci'], 'access-keys create')) as Record<string, unknown>;
+    t.same(Object.keys(k).sort(), ['accessKeyId', 'bucket', 'endpoint', 'forcePathStyle', 'name', 'permission', 'region', 'secretAccessKey']);
+    t.match(k, {
+      accessKeyId: /^SE[A-Z2-7]{18}$/,
+      secretAccessKey: /^[A-Za-z0-9_-]{40}$/,
+      name: 'ci',
+      bucket: 'photos',
+      permission: 'read_write',
+      endpoint: 'http://127.0.0.1:9000',
+      region: 'eu-west-3',
+      forcePathStyle: true,
+    });
+    bucketKeyId = k.accessKeyId as string;
+    secrets.push(k.secretAccessKey as string);
+    const r = (await ok(t, ['access-keys', 'create', '--bucket', 'logs', '--permission', 'read'], 'read key')) as Record<string, unknown>;
+    secrets.push(r.secretAccessKey as string);
+
+    const all = (await ok(t, ['access-keys', 'list'], 'access-keys list')) as Record<string, unknown>[];
+    t.equal(all.length, 2);
+    for (const row of all) t.same(Object.keys(row).sort(), ['accessKeyId', 'bucket', 'createdAt', 'name', 'permission'], 'no secret');
+    t.same(await ok(t, ['access-keys', 'list', '--bucket', 'logs'], 'list by bucket'), [
+      { accessKeyId: r.accessKeyId, name: '', bucket: 'logs', permission: 'read', createdAt: all[1]?.createdAt },
+    ]);
+
+    await fails(t, ['access-keys', 'create', '--bucket', 'photos', '--permission', 'write'], 1, 'InvalidPermission', 'bad permission');
+    await fails(t, ['access-keys', 'create', '--bucket', 'nope-nope', '--permission', 'read'], 1, 'NoSuchBucket', 'unknown bucket');
+    await fails(t, ['access-keys', 'list', '--bucket', 'nope-nope'], 1, 'NoSuchBucket', 'list unknown bucket');
+    await fails(t, ['access-keys', 'delete', accountKeyId], 1, 'NoSuchAccessKey', 'an account key is not a bucket key');
+    await fails(t, ['account-keys', 'delete', bucketKeyId], 1, 'NoSuchAccessKey', 'a bucket key is not an account key');
+    t.same(await ok(t, ['access-keys', 'delete', r.accessKeyId as string], 'access-keys delete'), { deleted: true, accessKeyId: r.accessKeyId });
+    await fails(t, ['access-keys', 'delete', r.accessKeyId as string], 1, 'NoSuchAccessKey', 'delete twice');
+  });
+
+  await t.test('secrets are stored encrypted', async (t) => {
+    t.equal(secrets.length, 4);
+    for (const name of readdirSync(dataDir)) {
+      const bytes = readFileSync(join(dataDir, name));
+      for (const s of secrets) t.equal(bytes.indexOf(s), -1, `${name} does not contain a secret in plaintext`);
+    }
+  });
+
+  await t.test('delete refuses a non-empty bucket while another connection (the server) holds the db', async (t) => {
+    const db = new Database(join(dataDir, 'meta.db'));
+    t.teardown(() => db.close());
+    db.pragma('busy_timeout = 5000');
+    const photos = db.prepare('SELECT id FROM buckets WHERE name = ?').get('photos') as { id: string };
+    db.prepare(
+      `INSERT INTO objects (bucket_id, key, blob_id, size, etag, sha256, last_modified) VALUES (?, 'a.jpg', 'blob', 1, '"e"', 'x', 0)`,
+    ).run(photos.id);
+    const list = (await ok(t, ['buckets', 'list'], 'counts')) as { name: string; objects: number }[];
+    t.equal(list.find((b) => b.name === 'photos')?.objects, 1);
+    await fails(t, ['buckets', 'delete', 'photos'], 1, 'BucketNotEmpty', 'non-empty bucket');
+    await fails(t, ['users', 'delete', 'alice'], 1, 'UserHasBuckets', 'user with buckets');
+    db.prepare('DELETE FROM objects WHERE bucket_id = ?').run(photos.id);
+    t.same(await ok(t, ['buckets', 'delete', 'photos'], 'buckets delete'), { deleted: true, name: 'photos' });
+    t.same(await ok(t, ['access-keys', 'list'], 'keys of the bucket are gone'), []);
+    await fails(t, ['buckets', 'delete', 'photos'], 1, 'NoSuchBucket', 'delete twice');
+    t.same(await ok(t, ['buckets', 'delete', 'logs'], 'delete logs'), { deleted: true, name: 'logs' });
+    t.same(await ok(t, ['users', 'delete', 'alice'], 'now alice can go'), { deleted: true, name: 'alice' });
+    t.same(await ok(t, ['account-keys', 'list'], "alice's account key went with her"), []);
+  });
+
+  await t.test('human output is a table and shows the secret once', async (t) => {
+    await ok(t, ['users', 'create', 'dave'], 'setup');
+    const r = await run(['users', 'list', ...base]);
+    t.equal(r.code, 0);
+    t.match(r.stdout, /^ID\s+NAME\s+CREATEDAT\n[0-9a-f]{32}\s+dave\s+\d{4}-/);
+    const k = await run(['account-keys', 'create', '--user', 'dave', ...base]);
+    t.equal(k.code, 0);
+    t.match(k.stdout, /secretAccessKey:\s+[A-Za-z0-9_-]{40}/);
+    t.match(k.stdout, /shown only now/);
+  });
+});
+
+t.test('usage errors exit 2 with a usage text and no stack', async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  const cases: [string[], RegExp][] = [
+    [['frobnicate'], /unknown command 'frobnicate'/],
+    [['users'], /missing users action/],
+    [['users', 'rename', 'x'], /unknown command 'users rename'/],
+    [['users', 'create'], /requires NAME/],
+    [['users', 'create', 'a', 'b'], /unexpected argument 'b'/],
+    [['users', 'list', '--bogus'], /Unknown option '--bogus'/],
+    [['users', 'list', '--bucket', 'x'], /does not take --bucket/],
+    [['buckets', 'create', 'abc'], /requires --user/],
+    [['access-keys', 'create', '--bucket', 'abc'], /requires --permission/],
+    [['access-keys', 'create', '--permission', 'read'], /requires --bucket/],
+    [['account-keys', 'delete'], /requires ACCESS_KEY_ID/],
+    [['users', 'list', '--json=yes'], /does not take an argument/],
+  ];
+  const results = await Promise.all(cases.map(([args]) => run([...args, '--data-dir', dataDir])));
+  for (const [i, [args, message]] of cases.entries()) {
+    const r = results[i] as Result;
+    const what = args.join(' ');
+    t.equal(r.code, 2, `${what}: exit 2`);
+    t.match(r.stderr, message, `${what}: says why`);
+    t.match(r.stderr, /usage:\n\s+s3edge /, `${what}: prints usage`);
+    assertClean(t, r, what);
+  }
+  const j = await run(['users', 'create', '--json', '--data-dir', dataDir]);
+  t.equal(j.code, 2);
+  assertErrorJson(t, j, 'UsageError', 'usage error with --json');
+  t.throws(() => statSync(dataDir), { code: 'ENOENT' }, 'usage errors touch nothing');
+});
+
+t.test('config errors exit 2 with one line', async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  const r = await run(['users', 'list', '--data-dir', dataDir, '--port', '99999']);
+  t.equal(r.code, 2);
+  t.equal(r.stderr.trim().split('\n').length, 1);
+  t.match(r.stderr, /port/);
+  const m = await run(['users', 'list', '--data-dir', dataDir, '--master-key', 'short']);
+  t.equal(m.code, 2);
+  t.equal(m.stderr, 's3edge: config: masterKey must be 32 bytes as hex or base64\n');
+  assertClean(t, m, 'bad master key');
+  const env = await run(['users', 'list', '--json'], { S3EDGE_DATA_DIR: dataDir });
+  t.equal(env.code, 0, 'S3EDGE_DATA_DIR works too');
+  t.same(JSON.parse(env.stdout), []);
+});
+
+t.test('help exits 0', async (t) => {
+  for (const args of [['users', '--help'], ['access-keys', 'create', '--help']]) {
+    const r = await run(args);
+    t.equal(r.code, 0, args.join(' '));
+    t.match(r.stdout, /usage:/);
+  }
+});

@@ -1,0 +1,330 @@
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { KeyStore } from '../../src/auth/key-store.js';
+import { ensureRoot } from '../../src/auth/root.js';
+import { encryptSecret } from '../../src/auth/secrets.js';
+import { openDataDir } from '../../src/cli/data-dir.js';
+import { ConfigError } from '../../src/config/load.js';
+import { openDatabase, type Db } from '../../src/db/open.js';
+import { ConstraintError, createRepos, type Repos } from '../../src/db/repos/index.js';
+import { S3Error } from '../../src/errors/s3-errors.js';
+import { createBucket, deleteBucket } from '../../src/s3/bucket-service.js';
+import { tempDir, testConfig } from '../helpers/temp-data.js';
+
+interface Teardown {
+  teardown(fn: () => void): void;
+}
+
+function freshDb(t: Teardown, clock?: () => number): { db: Db; repos: Repos; file: string } {
+  const file = join(tempDir(t), 'meta.db');
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  return { db, repos: createRepos(db, clock ? { clock } : {}), file };
+}
+
+/** Stands in for the objects repository: one object row. */
+function putObjectRow(db: Db, bucketId: string, key: string): void {
+  db.prepare(
+    `INSERT INTO objects (bucket_id, key, blob_id, size, etag, sha256, last_modified) VALUES (?, ?, 'blob', 1, '"e"', 'sha', 0)`,
+  ).run(bucketId, key);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+const MASTER = randomBytes(32);
+
+t.test('users: create, get, list, duplicate names, delete guarded by buckets', async (t) => {
+  let now = 1_700_000_000_000;
+  const { repos } = freshDb(t, () => now++);
+  const bob = repos.users.create('bob');
+  const alice = repos.users.create('alice');
+  t.match(bob, { name: 'bob', createdAt: 1_700_000_000_000 });
+  t.match(bob.id, /^[0-9a-f]{32}$/);
+  t.same(repos.users.getByName('alice'), alice);
+  t.same(repos.users.getById(bob.id), bob);
+  t.equal(repos.users.getByName('carol'), undefined);
+  t.same(repos.users.list().map((u) => u.name), ['alice', 'bob'], 'ordered by name');
+  t.throws(() => repos.users.create('bob'), new ConstraintError('duplicate', "user 'bob' already exists"));
+
+  const bucket = repos.buckets.insert({ name: 'bobs-bucket', ownerId: bob.id, region: 'us-east-1' });
+  t.throws(() => repos.users.delete(bob.id), { name: 'ConstraintError', reason: 'in_use' });
+  t.ok(repos.users.getById(bob.id), 'still there');
+  t.equal(repos.buckets.delete(bucket.id), 'deleted');
+  repos.accessKeys.insert({ accessKeyId: 'SEBOBKEY', kind: 'account', userId: bob.id, name: '', secretEnc: 'v1:x' });
+  t.equal(repos.users.delete(bob.id), true);
+  t.equal(repos.users.delete(bob.id), false, 'second delete finds nothing');
+  t.equal(repos.accessKeys.get('SEBOBKEY'), undefined, "the user's keys go with it");
+});
+
+t.test('buckets: insert, lookups, owner filter, counts, guarded delete', async (t) => {
+  const { db, repos } = freshDb(t, () => 42);
+  const u1 = repos.users.create('u1');
+  const u2 = repos.users.create('u2');
+  const b = repos.buckets.insert({ name: 'beta', ownerId: u1.id, region: 'eu-west-1' });
+  const a = repos.buckets.insert({ name: 'alpha', ownerId: u1.id, region: 'us-east-1' });
+  const c = repos.buckets.insert({ name: 'gamma', ownerId: u2.id, region: 'us-east-1' });
+  t.same(b, { id: b.id, name: 'beta', ownerId: u1.id, region: 'eu-west-1', createdAt: 42 });
+  t.same(repos.buckets.getByName('alpha'), a);
+  t.same(repos.buckets.getById(c.id), c);
+  t.equal(repos.buckets.getByName('nope'), undefined);
+  t.same(repos.buckets.list().map((x) => x.name), ['alpha', 'beta', 'gamma']);
+  t.same(repos.buckets.list(u1.id).map((x) => x.name), ['alpha', 'beta']);
+  t.same(repos.buckets.list('nobody'), []);
+  t.throws(() => repos.buckets.insert({ name: 'alpha', ownerId: u2.id, region: 'x' }), { name: 'ConstraintError', reason: 'duplicate' });
+  t.throws(() => repos.buckets.insert({ name: 'orphan', ownerId: 'nobody', region: 'x' }), { name: 'ConstraintError', reason: 'in_use' });
+
+  t.equal(repos.buckets.countObjects(a.id), 0);
+  t.equal(repos.buckets.hasObjects(a.id), false);
+  putObjectRow(db, a.id, 'k1');
+  putObjectRow(db, a.id, 'k2');
+  t.equal(repos.buckets.countObjects(a.id), 2);
+  t.equal(repos.buckets.hasObjects(a.id), true);
+  t.equal(repos.buckets.hasObjects(b.id), false);
+
+  t.equal(repos.buckets.delete(a.id), 'not_empty');
+  t.equal(repos.buckets.countObjects(a.id), 2, 'a refused delete cascades nothing');
+  t.equal(repos.buckets.delete('missing'), 'not_found');
+  db.prepare('DELETE FROM objects WHERE bucket_id = ?').run(a.id);
+  t.equal(repos.buckets.delete(a.id), 'deleted');
+  t.equal(repos.buckets.getById(a.id), undefined);
+});
+
+t.test('access keys: kinds, filters, delete, deleteByKind, cascade from bucket', async (t) => {
+  let now = 1000;
+  const { repos } = freshDb(t, () => now++);
+  const u = repos.users.create('u');
+  const v = repos.users.create('v');
+  const b1 = repos.buckets.insert({ name: 'b1-bucket', ownerId: u.id, region: 'us-east-1' });
+  const b2 = repos.buckets.insert({ name: 'b2-bucket', ownerId: u.id, region: 'us-east-1' });
+  const root = repos.accessKeys.insert({ accessKeyId: 'ROOT1', kind: 'root', userId: u.id, name: 'root', secretEnc: 'v1:r' });
+  const acct = repos.accessKeys.insert({ accessKeyId: 'ACCT1', kind: 'account', userId: v.id, name: 'ci', secretEnc: 'v1:a' });
+  const k1 = repos.accessKeys.insert({
+    accessKeyId: 'BKT1', kind: 'bucket', userId: u.id, bucketId: b1.id, permission: 'read', name: 'reader', secretEnc: 'v1:b',
+  });
+  const k2 = repos.accessKeys.insert({
+    accessKeyId: 'BKT2', kind: 'bucket', userId: u.id, bucketId: b2.id, permission: 'read_write', name: '', secretEnc: 'v1:c',
+  });
+  t.same(root, { accessKeyId: 'ROOT1', kind: 'root', userId: u.id, bucketId: null, permission: null, name: 'root', secretEnc: 'v1:r', createdAt: 1004 });
+  t.same(repos.accessKeys.get('BKT1'), k1);
+  t.equal(repos.accessKeys.get('NOPE'), undefined);
+
+  t.same(repos.accessKeys.list().map((k) => k.accessKeyId), ['ROOT1', 'ACCT1', 'BKT1', 'BKT2'], 'oldest first');
+  t.same(repos.accessKeys.list({ kind: 'bucket' }).map((k) => k.accessKeyId), ['BKT1', 'BKT2']);
+  t.same(repos.accessKeys.list({ userId: v.id }), [acct]);
+  t.same(repos.accessKeys.list({ bucketId: b2.id }), [k2]);
+  t.same(repos.accessKeys.list({ kind: 'account', userId: u.id }), []);
+
+  t.throws(() => repos.accessKeys.insert({ accessKeyId: 'ACCT1', kind: 'account', userId: v.id, name: '', secretEnc: 'x' }), { name: 'ConstraintError', reason: 'duplicate' });
+  t.throws(() => repos.accessKeys.insert({ accessKeyId: 'X1', kind: 'bucket', userId: u.id, name: '', secretEnc: 'x' }), /bucket keys only/);
+  t.throws(() => repos.accessKeys.insert({ accessKeyId: 'X2', kind: 'account', userId: u.id, bucketId: b1.id, name: '', secretEnc: 'x' }), /bucket keys only/);
+  t.throws(() => repos.accessKeys.insert({ accessKeyId: 'X3', kind: 'bucket', userId: u.id, bucketId: b1.id, name: '', secretEnc: 'x' }), /bucket keys only/);
+  t.throws(() => repos.accessKeys.insert({ accessKeyId: 'X4', kind: 'account', userId: 'ghost', name: '', secretEnc: 'x' }), { name: 'ConstraintError', reason: 'in_use' });
+
+  t.equal(repos.accessKeys.delete('ACCT1'), true);
+  t.equal(repos.accessKeys.delete('ACCT1'), false);
+  t.equal(repos.buckets.delete(b1.id), 'deleted');
+  t.equal(repos.accessKeys.get('BKT1'), undefined, 'bucket keys go with their bucket');
+  t.equal(repos.accessKeys.deleteByKind('root'), 1);
+  t.same(repos.accessKeys.list().map((k) => k.accessKeyId), ['BKT2']);
+});
+
+t.test('settings: get, set (upsert), delete', async (t) => {
+  const { repos } = freshDb(t);
+  t.equal(repos.settings.get('x'), undefined);
+  repos.settings.set('x', '1');
+  repos.settings.set('x', '2');
+  t.equal(repos.settings.get('x'), '2');
+  t.equal(repos.settings.delete('x'), true);
+  t.equal(repos.settings.get('x'), undefined);
+});
+
+t.test('transaction rolls back everything on a throw', async (t) => {
+  const { repos } = freshDb(t);
+  t.throws(() =>
+    repos.transaction(() => {
+      repos.users.create('temp');
+      throw new Error('boom');
+    }),
+  );
+  t.equal(repos.users.getByName('temp'), undefined);
+});
+
+t.test('bucket service: name rules, ownership-aware conflicts, BucketNotEmpty', async (t) => {
+  const { db, repos } = freshDb(t);
+  const u = repos.users.create('u');
+  const v = repos.users.create('v');
+  const b = createBucket(repos, { name: 'photos', ownerId: u.id, region: 'eu-central-1' });
+  t.match(b, { name: 'photos', ownerId: u.id, region: 'eu-central-1' });
+  t.throws(() => createBucket(repos, { name: 'photos', ownerId: u.id, region: 'x' }), { code: 'BucketAlreadyOwnedByYou', status: 409 });
+  t.throws(() => createBucket(repos, { name: 'photos', ownerId: v.id, region: 'x' }), { code: 'BucketAlreadyExists', status: 409 });
+  t.throws(() => createBucket(repos, { name: 'Photos', ownerId: u.id, region: 'x' }), { code: 'InvalidBucketName' });
+  t.throws(() => createBucket(repos, { name: 'storage', ownerId: u.id, region: 'x' }), { code: 'InvalidBucketName' });
+  putObjectRow(db, b.id, 'a.jpg');
+  t.throws(() => deleteBucket(repos, b), { code: 'BucketNotEmpty' });
+  t.ok(repos.buckets.getById(b.id));
+  db.prepare('DELETE FROM objects').run();
+  deleteBucket(repos, b);
+  t.equal(repos.buckets.getById(b.id), undefined);
+  t.throws(() => deleteBucket(repos, b), S3Error);
+});
+
+t.test('KeyStore: principals for each kind, secrets decrypted', async (t) => {
+  const { repos } = freshDb(t);
+  const u = repos.users.create('u');
+  const bucket = repos.buckets.insert({ name: 'data', ownerId: u.id, region: 'us-east-1' });
+  repos.accessKeys.insert({ accessKeyId: 'ROOTKEY', kind: 'root', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 'root-secret') });
+  repos.accessKeys.insert({ accessKeyId: 'ACCTKEY', kind: 'account', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 'acct-secret') });
+  repos.accessKeys.insert({
+    accessKeyId: 'BKTKEY', kind: 'bucket', userId: u.id, bucketId: bucket.id, permission: 'read', name: '', secretEnc: encryptSecret(MASTER, 'bkt-secret'),
+  });
+  const keys = new KeyStore(repos, MASTER);
+  t.same(keys.lookup('ROOTKEY'), { secretKey: 'root-secret', principal: { kind: 'root', userId: u.id, accessKeyId: 'ROOTKEY' } });
+  t.same(keys.lookup('ACCTKEY'), { secretKey: 'acct-secret', principal: { kind: 'account', userId: u.id, accessKeyId: 'ACCTKEY' } });
+  t.same(keys.lookup('BKTKEY'), {
+    secretKey: 'bkt-secret',
+    principal: { kind: 'bucket', userId: u.id, accessKeyId: 'BKTKEY', bucketId: bucket.id, bucketName: 'data', permission: 'read' },
+  });
+  t.equal(keys.lookup('UNKNOWN'), undefined);
+  t.equal(keys.lookup(''), undefined);
+  t.equal(keys.lookup('x'.repeat(5000)), undefined);
+  t.equal(keys.lookup("ROOTKEY' OR 1=1 --"), undefined);
+
+  const wrong = new KeyStore(repos, randomBytes(32));
+  t.throws(() => wrong.lookup('ROOTKEY'), /cannot decrypt/, 'a wrong master key is an error, not "unknown key"');
+});
+
+t.test('KeyStore: a key deleted by another connection stops working within ~1 s', async (t) => {
+  const { repos, file } = freshDb(t);
+  const other = openDatabase(file);
+  t.teardown(() => other.close());
+  const otherRepos = createRepos(other);
+  const u = repos.users.create('u');
+  repos.accessKeys.insert({ accessKeyId: 'GOINGAWAY', kind: 'account', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 's') });
+  const keys = new KeyStore(repos, MASTER);
+  t.ok(keys.lookup('GOINGAWAY'));
+  const deletedAt = Date.now();
+  t.ok(otherRepos.accessKeys.delete('GOINGAWAY'));
+  while (keys.lookup('GOINGAWAY') && Date.now() - deletedAt < 3000) await sleep(20);
+  const took = Date.now() - deletedAt;
+  t.equal(keys.lookup('GOINGAWAY'), undefined);
+  t.ok(took <= 1100, `gone after ${took} ms`);
+});
+
+t.test('KeyStore: negative answers expire too, and garbage ids cannot grow the cache', async (t) => {
+  const { repos } = freshDb(t);
+  const u = repos.users.create('u');
+  const keys = new KeyStore(repos, MASTER, { max: 50 });
+  t.equal(keys.lookup('LATECOMER'), undefined);
+  repos.accessKeys.insert({ accessKeyId: 'LATECOMER', kind: 'account', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 's') });
+  const createdAt = Date.now();
+  while (!keys.lookup('LATECOMER') && Date.now() - createdAt < 3000) await sleep(20);
+  t.ok(keys.lookup('LATECOMER'));
+  t.ok(Date.now() - createdAt <= 1100, 'a new key works within ~1 s');
+
+  for (let i = 0; i < 5000; i++) keys.lookup(`GARBAGE${i}`);
+  t.ok(keys.cacheSize <= 100, `cache holds ${keys.cacheSize} entries`);
+  t.ok(keys.lookup('LATECOMER'), 'real keys still resolve');
+});
+
+t.test('ensureRoot: generated once, shown once, stored encrypted', async (t) => {
+  const dir = tempDir(t);
+  const config = testConfig({ dataDir: dir });
+  const first = openDataDir(config);
+  const gen = ensureRoot(config, first.repos, first.masterKey);
+  t.equal(gen.generated, true);
+  t.match(gen.accessKeyId, /^SE[A-Z2-7]{18}$/);
+  t.match(gen.secretAccessKey, /^[A-Za-z0-9_-]{40}$/);
+  t.equal(first.repos.users.getById(gen.userId)?.name, 'root');
+  const again = ensureRoot(config, first.repos, first.masterKey);
+  t.same(again, { userId: gen.userId, accessKeyId: gen.accessKeyId, generated: false });
+  t.same(new KeyStore(first.repos, first.masterKey).lookup(gen.accessKeyId), {
+    secretKey: gen.secretAccessKey,
+    principal: { kind: 'root', userId: gen.userId, accessKeyId: gen.accessKeyId },
+  });
+  first.db.close();
+
+  // A restart (new process, same dir) finds it and does not print a secret.
+  const second = openDataDir(config);
+  t.same(ensureRoot(config, second.repos, second.masterKey), { userId: gen.userId, accessKeyId: gen.accessKeyId, generated: false });
+  t.equal(second.repos.accessKeys.list({ kind: 'root' }).length, 1);
+  second.db.close();
+
+  // Nothing in the data dir (db, wal, shm) holds the secret in plaintext.
+  for (const name of readdirSync(dir)) {
+    const bytes = readFileSync(join(dir, name));
+    t.equal(bytes.indexOf(gen.secretAccessKey as string), -1, `${name} has no plaintext secret`);
+  }
+  t.equal(statSync(dir).mode & 0o777, 0o700);
+});
+
+t.test('ensureRoot: configured root key replaces any other root key', async (t) => {
+  const dir = tempDir(t);
+  const plain = testConfig({ dataDir: dir });
+  const opened = openDataDir(plain);
+  t.teardown(() => opened.db.close());
+  const { repos, masterKey } = opened;
+  const gen = ensureRoot(plain, repos, masterKey);
+
+  const config = testConfig({ dataDir: dir, rootAccessKey: 'ADMINKEY123', rootSecretKey: 'configured-secret-value' });
+  t.same(ensureRoot(config, repos, masterKey), { userId: gen.userId, accessKeyId: 'ADMINKEY123', generated: false });
+  t.same(repos.accessKeys.list({ kind: 'root' }).map((k) => k.accessKeyId), ['ADMINKEY123']);
+  const keys = new KeyStore(repos, masterKey);
+  t.equal(keys.lookup('ADMINKEY123')?.secretKey, 'configured-secret-value');
+  t.equal(keys.lookup(gen.accessKeyId), undefined, 'the generated key is gone');
+  t.notMatch(repos.accessKeys.get('ADMINKEY123')?.secretEnc ?? '', 'configured-secret-value');
+
+  const before = repos.accessKeys.get('ADMINKEY123');
+  ensureRoot(config, repos, masterKey);
+  t.same(repos.accessKeys.get('ADMINKEY123'), before, 'unchanged config: no rewrite');
+
+  const rotated = testConfig({ dataDir: dir, rootAccessKey: 'ADMINKEY123', rootSecretKey: 'rotated-secret-value' });
+  ensureRoot(rotated, repos, masterKey);
+  t.equal(new KeyStore(repos, masterKey).lookup('ADMINKEY123')?.secretKey, 'rotated-secret-value', 'secret rotation applies');
+
+  // Back to no configured key: the configured one stays the root key, no new secret is generated.
+  t.same(ensureRoot(plain, repos, masterKey), { userId: gen.userId, accessKeyId: 'ADMINKEY123', generated: false });
+
+  const u = repos.users.create('someone');
+  repos.accessKeys.insert({ accessKeyId: 'TAKENID', kind: 'account', userId: u.id, name: '', secretEnc: 'v1:x' });
+  t.throws(
+    () => ensureRoot(testConfig({ dataDir: dir, rootAccessKey: 'TAKENID', rootSecretKey: 'whatever-secret' }), repos, masterKey),
+    ConfigError,
+  );
+  t.same(repos.accessKeys.list({ kind: 'root' }).map((k) => k.accessKeyId), ['ADMINKEY123'], 'failed replace rolled back');
+});
+
+t.test('ensureRoot: only one of the pair set is a ConfigError naming the missing one', async (t) => {
+  const dir = tempDir(t);
+  const opened = openDataDir(testConfig({ dataDir: dir }));
+  t.teardown(() => opened.db.close());
+  t.throws(
+    () => ensureRoot(testConfig({ dataDir: dir, rootAccessKey: 'ONLYID' }), opened.repos, opened.masterKey),
+    { name: 'ConfigError', message: /rootSecretKey/ },
+  );
+  t.throws(
+    () => ensureRoot(testConfig({ dataDir: dir, rootSecretKey: 'only-secret' }), opened.repos, opened.masterKey),
+    { name: 'ConfigError', message: /rootAccessKey is required/ },
+  );
+  t.same(opened.repos.accessKeys.list({ kind: 'root' }), [], 'nothing created');
+});
+
+t.test('openDataDir: creates the dir 0700 and refuses a master key that does not match', async (t) => {
+  const dir = join(tempDir(t), 'nested', 'data');
+  const config = testConfig({ dataDir: dir });
+  const opened = openDataDir(config);
+  opened.db.close();
+  t.equal(statSync(dir).mode & 0o777, 0o700);
+  t.equal(statSync(join(dir, 'master.key')).mode & 0o777, 0o600);
+  t.ok(statSync(join(dir, 'meta.db')).isFile());
+  t.throws(() => openDataDir(testConfig({ dataDir: dir, masterKey: randomBytes(32).toString('hex') })), {
+    name: 'ConfigError',
+    message: /master key does not match/,
+  });
+  const again = openDataDir(config);
+  again.db.close();
+  t.pass('the right key still opens it');
+});
