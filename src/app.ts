@@ -35,6 +35,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     if (isManagementPath(req.url)) {
+      // The management API reads bodies itself: let clients that wait for 100 Continue send them.
+      if ((req.headers.expect ?? '').toLowerCase() === '100-continue') res.writeContinue();
       management(req, res);
       return;
     }

@@ -1,6 +1,6 @@
 // Listening: the http listener, the optional https listener, and a graceful stop.
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
@@ -39,7 +39,9 @@ function readTlsFile(path: string, key: 'tls.cert' | 'tls.key'): Buffer {
   }
 }
 
-function tune(server: Server): void {
+function tune(server: Server, listener: RequestListener): void {
+  // Without this node answers "100 Continue" itself, before we know whether the request is allowed.
+  server.on('checkContinue', listener);
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 70_000;
   // Uploads can be long; an idle socket is closed by the per-request timeout below.
@@ -52,7 +54,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
   const app = await buildApp(ctx);
   const servers: Server[] = [];
   const http = createServer({ maxHeaderSize: 64 * 1024 }, app.listener);
-  tune(http);
+  tune(http, app.listener);
   servers.push(http);
   const addr = await listen(http, config.port, config.host);
   const url = config.publicUrl || urlOf('http', addr);
@@ -63,7 +65,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
       { cert: readTlsFile(config.tls.cert, 'tls.cert'), key: readTlsFile(config.tls.key, 'tls.key'), maxHeaderSize: 64 * 1024 },
       app.listener,
     );
-    tune(https as unknown as Server);
+    tune(https as unknown as Server, app.listener);
     servers.push(https as unknown as Server);
     tlsUrl = urlOf('https', await listen(https as unknown as Server, config.tls.port, config.tls.host || config.host));
   }

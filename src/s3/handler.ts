@@ -9,6 +9,7 @@ import { parseAddress, validateKey, type S3Address } from './addressing.js';
 import { resolveOperation, type OperationName } from './router.js';
 import type { OperationHandler } from './operation.js';
 import { sendError, sendResponse } from './respond.js';
+import { trackContinue } from './body.js';
 import {
   createBucketOp, deleteBucketOp, getBucketLocation, getBucketVersioning, headBucket, listBuckets,
 } from './operations/buckets.js';
@@ -41,6 +42,7 @@ export async function handleS3(ctx: AppContext, req: IncomingMessage, res: Serve
   res.setHeader('x-amz-request-id', requestId);
   res.setHeader('x-amz-id-2', requestId);
   res.setHeader('server', 's3edge');
+  trackContinue(req, res);
   const rawUrl = req.url ?? '/';
   let addr: S3Address | undefined;
   const abort = new AbortController();

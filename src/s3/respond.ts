@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { S3Error, isS3Error } from '../errors/s3-errors.js';
 import { toXml } from './xml.js';
+import { bodyWithheld } from './body.js';
 
 export type HeaderValue = string | number | string[];
 
@@ -89,6 +90,11 @@ const DRAIN_LIMIT_MS = 2000;
 function afterDrain(req: IncomingMessage, send: (close: boolean) => void): void {
   if (req.complete || req.readableEnded || req.destroyed) {
     send(false);
+    return;
+  }
+  if (bodyWithheld(req)) {
+    // The client still waits for "100 Continue": answer now and let it drop the body.
+    send(true);
     return;
   }
   let drained = 0;

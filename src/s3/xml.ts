@@ -1,6 +1,7 @@
 // XML in and out. Bodies are built from plain objects; request XML is read whole under a size cap.
 import { XMLBuilder, XMLParser } from 'fast-xml-parser';
-import type { Readable } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
+import { acceptBody } from './body.js';
 import { S3Error } from '../errors/s3-errors.js';
 
 const S3_NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
@@ -42,7 +43,8 @@ function prune(v: XmlValue): XmlValue {
 }
 
 /** Reads a request body of at most maxBytes and parses it; an empty body gives undefined. */
-export async function readXmlBody(body: Readable, maxBytes = 1024 * 1024): Promise<Record<string, unknown> | undefined> {
+export async function readXmlBody(body: IncomingMessage, maxBytes = 1024 * 1024): Promise<Record<string, unknown> | undefined> {
+  acceptBody(body);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

@@ -1,8 +1,6 @@
 // PutObject: stream the body (through the aws-chunked decoder when framed) and the digests into a
 // staged blob; verify every promise the client made; then commit bytes and metadata. Nothing becomes
 // visible, and nothing is left behind, unless every check passes.
-import { pipeline, type Readable, type Transform } from 'node:stream';
-import type { IncomingMessage } from 'node:http';
 import { ChunkDecoder } from '../../auth/sigv4/index.js';
 import { S3Error } from '../../errors/s3-errors.js';
 import { checksumHeader } from '../../hashing/checksums.js';
@@ -11,25 +9,13 @@ import type { ObjectRecord } from '../../db/repos/objects.js';
 import { header, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import { checkUpload, parseUploadExpectations } from '../upload-checks.js';
 import { pickObjectHeaders } from '../object-headers.js';
+import { requestBody } from '../body.js';
 
 function declaredLength(r: S3Request): number | undefined {
   const raw = header(r, 'x-amz-decoded-content-length') ?? header(r, 'content-length');
   if (raw === undefined) return undefined;
   if (!/^\d+$/.test(raw)) throw new S3Error('InvalidArgument', 'Invalid content length.');
   return Number(raw);
-}
-
-/**
- * req -> stages, where a failing stage never destroys req itself: the socket must survive so that the
- * error response (SignatureDoesNotMatch, BadDigest...) reaches the client.
- */
-export function requestBody(req: IncomingMessage, stages: [Transform, ...Transform[]]): Readable {
-  const [first] = stages;
-  const last = stages.length === 1 ? first : (pipeline(stages as unknown as [Transform, Transform], () => undefined) as Transform);
-  req.on('error', (err) => first.destroy(err));
-  req.on('aborted', () => first.destroy(new S3Error('IncompleteBody')));
-  req.pipe(first);
-  return last;
 }
 
 export const putObject: OperationHandler = async (r) => {

@@ -1,0 +1,44 @@
+// Request bodies: `Expect: 100-continue` (the client waits for our go-ahead, so a request refused by
+// its headers never uploads its body) and piping the body into transforms without tying req's fate
+// to theirs.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline, type Readable, type Transform } from 'node:stream';
+import { S3Error } from '../errors/s3-errors.js';
+
+const waiting = new WeakMap<IncomingMessage, ServerResponse>();
+
+function expectsContinue(req: IncomingMessage): boolean {
+  return (req.headers.expect ?? '').toLowerCase() === '100-continue';
+}
+
+/** Called for every request: remembers who must be told "100 Continue" before we read the body. */
+export function trackContinue(req: IncomingMessage, res: ServerResponse): void {
+  if (expectsContinue(req)) waiting.set(req, res);
+}
+
+/** Sends "100 Continue" if the client is waiting for it; call right before reading the body. */
+export function acceptBody(req: IncomingMessage): void {
+  const res = waiting.get(req);
+  if (!res) return;
+  waiting.delete(req);
+  if (!res.headersSent) res.writeContinue();
+}
+
+/** True when the client was never told to send its body: nothing is coming, there is nothing to drain. */
+export function bodyWithheld(req: IncomingMessage): boolean {
+  return waiting.has(req);
+}
+
+/**
+ * req -> stages, where a failing stage never destroys req itself: the socket must survive so that the
+ * error response (SignatureDoesNotMatch, BadDigest...) reaches the client.
+ */
+export function requestBody(req: IncomingMessage, stages: [Transform, ...Transform[]]): Readable {
+  const [first] = stages;
+  const last = stages.length === 1 ? first : (pipeline(stages as unknown as [Transform, Transform], () => undefined) as Transform);
+  req.on('error', (err) => first.destroy(err));
+  req.on('aborted', () => first.destroy(new S3Error('IncompleteBody')));
+  acceptBody(req);
+  req.pipe(first);
+  return last;
+}
