@@ -6,6 +6,7 @@ import { checkReadPreconditions } from '../conditionals.js';
 import { objectResponseHeaders } from '../object-headers.js';
 import { header, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import { parseRange } from '../range.js';
+import { openObjectBody } from '../object-reader.js';
 import type { S3Response } from '../respond.js';
 
 function lookup(r: S3Request, bucketId: string, key: string): ObjectRecord {
@@ -40,7 +41,7 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
     const status = range ? 206 : 200;
     if (head || rec.size === 0) return { status, headers, body: head ? undefined : '' };
     try {
-      const body = await r.ctx.storage.read(rec.blobId, { range, signal: r.signal });
+      const body = await openObjectBody(r.ctx, rec, { range, signal: r.signal });
       return { status, headers, body };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
