@@ -139,10 +139,14 @@ export class ObjectsRepo {
     return row && toRecord(row);
   }
 
-  /** Inserts or replaces the row in one transaction; returns the blob id it replaced, if any. */
-  put(rec: ObjectRecord): string | undefined {
+  /**
+   * Inserts or replaces the row in one transaction; returns the blob id it replaced, if any. `guard`
+   * sees the current record inside the transaction and may throw to refuse the write.
+   */
+  put(rec: ObjectRecord, guard?: (current: ObjectRecord | undefined) => void): string | undefined {
     return this.db.transaction((): string | undefined => {
       const old = this.getStmt.get(rec.bucketId, rec.key);
+      guard?.(old && toRecord(old));
       this.upsertStmt.run({
         bucket_id: rec.bucketId,
         key: rec.key,

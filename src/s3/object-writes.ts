@@ -1,0 +1,71 @@
+// Making a new object version visible, or removing one: the metadata commit and the blob bookkeeping
+// that goes with it. PutObject, CopyObject, CompleteMultipartUpload and DeleteObject(s) all come here.
+import type { AppContext } from '../context.js';
+import type { ObjectRecord } from '../db/repos/objects.js';
+import { S3Error } from '../errors/s3-errors.js';
+import type { StagedBlob } from '../storage/backend.js';
+
+/** Conditional write (If-Match / If-None-Match: *), re-checked inside the commit transaction. */
+export interface WriteCondition {
+  ifMatch?: string;
+  ifNoneMatch?: string;
+}
+
+function stripQuotes(etag: string): string {
+  return etag.trim().replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+/** Checks a write condition against the current record; `phase` picks 412 (at request start) or 409 (lost race). */
+export function checkWriteCondition(current: ObjectRecord | undefined, cond: WriteCondition, phase: 'request' | 'commit'): void {
+  const fail = (): never => {
+    if (phase === 'commit') throw new S3Error('ConditionalRequestConflict');
+    throw new S3Error('PreconditionFailed', undefined, { Condition: cond.ifMatch !== undefined ? 'If-Match' : 'If-None-Match' });
+  };
+  if (cond.ifNoneMatch !== undefined) {
+    if (cond.ifNoneMatch.trim() !== '*') throw new S3Error('NotImplemented', 'If-None-Match on writes supports only *.');
+    if (current) fail();
+  }
+  if (cond.ifMatch !== undefined) {
+    if (!current) {
+      if (phase === 'commit') fail();
+      throw new S3Error('NoSuchKey');
+    }
+    const wanted = cond.ifMatch.split(',').map(stripQuotes);
+    if (!wanted.includes('*') && !wanted.includes(stripQuotes(current.etag))) fail();
+  }
+}
+
+/**
+ * Commits staged bytes as `record` (record.blobId must be staged.blobId): rename into place, then one
+ * metadata transaction, then the replaced version's bytes go. On failure nothing of the new version stays.
+ */
+export async function commitObject(
+  ctx: AppContext,
+  record: ObjectRecord,
+  staged: StagedBlob,
+  cond: WriteCondition = {},
+): Promise<void> {
+  let committed = false;
+  try {
+    await staged.commit();
+    committed = true;
+    const replaced = ctx.objects.put(record, (current) => checkWriteCondition(current, cond, 'commit'));
+    if (replaced) releaseBlob(ctx, replaced);
+  } catch (err) {
+    if (committed) await ctx.storage.remove(staged.blobId).catch(() => undefined);
+    else await staged.abort();
+    throw err;
+  }
+}
+
+/** Deletes the key's current version, if any; returns whether there was one. */
+export async function removeObject(ctx: AppContext, bucketId: string, key: string): Promise<boolean> {
+  const blobId = ctx.objects.delete(bucketId, key);
+  if (blobId) releaseBlob(ctx, blobId);
+  return blobId !== undefined;
+}
+
+/** Removes bytes no record points at any more; failures are logged, never the client's problem. */
+function releaseBlob(ctx: AppContext, blobId: string): void {
+  void ctx.storage.remove(blobId).catch((err: unknown) => ctx.log.warn({ err, blobId }, 'blob removal failed'));
+}
