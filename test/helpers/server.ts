@@ -1,0 +1,253 @@
+// Spawns the compiled gateway (dist/bin/s3edge.js) as a real process on 127.0.0.1, port 0, and
+// waits for its one JSON "listening" line. The admin CLI runs against the same data dir.
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { generateSelfSignedCert } from './tls.js';
+import type { Credentials } from './signer.js';
+
+export const S3EDGE_BIN = fileURLToPath(new URL('../../bin/s3edge.js', import.meta.url));
+
+export interface StartServerOptions {
+  /** Also start the HTTPS listener with a certificate generated for this run. */
+  tls?: boolean;
+  /** Extra environment for the server and the admin CLI. */
+  env?: Record<string, string>;
+  /** Use this data dir (the caller owns it) instead of a fresh one under os.tmpdir(). */
+  dataDir?: string;
+  /** How long to wait for the listening line; a safety net, not an assertion. Default 30 s. */
+  startTimeoutMs?: number;
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json?: unknown;
+}
+
+export interface RunningServer {
+  url: string;
+  tlsUrl?: string;
+  caFile?: string;
+  dataDir: string;
+  /** Temp dir holding everything this helper created (data dir unless given, certs). */
+  tmpRoot: string;
+  rootKey: Credentials;
+  /** The JSON line the server printed. */
+  listening: Record<string, unknown>;
+  /** `s3edge <args> --data-dir DIR --json`. Never throws for a non-zero exit. */
+  cli(args: string[]): Promise<CliResult>;
+  /** Like cli() but fails with the output when the exit code is not 0 or stdout is not JSON. */
+  admin(args: string[]): Promise<Record<string, unknown>>;
+  /** Captured stdout+stderr of the server (the last 256 KiB). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const tmpRoots = new Set<string>();
+function killAll(): void {
+  for (const child of live) child.kill('SIGKILL');
+  for (const dir of tmpRoots) rmSync(dir, { recursive: true, force: true });
+}
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', killAll);
+  // A test process stopped by a signal (tap's timeout sends SIGTERM) must not leave servers behind.
+  const handlers = new Map<NodeJS.Signals, () => void>();
+  for (const signal of STOP_SIGNALS) {
+    const onSignal = (): void => {
+      killAll();
+      // Step aside and deliver the signal again, so it keeps its meaning (default death, or
+      // tap's signal-exit handling, which only acts when it is the sole listener).
+      for (const [sig, handler] of handlers) process.removeListener(sig, handler);
+      process.kill(process.pid, signal);
+    };
+    handlers.set(signal, onSignal);
+    process.on(signal, onSignal);
+  }
+}
+
+/** The environment of the server and CLI: ours, never the host's S3EDGE_* / AWS_* settings. */
+function childEnv(root: Credentials, extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (k.startsWith('S3EDGE_') || k.startsWith('AWS_') || k === 'NODE_OPTIONS' || k.startsWith('TAP')) continue;
+    env[k] = v;
+  }
+  env['S3EDGE_ROOT_ACCESS_KEY'] = root.accessKeyId;
+  env['S3EDGE_ROOT_SECRET_KEY'] = root.secretAccessKey;
+  return { ...env, ...(extra ?? {}) };
+}
+
+function parseJsonOutput(stdout: string): unknown {
+  const trimmed = stdout.trim();
+  if (!trimmed) return undefined;
+  try {
+    return JSON.parse(trimmed) as unknown;
+  } catch {
+    // Logs may share stdout: take the last line that is JSON.
+    for (const line of trimmed.split('\n').reverse()) {
+      try {
+        return JSON.parse(line) as unknown;
+      } catch {
+        /* not this one */
+      }
+    }
+    return undefined;
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export async function startServer(opts: StartServerOptions = {}): Promise<RunningServer> {
+  installExitHook();
+  const tmpRoot = await mkdtemp(join(tmpdir(), 's3edge-e2e-'));
+  tmpRoots.add(tmpRoot);
+  const dataDir = opts.dataDir ?? join(tmpRoot, 'data');
+  await mkdir(dataDir, { recursive: true });
+  const rootKey: Credentials = {
+    accessKeyId: `E2EROOT${randomBytes(6).toString('hex').toUpperCase()}`,
+    secretAccessKey: randomBytes(30).toString('base64url'),
+  };
+  const env = childEnv(rootKey, opts.env);
+  const args = [S3EDGE_BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--json'];
+  let caFile: string | undefined;
+  if (opts.tls) {
+    const tlsDir = join(tmpRoot, 'tls');
+    await mkdir(tlsDir);
+    const tls = await generateSelfSignedCert(tlsDir);
+    caFile = tls.caFile;
+    args.push('--tls-port', '0', '--tls-cert', tls.certFile, '--tls-key', tls.keyFile);
+  }
+
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let captured = '';
+  const capture = (s: string): void => {
+    captured += s;
+    if (captured.length > 256 * 1024) captured = captured.slice(-256 * 1024);
+  };
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (d: string) => capture(d));
+  let exited = false;
+  const exitPromise = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      exited = true;
+      live.delete(child);
+      resolve();
+    });
+  });
+
+  const cleanup = async (): Promise<void> => {
+    if (!exited) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exitPromise;
+      clearTimeout(timer);
+    }
+    await rm(tmpRoot, { recursive: true, force: true });
+    tmpRoots.delete(tmpRoot);
+  };
+
+  let listening: Record<string, unknown>;
+  try {
+    listening = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const timeoutMs = opts.startTimeoutMs ?? 30_000;
+      const timer = setTimeout(() => reject(new Error(`server did not print its listening line within ${timeoutMs} ms; output:\n${captured}`)), timeoutMs);
+      const lines = createInterface({ input: child.stdout! });
+      let found = false;
+      lines.on('line', (line) => {
+        capture(line + '\n');
+        if (found) return;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line) as unknown;
+        } catch {
+          return;
+        }
+        if (isRecord(parsed) && parsed['event'] === 'listening') {
+          found = true;
+          clearTimeout(timer);
+          resolve(parsed);
+        }
+      });
+      void exitPromise.then(() => {
+        clearTimeout(timer);
+        if (!found) reject(new Error(`server exited (code ${String(child.exitCode)}, signal ${String(child.signalCode)}) before listening; output:\n${captured}`));
+      });
+    });
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+
+  const url = listening['s3'];
+  const tlsUrl = listening['s3Tls'];
+  if (typeof url !== 'string' || (opts.tls && typeof tlsUrl !== 'string')) {
+    await cleanup();
+    throw new Error(`listening line lacks the endpoints: ${JSON.stringify(listening)}`);
+  }
+
+  const cli = (cliArgs: string[]): Promise<CliResult> =>
+    new Promise((resolve) => {
+      execFile(
+        process.execPath,
+        [S3EDGE_BIN, ...cliArgs, '--data-dir', dataDir, '--json'],
+        { env, maxBuffer: 16 * 1024 * 1024, timeout: 60_000 },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+          resolve({ code, stdout, stderr, json: parseJsonOutput(stdout) });
+        },
+      );
+    });
+
+  return {
+    url,
+    tlsUrl: typeof tlsUrl === 'string' ? tlsUrl : undefined,
+    caFile,
+    dataDir,
+    tmpRoot,
+    rootKey,
+    listening,
+    cli,
+    async admin(cliArgs) {
+      const r = await cli(cliArgs);
+      if (r.code !== 0 || !isRecord(r.json)) {
+        throw new Error(`s3edge ${cliArgs.join(' ')} failed (exit ${r.code}):\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+      }
+      return r.json;
+    },
+    output: () => captured,
+    stop: cleanup,
+  };
+}
+
+/** Create a user, or a bucket owned by one, or a key, through the admin CLI; typed results. */
+export async function createAccountKey(server: RunningServer, user: string): Promise<Credentials> {
+  const j = await server.admin(['account-keys', 'create', '--user', user]);
+  return credentialsFrom(j);
+}
+
+export async function createBucketKey(server: RunningServer, bucket: string, permission: 'read' | 'read_write'): Promise<Credentials> {
+  const j = await server.admin(['access-keys', 'create', '--bucket', bucket, '--permission', permission]);
+  return credentialsFrom(j);
+}
+
+export function credentialsFrom(j: Record<string, unknown>): Credentials {
+  const accessKeyId = j['accessKeyId'];
+  const secretAccessKey = j['secretAccessKey'];
+  if (typeof accessKeyId !== 'string' || typeof secretAccessKey !== 'string') throw new Error(`no credentials in ${JSON.stringify(j)}`);
+  return { accessKeyId, secretAccessKey };
+}
