@@ -27,18 +27,26 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 try:
-    import awscrt  # noqa: F401
+    import awscrt.checksums
 
     HAS_CRT = True
+    # Debian's awscrt (0.16) has crc32c but predates crc64nvme.
+    CRT_ALGORITHMS = [a for a in ("CRC32C", "CRC64NVME") if hasattr(awscrt.checksums, a.lower())]
 except ImportError:
     HAS_CRT = False
+    CRT_ALGORITHMS = []
 
 ALGORITHMS = ["CRC32", "CRC32C", "SHA1", "SHA256", "CRC64NVME"]
 NEEDS_CRT = {"CRC32C", "CRC64NVME"}
 
 
 def missing_dependency(exc):
-    return type(exc).__name__ == "MissingDependencyException"
+    # Without awscrt: MissingDependencyException; with an awscrt too old for the algorithm:
+    # FlexibleChecksumError "Unsupported checksum algorithm".
+    name = type(exc).__name__
+    return name == "MissingDependencyException" or (
+        name == "FlexibleChecksumError" and "Unsupported checksum algorithm" in str(exc)
+    )
 
 
 def main():
@@ -94,6 +102,7 @@ def main():
         "boto3": boto3.__version__,
         "botocore": botocore.__version__,
         "hasCrt": HAS_CRT,
+        "crtAlgorithms": CRT_ALGORITHMS,
         "dataSha256": data_sha256,
         "puts": [],
         "gets": [],
@@ -109,7 +118,7 @@ def main():
         try:
             put = client.put_object(Bucket=args.bucket, Key=key, Body=data, ChecksumAlgorithm=algo)
         except Exception as exc:  # noqa: BLE001
-            if missing_dependency(exc) and not HAS_CRT and algo in NEEDS_CRT:
+            if missing_dependency(exc) and algo in NEEDS_CRT and algo not in CRT_ALGORITHMS:
                 entry["status"] = "needs-awscrt"
                 entry["error"] = str(exc)
                 continue
