@@ -5,11 +5,14 @@ import type { Config } from './config/schema.js';
 import type { Db } from './db/open.js';
 import type { Repos } from './db/repos/index.js';
 import { ObjectsRepo } from './db/repos/objects.js';
+import { MultipartRepo } from './db/repos/multipart.js';
 import { KeyStore } from './auth/key-store.js';
 import { ensureRoot } from './auth/root.js';
 import { openDataDir } from './cli/data-dir.js';
 import type { StorageBackend } from './storage/backend.js';
 import { DiskStorage } from './storage/disk.js';
+import { BlobLeases } from './storage/blob-leases.js';
+import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
 
 export interface AppContext {
   config: Config;
@@ -18,7 +21,10 @@ export interface AppContext {
   db: Db;
   repos: Repos;
   objects: ObjectsRepo;
+  multipart: MultipartRepo;
   storage: StorageBackend;
+  /** Blobs being streamed to readers: their removal waits for the last reader. */
+  leases: BlobLeases;
   keys: KeyStore;
   root: { accessKeyId: string; secretAccessKey?: string; generated: boolean };
   close(): Promise<void>;
@@ -36,21 +42,31 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   try {
     await storage.init();
     const root = ensureRoot(config, repos, masterKey);
-    return {
+    const objects = new ObjectsRepo(db);
+    const leases = new BlobLeases((blobId) =>
+      storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')),
+    );
+    const ctx: AppContext = {
       config,
       log,
       clock: opts.clock ?? (() => new Date()),
       db,
       repos,
-      objects: new ObjectsRepo(db),
+      objects,
+      multipart: new MultipartRepo(db, objects),
       storage,
+      leases,
       keys: new KeyStore(repos, masterKey),
       root,
       async close() {
+        await sweeper.stop();
         await storage.close();
         db.close();
       },
     };
+    // Abandoned multipart uploads: swept now and every hour.
+    const sweeper = startMultipartSweeper(ctx);
+    return ctx;
   } catch (err) {
     db.close();
     throw err;

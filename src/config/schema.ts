@@ -20,6 +20,8 @@ export interface Config {
   s3Domains: string[];
   maxSkewSeconds: number;
   maxObjectSize: number;
+  /** Multipart uploads neither completed nor aborted this long after they began are aborted. */
+  multipartMaxAgeSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rootAccessKey: string;
   rootSecretKey: string;
@@ -35,7 +37,7 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey', 'tls',
+    'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey', 'tls',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -46,6 +48,7 @@ export const configSchema = {
     s3Domains: { type: 'array', items: { type: 'string', pattern: '^[a-z0-9.-]+(:[0-9]+)?$' } },
     maxSkewSeconds: { type: 'integer', minimum: 1, maximum: 86400 },
     maxObjectSize: { type: 'integer', minimum: 1, maximum: 5497558138880 },
+    multipartMaxAgeSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },
     rootSecretKey: { type: 'string', maxLength: 256 },

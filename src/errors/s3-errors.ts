@@ -3,9 +3,11 @@
 
 export const S3_ERRORS = {
   AccessDenied: [403, 'Access Denied'],
+  AccessForbidden: [403, "CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource's CORS spec."],
   AuthorizationHeaderMalformed: [400, 'The authorization header is malformed.'],
   AuthorizationQueryParametersError: [400, 'Error parsing the X-Amz-Credential parameter.'],
   BadDigest: [400, 'The Content-MD5 or checksum value that you specified did not match what the server received.'],
+  BadRequest: [400, 'Bad Request'],
   BucketAlreadyExists: [409, 'The requested bucket name is not available. Select a different name and try again.'],
   BucketAlreadyOwnedByYou: [409, 'Your previous request to create the named bucket succeeded and you already own it.'],
   BucketNotEmpty: [409, 'The bucket that you tried to delete is not empty.'],
@@ -20,6 +22,7 @@ export const S3_ERRORS = {
   InvalidDigest: [400, 'The Content-MD5 or checksum value that you specified is not valid.'],
   InvalidPart: [400, 'One or more of the specified parts could not be found.'],
   InvalidPartOrder: [400, 'The list of parts was not in ascending order.'],
+  InvalidPartNumber: [416, 'The requested partnumber is not satisfiable'],
   InvalidRange: [416, 'The requested range is not satisfiable'],
   InvalidRequest: [400, 'Invalid Request'],
   InvalidURI: [400, "Couldn't parse the specified URI."],
@@ -29,8 +32,11 @@ export const S3_ERRORS = {
   MissingContentLength: [411, 'You must provide the Content-Length HTTP header.'],
   MissingSecurityHeader: [400, 'Your request is missing a required header.'],
   NoSuchBucket: [404, 'The specified bucket does not exist.'],
+  NoSuchBucketPolicy: [404, 'The bucket policy does not exist.'],
   NoSuchKey: [404, 'The specified key does not exist.'],
+  NoSuchLifecycleConfiguration: [404, 'The lifecycle configuration does not exist.'],
   NoSuchUpload: [404, 'The specified multipart upload does not exist.'],
+  NoSuchVersion: [404, 'The specified version does not exist.'],
   NoSuchCORSConfiguration: [404, 'The CORS configuration does not exist.'],
   NotImplemented: [501, 'A header you provided implies functionality that is not implemented.'],
   NotModified: [304, 'Not Modified'],
@@ -44,6 +50,7 @@ export const S3_ERRORS = {
   XAmzContentSHA256Mismatch: [400, "The provided 'x-amz-content-sha256' header does not match what was computed."],
   InvalidStorageClass: [400, 'The storage class you specified is not valid.'],
   TooManyBuckets: [400, 'You have attempted to create more buckets than allowed.'],
+  UnexpectedContent: [400, 'This request does not support content.'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type S3ErrorCode = keyof typeof S3_ERRORS;

@@ -19,23 +19,53 @@ function parseDate(v: string | undefined): number | undefined {
   return Number.isNaN(t) ? undefined : t;
 }
 
+/** The four precondition values, whichever request headers carried them. */
+export interface Preconditions {
+  ifMatch?: string;
+  ifNoneMatch?: string;
+  ifModifiedSince?: string;
+  ifUnmodifiedSince?: string;
+}
+
+/** Which precondition failed, with AWS precedence; undefined when the request may proceed. */
+export type PreconditionFailure =
+  | { kind: 'failed'; condition: 'If-Match' | 'If-Unmodified-Since' }
+  | { kind: 'not-modified'; condition: 'If-None-Match' | 'If-Modified-Since' };
+
+export function evaluatePreconditions(p: Preconditions, etag: string, lastModified: number): PreconditionFailure | undefined {
+  const modified = Math.floor(lastModified / 1000) * 1000;
+  if (p.ifMatch !== undefined) {
+    if (!matches(p.ifMatch, etag)) return { kind: 'failed', condition: 'If-Match' };
+  } else {
+    const since = parseDate(p.ifUnmodifiedSince);
+    if (since !== undefined && modified > since) return { kind: 'failed', condition: 'If-Unmodified-Since' };
+  }
+  if (p.ifNoneMatch !== undefined) {
+    if (matches(p.ifNoneMatch, etag)) return { kind: 'not-modified', condition: 'If-None-Match' };
+  } else {
+    const since = parseDate(p.ifModifiedSince);
+    if (since !== undefined && modified <= since) return { kind: 'not-modified', condition: 'If-Modified-Since' };
+  }
+  return undefined;
+}
+
+function one(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
 export function checkReadPreconditions(req: IncomingMessage, etag: string, lastModified: number): void {
   const h = req.headers;
-  const ifMatch = h['if-match'];
-  const ifNoneMatch = h['if-none-match'];
-  const modified = Math.floor(lastModified / 1000) * 1000;
-  const notModifiedHeaders = { etag, 'last-modified': new Date(lastModified).toUTCString() };
-
-  if (ifMatch !== undefined) {
-    if (!matches(ifMatch, etag)) throw new S3Error('PreconditionFailed', undefined, { Condition: 'If-Match' });
-  } else {
-    const since = parseDate(h['if-unmodified-since']);
-    if (since !== undefined && modified > since) throw new S3Error('PreconditionFailed', undefined, { Condition: 'If-Unmodified-Since' });
-  }
-  if (ifNoneMatch !== undefined) {
-    if (matches(ifNoneMatch, etag)) throw new S3Error('NotModified', undefined, {}, notModifiedHeaders);
-  } else {
-    const since = parseDate(h['if-modified-since']);
-    if (since !== undefined && modified <= since) throw new S3Error('NotModified', undefined, {}, notModifiedHeaders);
-  }
+  const failure = evaluatePreconditions(
+    {
+      ifMatch: one(h['if-match']),
+      ifNoneMatch: one(h['if-none-match']),
+      ifModifiedSince: one(h['if-modified-since']),
+      ifUnmodifiedSince: one(h['if-unmodified-since']),
+    },
+    etag,
+    lastModified,
+  );
+  if (!failure) return;
+  if (failure.kind === 'failed') throw new S3Error('PreconditionFailed', undefined, { Condition: failure.condition });
+  throw new S3Error('NotModified', undefined, {}, { etag, 'last-modified': new Date(lastModified).toUTCString() });
 }

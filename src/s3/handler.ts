@@ -17,6 +17,16 @@ import { listObjectsV1, listObjectsV2 } from './operations/list-objects.js';
 import { putObject } from './operations/put-object.js';
 import { getObject, headObject } from './operations/get-object.js';
 import { deleteObject } from './operations/delete-object.js';
+import { copyObject } from './operations/copy-object.js';
+import { deleteObjects } from './operations/delete-objects.js';
+import { deleteBucketCors, getBucketCors, putBucketCors } from './operations/bucket-cors.js';
+import { getBucketAcl, getObjectAcl, putBucketAcl, putObjectAcl } from './operations/acl.js';
+import { getBucketLifecycle, getBucketPolicy, getBucketRequestPayment } from './operations/bucket-config.js';
+import { actualCorsHeaders, preflightResponse } from './cors.js';
+import { createMultipartUpload } from './operations/multipart/create.js';
+import { uploadPart, uploadPartCopy } from './operations/multipart/upload-part.js';
+import { completeMultipartUpload } from './operations/multipart/complete.js';
+import { abortMultipartUpload, listMultipartUploads, listParts } from './operations/multipart/list.js';
 
 const HANDLERS: Record<OperationName, OperationHandler> = {
   ListBuckets: listBuckets,
@@ -31,6 +41,25 @@ const HANDLERS: Record<OperationName, OperationHandler> = {
   GetObject: getObject,
   HeadObject: headObject,
   DeleteObject: deleteObject,
+  CopyObject: copyObject,
+  DeleteObjects: deleteObjects,
+  GetBucketCors: getBucketCors,
+  PutBucketCors: putBucketCors,
+  DeleteBucketCors: deleteBucketCors,
+  GetBucketAcl: getBucketAcl,
+  PutBucketAcl: putBucketAcl,
+  GetObjectAcl: getObjectAcl,
+  PutObjectAcl: putObjectAcl,
+  GetBucketPolicy: getBucketPolicy,
+  GetBucketLifecycle: getBucketLifecycle,
+  GetBucketRequestPayment: getBucketRequestPayment,
+  CreateMultipartUpload: createMultipartUpload,
+  UploadPart: uploadPart,
+  UploadPartCopy: uploadPartCopy,
+  CompleteMultipartUpload: completeMultipartUpload,
+  AbortMultipartUpload: abortMultipartUpload,
+  ListParts: listParts,
+  ListMultipartUploads: listMultipartUploads,
 };
 
 function newRequestId(): string {
@@ -52,6 +81,12 @@ export async function handleS3(ctx: AppContext, req: IncomingMessage, res: Serve
   res.once('close', onClose);
   try {
     addr = parseAddress(rawUrl, req.headers.host, ctx.config.s3Domains);
+    // Browsers never sign preflights: answered from the bucket's CORS rules alone.
+    if (req.method === 'OPTIONS') {
+      await sendResponse(req, res, preflightResponse(ctx, req, addr.bucket));
+      return;
+    }
+    for (const [name, value] of Object.entries(actualCorsHeaders(ctx, req, addr.bucket) ?? {})) res.setHeader(name, value);
     const op = resolveOperation({ method: req.method ?? 'GET', bucket: addr.bucket, key: addr.key, query: addr.query, headers: req.headers });
     if (addr.key !== undefined) validateKey(addr.key);
     const signed = { method: req.method ?? 'GET', rawPath: addr.rawPath, rawQuery: addr.rawQuery, headers: req.headers };

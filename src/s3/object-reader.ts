@@ -1,17 +1,122 @@
-// Opening an object's bytes: the one place that knows how a record maps onto stored blobs.
-import type { Readable } from 'node:stream';
+// Opening an object's bytes: the one place that knows how a record maps onto stored blobs. A plain
+// object is one blob; a completed multipart upload is its parts' blobs in order (a manifest, never a
+// concatenated copy). Every blob of the version is leased for as long as the stream lives, so an
+// overwrite cannot remove bytes from under a reader.
+import { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
-import type { ObjectRecord } from '../db/repos/objects.js';
+import { objectBlobIds, type ObjectPart, type ObjectRecord } from '../db/repos/objects.js';
+import { S3Error } from '../errors/s3-errors.js';
 import type { ReadRange } from '../storage/backend.js';
+import type { BlobLease } from '../storage/blob-leases.js';
+
+export const MAX_PART_NUMBER = 10000;
+
+/** One blob's share of a read: which bytes of it, inclusive. */
+interface Segment {
+  blobId: string;
+  range: ReadRange;
+}
+
+/** The blobs (and the bytes of each) that make up `range` of the object; zero-length parts are skipped. */
+export function segmentsOf(rec: Pick<ObjectRecord, 'blobId' | 'parts' | 'size'>, range?: ReadRange): Segment[] {
+  const start = range?.start ?? 0;
+  const end = range?.end ?? rec.size - 1;
+  if (end < start) return [];
+  if (!rec.parts) return [{ blobId: rec.blobId, range: { start, end } }];
+  const out: Segment[] = [];
+  let offset = 0;
+  for (const part of rec.parts) {
+    const first = offset;
+    const last = offset + part.size - 1;
+    offset += part.size;
+    if (part.size === 0 || last < start) continue;
+    if (first > end) break;
+    out.push({ blobId: part.blobId, range: { start: Math.max(start, first) - first, end: Math.min(end, last) - first } });
+  }
+  return out;
+}
+
+/** Parses the partNumber query parameter: 1..10000, else InvalidArgument. */
+export function parsePartNumber(raw: string): number {
+  const n = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= MAX_PART_NUMBER)) {
+    throw new S3Error('InvalidArgument', `Part number must be an integer between 1 and ${MAX_PART_NUMBER}, inclusive`, {
+      ArgumentName: 'partNumber',
+      ArgumentValue: raw,
+    });
+  }
+  return n;
+}
 
 /**
- * Streams the object's bytes (or an inclusive range of them). Rejects with code 'ENOENT' when the
- * blob vanished because a newer version replaced it: the caller looks the key up again.
+ * The byte range of part `partNumber` and the object's part count (1 for an object that was not
+ * uploaded in parts, whose only part is all of it). InvalidPartNumber (416) past the last part.
  */
-export function openObjectBody(
+export function partRange(rec: Pick<ObjectRecord, 'parts' | 'size'>, partNumber: number): { range?: ReadRange; count: number } {
+  const parts: Pick<ObjectPart, 'size'>[] = rec.parts ?? [{ size: rec.size }];
+  if (partNumber > parts.length) throw new S3Error('InvalidPartNumber', undefined, { PartNumberRequested: String(partNumber), ActualPartCount: String(parts.length) });
+  let start = 0;
+  for (let i = 0; i < partNumber - 1; i++) start += (parts[i] as { size: number }).size;
+  const size = (parts[partNumber - 1] as { size: number }).size;
+  return { range: size > 0 ? { start, end: start + size - 1 } : undefined, count: parts.length };
+}
+
+/**
+ * Streams the object's bytes (or an inclusive range of them). Call it in the same tick as the lookup
+ * that produced `rec`: the lease on its blobs is taken synchronously, before any await, so no
+ * overwrite can remove them in between. Rejects with code 'ENOENT' only if a blob vanished anyway
+ * (another process, or a lookup older than this tick): the caller looks the key up again.
+ */
+export async function openObjectBody(
   ctx: AppContext,
   rec: ObjectRecord,
   opts: { range?: ReadRange; signal?: AbortSignal } = {},
 ): Promise<Readable> {
-  return ctx.storage.read(rec.blobId, opts);
+  const lease = ctx.leases.acquire(objectBlobIds(rec));
+  let stream: Readable;
+  try {
+    const segments = segmentsOf(rec, opts.range);
+    const first = segments[0];
+    if (!first) {
+      stream = Readable.from([]);
+    } else {
+      // The first blob is opened before anything is sent, so a missing blob is still a clean error.
+      const opened = await ctx.storage.read(first.blobId, { range: first.range, signal: opts.signal });
+      stream = segments.length === 1 ? opened : concatenate(ctx, opened, segments.slice(1), opts.signal);
+    }
+  } catch (err) {
+    lease.release();
+    throw err;
+  }
+  releaseOnClose(stream, lease);
+  return stream;
+}
+
+function releaseOnClose(stream: Readable, lease: BlobLease): void {
+  if (stream.closed || stream.destroyed) {
+    lease.release();
+    return;
+  }
+  stream.once('close', () => lease.release());
+}
+
+/** The already-open first segment, then each further segment opened as the previous one ends. */
+function concatenate(ctx: AppContext, first: Readable, rest: Segment[], signal?: AbortSignal): Readable {
+  async function* chunks(): AsyncGenerator<Buffer> {
+    let current: Readable | undefined = first;
+    try {
+      yield* current as AsyncIterable<Buffer>;
+      for (const segment of rest) {
+        current = await ctx.storage.read(segment.blobId, { range: segment.range, signal });
+        yield* current as AsyncIterable<Buffer>;
+      }
+    } finally {
+      // Reached early when the consumer goes away: close the blob being read.
+      current?.destroy();
+    }
+  }
+  const out = Readable.from(chunks(), { objectMode: false, highWaterMark: 1024 * 1024 });
+  // A generator destroyed before its first step never runs its finally: close the first blob here too.
+  out.once('close', () => first.destroy());
+  return out;
 }

@@ -50,7 +50,7 @@ export async function commitObject(
     await staged.commit();
     committed = true;
     const replaced = ctx.objects.put(record, (current) => checkWriteCondition(current, cond, 'commit'));
-    if (replaced) releaseBlob(ctx, replaced);
+    releaseBlobs(ctx, replaced);
   } catch (err) {
     if (committed) await ctx.storage.remove(staged.blobId).catch(() => undefined);
     else await staged.abort();
@@ -60,12 +60,16 @@ export async function commitObject(
 
 /** Deletes the key's current version, if any; returns whether there was one. */
 export async function removeObject(ctx: AppContext, bucketId: string, key: string): Promise<boolean> {
-  const blobId = ctx.objects.delete(bucketId, key);
-  if (blobId) releaseBlob(ctx, blobId);
-  return blobId !== undefined;
+  const blobIds = ctx.objects.delete(bucketId, key);
+  releaseBlobs(ctx, blobIds);
+  return blobIds.length > 0;
 }
 
-/** Removes bytes no record points at any more; failures are logged, never the client's problem. */
-function releaseBlob(ctx: AppContext, blobId: string): void {
-  void ctx.storage.remove(blobId).catch((err: unknown) => ctx.log.warn({ err, blobId }, 'blob removal failed'));
+/**
+ * Removes bytes no record points at any more (every part of a multipart version). A blob that a
+ * reader still streams goes when that reader is done (blob leases); failures are logged by the
+ * lease table's remover, never the client's problem.
+ */
+export function releaseBlobs(ctx: AppContext, blobIds: readonly string[]): void {
+  for (const blobId of blobIds) void ctx.leases.removeWhenFree(blobId);
 }

@@ -23,11 +23,11 @@ export interface S3Request {
 export type OperationHandler = (r: S3Request) => Promise<S3Response>;
 
 /**
- * Resolves the addressed bucket and checks the principal may do `action` on it. A bucket-scoped key
- * asking for any other bucket is denied without learning whether that bucket exists.
+ * Resolves the addressed bucket (or `name`, e.g. a copy source) and checks the principal may do
+ * `action` on it. A bucket-scoped key asking for any other bucket is denied without learning whether
+ * that bucket exists.
  */
-export function requireBucket(r: S3Request, action: Action): Bucket {
-  const name = r.addr.bucket as string;
+export function requireBucket(r: S3Request, action: Action, name: string = r.addr.bucket as string): Bucket {
   if (r.principal.kind === 'bucket' && r.principal.bucketName !== name) throw new S3Error('AccessDenied');
   const bucket = r.ctx.repos.buckets.getByName(name);
   if (!bucket) throw new S3Error('NoSuchBucket', undefined, { BucketName: name });

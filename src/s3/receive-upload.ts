@@ -3,6 +3,7 @@
 import { ChunkDecoder } from '../auth/sigv4/index.js';
 import { S3Error } from '../errors/s3-errors.js';
 import { UploadHasher, type UploadDigests } from '../hashing/upload-hasher.js';
+import type { ChecksumAlgorithm } from '../hashing/checksums.js';
 import type { StagedBlob } from '../storage/backend.js';
 import { requestBody } from './body.js';
 import { header, type S3Request } from './operation.js';
@@ -31,15 +32,16 @@ export function precheckUpload(r: S3Request, maxSize: number): void {
 
 /**
  * Streams the body into a staged blob and verifies it. On any failure nothing is left behind and the
- * AWS error is thrown; on success the caller owns `staged` (commit it or abort it).
+ * AWS error is thrown; on success the caller owns `staged` (commit it or abort it). `checksumAlgorithm`
+ * is computed when the request names none (a part of a FULL_OBJECT multipart upload).
  */
-export async function receiveUpload(r: S3Request, opts: { maxSize: number }): Promise<ReceivedUpload> {
+export async function receiveUpload(r: S3Request, opts: { maxSize: number; checksumAlgorithm?: ChecksumAlgorithm }): Promise<ReceivedUpload> {
   const { ctx, req, auth } = r;
   precheckUpload(r, opts.maxSize);
   const framed = auth.payload.kind === 'streaming-signed' || auth.payload.kind === 'streaming-unsigned-trailer';
   const length = declaredLength(r);
   const expect = parseUploadExpectations(req, auth.payload);
-  const hasher = new UploadHasher({ checksumAlgorithm: expect.checksumAlgorithm, maxSize: opts.maxSize });
+  const hasher = new UploadHasher({ checksumAlgorithm: expect.checksumAlgorithm ?? opts.checksumAlgorithm, maxSize: opts.maxSize });
   const decodedRaw = header(r, 'x-amz-decoded-content-length');
   const decoder = framed
     ? new ChunkDecoder({ auth, decodedContentLength: decodedRaw === undefined ? undefined : Number(decodedRaw) })

@@ -13,7 +13,26 @@ export type OperationName =
   | 'PutObject'
   | 'GetObject'
   | 'HeadObject'
-  | 'DeleteObject';
+  | 'DeleteObject'
+  | 'CopyObject'
+  | 'DeleteObjects'
+  | 'GetBucketCors'
+  | 'PutBucketCors'
+  | 'DeleteBucketCors'
+  | 'GetBucketAcl'
+  | 'PutBucketAcl'
+  | 'GetObjectAcl'
+  | 'PutObjectAcl'
+  | 'GetBucketPolicy'
+  | 'GetBucketLifecycle'
+  | 'GetBucketRequestPayment'
+  | 'CreateMultipartUpload'
+  | 'UploadPart'
+  | 'UploadPartCopy'
+  | 'CompleteMultipartUpload'
+  | 'AbortMultipartUpload'
+  | 'ListParts'
+  | 'ListMultipartUploads';
 
 export interface RouteInput {
   method: string;
@@ -23,17 +42,43 @@ export interface RouteInput {
   headers: Record<string, string | string[] | undefined>;
 }
 
+/** Subresource -> method -> operation; any other method on a listed subresource is 501 NotImplemented. */
+type SubresourceTable = Readonly<Record<string, Readonly<Partial<Record<string, OperationName>>>>>;
+
+const BUCKET_SUBRESOURCE_OPS: SubresourceTable = {
+  acl: { GET: 'GetBucketAcl', PUT: 'PutBucketAcl' },
+  cors: { GET: 'GetBucketCors', PUT: 'PutBucketCors', DELETE: 'DeleteBucketCors' },
+  delete: { POST: 'DeleteObjects' },
+  lifecycle: { GET: 'GetBucketLifecycle' },
+  policy: { GET: 'GetBucketPolicy' },
+  requestPayment: { GET: 'GetBucketRequestPayment' },
+  uploads: { GET: 'ListMultipartUploads' },
+};
+
+const OBJECT_SUBRESOURCE_OPS: SubresourceTable = {
+  acl: { GET: 'GetObjectAcl', PUT: 'PutObjectAcl' },
+  uploads: { POST: 'CreateMultipartUpload' },
+  // PUT with x-amz-copy-source is UploadPartCopy (resolveOperation).
+  uploadId: { PUT: 'UploadPart', POST: 'CompleteMultipartUpload', DELETE: 'AbortMultipartUpload', GET: 'ListParts' },
+};
+
+function subresourceOp(ops: SubresourceTable, r: RouteInput, what: string): OperationName | undefined {
+  for (const [sub, byMethod] of Object.entries(ops)) {
+    if (!r.query.has(sub)) continue;
+    return byMethod[r.method] ?? notImplemented(`${r.method} on ${what} subresource '${sub}'`);
+  }
+  return undefined;
+}
+
 /** Bucket subresources we know of but do not serve yet: answered 501 NotImplemented, never misrouted. */
 const UNSUPPORTED_BUCKET_SUBRESOURCES = [
-  'accelerate', 'acl', 'analytics', 'cors', 'delete', 'encryption', 'intelligent-tiering', 'inventory',
-  'lifecycle', 'logging', 'metrics', 'notification', 'object-lock', 'ownershipControls', 'policy',
-  'policyStatus', 'publicAccessBlock', 'replication', 'requestPayment', 'tagging', 'uploads', 'versions',
-  'website',
+  'accelerate', 'analytics', 'encryption', 'intelligent-tiering', 'inventory', 'logging', 'metrics',
+  'notification', 'object-lock', 'ownershipControls', 'policyStatus', 'publicAccessBlock', 'replication',
+  'tagging', 'versions', 'website',
 ] as const;
 
 const UNSUPPORTED_OBJECT_SUBRESOURCES = [
-  'acl', 'attributes', 'legal-hold', 'restore', 'retention', 'select', 'tagging', 'torrent', 'uploadId',
-  'uploads',
+  'attributes', 'legal-hold', 'restore', 'retention', 'select', 'tagging', 'torrent',
 ] as const;
 
 function notImplemented(what: string): never {
@@ -49,6 +94,8 @@ export function resolveOperation(r: RouteInput): OperationName {
   if (key === undefined) {
     if (method === 'GET' && query.has('location')) return 'GetBucketLocation';
     if (method === 'GET' && query.has('versioning')) return 'GetBucketVersioning';
+    const bucketOp = subresourceOp(BUCKET_SUBRESOURCE_OPS, r, 'bucket');
+    if (bucketOp) return bucketOp;
     for (const sub of UNSUPPORTED_BUCKET_SUBRESOURCES) if (query.has(sub)) notImplemented(`Bucket subresource '${sub}'`);
     switch (method) {
       case 'GET':
@@ -63,11 +110,13 @@ export function resolveOperation(r: RouteInput): OperationName {
         throw new S3Error('MethodNotAllowed');
     }
   }
+  const objectOp = subresourceOp(OBJECT_SUBRESOURCE_OPS, r, 'object');
+  if (objectOp === 'UploadPart' && r.headers['x-amz-copy-source'] !== undefined) return 'UploadPartCopy';
+  if (objectOp) return objectOp;
   for (const sub of UNSUPPORTED_OBJECT_SUBRESOURCES) if (query.has(sub)) notImplemented(`Object subresource '${sub}'`);
   switch (method) {
     case 'PUT':
-      if (r.headers['x-amz-copy-source'] !== undefined) notImplemented('CopyObject');
-      return 'PutObject';
+      return r.headers['x-amz-copy-source'] !== undefined ? 'CopyObject' : 'PutObject';
     case 'GET':
       return 'GetObject';
     case 'HEAD':

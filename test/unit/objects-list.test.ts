@@ -73,12 +73,12 @@ t.test('a common prefix counts once toward max-keys and truncation is exact', as
 
 t.test('put replaces and reports the old blob; delete reports the blob', async (t) => {
   const { objects, bucketId } = setup([]);
-  t.equal(objects.put(record(bucketId, 'k', 'one')), undefined);
-  t.equal(objects.put(record(bucketId, 'k', 'two')), 'one');
+  t.same(objects.put(record(bucketId, 'k', 'one')), []);
+  t.same(objects.put(record(bucketId, 'k', 'two')), ['one']);
   t.equal(objects.get(bucketId, 'k')?.blobId, 'two');
   t.same(objects.get(bucketId, 'k')?.userMetadata, { a: 'b' });
-  t.equal(objects.delete(bucketId, 'k'), 'two');
-  t.equal(objects.delete(bucketId, 'k'), undefined);
+  t.same(objects.delete(bucketId, 'k'), ['two']);
+  t.same(objects.delete(bucketId, 'k'), []);
   t.equal(objects.count(bucketId), 0);
 });
 

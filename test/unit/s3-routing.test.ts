@@ -22,21 +22,44 @@ t.test('operation table (AWS API reference)', async (t) => {
     ['GET', 'b', undefined, 'versioning', 'GetBucketVersioning'],
     ['GET', 'b', undefined, 'list-type=2&prefix=a', 'ListObjectsV2'],
     ['GET', 'b', undefined, 'prefix=a', 'ListObjects'],
-    ['GET', 'b', undefined, 'policy', 'NotImplemented'],
-    ['POST', 'b', undefined, 'delete', 'NotImplemented'],
+    ['GET', 'b', undefined, 'policy', 'GetBucketPolicy'],
+    ['PUT', 'b', undefined, 'policy', 'NotImplemented'],
+    ['POST', 'b', undefined, 'delete', 'DeleteObjects'],
+    ['GET', 'b', undefined, 'delete', 'NotImplemented'],
+    ['GET', 'b', undefined, 'cors', 'GetBucketCors'],
+    ['PUT', 'b', undefined, 'cors', 'PutBucketCors'],
+    ['DELETE', 'b', undefined, 'cors', 'DeleteBucketCors'],
+    ['GET', 'b', undefined, 'acl', 'GetBucketAcl'],
+    ['PUT', 'b', undefined, 'acl', 'PutBucketAcl'],
+    ['GET', 'b', undefined, 'lifecycle', 'GetBucketLifecycle'],
+    ['PUT', 'b', undefined, 'lifecycle', 'NotImplemented'],
+    ['GET', 'b', undefined, 'requestPayment', 'GetBucketRequestPayment'],
+    ['GET', 'b', undefined, 'website', 'NotImplemented'],
+    ['GET', 'b', 'k', 'acl', 'GetObjectAcl'],
+    ['PUT', 'b', 'k', 'acl', 'PutObjectAcl'],
+    ['DELETE', 'b', 'k', 'acl', 'NotImplemented'],
     ['PUT', 'b', 'k', '', 'PutObject'],
     ['GET', 'b', 'k', '', 'GetObject'],
     ['GET', 'b', 'k', 'partNumber=1', 'GetObject'],
     ['HEAD', 'b', 'k', '', 'HeadObject'],
     ['DELETE', 'b', 'k', '', 'DeleteObject'],
     ['GET', 'b', 'k', 'tagging', 'NotImplemented'],
-    ['POST', 'b', 'k', 'uploads', 'NotImplemented'],
+    ['POST', 'b', 'k', 'uploads', 'CreateMultipartUpload'],
+    ['GET', 'b', 'k', 'uploads', 'NotImplemented'],
+    ['PUT', 'b', 'k', 'partNumber=2&uploadId=u', 'UploadPart'],
+    ['POST', 'b', 'k', 'uploadId=u', 'CompleteMultipartUpload'],
+    ['DELETE', 'b', 'k', 'uploadId=u', 'AbortMultipartUpload'],
+    ['GET', 'b', 'k', 'uploadId=u', 'ListParts'],
+    ['GET', 'b', undefined, 'uploads', 'ListMultipartUploads'],
+    ['GET', 'b', undefined, 'uploads&prefix=a&max-uploads=2', 'ListMultipartUploads'],
+    ['PUT', 'b', undefined, 'uploads', 'NotImplemented'],
     ['PATCH', 'b', 'k', '', 'MethodNotAllowed'],
   ];
   for (const [method, bucket, key, query, want] of table) {
     t.equal(route(method, bucket, key, query), want, `${method} /${bucket ?? ''}/${key ?? ''}?${query}`);
   }
-  t.equal(route('PUT', 'b', 'k', '', { 'x-amz-copy-source': '/a/b' }), 'NotImplemented', 'copy is not a put');
+  t.equal(route('PUT', 'b', 'k', '', { 'x-amz-copy-source': '/a/b' }), 'CopyObject', 'copy is not a put');
+  t.equal(route('PUT', 'b', 'k', 'partNumber=1&uploadId=u', { 'x-amz-copy-source': '/a/b' }), 'UploadPartCopy', 'a part copied from an object');
 });
 
 t.test('path-style and virtual-host addressing keep keys opaque', async (t) => {

@@ -1,4 +1,6 @@
 import { sql as initial } from './001-initial.js';
+import { sql as multipart } from './002-multipart.js';
+import { sql as bucketCors } from './003-bucket-cors.js';
 
 /** Numbered migrations, applied in order; PRAGMA user_version records the last applied. Never edit one that has shipped. */
-export const MIGRATIONS: readonly string[] = [initial];
+export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors];

@@ -1,13 +1,15 @@
 // The repositories over one database handle. Every SQL statement of these tables lives in db/repos.
 import type { Db } from '../open.js';
 import { AccessKeysRepo } from './access-keys.js';
+import { BucketCorsRepo } from './bucket-cors.js';
 import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
 
-export { AccessKeysRepo, BucketsRepo, SettingsRepo, UsersRepo };
+export { AccessKeysRepo, BucketCorsRepo, BucketsRepo, SettingsRepo, UsersRepo };
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
 export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
+export type { CorsRule } from './bucket-cors.js';
 export type { User } from './users.js';
 export { ConstraintError, type ConstraintReason } from './errors.js';
 
@@ -17,6 +19,7 @@ export interface Repos {
   buckets: BucketsRepo;
   accessKeys: AccessKeysRepo;
   settings: SettingsRepo;
+  bucketCors: BucketCorsRepo;
   /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T;
 }
@@ -33,6 +36,7 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     buckets: new BucketsRepo(db, clock),
     accessKeys: new AccessKeysRepo(db, clock),
     settings: new SettingsRepo(db),
+    bucketCors: new BucketCorsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
   };
 }

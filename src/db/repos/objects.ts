@@ -2,9 +2,20 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../open.js';
 
+/** One part of an object completed from a multipart upload: its own blob, in object order. */
+export interface ObjectPart {
+  blobId: string;
+  size: number;
+  /** Quoted MD5 of the part. */
+  etag: string;
+  /** Base64 checksum of the part in the object's checksum algorithm, when it has one. */
+  checksum?: string;
+}
+
 export interface ObjectRecord {
   bucketId: string;
   key: string;
+  /** The object's bytes; '' when `parts` holds them instead. */
   blobId: string;
   size: number;
   etag: string;
@@ -20,6 +31,8 @@ export interface ObjectRecord {
   expires: string | null;
   userMetadata: Record<string, string>;
   lastModified: number;
+  /** Set for objects completed from a multipart upload: the bytes are these blobs concatenated. */
+  parts?: ObjectPart[];
 }
 
 interface ObjectRow {
@@ -40,6 +53,7 @@ interface ObjectRow {
   expires: string | null;
   user_metadata: string;
   last_modified: number;
+  parts: string | null;
 }
 
 /** What a listing page holds before it is rendered as XML. */
@@ -87,7 +101,13 @@ function toRecord(r: ObjectRow): ObjectRecord {
     expires: r.expires,
     userMetadata: JSON.parse(r.user_metadata) as Record<string, string>,
     lastModified: r.last_modified,
+    ...(r.parts === null ? {} : { parts: JSON.parse(r.parts) as ObjectPart[] }),
   };
+}
+
+/** Every blob a version's bytes live in. */
+export function objectBlobIds(rec: Pick<ObjectRecord, 'blobId' | 'parts'>): string[] {
+  return rec.parts ? rec.parts.map((p) => p.blobId) : [rec.blobId];
 }
 
 /**
@@ -112,17 +132,17 @@ export class ObjectsRepo {
     this.getStmt = db.prepare('SELECT * FROM objects WHERE bucket_id = ? AND key = ?');
     this.upsertStmt = db.prepare(`INSERT INTO objects (bucket_id, key, blob_id, size, etag, sha256,
         checksum_algorithm, checksum_value, checksum_type, content_type, content_encoding, content_disposition,
-        content_language, cache_control, expires, user_metadata, last_modified)
+        content_language, cache_control, expires, user_metadata, last_modified, parts)
       VALUES (@bucket_id, @key, @blob_id, @size, @etag, @sha256, @checksum_algorithm, @checksum_value,
         @checksum_type, @content_type, @content_encoding, @content_disposition, @content_language,
-        @cache_control, @expires, @user_metadata, @last_modified)
+        @cache_control, @expires, @user_metadata, @last_modified, @parts)
       ON CONFLICT (bucket_id, key) DO UPDATE SET blob_id = excluded.blob_id, size = excluded.size,
         etag = excluded.etag, sha256 = excluded.sha256, checksum_algorithm = excluded.checksum_algorithm,
         checksum_value = excluded.checksum_value, checksum_type = excluded.checksum_type,
         content_type = excluded.content_type, content_encoding = excluded.content_encoding,
         content_disposition = excluded.content_disposition, content_language = excluded.content_language,
         cache_control = excluded.cache_control, expires = excluded.expires,
-        user_metadata = excluded.user_metadata, last_modified = excluded.last_modified`);
+        user_metadata = excluded.user_metadata, last_modified = excluded.last_modified, parts = excluded.parts`);
     this.deleteStmt = db.prepare('DELETE FROM objects WHERE bucket_id = ? AND key = ?');
     // key >= prefix keeps the walk inside the prefix range without a second bound.
     this.afterStmt = db.prepare(
@@ -140,13 +160,15 @@ export class ObjectsRepo {
   }
 
   /**
-   * Inserts or replaces the row in one transaction; returns the blob id it replaced, if any. `guard`
-   * sees the current record inside the transaction and may throw to refuse the write.
+   * Inserts or replaces the row in one transaction; returns the blob ids of the version it replaced
+   * that the new one does not use. `guard` sees the current record inside the transaction and may
+   * throw to refuse the write.
    */
-  put(rec: ObjectRecord, guard?: (current: ObjectRecord | undefined) => void): string | undefined {
-    return this.db.transaction((): string | undefined => {
-      const old = this.getStmt.get(rec.bucketId, rec.key);
-      guard?.(old && toRecord(old));
+  put(rec: ObjectRecord, guard?: (current: ObjectRecord | undefined) => void): string[] {
+    return this.db.transaction((): string[] => {
+      const row = this.getStmt.get(rec.bucketId, rec.key);
+      const old = row && toRecord(row);
+      guard?.(old);
       this.upsertStmt.run({
         bucket_id: rec.bucketId,
         key: rec.key,
@@ -165,17 +187,21 @@ export class ObjectsRepo {
         expires: rec.expires,
         user_metadata: JSON.stringify(rec.userMetadata),
         last_modified: rec.lastModified,
+        parts: rec.parts ? JSON.stringify(rec.parts) : null,
       });
-      return old && old.blob_id !== rec.blobId ? old.blob_id : undefined;
+      if (!old) return [];
+      const kept = new Set(objectBlobIds(rec));
+      return objectBlobIds(old).filter((id) => !kept.has(id));
     }).immediate();
   }
 
-  /** Deletes the row; returns the blob id it pointed at, if there was one. */
-  delete(bucketId: string, key: string): string | undefined {
-    return this.db.transaction((): string | undefined => {
+  /** Deletes the row; returns the blob ids it pointed at ([] when there was no row). */
+  delete(bucketId: string, key: string): string[] {
+    return this.db.transaction((): string[] => {
       const old = this.getStmt.get(bucketId, key);
-      if (old) this.deleteStmt.run(bucketId, key);
-      return old?.blob_id;
+      if (!old) return [];
+      this.deleteStmt.run(bucketId, key);
+      return objectBlobIds(toRecord(old));
     }).immediate();
   }
 

@@ -6,8 +6,9 @@ import { checkReadPreconditions } from '../conditionals.js';
 import { objectResponseHeaders } from '../object-headers.js';
 import { header, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import { parseRange } from '../range.js';
-import { openObjectBody } from '../object-reader.js';
+import { openObjectBody, parsePartNumber, partRange } from '../object-reader.js';
 import type { S3Response } from '../respond.js';
+import type { ReadRange } from '../../storage/backend.js';
 
 function lookup(r: S3Request, bucketId: string, key: string): ObjectRecord {
   const rec = r.ctx.objects.get(bucketId, key);
@@ -18,20 +19,29 @@ function lookup(r: S3Request, bucketId: string, key: string): ObjectRecord {
 async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
   const bucket = requireBucket(r, 'ObjectRead');
   const key = requireKey(r);
-  if (r.addr.query.has('partNumber') && r.addr.query.get('partNumber') !== '1') {
-    throw new S3Error('InvalidPart', 'The requested partnumber is not satisfiable');
+  const partQuery = r.addr.query.get('partNumber');
+  const partNumber = partQuery === undefined ? undefined : parsePartNumber(partQuery);
+  if (partNumber !== undefined && header(r, 'range') !== undefined) {
+    throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter.');
   }
-  // An overwrite may delete the blob between lookup and open: look again, it is the newer version.
+  // Blobs are leased by openObjectBody in the tick of the lookup; the retry is a fallback only.
   for (let attempt = 0; ; attempt++) {
     const rec = lookup(r, bucket.id, key);
     checkReadPreconditions(r.req, rec.etag, rec.lastModified);
-    const range = parseRange(header(r, 'range'), rec.size);
     const headers: Record<string, string | number> = objectResponseHeaders(rec, r.addr.query);
-    if (!range && header(r, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && rec.checksumAlgorithm && rec.checksumValue) {
+    let range: ReadRange | undefined;
+    if (partNumber !== undefined) {
+      // A part is a ranged read of the object; an object not uploaded in parts is its own part 1.
+      const part = partRange(rec, partNumber);
+      range = part.range;
+      if (rec.parts) headers['x-amz-mp-parts-count'] = part.count;
+    } else {
+      range = parseRange(header(r, 'range'), rec.size);
+    }
+    if (!range && partNumber === undefined && header(r, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && rec.checksumAlgorithm && rec.checksumValue) {
       headers[checksumHeader(rec.checksumAlgorithm as ChecksumAlgorithm)] = rec.checksumValue;
       headers['x-amz-checksum-type'] = rec.checksumType ?? 'FULL_OBJECT';
     }
-    if (r.addr.query.has('partNumber')) headers['x-amz-mp-parts-count'] = 1;
     if (range) {
       headers['content-range'] = `bytes ${range.start}-${range.end}/${rec.size}`;
       headers['content-length'] = range.end - range.start + 1;

@@ -1,0 +1,410 @@
+// Multipart uploads, their parts, the blob trash and recently completed uploads. Statements are
+// prepared once. Completing is one transaction: the object row appears, the listed parts become its
+// manifest, the upload and its other parts go (their blobs into the trash, by trigger).
+import { randomInt } from 'node:crypto';
+import type { Statement } from 'better-sqlite3';
+import type { Db } from '../open.js';
+import { isForeignKeyViolation } from './errors.js';
+import { prefixUpperBound, type ObjectRecord, type ObjectsRepo } from './objects.js';
+
+export type MultipartChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
+
+export interface MultipartUpload {
+  uploadId: string;
+  bucketId: string;
+  key: string;
+  ownerId: string;
+  /** Unix milliseconds. */
+  initiated: number;
+  checksumAlgorithm: string | null;
+  checksumType: MultipartChecksumType | null;
+  contentType: string | null;
+  contentEncoding: string | null;
+  contentDisposition: string | null;
+  contentLanguage: string | null;
+  cacheControl: string | null;
+  expires: string | null;
+  userMetadata: Record<string, string>;
+}
+
+export interface UploadPart {
+  uploadId: string;
+  partNumber: number;
+  blobId: string;
+  size: number;
+  /** Quoted MD5. */
+  etag: string;
+  checksumAlgorithm: string | null;
+  checksumValue: string | null;
+  lastModified: number;
+}
+
+/** What a finished CompleteMultipartUpload answered; kept a while so a retry gets the same answer. */
+export interface CompletedUpload {
+  uploadId: string;
+  bucketId: string;
+  key: string;
+  etag: string;
+  checksumAlgorithm: string | null;
+  checksumValue: string | null;
+  checksumType: string | null;
+  completedAt: number;
+}
+
+export interface CompletionPlan {
+  record: ObjectRecord;
+  /** Part numbers whose blobs the object now owns; every other part of the upload is thrown away. */
+  claimed: number[];
+  completed: CompletedUpload;
+}
+
+export interface UploadListQuery {
+  prefix: string;
+  delimiter: string;
+  keyMarker: string;
+  uploadIdMarker: string;
+  maxUploads: number;
+}
+
+export interface UploadListPage {
+  uploads: MultipartUpload[];
+  commonPrefixes: string[];
+  isTruncated: boolean;
+  nextKeyMarker?: string;
+  nextUploadIdMarker?: string;
+}
+
+interface UploadRow {
+  upload_id: string;
+  bucket_id: string;
+  key: string;
+  owner_id: string;
+  initiated: number;
+  checksum_algorithm: string | null;
+  checksum_type: MultipartChecksumType | null;
+  content_type: string | null;
+  content_encoding: string | null;
+  content_disposition: string | null;
+  content_language: string | null;
+  cache_control: string | null;
+  expires: string | null;
+  user_metadata: string;
+}
+
+interface PartRow {
+  upload_id: string;
+  part_number: number;
+  blob_id: string;
+  size: number;
+  etag: string;
+  checksum_algorithm: string | null;
+  checksum_value: string | null;
+  last_modified: number;
+}
+
+interface CompletedRow {
+  upload_id: string;
+  bucket_id: string;
+  key: string;
+  etag: string;
+  checksum_algorithm: string | null;
+  checksum_value: string | null;
+  checksum_type: string | null;
+  completed_at: number;
+}
+
+const UPLOAD_COLUMNS = `upload_id, bucket_id, key, owner_id, initiated, checksum_algorithm, checksum_type, content_type,
+  content_encoding, content_disposition, content_language, cache_control, expires, user_metadata`;
+const PART_COLUMNS = 'upload_id, part_number, blob_id, size, etag, checksum_algorithm, checksum_value, last_modified';
+/** Above every upload id (they are ASCII): a key marker without an upload id marker skips the whole key. */
+const AFTER_ALL_UPLOADS = '\u{10FFFF}';
+
+function toUpload(r: UploadRow): MultipartUpload {
+  return {
+    uploadId: r.upload_id,
+    bucketId: r.bucket_id,
+    key: r.key,
+    ownerId: r.owner_id,
+    initiated: r.initiated,
+    checksumAlgorithm: r.checksum_algorithm,
+    checksumType: r.checksum_type,
+    contentType: r.content_type,
+    contentEncoding: r.content_encoding,
+    contentDisposition: r.content_disposition,
+    contentLanguage: r.content_language,
+    cacheControl: r.cache_control,
+    expires: r.expires,
+    userMetadata: JSON.parse(r.user_metadata) as Record<string, string>,
+  };
+}
+
+function toPart(r: PartRow): UploadPart {
+  return {
+    uploadId: r.upload_id,
+    partNumber: r.part_number,
+    blobId: r.blob_id,
+    size: r.size,
+    etag: r.etag,
+    checksumAlgorithm: r.checksum_algorithm,
+    checksumValue: r.checksum_value,
+    lastModified: r.last_modified,
+  };
+}
+
+function toCompleted(r: CompletedRow): CompletedUpload {
+  return {
+    uploadId: r.upload_id,
+    bucketId: r.bucket_id,
+    key: r.key,
+    etag: r.etag,
+    checksumAlgorithm: r.checksum_algorithm,
+    checksumValue: r.checksum_value,
+    checksumType: r.checksum_type,
+    completedAt: r.completed_at,
+  };
+}
+
+const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * A new upload id: the initiation time as 12 hex digits (sorts by age), then 32 random letters and
+ * digits (190 bits). URL-safe without escaping, never '+', and never starting with '-' (a CLI would
+ * take it for an option).
+ */
+export function newUploadId(initiated: number): string {
+  let id = Math.max(0, Math.floor(initiated)).toString(16).padStart(12, '0');
+  for (let i = 0; i < 32; i++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)];
+  return id;
+}
+
+export class MultipartRepo {
+  private readonly insertUploadStmt: Statement<UploadRow>;
+  private readonly getUploadStmt: Statement<[string], UploadRow>;
+  private readonly deleteUploadStmt: Statement<[string]>;
+  private readonly deletePartStmt: Statement<[string, number]>;
+  private readonly insertPartStmt: Statement<PartRow>;
+  private readonly listPartsStmt: Statement<[string, number, number], PartRow>;
+  private readonly allPartsStmt: Statement<[string], PartRow>;
+  private readonly claimPartStmt: Statement<[string, number]>;
+  private readonly listUploadsStmt: Statement<{ bucketId: string; prefix: string; key: string; uploadId: string; limit: number }, UploadRow>;
+  private readonly expiredStmt: Statement<[number, number], { upload_id: string }>;
+  private readonly countStmt: Statement<[string], { n: number }>;
+  private readonly trashBatchStmt: Statement<[number], { blob_id: string }>;
+  private readonly untrashStmt: Statement<[string]>;
+  private readonly insertCompletedStmt: Statement<CompletedRow>;
+  private readonly getCompletedStmt: Statement<[string], CompletedRow>;
+  private readonly pruneCompletedStmt: Statement<[number]>;
+
+  constructor(
+    private readonly db: Db,
+    private readonly objects: ObjectsRepo,
+  ) {
+    this.insertUploadStmt = db.prepare(`INSERT INTO multipart_uploads (${UPLOAD_COLUMNS}) VALUES (@upload_id, @bucket_id,
+      @key, @owner_id, @initiated, @checksum_algorithm, @checksum_type, @content_type, @content_encoding,
+      @content_disposition, @content_language, @cache_control, @expires, @user_metadata)`);
+    this.getUploadStmt = db.prepare(`SELECT ${UPLOAD_COLUMNS} FROM multipart_uploads WHERE upload_id = ?`);
+    this.deleteUploadStmt = db.prepare('DELETE FROM multipart_uploads WHERE upload_id = ?');
+    this.deletePartStmt = db.prepare('DELETE FROM multipart_parts WHERE upload_id = ? AND part_number = ?');
+    this.insertPartStmt = db.prepare(`INSERT INTO multipart_parts (${PART_COLUMNS}) VALUES (@upload_id, @part_number,
+      @blob_id, @size, @etag, @checksum_algorithm, @checksum_value, @last_modified)`);
+    this.listPartsStmt = db.prepare(
+      `SELECT ${PART_COLUMNS} FROM multipart_parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?`,
+    );
+    this.allPartsStmt = db.prepare(`SELECT ${PART_COLUMNS} FROM multipart_parts WHERE upload_id = ? ORDER BY part_number`);
+    this.claimPartStmt = db.prepare('UPDATE multipart_parts SET claimed = 1 WHERE upload_id = ? AND part_number = ?');
+    // key >= prefix keeps the walk inside the prefix range; the row value is the resume cursor.
+    this.listUploadsStmt = db.prepare(
+      `SELECT ${UPLOAD_COLUMNS} FROM multipart_uploads
+       WHERE bucket_id = @bucketId AND key >= @prefix AND (key, upload_id) > (@key, @uploadId)
+       ORDER BY key, upload_id LIMIT @limit`,
+    );
+    this.expiredStmt = db.prepare('SELECT upload_id FROM multipart_uploads WHERE initiated < ? ORDER BY initiated LIMIT ?');
+    this.countStmt = db.prepare('SELECT count(*) AS n FROM multipart_uploads WHERE bucket_id = ?');
+    this.trashBatchStmt = db.prepare('SELECT blob_id FROM blob_trash LIMIT ?');
+    this.untrashStmt = db.prepare('DELETE FROM blob_trash WHERE blob_id = ?');
+    this.insertCompletedStmt = db.prepare(`INSERT OR REPLACE INTO multipart_completed (upload_id, bucket_id, key, etag,
+      checksum_algorithm, checksum_value, checksum_type, completed_at) VALUES (@upload_id, @bucket_id, @key, @etag,
+      @checksum_algorithm, @checksum_value, @checksum_type, @completed_at)`);
+    this.getCompletedStmt = db.prepare('SELECT * FROM multipart_completed WHERE upload_id = ?');
+    this.pruneCompletedStmt = db.prepare('DELETE FROM multipart_completed WHERE completed_at < ?');
+  }
+
+  create(u: MultipartUpload): void {
+    this.insertUploadStmt.run({
+      upload_id: u.uploadId,
+      bucket_id: u.bucketId,
+      key: u.key,
+      owner_id: u.ownerId,
+      initiated: u.initiated,
+      checksum_algorithm: u.checksumAlgorithm,
+      checksum_type: u.checksumType,
+      content_type: u.contentType,
+      content_encoding: u.contentEncoding,
+      content_disposition: u.contentDisposition,
+      content_language: u.contentLanguage,
+      cache_control: u.cacheControl,
+      expires: u.expires,
+      user_metadata: JSON.stringify(u.userMetadata),
+    });
+  }
+
+  get(uploadId: string): MultipartUpload | undefined {
+    const r = this.getUploadStmt.get(uploadId);
+    return r && toUpload(r);
+  }
+
+  /**
+   * Records a part, replacing one with the same number (whose blob goes to the trash). 'missing' when
+   * the upload no longer exists: the caller still owns the part's blob.
+   */
+  putPart(p: UploadPart): 'added' | 'replaced' | 'missing' {
+    try {
+      return this.db.transaction(() => {
+        const replaced = this.deletePartStmt.run(p.uploadId, p.partNumber).changes > 0;
+        this.insertPartStmt.run({
+          upload_id: p.uploadId,
+          part_number: p.partNumber,
+          blob_id: p.blobId,
+          size: p.size,
+          etag: p.etag,
+          checksum_algorithm: p.checksumAlgorithm,
+          checksum_value: p.checksumValue,
+          last_modified: p.lastModified,
+        });
+        return replaced ? 'replaced' : 'added';
+      }).immediate();
+    } catch (err) {
+      if (isForeignKeyViolation(err)) return 'missing';
+      throw err;
+    }
+  }
+
+  /** Up to `limit` parts numbered above `afterPartNumber`, in order. */
+  listParts(uploadId: string, afterPartNumber: number, limit: number): UploadPart[] {
+    return this.listPartsStmt.all(uploadId, afterPartNumber, limit).map(toPart);
+  }
+
+  parts(uploadId: string): UploadPart[] {
+    return this.allPartsStmt.all(uploadId).map(toPart);
+  }
+
+  /** Deletes the upload; its parts' blobs go to the trash. False when there was no such upload. */
+  abort(uploadId: string): boolean {
+    return this.deleteUploadStmt.run(uploadId).changes > 0;
+  }
+
+  /**
+   * Completes the upload in one transaction: `plan` sees the upload and all its parts and decides the
+   * object record (it may throw to refuse), `guard` sees the key's current version (conditional
+   * writes). Returns undefined when the upload does not exist; otherwise the plan and the blob ids of
+   * the replaced version that nothing references any more.
+   */
+  complete(
+    uploadId: string,
+    plan: (upload: MultipartUpload, parts: UploadPart[]) => CompletionPlan,
+    guard?: (current: ObjectRecord | undefined) => void,
+  ): { plan: CompletionPlan; replaced: string[] } | undefined {
+    return this.db.transaction(() => {
+      const upload = this.get(uploadId);
+      if (!upload) return undefined;
+      const decided = plan(upload, this.parts(uploadId));
+      const replaced = this.objects.put(decided.record, guard);
+      for (const n of decided.claimed) this.claimPartStmt.run(uploadId, n);
+      this.deleteUploadStmt.run(uploadId);
+      const c = decided.completed;
+      this.insertCompletedStmt.run({
+        upload_id: c.uploadId,
+        bucket_id: c.bucketId,
+        key: c.key,
+        etag: c.etag,
+        checksum_algorithm: c.checksumAlgorithm,
+        checksum_value: c.checksumValue,
+        checksum_type: c.checksumType,
+        completed_at: c.completedAt,
+      });
+      return { plan: decided, replaced };
+    }).immediate();
+  }
+
+  getCompleted(uploadId: string): CompletedUpload | undefined {
+    const r = this.getCompletedStmt.get(uploadId);
+    return r && toCompleted(r);
+  }
+
+  /** Forgets completions older than `before`; returns how many. */
+  pruneCompleted(before: number): number {
+    return this.pruneCompletedStmt.run(before).changes;
+  }
+
+  /** Ids of up to `limit` uploads initiated before `before`, oldest first. */
+  expired(before: number, limit: number): string[] {
+    return this.expiredStmt.all(before, limit).map((r) => r.upload_id);
+  }
+
+  count(bucketId: string): number {
+    return this.countStmt.get(bucketId)?.n ?? 0;
+  }
+
+  /** Up to `limit` blob ids waiting for removal. */
+  trash(limit: number): string[] {
+    return this.trashBatchStmt.all(limit).map((r) => r.blob_id);
+  }
+
+  /** Call once the blob is gone from storage. */
+  untrash(blobId: string): void {
+    this.untrashStmt.run(blobId);
+  }
+
+  /**
+   * One page of ListMultipartUploads: uploads under `prefix` ordered by key then age, after the
+   * markers, with keys rolled up into common prefixes at the first `delimiter` past the prefix.
+   */
+  listUploads(bucketId: string, q: UploadListQuery): UploadListPage {
+    const page: UploadListPage = { uploads: [], commonPrefixes: [], isTruncated: false };
+    if (q.maxUploads <= 0) return page;
+    let key = q.keyMarker;
+    let uploadId = q.keyMarker && q.uploadIdMarker ? q.uploadIdMarker : q.keyMarker ? AFTER_ALL_UPLOADS : '';
+    // A key marker that is itself a common prefix: every upload under it was already returned.
+    if (q.delimiter && key.startsWith(q.prefix) && key.endsWith(q.delimiter)) {
+      const rest = key.slice(q.prefix.length);
+      if (rest.indexOf(q.delimiter) === rest.length - q.delimiter.length) {
+        key = prefixUpperBound(key);
+        uploadId = '';
+      }
+    }
+    const limit = Math.min(q.maxUploads + 1, 1001);
+    let count = 0;
+    for (;;) {
+      const rows = this.listUploadsStmt.all({ bucketId, prefix: q.prefix, key, uploadId, limit });
+      if (rows.length === 0) return page;
+      let requery = false;
+      for (const row of rows) {
+        if (!row.key.startsWith(q.prefix)) return page;
+        if (count === q.maxUploads) {
+          page.isTruncated = true;
+          return page;
+        }
+        const rest = row.key.slice(q.prefix.length);
+        const at = q.delimiter ? rest.indexOf(q.delimiter) : -1;
+        if (at >= 0) {
+          const cp = q.prefix + rest.slice(0, at + q.delimiter.length);
+          page.commonPrefixes.push(cp);
+          page.nextKeyMarker = cp;
+          page.nextUploadIdMarker = undefined;
+          count++;
+          key = prefixUpperBound(cp);
+          uploadId = '';
+          requery = true;
+          break;
+        }
+        page.uploads.push(toUpload(row));
+        page.nextKeyMarker = row.key;
+        page.nextUploadIdMarker = row.upload_id;
+        count++;
+        key = row.key;
+        uploadId = row.upload_id;
+      }
+      if (!requery && rows.length < limit) return page;
+    }
+  }
+}

@@ -1,0 +1,120 @@
+// CopyObject (PUT with x-amz-copy-source): the source is read like a GET and streamed through the
+// hasher into a new staged blob, then committed like a PutObject (conditional writes included).
+// Metadata is the source's (COPY, the default) or the request's (REPLACE), never a merge.
+import { pipeline } from 'node:stream';
+import { S3Error } from '../../errors/s3-errors.js';
+import { parseChecksumAlgorithm, type ChecksumAlgorithm } from '../../hashing/checksums.js';
+import { UploadHasher } from '../../hashing/upload-hasher.js';
+import type { ObjectRecord } from '../../db/repos/objects.js';
+import { resolveCopySource } from '../copy-source.js';
+import { pickObjectHeaders, type StoredHeaders } from '../object-headers.js';
+import { openObjectBody } from '../object-reader.js';
+import { checkWriteCondition, commitObject, type WriteCondition } from '../object-writes.js';
+import { header, isoDate, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
+import type { ReceivedUpload } from '../receive-upload.js';
+import { xmlResponse } from '../respond.js';
+import { toXml } from '../xml.js';
+
+const SELF_COPY_MESSAGE =
+  "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.";
+
+type Directive = 'COPY' | 'REPLACE';
+
+function metadataDirective(r: S3Request): Directive {
+  const raw = header(r, 'x-amz-metadata-directive');
+  if (raw === undefined) return 'COPY';
+  const v = raw.trim().toUpperCase();
+  if (v !== 'COPY' && v !== 'REPLACE') {
+    throw new S3Error('InvalidArgument', 'Unknown metadata directive.', { ArgumentName: 'x-amz-metadata-directive', ArgumentValue: raw });
+  }
+  return v;
+}
+
+function storedHeadersOf(rec: ObjectRecord): StoredHeaders {
+  return {
+    contentType: rec.contentType,
+    contentEncoding: rec.contentEncoding,
+    contentDisposition: rec.contentDisposition,
+    contentLanguage: rec.contentLanguage,
+    cacheControl: rec.cacheControl,
+    expires: rec.expires,
+    userMetadata: rec.userMetadata,
+  };
+}
+
+/**
+ * Streams the source's bytes into a staged blob, hashing on the way. The caller commits or aborts.
+ * Must be called in the tick of the lookup that produced `source`: openObjectBody leases its blobs
+ * synchronously, before the first await.
+ */
+async function stageCopy(r: S3Request, source: ObjectRecord, algorithm: ChecksumAlgorithm | undefined): Promise<ReceivedUpload> {
+  const hasher = new UploadHasher({ checksumAlgorithm: algorithm, maxSize: r.ctx.config.maxObjectSize });
+  const body = await openObjectBody(r.ctx, source, { signal: r.signal });
+  const staged = await r.ctx.storage.stage(pipeline(body, hasher, () => undefined), { signal: r.signal });
+  try {
+    const digests = await hasher.digests();
+    // A short read (a vanished or truncated blob) must never become a smaller copy.
+    if (digests.size !== source.size) throw new Error(`copy source read ${digests.size} of ${source.size} bytes`);
+    return { staged, digests };
+  } catch (err) {
+    await staged.abort();
+    throw err;
+  }
+}
+
+export const copyObject: OperationHandler = async (r) => {
+  const bucket = requireBucket(r, 'ObjectWrite');
+  const key = requireKey(r);
+  const { ctx } = r;
+  const directive = metadataDirective(r);
+  const requestedRaw = header(r, 'x-amz-checksum-algorithm');
+  const requested = requestedRaw === undefined ? undefined : parseChecksumAlgorithm(requestedRaw);
+  // REPLACE headers are validated before any byte is copied.
+  const replaced = directive === 'REPLACE' ? pickObjectHeaders(r.req) : undefined;
+  const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
+
+  for (let attempt = 0; ; attempt++) {
+    const source = resolveCopySource(r);
+    const selfCopy = source.bucket.id === bucket.id && source.key === key;
+    if (selfCopy && directive === 'COPY' && (requested === undefined || requested === source.record.checksumAlgorithm)) {
+      throw new S3Error('InvalidRequest', SELF_COPY_MESSAGE);
+    }
+    if (source.record.size > ctx.config.maxObjectSize) {
+      throw new S3Error('InvalidRequest', `The specified copy source is larger than the maximum allowable size for a copy source: ${ctx.config.maxObjectSize}`);
+    }
+    checkWriteCondition(ctx.objects.get(bucket.id, key), cond, 'request');
+    // Without a requested algorithm the source's is kept: recomputed over the copied bytes, it equals
+    // the source's FULL_OBJECT value and turns a multipart COMPOSITE one into the whole object's.
+    const algorithm = requested ?? (source.record.checksumAlgorithm as ChecksumAlgorithm | null) ?? undefined;
+    let copied: ReceivedUpload;
+    try {
+      copied = await stageCopy(r, source.record, algorithm);
+    } catch (err) {
+      // An overwrite may delete the source's blob between lookup and open: look again.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
+      throw err;
+    }
+    const { staged, digests } = copied;
+    const etag = `"${digests.md5Hex}"`;
+    const record: ObjectRecord = {
+      bucketId: bucket.id,
+      key,
+      blobId: staged.blobId,
+      size: digests.size,
+      etag,
+      sha256: digests.sha256Hex,
+      checksumAlgorithm: digests.checksum?.algorithm ?? null,
+      checksumValue: digests.checksum?.value ?? null,
+      checksumType: digests.checksum ? 'FULL_OBJECT' : null,
+      ...(replaced ?? storedHeadersOf(source.record)),
+      lastModified: Math.floor(ctx.clock().getTime() / 1000) * 1000,
+    };
+    await commitObject(ctx, record, staged, cond);
+    const result: Record<string, string> = { LastModified: isoDate(record.lastModified), ETag: etag };
+    if (digests.checksum) {
+      result[`Checksum${digests.checksum.algorithm}`] = digests.checksum.value;
+      result['ChecksumType'] = 'FULL_OBJECT';
+    }
+    return xmlResponse(toXml('CopyObjectResult', result));
+  }
+};

@@ -1,0 +1,83 @@
+// Abandoned multipart uploads: aborted once older than multipartMaxAgeSeconds, by a sweep at start
+// and every hour. The sweep also empties the blob trash (parts of aborted, completed-without and
+// bucket-deleted uploads) and forgets old completions.
+import type { AppContext } from '../../../context.js';
+
+export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+const BATCH = 256;
+
+type SweepContext = Pick<AppContext, 'config' | 'clock' | 'multipart' | 'storage' | 'log'>;
+
+export interface SweepResult {
+  aborted: number;
+  blobsRemoved: number;
+  completionsForgotten: number;
+}
+
+/**
+ * Removes every trashed blob from storage; returns how many. Safe to run concurrently. A blob that
+ * cannot be removed stays in the trash for the next sweep: the batch goes on, then the error is thrown.
+ */
+export async function drainTrash(ctx: Pick<AppContext, 'multipart' | 'storage'>, stop: () => boolean = () => false): Promise<number> {
+  let removed = 0;
+  while (!stop()) {
+    const batch = ctx.multipart.trash(BATCH);
+    let failure: unknown;
+    for (const blobId of batch) {
+      // Part blobs are never served to readers, so no lease can hold them.
+      try {
+        await ctx.storage.remove(blobId);
+      } catch (err) {
+        failure ??= err;
+        continue;
+      }
+      ctx.multipart.untrash(blobId);
+      removed++;
+    }
+    if (failure !== undefined) throw failure;
+    if (batch.length < BATCH) break;
+  }
+  return removed;
+}
+
+/** Aborts expired uploads, forgets old completions, empties the trash. `stop` ends it early (shutdown). */
+export async function sweepMultipart(ctx: SweepContext, stop: () => boolean = () => false): Promise<SweepResult> {
+  const before = ctx.clock().getTime() - ctx.config.multipartMaxAgeSeconds * 1000;
+  let aborted = 0;
+  for (;;) {
+    const ids = ctx.multipart.expired(before, BATCH);
+    for (const id of ids) if (ctx.multipart.abort(id)) aborted++;
+    if (ids.length < BATCH) break;
+  }
+  const completionsForgotten = ctx.multipart.pruneCompleted(before);
+  const blobsRemoved = await drainTrash(ctx, stop);
+  if (aborted > 0) ctx.log.info({ aborted, blobsRemoved }, 'multipart: aborted abandoned uploads');
+  return { aborted, blobsRemoved, completionsForgotten };
+}
+
+export interface Sweeper {
+  /** Stops the timer and waits for a sweep in progress. */
+  stop(): Promise<void>;
+}
+
+/** Sweeps now and every `intervalMs`; the timer never keeps the process alive. */
+export function startMultipartSweeper(ctx: SweepContext, intervalMs = SWEEP_INTERVAL_MS): Sweeper {
+  let running: Promise<unknown> = Promise.resolve();
+  let stopped = false;
+  const run = (): void => {
+    if (stopped) return;
+    running = running
+      .then(() => (stopped ? undefined : sweepMultipart(ctx, () => stopped)))
+      .catch((err: unknown) => ctx.log.warn({ err }, 'multipart: sweep failed'));
+  };
+  run();
+  const timer = setInterval(run, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

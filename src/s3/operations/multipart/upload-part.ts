@@ -1,0 +1,112 @@
+// UploadPart and UploadPartCopy: a part is received (or copied from an object, optionally a byte
+// range of it) into its own blob exactly like a PutObject body, then recorded under its number,
+// replacing an earlier part with that number.
+import { pipeline, type Readable } from 'node:stream';
+import type { MultipartUpload } from '../../../db/repos/multipart.js';
+import { S3Error } from '../../../errors/s3-errors.js';
+import { checksumHeader, type ChecksumAlgorithm } from '../../../hashing/checksums.js';
+import { UploadHasher, type UploadDigests } from '../../../hashing/upload-hasher.js';
+import type { StagedBlob } from '../../../storage/backend.js';
+import { parseCopySourceRange, resolveCopySource } from '../../copy-source.js';
+import { openObjectBody } from '../../object-reader.js';
+import { header, isoDate, requireBucket, type OperationHandler, type S3Request } from '../../operation.js';
+import { receiveUpload } from '../../receive-upload.js';
+import { xmlResponse } from '../../respond.js';
+import { parseUploadExpectations } from '../../upload-checks.js';
+import { toXml } from '../../xml.js';
+import { MAX_PART_SIZE, partChecksumAlgorithm, requirePartNumber, requireUpload, scheduleTrashDrain } from './common.js';
+
+interface CommittedPart {
+  etag: string;
+  lastModified: number;
+}
+
+/** Makes the staged bytes part `partNumber` of the upload; NoSuchUpload if it went away meanwhile. */
+async function commitPart(r: S3Request, upload: MultipartUpload, partNumber: number, staged: StagedBlob, digests: UploadDigests): Promise<CommittedPart> {
+  const { ctx } = r;
+  try {
+    await staged.commit();
+  } catch (err) {
+    await staged.abort();
+    throw err;
+  }
+  const etag = `"${digests.md5Hex}"`;
+  const lastModified = Math.floor(ctx.clock().getTime() / 1000) * 1000;
+  let outcome: 'added' | 'replaced' | 'missing';
+  try {
+    outcome = ctx.multipart.putPart({
+      uploadId: upload.uploadId,
+      partNumber,
+      blobId: staged.blobId,
+      size: digests.size,
+      etag,
+      checksumAlgorithm: digests.checksum?.algorithm ?? null,
+      checksumValue: digests.checksum?.value ?? null,
+      lastModified,
+    });
+  } catch (err) {
+    await ctx.storage.remove(staged.blobId).catch(() => undefined);
+    throw err;
+  }
+  if (outcome === 'missing') {
+    // Completed or aborted while this part was arriving.
+    await ctx.storage.remove(staged.blobId).catch(() => undefined);
+    throw new S3Error('NoSuchUpload', undefined, { UploadId: upload.uploadId });
+  }
+  if (outcome === 'replaced') scheduleTrashDrain(r);
+  return { etag, lastModified };
+}
+
+function checksumHeaders(digests: UploadDigests): Record<string, string> {
+  return digests.checksum ? { [checksumHeader(digests.checksum.algorithm)]: digests.checksum.value } : {};
+}
+
+export const uploadPart: OperationHandler = async (r) => {
+  const bucket = requireBucket(r, 'ObjectWrite');
+  const partNumber = requirePartNumber(r);
+  const upload = requireUpload(r, bucket);
+  const named = parseUploadExpectations(r.req, r.auth.payload).checksumAlgorithm;
+  const checksumAlgorithm = partChecksumAlgorithm(upload, named);
+  const { staged, digests } = await receiveUpload(r, { maxSize: MAX_PART_SIZE, checksumAlgorithm });
+  const { etag } = await commitPart(r, upload, partNumber, staged, digests);
+  return { status: 200, headers: { etag, 'content-length': 0, ...checksumHeaders(digests) } };
+};
+
+export const uploadPartCopy: OperationHandler = async (r) => {
+  const bucket = requireBucket(r, 'ObjectWrite');
+  const partNumber = requirePartNumber(r);
+  const upload = requireUpload(r, bucket);
+  const { ctx } = r;
+  // An overwrite of the source may remove its blobs between lookup and open: look again.
+  for (let attempt = 0; ; attempt++) {
+    const source = resolveCopySource(r);
+    const range = parseCopySourceRange(header(r, 'x-amz-copy-source-range'), source.record.size);
+    const length = range ? range.end - range.start + 1 : source.record.size;
+    if (length > MAX_PART_SIZE) {
+      throw new S3Error('InvalidRequest', `The specified copy source is larger than the maximum allowable size for a copy source: ${MAX_PART_SIZE}`);
+    }
+    let body: Readable;
+    try {
+      body = await openObjectBody(ctx, source.record, { range, signal: r.signal });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
+      throw err;
+    }
+    // The part gets the upload's checksum, computed from the copied bytes.
+    const checksumAlgorithm = (upload.checksumAlgorithm ?? undefined) as ChecksumAlgorithm | undefined;
+    const hasher = new UploadHasher({ checksumAlgorithm, maxSize: MAX_PART_SIZE });
+    const staged = await ctx.storage.stage(pipeline(body, hasher, () => undefined), { signal: r.signal });
+    let digests: UploadDigests;
+    try {
+      digests = await hasher.digests();
+      if (digests.size !== length) throw new Error(`copy source read ${digests.size} of ${length} bytes`);
+    } catch (err) {
+      await staged.abort();
+      throw err;
+    }
+    const part = await commitPart(r, upload, partNumber, staged, digests);
+    const result: Record<string, string> = { ETag: part.etag, LastModified: isoDate(part.lastModified) };
+    if (digests.checksum) result[`Checksum${digests.checksum.algorithm}`] = digests.checksum.value;
+    return xmlResponse(toXml('CopyPartResult', result));
+  }
+};

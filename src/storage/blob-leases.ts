@@ -1,0 +1,60 @@
+// Blob leases: a reader leases the blob ids of the version it serves for as long as it streams them;
+// removing a leased blob waits until the last lease on it is released. So an overwrite or delete can
+// never pull bytes from under a response, however many blobs (parts) the version has and however
+// slow the client. In memory, for one process: a lease is taken in the same tick as the metadata
+// lookup, so no removal can slip in between.
+
+export interface BlobLease {
+  /** Idempotent. */
+  release(): void;
+}
+
+export class BlobLeases {
+  private readonly holders = new Map<string, number>();
+  /** Leased blobs whose removal was asked for: removed when their last lease goes. */
+  private readonly doomed = new Set<string>();
+
+  /** `remove` deletes the bytes; it must not throw synchronously and reports its own failures. */
+  constructor(private readonly remove: (blobId: string) => Promise<void>) {}
+
+  acquire(blobIds: readonly string[]): BlobLease {
+    const ids = [...new Set(blobIds)];
+    for (const id of ids) this.holders.set(id, (this.holders.get(id) ?? 0) + 1);
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        for (const id of ids) this.drop(id);
+      },
+    };
+  }
+
+  private drop(id: string): void {
+    const n = (this.holders.get(id) ?? 1) - 1;
+    if (n > 0) {
+      this.holders.set(id, n);
+      return;
+    }
+    this.holders.delete(id);
+    if (this.doomed.delete(id)) void this.remove(id);
+  }
+
+  /** Removes the blob now, or when its last lease is released. Resolves when done or deferred. */
+  async removeWhenFree(blobId: string): Promise<void> {
+    if (this.holders.has(blobId)) {
+      this.doomed.add(blobId);
+      return;
+    }
+    await this.remove(blobId);
+  }
+
+  isLeased(blobId: string): boolean {
+    return this.holders.has(blobId);
+  }
+
+  /** Blobs waiting for their readers before they go (for tests and shutdown). */
+  get deferred(): number {
+    return this.doomed.size;
+  }
+}
