@@ -15,6 +15,8 @@ export interface KeyStoreOptions {
   ttlMs?: number;
   /** Entries kept per cache (found, not found). Default 10000. */
   max?: number;
+  /** Millisecond clock for the TTL (tests inject one); default performance.now. */
+  now?: () => number;
 }
 
 /** Anything else cannot be a key id we issued or accept (see config rootAccessKey); not looked up, not cached. */
@@ -31,8 +33,10 @@ export class KeyStore {
   ) {
     const ttl = opts.ttlMs ?? 1000;
     const max = opts.max ?? 10_000;
-    this.found = new LRUCache({ max, ttl, ttlAutopurge: false });
-    this.missing = new LRUCache({ max, ttl, ttlAutopurge: false });
+    const perf = opts.now ? { now: opts.now } : undefined;
+    // ttlResolution 0: every read checks the clock, so "within a second" holds to the millisecond.
+    this.found = new LRUCache({ max, ttl, ttlAutopurge: false, ttlResolution: 0, perf });
+    this.missing = new LRUCache({ max, ttl, ttlAutopurge: false, ttlResolution: 0, perf });
   }
 
   /** The secret and principal of a key, or undefined for an unknown key. Throws if the secret cannot be decrypted. */

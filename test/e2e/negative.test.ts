@@ -650,19 +650,21 @@ t.test('garbage Authorization headers and presigned queries -> 4xx, never 500', 
   await expectAbsent(t, BUCKET_A, 'garbage/short.bin', 'short decoded length');
 });
 
-t.test('a bucket key deleted with the CLI stops working within ~1.5 s', async (t) => {
+// The one-second bound itself is proven with an injected clock in test/unit/repos.test.ts; over a real
+// socket on a loaded 2-core machine we only allow some slack for scheduling.
+t.test('a bucket key deleted with the CLI stops working', async (t) => {
   const key = await createBucketKey(server, BUCKET_A, 'read_write');
   const s3 = root.as(key);
   expectOk(t, await s3.getObject(BUCKET_A, 'seed.txt'), 'the new key works');
   const del = await server.admin(['access-keys', 'delete', key.accessKeyId]);
   t.same(del, { deleted: true, accessKeyId: key.accessKeyId }, 'CLI delete output');
-  const deadline = Date.now() + 1500;
+  const deadline = Date.now() + 3000;
   let res = await s3.getObject(BUCKET_A, 'seed.txt');
   while (res.status === 200 && Date.now() < deadline) {
     await sleep(100);
     res = await s3.getObject(BUCKET_A, 'seed.txt');
   }
-  expectError(t, res, 403, 'InvalidAccessKeyId', 'the deleted key, polled for at most 1.5 s');
+  expectError(t, res, 403, 'InvalidAccessKeyId', 'the deleted key, polled for at most 3 s');
   expectError(t, await s3.putObject(BUCKET_A, 'by-deleted-key.txt', Buffer.from('x')), 403, 'InvalidAccessKeyId', 'PUT with the deleted key');
   await expectAbsent(t, BUCKET_A, 'by-deleted-key.txt', 'deleted key');
 });
