@@ -1,0 +1,146 @@
+// bench entry point.
+//   npm run bench                       (root) build s3edge, run everything, rewrite bench/RESULTS.md
+//   node bench/dist/main.js --smoke     seconds: s3edge + ceiling, 4 KiB, a handful of ops; report to a temp file
+// Options: --out FILE  --json FILE  --rounds N  --round-seconds S  --list-objects N  --moto-list-objects N
+//          --targets s3edge,s3rver,...  --workloads PUT,GET,...  --sizes 4KiB,1MiB,256MiB  --skip-rss
+//          --s3edge-env KEY=VALUE (repeatable)  --s3edge-arg ARG (repeatable)
+// A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { runCeilingServer } from './ceiling.js';
+import { installExitHandlers } from './proc.js';
+import { formatFigure } from './report.js';
+import { runBench, type BenchOptions } from './run.js';
+import { repoRoot, type TargetName } from './targets.js';
+import { GiB, KiB, MiB, type Workload } from './workloads.js';
+
+export { runBench } from './run.js';
+export type { BenchOptions } from './run.js';
+export type { BenchResult, CellResult, Figure } from './report.js';
+
+const TARGETS: readonly TargetName[] = ['s3edge', 's3rver', 'moto', 'nginx', 'ceiling'];
+const WORKLOADS: readonly Workload[] = ['PUT', 'GET', 'HEAD', 'DELETE', 'LIST', 'MIXED'];
+
+export function parseBenchArgs(argv: readonly string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      smoke: { type: 'boolean' },
+      out: { type: 'string' },
+      json: { type: 'string' },
+      rounds: { type: 'string' },
+      'round-seconds': { type: 'string' },
+      'list-objects': { type: 'string' },
+      'moto-list-objects': { type: 'string' },
+      workloads: { type: 'string' },
+      sizes: { type: 'string' },
+      targets: { type: 'string' },
+      'skip-rss': { type: 'boolean' },
+      's3edge-env': { type: 'string', multiple: true },
+      's3edge-arg': { type: 'string', multiple: true },
+    },
+  });
+  const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
+  const positive = (name: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number (got ${v})`);
+    return n;
+  };
+  let targets: TargetName[] | undefined;
+  if (values.targets !== undefined) {
+    targets = [];
+    for (const t of values.targets.split(',')) {
+      const name = TARGETS.find((x) => x === t.trim());
+      if (!name) throw new Error(`--targets: unknown target ${t} (known: ${TARGETS.join(', ')})`);
+      targets.push(name);
+    }
+  }
+  let workloads: Workload[] | undefined;
+  if (values.workloads !== undefined) {
+    workloads = [];
+    for (const w of values.workloads.split(',')) {
+      const name = WORKLOADS.find((x) => x === w.trim().toUpperCase());
+      if (!name) throw new Error(`--workloads: unknown workload ${w} (known: ${WORKLOADS.join(', ')})`);
+      workloads.push(name);
+    }
+  }
+  let sizes: number[] | undefined;
+  if (values.sizes !== undefined) {
+    sizes = [];
+    for (const s of values.sizes.split(',')) {
+      const m = /^(\d+)\s*(KiB|MiB|GiB)$/i.exec(s.trim());
+      if (!m?.[1] || !m[2]) throw new Error(`--sizes: want e.g. 4KiB,1MiB,256MiB (got ${s})`);
+      sizes.push(Number(m[1]) * (m[2].toLowerCase() === 'kib' ? KiB : m[2].toLowerCase() === 'mib' ? MiB : GiB));
+    }
+  }
+  const s3edgeEnv: Record<string, string> = {};
+  for (const kv of values['s3edge-env'] ?? []) {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new Error(`--s3edge-env wants KEY=VALUE (got ${kv})`);
+    s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
+  const partial = smoke || workloads !== undefined || sizes !== undefined || targets !== undefined;
+  const out = values.out ?? (partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : join(repoRoot(), 'bench', 'RESULTS.md'));
+  const rounds = positive('rounds', values.rounds);
+  return {
+    smoke,
+    out,
+    ...(values.json !== undefined ? { json: values.json } : {}),
+    ...(rounds !== undefined ? { rounds: Math.round(rounds) } : {}),
+    ...(values['round-seconds'] !== undefined ? { roundSeconds: positive('round-seconds', values['round-seconds']) } : {}),
+    ...(values['list-objects'] !== undefined ? { listObjects: Math.round(positive('list-objects', values['list-objects']) ?? 0) } : {}),
+    ...(values['moto-list-objects'] !== undefined ? { motoListObjects: Math.round(positive('moto-list-objects', values['moto-list-objects']) ?? 0) } : {}),
+    ...(targets ? { targets } : {}),
+    ...(workloads ? { workloads } : {}),
+    ...(sizes ? { sizes } : {}),
+    skipRss: values['skip-rss'] === true,
+    s3edgeEnv,
+    s3edgeArgs: values['s3edge-arg'] ?? [],
+    command: argv.length ? `node bench/dist/main.js ${argv.join(' ')}` : 'npm run bench',
+  };
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === '--internal-ceiling-server') {
+    const dir = argv[1];
+    if (!dir) throw new Error('--internal-ceiling-server DIR');
+    await runCeilingServer(dir);
+    return -1; // keep running
+  }
+  let opts: BenchOptions;
+  try {
+    opts = parseBenchArgs(argv);
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n`);
+    return 2;
+  }
+  installExitHandlers();
+  const result = await runBench(opts);
+  // Exit 1 when s3edge failed an op; a peer's failures are reported, not ours to fail on.
+  const failed = result.cells.filter((c) => c.target === 's3edge').reduce((n, c) => n + c.errors, 0);
+  for (const f of result.figures) {
+    const v = formatFigure(f);
+    process.stdout.write(`${f.pass === undefined ? 'n/a ' : f.pass ? 'PASS' : 'MISS'}  ${f.name}: ${v} (${f.goal})\n`);
+  }
+  process.stdout.write(`report: ${opts.out}\n`);
+  return failed > 0 ? 1 : 0;
+}
+
+const invoked = process.argv[1];
+if (invoked && import.meta.url === pathToFileURL(invoked).href) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      if (code >= 0) process.exit(code);
+    },
+    (err: unknown) => {
+      process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

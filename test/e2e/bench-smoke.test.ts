@@ -1,0 +1,65 @@
+// Keeps the benchmark harness (bench/) from rotting: its smoke configuration (s3edge + the bare
+// ceiling server, 4 KiB, a handful of ops, one round) runs against the built server and must
+// produce sane numbers. No timing is asserted: numbers only have to exist and every op must succeed.
+// The harness is imported from bench/src, so `npm run build` compiles it into dist/bench/; the
+// smoke path needs only the root package's dependencies (undici), never bench/node_modules.
+import t from 'tap';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseBenchArgs, runBench } from '../../bench/src/main.js';
+
+const RESULTS = fileURLToPath(new URL('../../../bench/RESULTS.md', import.meta.url));
+
+t.test('bench --smoke measures s3edge and the ceiling and writes its report where told', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-bench-smoke-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'report.md');
+  const resultsBefore = existsSync(RESULTS) ? statSync(RESULTS).mtimeMs : undefined;
+
+  const opts = parseBenchArgs(['--smoke', '--out', out]);
+  t.equal(opts.smoke, true);
+  t.equal(opts.out, out);
+  const lines: string[] = [];
+  const result = await runBench({ ...opts, log: (line) => lines.push(line) });
+  t.comment(`smoke run: ${(result.durationMs / 1000).toFixed(1)} s`);
+
+  t.equal(result.mode, 'smoke');
+  const workloads = new Set(result.cells.map((c) => c.workload));
+  t.same([...workloads].sort(), ['DELETE', 'GET', 'HEAD', 'LIST', 'MIXED', 'PUT'], 'every workload ran');
+  t.ok(result.cells.some((c) => c.target === 'ceiling'), 'the ceiling server ran');
+  for (const c of result.cells) {
+    const name = `${c.workload} c${c.concurrency} ${c.target}`;
+    t.equal(c.errors, 0, `${name}: every op succeeded${c.firstError ? ` (first error: ${c.firstError})` : ''}`);
+    t.ok(c.ops > 0 && c.opsPerSec > 0, `${name}: ops counted`);
+    t.ok(c.p50Ms > 0 && c.p99Ms >= c.p50Ms, `${name}: latencies`);
+    t.ok(c.rssMaxKiB > 0, `${name}: server RSS sampled`);
+    if (c.workload === 'PUT' || c.workload === 'GET') t.ok(c.mbPerSec > 0, `${name}: bytes counted`);
+  }
+  const put = result.cells.find((c) => c.workload === 'PUT' && c.target === 's3edge');
+  t.equal(put?.rounds[0]?.ops, 8, 'an op-bounded round issues exactly its ops');
+
+  t.ok(result.rss, 'RSS figures measured');
+  t.equal(result.rss?.idle.connected, 10, 'idle keep-alive connections stayed open');
+  t.equal(result.rss?.idle.errors, 0);
+  t.equal(result.rss?.upload.ok, true, 'the streamed upload succeeded');
+  t.equal(result.figures.length, 9, 'every figure of issue 4 has a line');
+
+  const report = readFileSync(out, 'utf8');
+  t.match(report, /^# s3edge benchmark/);
+  t.match(report, /Machine: \d+ cores/);
+  t.match(report, /\| PUT \| 4 KiB \| 1 \| \*\*s3edge\*\* \|/);
+  t.match(report, /\| LIST \| 10 of 40 \| 2 \| \*\*s3edge\*\* \|/);
+  t.match(report, /RSS with 10 idle keep-alive connections \| \d+ MiB \| <= 512 MiB \| PASS/);
+  t.equal(existsSync(RESULTS) ? statSync(RESULTS).mtimeMs : undefined, resultsBefore, 'bench/RESULTS.md untouched');
+  t.ok(lines.some((l) => l.startsWith('bench: report written')), 'progress is logged');
+});
+
+t.test('without --out a smoke run reports to a temp file, never bench/RESULTS.md', async (t) => {
+  const opts = parseBenchArgs(['--smoke']);
+  t.ok(opts.out.startsWith(tmpdir()), opts.out);
+  t.throws(() => parseBenchArgs(['--rounds', '0']), /positive/);
+  t.throws(() => parseBenchArgs(['--targets', 'minio']), /unknown target/);
+});
