@@ -4,6 +4,8 @@ import type { AppContext } from '../context.js';
 import type { ObjectRecord } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
 import type { StagedBlob } from '../storage/backend.js';
+import type { UploadDigests } from '../hashing/upload-hasher.js';
+import type { StoredHeaders } from './object-headers.js';
 
 /** Conditional write (If-Match / If-None-Match: *), re-checked inside the commit transaction. */
 export interface WriteCondition {
@@ -33,6 +35,29 @@ export function checkWriteCondition(current: ObjectRecord | undefined, cond: Wri
     const wanted = cond.ifMatch.split(',').map(stripQuotes);
     if (!wanted.includes('*') && !wanted.includes(stripQuotes(current.etag))) fail();
   }
+}
+
+/** The record of a one-blob version (PutObject, CopyObject): ETag = MD5, checksum FULL_OBJECT. */
+export function singleBlobRecord(
+  target: { bucketId: string; key: string },
+  staged: StagedBlob,
+  digests: UploadDigests,
+  headers: StoredHeaders,
+  now: Date,
+): ObjectRecord {
+  return {
+    ...target,
+    blobId: staged.blobId,
+    size: digests.size,
+    etag: `"${digests.md5Hex}"`,
+    sha256: digests.sha256Hex,
+    checksumAlgorithm: digests.checksum?.algorithm ?? null,
+    checksumValue: digests.checksum?.value ?? null,
+    checksumType: digests.checksum ? 'FULL_OBJECT' : null,
+    ...headers,
+    // S3 times have second precision; storing them so keeps conditionals and listings consistent.
+    lastModified: Math.floor(now.getTime() / 1000) * 1000,
+  };
 }
 
 /**

@@ -9,7 +9,7 @@ import type { ObjectRecord } from '../../db/repos/objects.js';
 import { resolveCopySource } from '../copy-source.js';
 import { pickObjectHeaders, type StoredHeaders } from '../object-headers.js';
 import { openObjectBody } from '../object-reader.js';
-import { checkWriteCondition, commitObject, type WriteCondition } from '../object-writes.js';
+import { checkWriteCondition, commitObject, singleBlobRecord, type WriteCondition } from '../object-writes.js';
 import { header, isoDate, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import type { ReceivedUpload } from '../receive-upload.js';
 import { xmlResponse } from '../respond.js';
@@ -95,20 +95,8 @@ export const copyObject: OperationHandler = async (r) => {
       throw err;
     }
     const { staged, digests } = copied;
-    const etag = `"${digests.md5Hex}"`;
-    const record: ObjectRecord = {
-      bucketId: bucket.id,
-      key,
-      blobId: staged.blobId,
-      size: digests.size,
-      etag,
-      sha256: digests.sha256Hex,
-      checksumAlgorithm: digests.checksum?.algorithm ?? null,
-      checksumValue: digests.checksum?.value ?? null,
-      checksumType: digests.checksum ? 'FULL_OBJECT' : null,
-      ...(replaced ?? storedHeadersOf(source.record)),
-      lastModified: Math.floor(ctx.clock().getTime() / 1000) * 1000,
-    };
+    const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, replaced ?? storedHeadersOf(source.record), ctx.clock());
+    const etag = record.etag;
     await commitObject(ctx, record, staged, cond);
     const result: Record<string, string> = { LastModified: isoDate(record.lastModified), ETag: etag };
     if (digests.checksum) {
