@@ -1,5 +1,5 @@
 // The ceiling: a bare node:http server with no S3 logic, to show what this machine and Node can do.
-// PUT: hash SHA-256 + MD5 inline while receiving, write in 1 MiB batches to a temp file, fsync,
+// PUT: hash SHA-256 + MD5 inline while receiving, write in 1 MiB batches (one in flight) to a temp file, fsync,
 // rename into place (so a GET can read it back), answer 200. GET: send the file with 1 MiB reads
 // (a fresh buffer per read, the size of what is left when that is smaller).
 // Runs in its own process (`main.js --internal-ceiling-server DIR`), like the servers it bounds.
@@ -23,19 +23,24 @@ async function put(dir: string, req: IncomingMessage, res: ServerResponse): Prom
   try {
     const sha = createHash('sha256');
     const md5 = createHash('md5');
+    // One write in flight while the next MiB arrives and is hashed: disk and CPU overlap.
     let pending: Buffer[] = [];
     let pendingBytes = 0;
+    let inFlight: Promise<unknown> = Promise.resolve();
     for await (const chunk of req as AsyncIterable<Buffer>) {
       sha.update(chunk);
       md5.update(chunk);
       pending.push(chunk);
       pendingBytes += chunk.length;
       if (pendingBytes >= BATCH) {
-        await fh.writev(pending);
+        await inFlight;
+        inFlight = fh.writev(pending);
+        inFlight.catch(() => undefined); // awaited (and thrown) at the next batch or the end
         pending = [];
         pendingBytes = 0;
       }
     }
+    await inFlight;
     if (pendingBytes > 0) await fh.writev(pending);
     await fh.sync();
     await fh.close();
