@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import Fastify from 'fastify';
 import type { AppContext } from './context.js';
-import { handleS3 } from './s3/handler.js';
+import { createS3Handler } from './s3/handler.js';
 
 export interface App {
   close(): Promise<void>;
@@ -32,6 +32,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   });
   await fastify.ready();
   const management = fastifyListener as RequestListener;
+  const s3 = createS3Handler(ctx);
 
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     if (isManagementPath(req.url)) {
@@ -40,7 +41,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       management(req, res);
       return;
     }
-    void handleS3(ctx, req, res);
+    void s3(req, res);
   };
   return { listener, close: () => fastify.close() };
 }

@@ -8,7 +8,9 @@ import { ObjectsRepo } from './db/repos/objects.js';
 import { MultipartRepo } from './db/repos/multipart.js';
 import { KeyStore } from './auth/key-store.js';
 import { ensureRoot } from './auth/root.js';
-import { openDataDir } from './cli/data-dir.js';
+import { META_DB_FILE, openDataDir } from './cli/data-dir.js';
+import { WalSync, type Durability } from './db/wal-sync.js';
+import { Checkpointer } from './db/checkpointer.js';
 import type { StorageBackend } from './storage/backend.js';
 import { DiskStorage } from './storage/disk.js';
 import { BlobLeases } from './storage/blob-leases.js';
@@ -19,6 +21,8 @@ export interface AppContext {
   log: Logger;
   clock: () => Date;
   db: Db;
+  /** Await before acknowledging a write: makes every commit so far durable (shared WAL flush). */
+  durability: Durability;
   repos: Repos;
   objects: ObjectsRepo;
   multipart: MultipartRepo;
@@ -39,7 +43,17 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const log = opts.log ?? pino({ level: config.logLevel });
   const { db, repos, masterKey } = openDataDir(config);
   const storage = new DiskStorage(join(config.dataDir, 'storage'));
+  const dbFile = join(config.dataDir, META_DB_FILE);
+  let walSync: WalSync | undefined;
+  let checkpointer: Checkpointer | undefined;
   try {
+    // Commits only write the WAL; requests that must be durable await one shared flush (db/wal-sync.ts),
+    // and checkpoints run in a worker thread (db/checkpointer.ts): no fsync on the event loop.
+    db.pragma('synchronous = NORMAL');
+    walSync = new WalSync(`${dbFile}-wal`);
+    checkpointer = new Checkpointer(db, dbFile, log);
+    const durability = walSync;
+    const checkpoints = checkpointer;
     await storage.init();
     const root = ensureRoot(config, repos, masterKey);
     const objects = new ObjectsRepo(db);
@@ -51,6 +65,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       log,
       clock: opts.clock ?? (() => new Date()),
       db,
+      durability,
       repos,
       objects,
       multipart: new MultipartRepo(db, objects),
@@ -61,6 +76,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       async close() {
         await sweeper.stop();
         await storage.close();
+        await durability.close();
+        await checkpoints.close();
         db.close();
       },
     };
@@ -68,6 +85,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const sweeper = startMultipartSweeper(ctx);
     return ctx;
   } catch (err) {
+    await walSync?.close();
+    await checkpointer?.close();
     db.close();
     throw err;
   }

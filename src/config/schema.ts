@@ -20,6 +20,11 @@ export interface Config {
   s3Domains: string[];
   maxSkewSeconds: number;
   maxObjectSize: number;
+  /**
+   * Objects up to this many bytes are kept in the metadata database with their row (one shared WAL
+   * sync per batch of PUTs, no file to open on GET); 0 keeps every object in the storage backend.
+   */
+  inlineObjectMaxBytes: number;
   /** Multipart uploads neither completed nor aborted this long after they began are aborted. */
   multipartMaxAgeSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -37,7 +42,7 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey', 'tls',
+    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey', 'tls',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -48,6 +53,8 @@ export const configSchema = {
     s3Domains: { type: 'array', items: { type: 'string', pattern: '^[a-z0-9.-]+(:[0-9]+)?$' } },
     maxSkewSeconds: { type: 'integer', minimum: 1, maximum: 86400 },
     maxObjectSize: { type: 'integer', minimum: 1, maximum: 5497558138880 },
+    // Past 1 MiB a row would hold the database's write lock for as long as a file write takes.
+    inlineObjectMaxBytes: { type: 'integer', minimum: 0, maximum: 1048576 },
     multipartMaxAgeSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },

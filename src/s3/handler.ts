@@ -62,21 +62,50 @@ const HANDLERS: Record<OperationName, OperationHandler> = {
   ListMultipartUploads: listMultipartUploads,
 };
 
-function newRequestId(): string {
-  return randomBytes(8).toString('hex').toUpperCase();
+/**
+ * Request ids: 16 hex digits, a random per-handler prefix and a counter. Unique within the process and
+ * unlikely to repeat across restarts, without a random draw per request.
+ */
+function requestIdGenerator(): () => string {
+  const prefix = randomBytes(3).toString('hex').toUpperCase();
+  let seq = 0;
+  return () => prefix + (seq++ % 0x10000000000).toString(16).toUpperCase().padStart(10, '0');
 }
 
-export async function handleS3(ctx: AppContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const requestId = newRequestId();
+/** "The client went away", as an AbortSignal made only for the handlers that ask for one. */
+class ClientGone {
+  gone = false;
+  private controller?: AbortController;
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.gone) this.controller.abort();
+    return this.controller.signal;
+  }
+
+  abort(): void {
+    this.gone = true;
+    this.controller?.abort();
+  }
+}
+
+export type S3Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+export function createS3Handler(ctx: AppContext): S3Handler {
+  const newRequestId = requestIdGenerator();
+  return (req, res) => handleS3(ctx, newRequestId(), req, res);
+}
+
+async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   res.setHeader('x-amz-request-id', requestId);
   res.setHeader('x-amz-id-2', requestId);
   res.setHeader('server', 's3edge');
   trackContinue(req, res);
   const rawUrl = req.url ?? '/';
   let addr: S3Address | undefined;
-  const abort = new AbortController();
+  const client = new ClientGone();
   const onClose = (): void => {
-    if (!res.writableFinished) abort.abort();
+    if (!res.writableFinished) client.abort();
   };
   res.once('close', onClose);
   try {
@@ -97,10 +126,18 @@ export async function handleS3(ctx: AppContext, req: IncomingMessage, res: Serve
     if (!auth) throw new S3Error('AccessDenied');
     const found = ctx.keys.lookup(auth.accessKeyId);
     if (!found) throw new S3Error('InvalidAccessKeyId');
-    const result = await HANDLERS[op]({ ctx, req, addr, auth, principal: found.principal, requestId, signal: abort.signal });
+    const principal = found.principal;
+    const result = await HANDLERS[op]({
+      ctx, req, addr, auth, principal, requestId,
+      get signal() {
+        return client.signal;
+      },
+    });
+    // A write is acknowledged only once its commit is on disk (one flush shared by concurrent writes).
+    if (req.method !== 'GET' && req.method !== 'HEAD') await ctx.durability.sync();
     await sendResponse(req, res, result);
   } catch (err) {
-    if (abort.signal.aborted) {
+    if (client.gone) {
       res.destroy();
       return;
     }

@@ -8,6 +8,7 @@ import { objectBlobIds, type ObjectPart, type ObjectRecord } from '../db/repos/o
 import { S3Error } from '../errors/s3-errors.js';
 import type { ReadRange } from '../storage/backend.js';
 import type { BlobLease } from '../storage/blob-leases.js';
+import { isInlineBlobId } from '../storage/blob-id.js';
 
 export const MAX_PART_NUMBER = 10000;
 
@@ -61,6 +62,29 @@ export function partRange(rec: Pick<ObjectRecord, 'parts' | 'size'>, partNumber:
   return { range: size > 0 ? { start, end: start + size - 1 } : undefined, count: parts.length };
 }
 
+function blobGone(blobId: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`blob ${blobId} is gone`), { code: 'ENOENT' });
+}
+
+/**
+ * The bytes (or an inclusive range) of an object kept inline in the metadata database, read in the
+ * tick of the lookup; undefined for an object whose bytes are in the storage backend.
+ */
+export function inlineBody(ctx: AppContext, rec: ObjectRecord, range?: ReadRange): Buffer | undefined {
+  if (rec.parts || !isInlineBlobId(rec.blobId)) return undefined;
+  const data = ctx.objects.inlineData(rec.blobId);
+  if (!data) throw blobGone(rec.blobId);
+  return range ? data.subarray(range.start, range.end + 1) : data;
+}
+
+/** Opens one segment, from the metadata database or the storage backend. */
+async function openSegment(ctx: AppContext, segment: Segment, signal?: AbortSignal): Promise<Readable> {
+  if (!isInlineBlobId(segment.blobId)) return ctx.storage.read(segment.blobId, { range: segment.range, signal });
+  const data = ctx.objects.inlineData(segment.blobId);
+  if (!data) throw blobGone(segment.blobId);
+  return Readable.from([data.subarray(segment.range.start, segment.range.end + 1)], { objectMode: false });
+}
+
 /**
  * Streams the object's bytes (or an inclusive range of them). Call it in the same tick as the lookup
  * that produced `rec`: the lease on its blobs is taken synchronously, before any await, so no
@@ -81,7 +105,7 @@ export async function openObjectBody(
       stream = Readable.from([]);
     } else {
       // The first blob is opened before anything is sent, so a missing blob is still a clean error.
-      const opened = await ctx.storage.read(first.blobId, { range: first.range, signal: opts.signal });
+      const opened = await openSegment(ctx, first, opts.signal);
       stream = segments.length === 1 ? opened : concatenate(ctx, opened, segments.slice(1), opts.signal);
     }
   } catch (err) {
@@ -107,7 +131,7 @@ function concatenate(ctx: AppContext, first: Readable, rest: Segment[], signal?:
     try {
       yield* current as AsyncIterable<Buffer>;
       for (const segment of rest) {
-        current = await ctx.storage.read(segment.blobId, { range: segment.range, signal });
+        current = await openSegment(ctx, segment, signal);
         yield* current as AsyncIterable<Buffer>;
       }
     } finally {

@@ -4,6 +4,8 @@ import type { AppContext } from '../context.js';
 import type { ObjectRecord } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
 import type { StagedBlob } from '../storage/backend.js';
+import { stageInline } from '../storage/inline-stage.js';
+import type { Readable } from 'node:stream';
 import type { UploadDigests } from '../hashing/upload-hasher.js';
 import type { StoredHeaders } from './object-headers.js';
 
@@ -61,6 +63,20 @@ export function singleBlobRecord(
 }
 
 /**
+ * Stages the body of a new object version: in memory for the metadata database when its size is known
+ * and at most inlineObjectMaxBytes (`maxSize`: a bound on the bytes to come), else in the backend.
+ */
+export function stageObjectBody(
+  ctx: AppContext,
+  body: Readable,
+  opts: { maxSize?: number; signal?: AbortSignal },
+): Promise<StagedBlob> {
+  const limit = ctx.config.inlineObjectMaxBytes;
+  if (opts.maxSize !== undefined && opts.maxSize <= limit) return stageInline(body, limit, opts.signal);
+  return ctx.storage.stage(body, { signal: opts.signal });
+}
+
+/**
  * Commits staged bytes as `record` (record.blobId must be staged.blobId): rename into place, then one
  * metadata transaction, then the replaced version's bytes go. On failure nothing of the new version stays.
  */
@@ -74,10 +90,10 @@ export async function commitObject(
   try {
     await staged.commit();
     committed = true;
-    const replaced = ctx.objects.put(record, (current) => checkWriteCondition(current, cond, 'commit'));
-    releaseBlobs(ctx, replaced);
+    const replaced = ctx.objects.put(record, (current) => checkWriteCondition(current, cond, 'commit'), staged.inline);
+    void releaseBlobs(ctx, replaced);
   } catch (err) {
-    if (committed) await ctx.storage.remove(staged.blobId).catch(() => undefined);
+    if (committed && !staged.inline) await ctx.storage.remove(staged.blobId).catch(() => undefined);
     else await staged.abort();
     throw err;
   }
@@ -85,16 +101,23 @@ export async function commitObject(
 
 /** Deletes the key's current version, if any; returns whether there was one. */
 export async function removeObject(ctx: AppContext, bucketId: string, key: string): Promise<boolean> {
-  const blobIds = ctx.objects.delete(bucketId, key);
-  releaseBlobs(ctx, blobIds);
-  return blobIds.length > 0;
+  const { existed, blobIds } = ctx.objects.delete(bucketId, key);
+  void releaseBlobs(ctx, blobIds);
+  return existed;
 }
 
 /**
- * Removes bytes no record points at any more (every part of a multipart version). A blob that a
- * reader still streams goes when that reader is done (blob leases); failures are logged by the
- * lease table's remover, never the client's problem.
+ * Removes bytes no record points at any more (every part of a multipart version), once the commit
+ * that unreferenced them is durable: a power loss before that would bring the old row back, and it
+ * must still find its bytes. A blob that a reader still streams goes when that reader is done (blob
+ * leases); failures are logged, never the client's problem. Resolves once the removals are under way.
  */
-export function releaseBlobs(ctx: AppContext, blobIds: readonly string[]): void {
-  for (const blobId of blobIds) void ctx.leases.removeWhenFree(blobId);
+export function releaseBlobs(ctx: AppContext, blobIds: readonly string[]): Promise<void> {
+  if (blobIds.length === 0) return Promise.resolve();
+  return ctx.durability.sync().then(
+    () => {
+      for (const blobId of blobIds) void ctx.leases.removeWhenFree(blobId);
+    },
+    (err: unknown) => ctx.log.warn({ err, blobIds }, 'metadata sync failed: replaced blobs kept'),
+  );
 }

@@ -6,6 +6,7 @@ import { UploadHasher, type UploadDigests } from '../hashing/upload-hasher.js';
 import type { ChecksumAlgorithm } from '../hashing/checksums.js';
 import type { StagedBlob } from '../storage/backend.js';
 import { requestBody } from './body.js';
+import { stageObjectBody } from './object-writes.js';
 import { header, type S3Request } from './operation.js';
 import { checkUpload, parseUploadExpectations } from './upload-checks.js';
 
@@ -33,9 +34,13 @@ export function precheckUpload(r: S3Request, maxSize: number): void {
 /**
  * Streams the body into a staged blob and verifies it. On any failure nothing is left behind and the
  * AWS error is thrown; on success the caller owns `staged` (commit it or abort it). `checksumAlgorithm`
- * is computed when the request names none (a part of a FULL_OBJECT multipart upload).
+ * is computed when the request names none (a part of a FULL_OBJECT multipart upload). `objectBody`:
+ * the body of a whole object version, which may be kept inline in the metadata database when small.
  */
-export async function receiveUpload(r: S3Request, opts: { maxSize: number; checksumAlgorithm?: ChecksumAlgorithm }): Promise<ReceivedUpload> {
+export async function receiveUpload(
+  r: S3Request,
+  opts: { maxSize: number; checksumAlgorithm?: ChecksumAlgorithm; objectBody?: boolean },
+): Promise<ReceivedUpload> {
   const { ctx, req, auth } = r;
   precheckUpload(r, opts.maxSize);
   const framed = auth.payload.kind === 'streaming-signed' || auth.payload.kind === 'streaming-unsigned-trailer';
@@ -47,7 +52,9 @@ export async function receiveUpload(r: S3Request, opts: { maxSize: number; check
     ? new ChunkDecoder({ auth, decodedContentLength: decodedRaw === undefined ? undefined : Number(decodedRaw) })
     : undefined;
   const body = requestBody(req, decoder ? [decoder, hasher] : [hasher]);
-  const staged = await ctx.storage.stage(body, { signal: r.signal });
+  const staged = opts.objectBody
+    ? await stageObjectBody(ctx, body, { maxSize: length, signal: r.signal })
+    : await ctx.storage.stage(body, { signal: r.signal });
   try {
     const digests = await hasher.digests();
     if (!framed && length !== undefined && digests.size !== length) throw new S3Error('IncompleteBody');

@@ -4,6 +4,11 @@ import type { Readable } from 'node:stream';
 export interface StagedBlob {
   readonly blobId: string;
   readonly size: number;
+  /**
+   * Set for a small body held in memory under an inline blob id: it is stored with the object's row,
+   * in the same metadata transaction, instead of in the backend (commit and abort do nothing).
+   */
+  readonly inline?: Buffer;
   /** Makes the bytes readable at blobId (still unreferenced until the metadata commit). */
   commit(): Promise<void>;
   /** Discards the bytes; safe to call more than once and after a failed commit. */

@@ -17,3 +17,17 @@ export function newBlobId(): string {
   }
   return out;
 }
+
+const INLINE_PREFIX = 'inline-';
+
+/**
+ * The id of a blob kept in the metadata database (inline_blobs) rather than in the storage backend.
+ * The '-' never occurs in a backend blob id, so an inline id can never name a file.
+ */
+export function newInlineBlobId(): string {
+  return INLINE_PREFIX + newBlobId();
+}
+
+export function isInlineBlobId(blobId: string): boolean {
+  return blobId.startsWith(INLINE_PREFIX);
+}

@@ -114,7 +114,7 @@ t.test('complete: object with a manifest, listed parts kept, others trashed, one
   t.same(multipart.trash(10), ['p2'], 'only the unlisted part is trash');
   t.match(multipart.getCompleted(u.uploadId), { key: 'k', etag: '"x-2"' });
   t.equal(multipart.complete(u.uploadId, (x, parts) => plan(x, parts, [1])), undefined, 'a second completion finds no upload');
-  t.same(objects.delete(bucketId, 'k'), ['p1', 'p3'], 'deleting the object reports every part blob');
+  t.same(objects.delete(bucketId, 'k'), { existed: true, blobIds: ['p1', 'p3'] }, 'deleting the object reports every part blob');
   t.equal(multipart.pruneCompleted(3001), 1);
   t.equal(multipart.getCompleted(u.uploadId), undefined);
 });

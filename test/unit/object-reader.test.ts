@@ -87,7 +87,7 @@ t.test('streams parts in order, any range, and holds their blobs while it stream
   const reading = await openObjectBody(ctx, rec);
   const first = await new Promise<Buffer>((resolve) => reading.once('data', resolve));
   reading.pause();
-  releaseBlobs(ctx, ids);
+  await releaseBlobs(ctx, ids);
   t.equal(ctx.leases.deferred, 3, 'removal deferred');
   const rest = await collect(reading);
   t.ok(Buffer.concat([first, rest]).equals(whole), 'the reader saw one whole version');

@@ -1,6 +1,7 @@
 // Listing semantics of the objects repository against a real SQLite database.
 import t from 'tap';
 import { openDatabase } from '../../src/db/open.js';
+import { newInlineBlobId } from '../../src/storage/blob-id.js';
 import { createRepos } from '../../src/db/repos/index.js';
 import { ObjectsRepo, prefixUpperBound, type ObjectRecord } from '../../src/db/repos/objects.js';
 
@@ -77,9 +78,29 @@ t.test('put replaces and reports the old blob; delete reports the blob', async (
   t.same(objects.put(record(bucketId, 'k', 'two')), ['one']);
   t.equal(objects.get(bucketId, 'k')?.blobId, 'two');
   t.same(objects.get(bucketId, 'k')?.userMetadata, { a: 'b' });
-  t.same(objects.delete(bucketId, 'k'), ['two']);
-  t.same(objects.delete(bucketId, 'k'), []);
+  t.same(objects.delete(bucketId, 'k'), { existed: true, blobIds: ['two'] });
+  t.same(objects.delete(bucketId, 'k'), { existed: false, blobIds: [] });
   t.equal(objects.count(bucketId), 0);
+});
+
+t.test('an inline body is stored with its row and goes with it, in the same transaction', async (t) => {
+  const { objects, bucketId } = setup([]);
+  const small = record(bucketId, 'k', newInlineBlobId());
+  t.same(objects.put(small, undefined, Buffer.from('tiny')), []);
+  t.equal(objects.inlineData(small.blobId)?.toString(), 'tiny');
+  // Replacing an inline version by a file version: the inline bytes go now, nothing is left to remove.
+  t.same(objects.put(record(bucketId, 'k', 'file1')), []);
+  t.equal(objects.inlineData(small.blobId), undefined);
+  // And back: the file blob is reported for removal.
+  const again = record(bucketId, 'k', newInlineBlobId());
+  t.same(objects.put(again, undefined, Buffer.from('again')), ['file1']);
+  // A refused write keeps neither the row nor its inline bytes.
+  const refused = record(bucketId, 'k', newInlineBlobId());
+  t.throws(() => objects.put(refused, () => { throw new Error('no'); }, Buffer.from('x')), /no/);
+  t.equal(objects.inlineData(refused.blobId), undefined);
+  t.equal(objects.inlineData(again.blobId)?.toString(), 'again');
+  t.same(objects.delete(bucketId, 'k'), { existed: true, blobIds: [] }, 'an inline object has no backend blob');
+  t.equal(objects.inlineData(again.blobId), undefined);
 });
 
 t.test('prefixUpperBound is above every key with the prefix', async (t) => {

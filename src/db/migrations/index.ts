@@ -1,6 +1,7 @@
 import { sql as initial } from './001-initial.js';
 import { sql as multipart } from './002-multipart.js';
 import { sql as bucketCors } from './003-bucket-cors.js';
+import { sql as inlineBlobs } from './004-inline-blobs.js';
 
 /** Numbered migrations, applied in order; PRAGMA user_version records the last applied. Never edit one that has shipped. */
-export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors];
+export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs];

@@ -1,6 +1,7 @@
 // Object metadata rows. Statements are prepared once; listing walks the primary key in UTF-8 byte order.
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../open.js';
+import { isInlineBlobId } from '../../storage/blob-id.js';
 
 /** One part of an object completed from a multipart upload: its own blob, in object order. */
 export interface ObjectPart {
@@ -127,6 +128,9 @@ export class ObjectsRepo {
   private readonly afterStmt: Statement<[string, string, string, number], ListEntryRow>;
   private readonly fromStmt: Statement<[string, string, string, number], ListEntryRow>;
   private readonly countStmt: Statement<[string], { n: number }>;
+  private readonly inlineGetStmt: Statement<[string], { data: Buffer }>;
+  private readonly inlineInsertStmt: Statement<[string, Buffer]>;
+  private readonly inlineDeleteStmt: Statement<[string]>;
 
   constructor(private readonly db: Db) {
     this.getStmt = db.prepare('SELECT * FROM objects WHERE bucket_id = ? AND key = ?');
@@ -152,6 +156,24 @@ export class ObjectsRepo {
       `SELECT ${LIST_COLUMNS} FROM objects WHERE bucket_id = ? AND key >= ? AND key >= ? ORDER BY key LIMIT ?`,
     );
     this.countStmt = db.prepare('SELECT count(*) AS n FROM objects WHERE bucket_id = ?');
+    this.inlineGetStmt = db.prepare('SELECT data FROM inline_blobs WHERE blob_id = ?');
+    this.inlineInsertStmt = db.prepare('INSERT INTO inline_blobs (blob_id, data) VALUES (?, ?)');
+    this.inlineDeleteStmt = db.prepare('DELETE FROM inline_blobs WHERE blob_id = ?');
+  }
+
+  /** The bytes of an inline blob (a small object kept in the database), if it still exists. */
+  inlineData(blobId: string): Buffer | undefined {
+    return this.inlineGetStmt.get(blobId)?.data;
+  }
+
+  /** Drops the inline blobs among `blobIds` (inside the caller's transaction); returns the backend ones. */
+  private dropInline(blobIds: readonly string[]): string[] {
+    const backend: string[] = [];
+    for (const id of blobIds) {
+      if (isInlineBlobId(id)) this.inlineDeleteStmt.run(id);
+      else backend.push(id);
+    }
+    return backend;
   }
 
   get(bucketId: string, key: string): ObjectRecord | undefined {
@@ -160,15 +182,17 @@ export class ObjectsRepo {
   }
 
   /**
-   * Inserts or replaces the row in one transaction; returns the blob ids of the version it replaced
-   * that the new one does not use. `guard` sees the current record inside the transaction and may
-   * throw to refuse the write.
+   * Inserts or replaces the row in one transaction; returns the backend blob ids of the version it
+   * replaced that the new one does not use (its inline blob goes in the same transaction). `guard`
+   * sees the current record inside the transaction and may throw to refuse the write. `inline` is the
+   * body of a small object whose rec.blobId is an inline blob id, stored with the row.
    */
-  put(rec: ObjectRecord, guard?: (current: ObjectRecord | undefined) => void): string[] {
+  put(rec: ObjectRecord, guard?: (current: ObjectRecord | undefined) => void, inline?: Buffer): string[] {
     return this.db.transaction((): string[] => {
       const row = this.getStmt.get(rec.bucketId, rec.key);
       const old = row && toRecord(row);
       guard?.(old);
+      if (inline) this.inlineInsertStmt.run(rec.blobId, inline);
       this.upsertStmt.run({
         bucket_id: rec.bucketId,
         key: rec.key,
@@ -191,17 +215,20 @@ export class ObjectsRepo {
       });
       if (!old) return [];
       const kept = new Set(objectBlobIds(rec));
-      return objectBlobIds(old).filter((id) => !kept.has(id));
+      return this.dropInline(objectBlobIds(old).filter((id) => !kept.has(id)));
     }).immediate();
   }
 
-  /** Deletes the row; returns the blob ids it pointed at ([] when there was no row). */
-  delete(bucketId: string, key: string): string[] {
-    return this.db.transaction((): string[] => {
+  /**
+   * Deletes the row (and its inline blob); returns the backend blob ids it pointed at, [] when there
+   * was no row. `existed` tells the two apart for an inline object.
+   */
+  delete(bucketId: string, key: string): { existed: boolean; blobIds: string[] } {
+    return this.db.transaction(() => {
       const old = this.getStmt.get(bucketId, key);
-      if (!old) return [];
+      if (!old) return { existed: false, blobIds: [] };
       this.deleteStmt.run(bucketId, key);
-      return objectBlobIds(toRecord(old));
+      return { existed: true, blobIds: this.dropInline(objectBlobIds(toRecord(old))) };
     }).immediate();
   }
 

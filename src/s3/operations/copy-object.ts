@@ -9,7 +9,7 @@ import type { ObjectRecord } from '../../db/repos/objects.js';
 import { resolveCopySource } from '../copy-source.js';
 import { pickObjectHeaders, type StoredHeaders } from '../object-headers.js';
 import { openObjectBody } from '../object-reader.js';
-import { checkWriteCondition, commitObject, singleBlobRecord, type WriteCondition } from '../object-writes.js';
+import { checkWriteCondition, commitObject, singleBlobRecord, stageObjectBody, type WriteCondition } from '../object-writes.js';
 import { header, isoDate, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import type { ReceivedUpload } from '../receive-upload.js';
 import { xmlResponse } from '../respond.js';
@@ -50,7 +50,7 @@ function storedHeadersOf(rec: ObjectRecord): StoredHeaders {
 async function stageCopy(r: S3Request, source: ObjectRecord, algorithm: ChecksumAlgorithm | undefined): Promise<ReceivedUpload> {
   const hasher = new UploadHasher({ checksumAlgorithm: algorithm, maxSize: r.ctx.config.maxObjectSize });
   const body = await openObjectBody(r.ctx, source, { signal: r.signal });
-  const staged = await r.ctx.storage.stage(pipeline(body, hasher, () => undefined), { signal: r.signal });
+  const staged = await stageObjectBody(r.ctx, pipeline(body, hasher, () => undefined), { maxSize: source.size, signal: r.signal });
   try {
     const digests = await hasher.digests();
     // A short read (a vanished or truncated blob) must never become a smaller copy.

@@ -290,7 +290,7 @@ export const completeMultipartUpload: OperationHandler = async (r) => {
     if (!done) throw noSuchUpload();
     return result(r, bucket.name, key, done);
   }
-  releaseBlobs(ctx, outcome.replaced);
+  void releaseBlobs(ctx, outcome.replaced);
   // Parts left out of the list are in the trash now.
   scheduleTrashDrain(r);
   return result(r, bucket.name, key, outcome.plan.completed);

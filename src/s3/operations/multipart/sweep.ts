@@ -6,7 +6,7 @@ import type { AppContext } from '../../../context.js';
 export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 const BATCH = 256;
 
-type SweepContext = Pick<AppContext, 'config' | 'clock' | 'multipart' | 'storage' | 'log'>;
+type SweepContext = Pick<AppContext, 'config' | 'clock' | 'multipart' | 'storage' | 'log' | 'durability'>;
 
 export interface SweepResult {
   aborted: number;
@@ -18,8 +18,11 @@ export interface SweepResult {
  * Removes every trashed blob from storage; returns how many. Safe to run concurrently. A blob that
  * cannot be removed stays in the trash for the next sweep: the batch goes on, then the error is thrown.
  */
-export async function drainTrash(ctx: Pick<AppContext, 'multipart' | 'storage'>, stop: () => boolean = () => false): Promise<number> {
+export async function drainTrash(ctx: Pick<AppContext, 'multipart' | 'storage' | 'durability'>, stop: () => boolean = () => false): Promise<number> {
   let removed = 0;
+  // The commits that trashed these blobs must be durable before the bytes go (a power loss would
+  // bring back rows pointing at them).
+  await ctx.durability.sync();
   while (!stop()) {
     const batch = ctx.multipart.trash(BATCH);
     let failure: unknown;

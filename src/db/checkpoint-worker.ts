@@ -1,0 +1,33 @@
+// Runs in a worker thread (db/checkpointer.ts): copies committed WAL frames back into the database
+// with its own connection, so the fsyncs of a checkpoint never stall the event loop that serves
+// requests. PASSIVE never waits for, nor blocks, the server's readers and writer.
+import Database from 'better-sqlite3';
+import { parentPort, workerData } from 'node:worker_threads';
+
+interface Options {
+  file: string;
+  intervalMs: number;
+}
+
+const { file, intervalMs } = workerData as Options;
+const db = new Database(file);
+db.pragma('busy_timeout = 5000');
+// Checkpoints sync the WAL before copying and the database after, as synchronous = FULL would.
+db.pragma('synchronous = NORMAL');
+
+const checkpoint = (): void => {
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } catch (err) {
+    parentPort?.postMessage({ error: (err as Error).message });
+  }
+};
+const timer = setInterval(checkpoint, intervalMs);
+
+parentPort?.on('message', (msg: unknown) => {
+  if (msg !== 'close') return;
+  clearInterval(timer);
+  checkpoint();
+  db.close();
+  parentPort?.close();
+});

@@ -1,0 +1,38 @@
+// Group commit: many writers waiting for durability share WAL flushes, and each one's commit is
+// covered by a flush that started after it.
+import t from 'tap';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/db/open.js';
+import { WalSync } from '../../src/db/wal-sync.js';
+import { tempDir } from '../helpers/temp-data.js';
+
+t.test('concurrent syncs share flushes; every caller resolves after a flush that followed its commit', async (t) => {
+  const file = join(tempDir(t), 'meta.db');
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  db.pragma('synchronous = NORMAL');
+  db.exec('CREATE TABLE t (n INTEGER)');
+  const wal = new WalSync(`${file}-wal`);
+  const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
+  const writers = Array.from({ length: 64 }, (_, i) => {
+    insert.run(i);
+    return wal.sync();
+  });
+  await Promise.all(writers);
+  // The first caller starts a flush; the 63 that committed while it ran share the next one.
+  t.equal(wal.flushes, 2, '64 writers, 2 flushes');
+  // A commit made while a flush is in flight waits for the following one.
+  const first = wal.sync();
+  insert.run(100);
+  let secondDone = false;
+  const second = wal.sync().then(() => {
+    secondDone = true;
+  });
+  await first;
+  t.equal(secondDone, false, 'a flush that began before the commit does not release it');
+  await second;
+  t.equal(wal.flushes, 4);
+  t.equal((db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n, 65);
+  await wal.close();
+  await t.rejects(wal.sync(), /closed/, 'no sync after close');
+});
