@@ -11,6 +11,7 @@ import { ensureRoot } from './auth/root.js';
 import { META_DB_FILE, openDataDir } from './cli/data-dir.js';
 import { WalSync, type Durability } from './db/wal-sync.js';
 import { Checkpointer } from './db/checkpointer.js';
+import { CommitQueue } from './db/commit-queue.js';
 import type { StorageBackend } from './storage/backend.js';
 import { DiskStorage } from './storage/disk.js';
 import { BlobLeases } from './storage/blob-leases.js';
@@ -23,6 +24,8 @@ export interface AppContext {
   db: Db;
   /** Await before acknowledging a write: makes every commit so far durable (shared WAL flush). */
   durability: Durability;
+  /** Hot-path metadata writes (object puts and deletes), batched into one transaction per tick. */
+  commits: CommitQueue;
   repos: Repos;
   objects: ObjectsRepo;
   multipart: MultipartRepo;
@@ -66,6 +69,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       clock: opts.clock ?? (() => new Date()),
       db,
       durability,
+      commits: new CommitQueue(db),
       repos,
       objects,
       multipart: new MultipartRepo(db, objects),

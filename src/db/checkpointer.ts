@@ -33,6 +33,8 @@ export class Checkpointer {
 
   /** A last checkpoint, then the worker goes. */
   async close(): Promise<void> {
+    // Held until it has gone, or the process could end with the last checkpoint half done.
+    this.worker.ref();
     this.worker.postMessage('close');
     await this.exited;
   }

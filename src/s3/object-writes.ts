@@ -90,7 +90,8 @@ export async function commitObject(
   try {
     await staged.commit();
     committed = true;
-    const replaced = ctx.objects.put(record, (current) => checkWriteCondition(current, cond, 'commit'), staged.inline);
+    const guard = (current: ObjectRecord | undefined): void => checkWriteCondition(current, cond, 'commit');
+    const replaced = await ctx.commits.run(() => ctx.objects.put(record, guard, staged.inline));
     void releaseBlobs(ctx, replaced);
   } catch (err) {
     if (committed && !staged.inline) await ctx.storage.remove(staged.blobId).catch(() => undefined);
@@ -101,7 +102,7 @@ export async function commitObject(
 
 /** Deletes the key's current version, if any; returns whether there was one. */
 export async function removeObject(ctx: AppContext, bucketId: string, key: string): Promise<boolean> {
-  const { existed, blobIds } = ctx.objects.delete(bucketId, key);
+  const { existed, blobIds } = await ctx.commits.run(() => ctx.objects.delete(bucketId, key));
   void releaseBlobs(ctx, blobIds);
   return existed;
 }
