@@ -42,3 +42,47 @@ export function requestBody(req: IncomingMessage, stages: [Transform, ...Transfo
   req.pipe(first);
   return last;
 }
+
+/**
+ * Reads a small body (at most `limit` bytes by its declared length) into one buffer, without stream
+ * stages. A body longer than `limit` contradicts its length: IncompleteBody, as is a client that goes away.
+ */
+export function readSmallBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('aborted', onAborted);
+      req.off('error', onError);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        done();
+        req.pause();
+        reject(new S3Error('IncompleteBody', 'The request body is longer than its declared length.'));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      done();
+      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onAborted = (): void => {
+      done();
+      reject(new S3Error('IncompleteBody'));
+    };
+    const onError = (err: Error): void => {
+      done();
+      reject(err);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('aborted', onAborted);
+    req.on('error', onError);
+    acceptBody(req);
+  });
+}

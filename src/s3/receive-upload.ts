@@ -5,10 +5,12 @@ import { S3Error } from '../errors/s3-errors.js';
 import { UploadHasher, type UploadDigests } from '../hashing/upload-hasher.js';
 import type { ChecksumAlgorithm } from '../hashing/checksums.js';
 import type { StagedBlob } from '../storage/backend.js';
-import { requestBody } from './body.js';
+import { readSmallBody, requestBody } from './body.js';
+import { digestBuffer } from '../hashing/digest-buffer.js';
+import { inlineStaged } from '../storage/inline-stage.js';
 import { stageObjectBody } from './object-writes.js';
 import { header, type S3Request } from './operation.js';
-import { checkUpload, parseUploadExpectations } from './upload-checks.js';
+import { checkUpload, parseUploadExpectations, type UploadExpectations } from './upload-checks.js';
 
 export interface ReceivedUpload {
   staged: StagedBlob;
@@ -46,6 +48,9 @@ export async function receiveUpload(
   const framed = auth.payload.kind === 'streaming-signed' || auth.payload.kind === 'streaming-unsigned-trailer';
   const length = declaredLength(r);
   const expect = parseUploadExpectations(req, auth.payload);
+  if (opts.objectBody && !framed && length !== undefined && length <= ctx.config.inlineObjectMaxBytes) {
+    return receiveSmallObject(r, length, expect, opts.checksumAlgorithm);
+  }
   const hasher = new UploadHasher({ checksumAlgorithm: expect.checksumAlgorithm ?? opts.checksumAlgorithm, maxSize: opts.maxSize });
   const decodedRaw = header(r, 'x-amz-decoded-content-length');
   const decoder = framed
@@ -64,4 +69,21 @@ export async function receiveUpload(
     await staged.abort();
     throw err;
   }
+}
+
+/**
+ * The fast path for a small, plainly framed object body (the common 4 KiB PUT): read whole, hashed in
+ * one pass, staged inline. Same checks and errors as the streaming path.
+ */
+async function receiveSmallObject(
+  r: S3Request,
+  length: number,
+  expect: UploadExpectations,
+  checksumAlgorithm: ChecksumAlgorithm | undefined,
+): Promise<ReceivedUpload> {
+  const body = await readSmallBody(r.req, length);
+  if (body.length !== length) throw new S3Error('IncompleteBody');
+  const digests = await digestBuffer(body, expect.checksumAlgorithm ?? checksumAlgorithm);
+  checkUpload(expect, digests, {});
+  return { staged: inlineStaged(body), digests };
 }

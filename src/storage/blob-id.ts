@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 /** A random, file-name-safe blob id: 26 base32 chars (130 bits). Never derived from an object key. */
 export function newBlobId(): string {
@@ -25,7 +25,8 @@ const INLINE_PREFIX = 'inline-';
  * The '-' never occurs in a backend blob id, so an inline id can never name a file.
  */
 export function newInlineBlobId(): string {
-  return INLINE_PREFIX + newBlobId();
+  // randomUUID draws from a cached entropy pool: cheaper per PUT than randomBytes.
+  return INLINE_PREFIX + randomUUID();
 }
 
 export function isInlineBlobId(blobId: string): boolean {

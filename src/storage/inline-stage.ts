@@ -25,10 +25,15 @@ export async function stageInline(body: Readable, limit: number, signal?: AbortS
     body.destroy();
     throw err;
   }
+  return inlineStaged(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+}
+
+/** A body already in memory, staged under a new inline blob id. */
+export function inlineStaged(data: Buffer): StagedBlob {
   return {
     blobId: newInlineBlobId(),
-    size,
-    inline: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
+    size: data.length,
+    inline: data,
     commit: async () => undefined,
     abort: async () => undefined,
   };

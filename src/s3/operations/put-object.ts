@@ -15,7 +15,7 @@ export const putObject: OperationHandler = async (r) => {
   precheckUpload(r, maxSize);
   const meta = pickObjectHeaders(r.req);
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
-  checkWriteCondition(ctx.objects.get(bucket.id, key), cond, 'request');
+  if (cond.ifMatch !== undefined || cond.ifNoneMatch !== undefined) checkWriteCondition(ctx.objects.get(bucket.id, key), cond, 'request');
   const { staged, digests } = await receiveUpload(r, { maxSize, objectBody: true });
   const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
   const etag = record.etag;
