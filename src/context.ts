@@ -12,6 +12,7 @@ import { META_DB_FILE, openDataDir } from './cli/data-dir.js';
 import { WalSync, type Durability } from './db/wal-sync.js';
 import { Checkpointer } from './db/checkpointer.js';
 import { CommitQueue } from './db/commit-queue.js';
+import { BucketDirectory } from './s3/bucket-directory.js';
 import type { StorageBackend } from './storage/backend.js';
 import { DiskStorage } from './storage/disk.js';
 import { BlobLeases } from './storage/blob-leases.js';
@@ -33,6 +34,8 @@ export interface AppContext {
   /** Blobs being streamed to readers: their removal waits for the last reader. */
   leases: BlobLeases;
   keys: KeyStore;
+  /** Buckets by name, found ones reused for up to a second (s3/bucket-directory.ts). */
+  bucketDirectory: BucketDirectory;
   root: { accessKeyId: string; secretAccessKey?: string; generated: boolean };
   close(): Promise<void>;
 }
@@ -76,6 +79,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       storage,
       leases,
       keys: new KeyStore(repos, masterKey),
+      bucketDirectory: new BucketDirectory(repos),
       root,
       async close() {
         await sweeper.stop();

@@ -141,7 +141,7 @@ function one(req: IncomingMessage, name: string): string | undefined {
 
 function rulesOf(ctx: AppContext, bucketName: string | undefined): CorsRule[] | undefined {
   if (bucketName === undefined) return undefined;
-  const bucket = ctx.repos.buckets.getByName(bucketName);
+  const bucket = ctx.bucketDirectory.byName(bucketName);
   return bucket && ctx.repos.bucketCors.get(bucket.id);
 }
 

@@ -89,6 +89,15 @@ class ClientGone {
   }
 }
 
+/**
+ * A write that names a bucket deleted meanwhile (by another process, while this one still had it
+ * cached) fails on the bucket foreign key: that is NoSuchBucket, not an internal error.
+ */
+function bucketGone(err: unknown, addr: S3Address | undefined): unknown {
+  if (!(err instanceof Error) || (err as NodeJS.ErrnoException).code !== 'SQLITE_CONSTRAINT_FOREIGNKEY' || addr?.bucket === undefined) return err;
+  return new S3Error('NoSuchBucket', undefined, { BucketName: addr.bucket });
+}
+
 export type S3Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 export function createS3Handler(ctx: AppContext): S3Handler {
@@ -141,7 +150,7 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
       res.destroy();
       return;
     }
-    sendError(req, res, err, { requestId, resource: addr?.rawPath ?? '/', log: ctx.log });
+    sendError(req, res, bucketGone(err, addr), { requestId, resource: addr?.rawPath ?? '/', log: ctx.log });
   } finally {
     res.off('close', onClose);
   }

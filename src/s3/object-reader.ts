@@ -66,17 +66,6 @@ function blobGone(blobId: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`blob ${blobId} is gone`), { code: 'ENOENT' });
 }
 
-/**
- * The bytes (or an inclusive range) of an object kept inline in the metadata database, read in the
- * tick of the lookup; undefined for an object whose bytes are in the storage backend.
- */
-export function inlineBody(ctx: AppContext, rec: ObjectRecord, range?: ReadRange): Buffer | undefined {
-  if (rec.parts || !isInlineBlobId(rec.blobId)) return undefined;
-  const data = ctx.objects.inlineData(rec.blobId);
-  if (!data) throw blobGone(rec.blobId);
-  return range ? data.subarray(range.start, range.end + 1) : data;
-}
-
 /** Opens one segment, from the metadata database or the storage backend. */
 async function openSegment(ctx: AppContext, segment: Segment, signal?: AbortSignal): Promise<Readable> {
   if (!isInlineBlobId(segment.blobId)) return ctx.storage.read(segment.blobId, { range: segment.range, signal });

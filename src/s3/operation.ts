@@ -29,7 +29,7 @@ export type OperationHandler = (r: S3Request) => Promise<S3Response>;
  */
 export function requireBucket(r: S3Request, action: Action, name: string = r.addr.bucket as string): Bucket {
   if (r.principal.kind === 'bucket' && r.principal.bucketName !== name) throw new S3Error('AccessDenied');
-  const bucket = r.ctx.repos.buckets.getByName(name);
+  const bucket = r.ctx.bucketDirectory.byName(name);
   if (!bucket) throw new S3Error('NoSuchBucket', undefined, { BucketName: name });
   authorize(r.principal, action, bucket);
   return bucket;

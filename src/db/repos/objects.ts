@@ -129,6 +129,7 @@ export class ObjectsRepo {
   private readonly fromStmt: Statement<[string, string, string, number], ListEntryRow>;
   private readonly countStmt: Statement<[string], { n: number }>;
   private readonly inlineGetStmt: Statement<[string], { data: Buffer }>;
+  private readonly getWithInlineStmt: Statement<[string, string], ObjectRow & { inline_data: Buffer | null }>;
   private readonly inlineInsertStmt: Statement<[string, Buffer]>;
   private readonly inlineDeleteStmt: Statement<[string]>;
 
@@ -157,8 +158,17 @@ export class ObjectsRepo {
     );
     this.countStmt = db.prepare('SELECT count(*) AS n FROM objects WHERE bucket_id = ?');
     this.inlineGetStmt = db.prepare('SELECT data FROM inline_blobs WHERE blob_id = ?');
+    this.getWithInlineStmt = db.prepare(`SELECT o.*, i.data AS inline_data FROM objects o
+      LEFT JOIN inline_blobs i ON i.blob_id = o.blob_id WHERE o.bucket_id = ? AND o.key = ?`);
     this.inlineInsertStmt = db.prepare('INSERT INTO inline_blobs (blob_id, data) VALUES (?, ?)');
     this.inlineDeleteStmt = db.prepare('DELETE FROM inline_blobs WHERE blob_id = ?');
+  }
+
+  /** The record and, for a small object kept inline, its bytes: one statement for a GET. */
+  getWithInline(bucketId: string, key: string): { rec: ObjectRecord; inline?: Buffer } | undefined {
+    const row = this.getWithInlineStmt.get(bucketId, key);
+    if (!row) return undefined;
+    return row.inline_data === null ? { rec: toRecord(row) } : { rec: toRecord(row), inline: row.inline_data };
   }
 
   /** The bytes of an inline blob (a small object kept in the database), if it still exists. */

@@ -49,6 +49,7 @@ export const headBucket: OperationHandler = async (r) => {
 export const deleteBucketOp: OperationHandler = async (r) => {
   const bucket = requireBucket(r, 'DeleteBucket');
   deleteBucket(r.ctx.repos, bucket);
+  r.ctx.bucketDirectory.forget(bucket.name);
   return { status: 204 };
 };
 

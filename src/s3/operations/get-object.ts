@@ -6,14 +6,19 @@ import { checkReadPreconditions } from '../conditionals.js';
 import { objectResponseHeaders } from '../object-headers.js';
 import { header, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import { parseRange } from '../range.js';
-import { inlineBody, openObjectBody, parsePartNumber, partRange } from '../object-reader.js';
+import { openObjectBody, parsePartNumber, partRange } from '../object-reader.js';
 import type { S3Response } from '../respond.js';
 import type { ReadRange } from '../../storage/backend.js';
 
-function lookup(r: S3Request, bucketId: string, key: string): ObjectRecord {
-  const rec = r.ctx.objects.get(bucketId, key);
-  if (!rec) throw new S3Error('NoSuchKey', undefined, { Key: key });
-  return rec;
+/** The record, and for a GET of a small object its bytes (read with the row, in the same statement). */
+function lookup(r: S3Request, bucketId: string, key: string, head: boolean): { rec: ObjectRecord; inline?: Buffer } {
+  const found = head ? wrap(r.ctx.objects.get(bucketId, key)) : r.ctx.objects.getWithInline(bucketId, key);
+  if (!found) throw new S3Error('NoSuchKey', undefined, { Key: key });
+  return found;
+}
+
+function wrap(rec: ObjectRecord | undefined): { rec: ObjectRecord } | undefined {
+  return rec && { rec };
 }
 
 async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
@@ -26,7 +31,7 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
   }
   // Blobs are leased by openObjectBody in the tick of the lookup; the retry is a fallback only.
   for (let attempt = 0; ; attempt++) {
-    const rec = lookup(r, bucket.id, key);
+    const { rec, inline } = lookup(r, bucket.id, key, head);
     checkReadPreconditions(r.req, rec.etag, rec.lastModified);
     const headers: Record<string, string | number> = objectResponseHeaders(rec, r.addr.query);
     let range: ReadRange | undefined;
@@ -52,8 +57,7 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
     if (head || rec.size === 0) return { status, headers, body: head ? undefined : '' };
     try {
       // A small object's bytes come with its row: no file, no stream.
-      const inline = inlineBody(r.ctx, rec, range);
-      if (inline) return { status, headers, body: inline };
+      if (inline) return { status, headers, body: range ? inline.subarray(range.start, range.end + 1) : inline };
       const body = await openObjectBody(r.ctx, rec, { range, signal: r.signal });
       return { status, headers, body };
     } catch (err) {
