@@ -100,14 +100,14 @@ interface SignatureCheck {
  */
 function checkSignature(c: SignatureCheck): void {
   const rawUri = c.rawPath === '' ? '/' : c.rawPath;
-  const candidates = [rawUri];
-  const reencoded = reencodePath(c.rawPath);
-  if (reencoded !== rawUri) candidates.push(reencoded);
   let first: { creq: string; sts: string } | undefined;
-  for (const uri of candidates) {
+  // The re-encoded candidate is computed only when the raw path did not match (most requests do).
+  for (const uri of [rawUri, undefined]) {
+    const candidate = uri ?? reencodePath(c.rawPath);
+    if (uri === undefined && candidate === rawUri) break;
     const creq = canonicalRequest({
       method: c.method,
-      canonicalUri: uri,
+      canonicalUri: candidate,
       canonicalQuery: c.canonicalQuery,
       canonicalHeaders: c.canonicalHeaders,
       signedHeaders: c.signedHeaders,
