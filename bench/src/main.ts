@@ -2,7 +2,7 @@
 //   npm run bench                       (root) build s3edge, run everything, rewrite bench/RESULTS.md
 //   node bench/dist/main.js --smoke     seconds: s3edge + ceiling, 4 KiB, a handful of ops; report to a temp file
 // Options: --out FILE  --json FILE  --rounds N  --round-seconds S  --list-objects N  --moto-list-objects N
-//          --targets s3edge,s3rver,...  --workloads PUT,GET,...  --sizes 4KiB,1MiB,256MiB  --skip-rss
+//          --targets s3edge,s3rver,...  --workloads PUT,GET,...  --sizes 4KiB,1MiB,256MiB  --skip-rss  --no-profile
 //          --s3edge-env KEY=VALUE (repeatable)  --s3edge-arg ARG (repeatable)
 //          --s3edge-node-arg ARG (repeatable: node flags, e.g. --cpu-prof --cpu-prof-dir=DIR)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
@@ -41,6 +41,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       sizes: { type: 'string' },
       targets: { type: 'string' },
       'skip-rss': { type: 'boolean' },
+      'no-profile': { type: 'boolean' },
       's3edge-env': { type: 'string', multiple: true },
       's3edge-arg': { type: 'string', multiple: true },
       's3edge-node-arg': { type: 'string', multiple: true },
@@ -102,6 +103,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(workloads ? { workloads } : {}),
     ...(sizes ? { sizes } : {}),
     skipRss: values['skip-rss'] === true,
+    ...(values['no-profile'] === true ? { profileMisses: false } : {}),
     s3edgeEnv,
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],

@@ -2,6 +2,7 @@
 // every workload x size x concurrency x target with ops/s, MB/s, p50, p99 and server RSS.
 import { cpus, totalmem } from 'node:os';
 import { readFileSync } from 'node:fs';
+import type { ProfileLine, ProfileSummary } from './profile.js';
 import type { TargetName, Versions } from './targets.js';
 import { sizeLabel, type IdleResult, type RoundStats, type StreamResult, type Workload } from './workloads.js';
 
@@ -44,6 +45,8 @@ export interface Figure {
   unit: 'x' | 'MiB';
   pass?: boolean;
   detail: string;
+  /** The s3edge cell behind a ratio figure, for the profile of a miss. */
+  cell?: { workload: Workload; size: number; concurrency: number };
 }
 
 export interface BenchResult {
@@ -66,6 +69,8 @@ export interface BenchResult {
   cells: CellResult[];
   rss?: RssFigures;
   figures: Figure[];
+  /** CPU profiles of s3edge in the cells of missed figures. */
+  profiles?: ProfileSummary[];
   notes: string[];
 }
 
@@ -100,6 +105,7 @@ function ratioFigure(
   // s3edge must not fail a single op; a peer's failures are its own (they only lower its rate).
   return {
     name,
+    cell: { workload, size, concurrency },
     goal: `>= ${min}x`,
     unit: 'x',
     value,
@@ -243,6 +249,36 @@ export function renderReport(r: BenchResult): string {
     out.push('First error of each cell with failures:');
     out.push('');
     for (const c of failing) out.push(`- ${c.workload} ${sizeLabel(c.size)} c${c.concurrency} ${c.target}: \`${(c.firstError ?? '').replace(/`/g, "'").slice(0, 300)}\``);
+  }
+  if (r.profiles && r.profiles.length > 0) {
+    out.push('');
+    out.push('## Profiles of the missed targets');
+    out.push('');
+    out.push(
+      "Each missed figure's s3edge cell, run again (1 s warm-up, one round) against a fresh s3edge started with `--cpu-prof`; the main thread's profile, " +
+        'as percent of the profiled wall time. Self: time in the function itself (native calls such as `writev` are the syscall). Inclusive: with everything it calls. ' +
+        'Idle is time the event loop waited (for the client, the disk or the thread pool).',
+    );
+    for (const p of r.profiles) {
+      out.push('');
+      out.push(`### ${p.figure}`);
+      out.push('');
+      if (p.error) {
+        out.push(`Profiling failed: ${p.error}`);
+        continue;
+      }
+      out.push(`${p.cell}: ${num(p.opsPerSec)} ops/s in the profiled round; ${(p.profiledMs / 1000).toFixed(1)} s profiled, idle ${p.idlePct.toFixed(1)}%.`);
+      out.push('');
+      out.push('| self % | function | | inclusive % | function |');
+      out.push('|---:|---|---|---:|---|');
+      const rows = Math.max(p.self.length, p.inclusive.length);
+      for (let i = 0; i < rows; i++) {
+        const a = p.self[i];
+        const b = p.inclusive[i];
+        const cell = (l: ProfileLine | undefined): string => (l ? `${l.pct.toFixed(1)} | \`${l.fn.replace(/[`|]/g, "'")}\`` : ' | ');
+        out.push(`| ${cell(a)} | | ${cell(b)} |`);
+      }
+    }
   }
   out.push('');
   out.push('## How it was measured');

@@ -9,6 +9,7 @@ import { computeFigures, renderReport, type BenchResult, type CellResult, type R
 import { fullPlan, smokePlan, type CellSpec, type Plan, type PlanOptions } from './plan.js';
 import type { Bound } from './workloads.js';
 import { CpuMeter } from './proc.js';
+import { profileCell, type ProfileSummary } from './profile.js';
 import {
   ensureNginx,
   startCeiling,
@@ -35,6 +36,8 @@ export interface BenchOptions extends PlanOptions {
   log?: (line: string) => void;
   /** The command line, quoted in the report. */
   command?: string;
+  /** Profile s3edge in the cells of missed figures (default: on in a full run, off in smoke). */
+  profileMisses?: boolean;
 }
 
 function cellName(c: { workload: string; size: number; concurrency: number }): string {
@@ -187,6 +190,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     notes,
   };
   result.figures = computeFigures(result);
+  if (opts.profileMisses ?? plan.mode === 'full') result.profiles = await profileMisses(plan, result, opts, log);
   await mkdir(dirname(opts.out), { recursive: true });
   await writeFile(opts.out, renderReport(result));
   if (opts.json) await writeFile(opts.json, JSON.stringify(result, null, 2) + '\n');
@@ -262,4 +266,24 @@ async function rssFigures(plan: Plan, opts: BenchOptions, log: (s: string) => vo
     await runner.close().catch(() => undefined);
     await target.stop();
   }
+}
+
+/** Each missed figure's s3edge cell once more, under --cpu-prof (run.ts's servers are all stopped by now). */
+async function profileMisses(plan: Plan, result: BenchResult, opts: BenchOptions, log: (s: string) => void): Promise<ProfileSummary[]> {
+  const out: ProfileSummary[] = [];
+  for (const f of result.figures) {
+    if (f.pass !== false || !f.cell) continue;
+    const cell = f.cell;
+    const spec = plan.cells.find((c) => c.workload === cell.workload && c.size === cell.size && c.concurrency === cell.concurrency);
+    if (!spec) continue;
+    log(`bench: profiling s3edge for the missed figure "${f.name}"`);
+    out.push(
+      await profileCell(f.name, cell, spec.bound, plan.readable.get(cell.size) ?? 1, {
+        env: opts.s3edgeEnv,
+        args: opts.s3edgeArgs,
+        nodeArgs: opts.s3edgeNodeArgs,
+      }),
+    );
+  }
+  return out;
 }
