@@ -4,6 +4,7 @@
 // Options: --out FILE  --json FILE  --rounds N  --round-seconds S  --list-objects N  --moto-list-objects N
 //          --targets s3edge,s3rver,...  --workloads PUT,GET,...  --sizes 4KiB,1MiB,256MiB  --skip-rss
 //          --s3edge-env KEY=VALUE (repeatable)  --s3edge-arg ARG (repeatable)
+//          --s3edge-node-arg ARG (repeatable: node flags, e.g. --cpu-prof --cpu-prof-dir=DIR)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +43,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'skip-rss': { type: 'boolean' },
       's3edge-env': { type: 'string', multiple: true },
       's3edge-arg': { type: 'string', multiple: true },
+      's3edge-node-arg': { type: 'string', multiple: true },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -102,6 +104,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     skipRss: values['skip-rss'] === true,
     s3edgeEnv,
     s3edgeArgs: values['s3edge-arg'] ?? [],
+    s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
     command: argv.length ? `node bench/dist/main.js ${argv.join(' ')}` : 'npm run bench',
   };
 }

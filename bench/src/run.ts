@@ -31,6 +31,7 @@ export interface BenchOptions extends PlanOptions {
   skipRss?: boolean;
   s3edgeEnv?: Record<string, string>;
   s3edgeArgs?: readonly string[];
+  s3edgeNodeArgs?: readonly string[];
   log?: (line: string) => void;
   /** The command line, quoted in the report. */
   command?: string;
@@ -47,7 +48,7 @@ function fmt(n: number, digits = 1): string {
 async function startTarget(name: TargetName, opts: BenchOptions, nginxBinary: string | undefined): Promise<Target> {
   switch (name) {
     case 's3edge':
-      return startS3edge({ env: opts.s3edgeEnv, args: opts.s3edgeArgs });
+      return startS3edge({ env: opts.s3edgeEnv, args: opts.s3edgeArgs, nodeArgs: opts.s3edgeNodeArgs });
     case 's3rver':
       return startS3rver();
     case 'moto':
@@ -248,7 +249,7 @@ function summarise(spec: CellSpec, target: TargetName, rounds: readonly RoundSta
 /** A fresh s3edge (max object size raised for the 10 GiB body): idle connections, then the upload. */
 async function rssFigures(plan: Plan, opts: BenchOptions, log: (s: string) => void): Promise<RssFigures> {
   const maxObject = String(Math.max(plan.streamedUploadBytes, 5 * GiB) + GiB);
-  const target = await startS3edge({ env: { ...opts.s3edgeEnv, S3EDGE_MAX_OBJECT_SIZE: maxObject }, args: opts.s3edgeArgs });
+  const target = await startS3edge({ env: { ...opts.s3edgeEnv, S3EDGE_MAX_OBJECT_SIZE: maxObject }, args: opts.s3edgeArgs, nodeArgs: opts.s3edgeNodeArgs });
   const runner = new TargetRunner(target, new Bodies(), 1);
   try {
     await runner.createBuckets();

@@ -100,6 +100,8 @@ export interface S3edgeOptions {
   env?: Record<string, string>;
   /** Extra `serve` flags, passed through from --s3edge-arg. */
   args?: readonly string[];
+  /** Node flags before the script, from --s3edge-node-arg (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
+  nodeArgs?: readonly string[];
 }
 
 export async function startS3edge(opts: S3edgeOptions = {}): Promise<Target> {
@@ -111,7 +113,7 @@ export async function startS3edge(opts: S3edgeOptions = {}): Promise<Target> {
     secretAccessKey: randomBytes(30).toString('base64url'),
   };
   const env = cleanEnv({ S3EDGE_ROOT_ACCESS_KEY: credentials.accessKeyId, S3EDGE_ROOT_SECRET_KEY: credentials.secretAccessKey, ...opts.env });
-  const proc = spawnManaged(process.execPath, [bin, 'serve', '--data-dir', join(dir, 'data'), '--host', '127.0.0.1', '--port', '0', '--json', ...(opts.args ?? [])], env);
+  const proc = spawnManaged(process.execPath, [...(opts.nodeArgs ?? []), bin, 'serve', '--data-dir', join(dir, 'data'), '--host', '127.0.0.1', '--port', '0', '--json', ...(opts.args ?? [])], env);
   try {
     const line = await waitForJsonLine(proc, 's3edge');
     const url = line['s3'];
