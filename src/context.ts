@@ -12,6 +12,7 @@ import { openDataDir } from './cli/data-dir.js';
 import type { StorageBackend } from './storage/backend.js';
 import { DiskStorage } from './storage/disk.js';
 import { BlobLeases } from './storage/blob-leases.js';
+import { HashPool } from './hashing/hash-pool.js';
 import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
 
 export interface AppContext {
@@ -26,6 +27,8 @@ export interface AppContext {
   /** Blobs being streamed to readers: their removal waits for the last reader. */
   leases: BlobLeases;
   keys: KeyStore;
+  /** The hashing worker thread for large uploads; absent when hashing.workerThreshold is 0. */
+  hashPool?: HashPool;
   root: { accessKeyId: string; secretAccessKey?: string; generated: boolean };
   close(): Promise<void>;
 }
@@ -39,6 +42,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const log = opts.log ?? pino({ level: config.logLevel });
   const { db, repos, masterKey } = openDataDir(config);
   const storage = new DiskStorage(join(config.dataDir, 'storage'));
+  const hashPool = config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold }) : undefined;
   try {
     await storage.init();
     const root = ensureRoot(config, repos, masterKey);
@@ -57,10 +61,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       storage,
       leases,
       keys: new KeyStore(repos, masterKey),
+      ...(hashPool ? { hashPool } : {}),
       root,
       async close() {
         await sweeper.stop();
         await storage.close();
+        await hashPool?.close();
         db.close();
       },
     };
@@ -68,6 +74,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const sweeper = startMultipartSweeper(ctx);
     return ctx;
   } catch (err) {
+    await hashPool?.close();
     db.close();
     throw err;
   }

@@ -9,6 +9,15 @@ export interface TlsConfig {
   key: string;
 }
 
+export interface HashingConfig {
+  /**
+   * Upload bodies of at least this many bytes (or of unknown length) are hashed partly in a worker
+   * thread, in 1 MiB batches; smaller ones inline, where a worker task would cost more than it saves.
+   * 0 turns the worker off (no thread is started).
+   */
+  workerThreshold: number;
+}
+
 export interface Config {
   dataDir: string;
   host: string;
@@ -27,6 +36,7 @@ export interface Config {
   rootSecretKey: string;
   /** 32-byte key (64 hex chars or base64) that encrypts secrets at rest; empty means data-dir/master.key. */
   masterKey: string;
+  hashing: HashingConfig;
   tls: TlsConfig;
 }
 
@@ -37,7 +47,7 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey', 'tls',
+    'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey', 'hashing', 'tls',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -53,6 +63,14 @@ export const configSchema = {
     rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },
     rootSecretKey: { type: 'string', maxLength: 256 },
     masterKey: { type: 'string' },
+    hashing: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['workerThreshold'],
+      properties: {
+        workerThreshold: { type: 'integer', minimum: 0, maximum: 5497558138880 },
+      },
+    },
     tls: {
       type: 'object',
       additionalProperties: false,

@@ -41,7 +41,12 @@ export async function receiveUpload(r: S3Request, opts: { maxSize: number; check
   const framed = auth.payload.kind === 'streaming-signed' || auth.payload.kind === 'streaming-unsigned-trailer';
   const length = declaredLength(r);
   const expect = parseUploadExpectations(req, auth.payload);
-  const hasher = new UploadHasher({ checksumAlgorithm: expect.checksumAlgorithm ?? opts.checksumAlgorithm, maxSize: opts.maxSize });
+  const hasher = new UploadHasher({
+    checksumAlgorithm: expect.checksumAlgorithm ?? opts.checksumAlgorithm,
+    maxSize: opts.maxSize,
+    pool: ctx.hashPool,
+    expectedSize: length,
+  });
   const decodedRaw = header(r, 'x-amz-decoded-content-length');
   const decoder = framed
     ? new ChunkDecoder({ auth, decodedContentLength: decodedRaw === undefined ? undefined : Number(decodedRaw) })
