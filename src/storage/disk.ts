@@ -3,10 +3,12 @@ import { mkdir, open, readdir, rename, rm, unlink, type FileHandle } from 'node:
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { newBlobId } from './blob-id.js';
+import { BufferPool, IO_BUFFER_BYTES } from './buffer-pool.js';
+import { FileBody } from './file-body.js';
 import type { ReadRange, StagedBlob, StorageBackend } from './backend.js';
 
 /** Large buffers: node's 16 KiB/64 KiB stream defaults halve file throughput. */
-const IO_CHUNK = 1024 * 1024;
+const IO_CHUNK = IO_BUFFER_BYTES;
 /**
  * While a large body streams in, an fdatasync is started (not awaited) every this many bytes, so the
  * disk writes back as the bytes arrive instead of all at the final fsync: the page cache would
@@ -18,8 +20,8 @@ export class DiskStorage implements StorageBackend {
   private readonly tmpDir: string;
   private readonly blobDir: string;
   private readonly knownDirs = new Set<string>();
-  /** At most 16 MiB of idle staging buffers stay allocated. */
-  private readonly staging = new StagingBuffers(16);
+  /** Write and read buffers; at most 16 MiB of idle ones stay allocated. */
+  private readonly buffers = new BufferPool(16);
 
   constructor(root: string) {
     this.tmpDir = join(root, 'tmp');
@@ -45,7 +47,7 @@ export class DiskStorage implements StorageBackend {
     const fh = await open(tmp, 'wx', 0o600);
     let size = 0;
     try {
-      size = await writeAll(body, fh, this.staging, opts.signal);
+      size = await writeAll(body, fh, this.buffers, opts.signal);
       await fh.sync();
     } catch (err) {
       body.destroy();
@@ -81,12 +83,13 @@ export class DiskStorage implements StorageBackend {
     const { file } = this.blobPath(blobId);
     // Open first so a missing blob rejects here (ENOENT) rather than as a stream error mid-response.
     const fh = await open(file, 'r');
-    return fh.createReadStream({
-      start: opts.range?.start,
-      end: opts.range?.end,
-      highWaterMark: IO_CHUNK,
-      signal: opts.signal,
-    });
+    try {
+      const end = opts.range ? opts.range.end + 1 : (await fh.stat()).size;
+      return new FileBody(fh, opts.range?.start ?? 0, end, this.buffers, opts.signal);
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
   }
 
   async remove(blobId: string): Promise<void> {
@@ -97,26 +100,7 @@ export class DiskStorage implements StorageBackend {
 
   async close(): Promise<void> {
     this.knownDirs.clear();
-    this.staging.clear();
-  }
-}
-
-/**
- * Reusable 1 MiB staging buffers for writes. Copying each incoming chunk into one at once lets the
- * chunk die young: chunks held across a write (up to a MiB of them) survived scavenges, got promoted
- * with their external memory, and drove V8 into a storm of full GCs during large uploads.
- */
-class StagingBuffers {
-  private readonly free: Buffer[] = [];
-  constructor(private readonly kept: number) {}
-  take(): Buffer {
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(IO_CHUNK);
-  }
-  give(buf: Buffer): void {
-    if (this.free.length < this.kept) this.free.push(buf);
-  }
-  clear(): void {
-    this.free.length = 0;
+    this.buffers.clear();
   }
 }
 
@@ -127,11 +111,11 @@ async function writeFully(fh: FileHandle, buf: Buffer, length: number): Promise<
 }
 
 /**
- * Copies body into the file through staging buffers, one write of IO_CHUNK bytes in flight while the
+ * Copies body into the file through pooled buffers (each chunk is copied at once, so it dies young), one write of IO_CHUNK bytes in flight while the
  * next fills; returns the byte count. Every WRITEBACK_EVERY bytes an fdatasync is started (one at a
  * time, not awaited); the caller's final fsync still makes everything durable.
  */
-async function writeAll(body: Readable, fh: FileHandle, buffers: StagingBuffers, signal?: AbortSignal): Promise<number> {
+async function writeAll(body: Readable, fh: FileHandle, buffers: BufferPool, signal?: AbortSignal): Promise<number> {
   let current: Buffer | undefined;
   let used = 0;
   let total = 0;
