@@ -13,7 +13,8 @@ export interface HashingConfig {
   /**
    * Upload bodies of at least this many bytes (or of unknown length) are hashed partly in a worker
    * thread, in 1 MiB batches; smaller ones inline, where a worker task would cost more than it saves.
-   * 0 turns the worker off (no thread is started).
+   * 0 turns the worker off (no thread is started): the default, because on the 2-core bench machine
+   * one 256 MiB PUT measured slower with the worker (207 vs 219 MB/s, docs/ARCHITECTURE.md).
    */
   workerThreshold: number;
 }
