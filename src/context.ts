@@ -16,6 +16,7 @@ import { BucketDirectory } from './s3/bucket-directory.js';
 import type { StorageBackend } from './storage/backend.js';
 import { DiskStorage } from './storage/disk.js';
 import { BlobLeases } from './storage/blob-leases.js';
+import { HashPool } from './hashing/hash-pool.js';
 import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
 
 export interface AppContext {
@@ -36,6 +37,8 @@ export interface AppContext {
   keys: KeyStore;
   /** Buckets by name, found ones reused for up to a second (s3/bucket-directory.ts). */
   bucketDirectory: BucketDirectory;
+  /** The hashing worker thread for large uploads; absent when hashing.workerThreshold is 0. */
+  hashPool?: HashPool;
   root: { accessKeyId: string; secretAccessKey?: string; generated: boolean };
   close(): Promise<void>;
 }
@@ -52,6 +55,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const dbFile = join(config.dataDir, META_DB_FILE);
   let walSync: WalSync | undefined;
   let checkpointer: Checkpointer | undefined;
+  const hashPool = config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold }) : undefined;
   try {
     // Commits only write the WAL; requests that must be durable await one shared flush (db/wal-sync.ts),
     // and checkpoints run in a worker thread (db/checkpointer.ts): no fsync on the event loop.
@@ -80,12 +84,14 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       leases,
       keys: new KeyStore(repos, masterKey),
       bucketDirectory: new BucketDirectory(repos),
+      ...(hashPool ? { hashPool } : {}),
       root,
       async close() {
         await sweeper.stop();
         await storage.close();
         await durability.close();
         await checkpoints.close();
+        await hashPool?.close();
         db.close();
       },
     };
@@ -95,6 +101,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   } catch (err) {
     await walSync?.close();
     await checkpointer?.close();
+    await hashPool?.close();
     db.close();
     throw err;
   }

@@ -2,7 +2,7 @@
 //   npm run bench                       (root) build s3edge, run everything, rewrite bench/RESULTS.md
 //   node bench/dist/main.js --smoke     seconds: s3edge + ceiling, 4 KiB, a handful of ops; report to a temp file
 // Options: --out FILE  --json FILE  --rounds N  --round-seconds S  --list-objects N  --moto-list-objects N
-//          --targets s3edge,s3rver,...  --workloads PUT,GET,...  --sizes 4KiB,1MiB,256MiB  --skip-rss  --no-profile
+//          --targets s3edge,s3rver,...  --workloads PUT,GET,...  --sizes 4KiB,1MiB,256MiB  --concurrency 1,16  --skip-rss  --no-profile
 //          --s3edge-env KEY=VALUE (repeatable)  --s3edge-arg ARG (repeatable)
 //          --s3edge-node-arg ARG (repeatable: node flags, e.g. --cpu-prof --cpu-prof-dir=DIR)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
@@ -39,6 +39,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'moto-list-objects': { type: 'string' },
       workloads: { type: 'string' },
       sizes: { type: 'string' },
+      concurrency: { type: 'string' },
       targets: { type: 'string' },
       'skip-rss': { type: 'boolean' },
       'no-profile': { type: 'boolean' },
@@ -81,6 +82,14 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       sizes.push(Number(m[1]) * (m[2].toLowerCase() === 'kib' ? KiB : m[2].toLowerCase() === 'mib' ? MiB : GiB));
     }
   }
+  let concurrency: number[] | undefined;
+  if (values.concurrency !== undefined) {
+    concurrency = values.concurrency.split(',').map((c) => {
+      const n = Number(c.trim());
+      if (n !== 1 && n !== 16) throw new Error(`--concurrency: want 1 and/or 16 (got ${c})`);
+      return n;
+    });
+  }
   const s3edgeEnv: Record<string, string> = {};
   for (const kv of values['s3edge-env'] ?? []) {
     const eq = kv.indexOf('=');
@@ -88,7 +97,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
-  const partial = smoke || workloads !== undefined || sizes !== undefined || targets !== undefined;
+  const partial = smoke || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   const out = values.out ?? (partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : join(repoRoot(), 'bench', 'RESULTS.md'));
   const rounds = positive('rounds', values.rounds);
   return {
@@ -102,6 +111,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(targets ? { targets } : {}),
     ...(workloads ? { workloads } : {}),
     ...(sizes ? { sizes } : {}),
+    ...(concurrency ? { concurrency } : {}),
     skipRss: values['skip-rss'] === true,
     ...(values['no-profile'] === true ? { profileMisses: false } : {}),
     s3edgeEnv,

@@ -41,6 +41,8 @@ export interface PlanOptions {
   /** Restrict to these workloads / object sizes (a partial run, for quick comparisons). */
   workloads?: readonly Workload[];
   sizes?: readonly number[];
+  /** Restrict to these connection counts (1 and/or 16). */
+  concurrency?: readonly number[];
 }
 
 function keep(targets: readonly TargetName[], only: readonly TargetName[] | undefined): TargetName[] {
@@ -94,7 +96,8 @@ export function fullPlan(o: PlanOptions = {}): Plan {
       (c) =>
         c.targets.length > 0 &&
         (!o.workloads || o.workloads.includes(c.workload)) &&
-        (!o.sizes || c.workload === 'LIST' || o.sizes.includes(c.size)),
+        (!o.sizes || c.workload === 'LIST' || o.sizes.includes(c.size)) &&
+        (!o.concurrency || o.concurrency.includes(c.concurrency)),
     ),
     readable: new Map([
       [small, 256],

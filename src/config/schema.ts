@@ -9,6 +9,16 @@ export interface TlsConfig {
   key: string;
 }
 
+export interface HashingConfig {
+  /**
+   * Upload bodies of at least this many bytes (or of unknown length) are hashed partly in a worker
+   * thread, in 1 MiB batches; smaller ones inline, where a worker task would cost more than it saves.
+   * 0 turns the worker off (no thread is started): the default, because on the 2-core bench machine
+   * one 256 MiB PUT measured slower with the worker (207 vs 219 MB/s, docs/ARCHITECTURE.md).
+   */
+  workerThreshold: number;
+}
+
 export interface Config {
   dataDir: string;
   host: string;
@@ -32,6 +42,7 @@ export interface Config {
   rootSecretKey: string;
   /** 32-byte key (64 hex chars or base64) that encrypts secrets at rest; empty means data-dir/master.key. */
   masterKey: string;
+  hashing: HashingConfig;
   tls: TlsConfig;
 }
 
@@ -42,7 +53,8 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey', 'tls',
+    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
+    'hashing', 'tls',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -60,6 +72,14 @@ export const configSchema = {
     rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },
     rootSecretKey: { type: 'string', maxLength: 256 },
     masterKey: { type: 'string' },
+    hashing: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['workerThreshold'],
+      properties: {
+        workerThreshold: { type: 'integer', minimum: 0, maximum: 5497558138880 },
+      },
+    },
     tls: {
       type: 'object',
       additionalProperties: false,

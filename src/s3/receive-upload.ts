@@ -51,7 +51,12 @@ export async function receiveUpload(
   if (opts.objectBody && !framed && length !== undefined && length <= ctx.config.inlineObjectMaxBytes) {
     return receiveSmallObject(r, length, expect, opts.checksumAlgorithm);
   }
-  const hasher = new UploadHasher({ checksumAlgorithm: expect.checksumAlgorithm ?? opts.checksumAlgorithm, maxSize: opts.maxSize });
+  const hasher = new UploadHasher({
+    checksumAlgorithm: expect.checksumAlgorithm ?? opts.checksumAlgorithm,
+    maxSize: opts.maxSize,
+    pool: ctx.hashPool,
+    expectedSize: length,
+  });
   const decodedRaw = header(r, 'x-amz-decoded-content-length');
   const decoder = framed
     ? new ChunkDecoder({ auth, decodedContentLength: decodedRaw === undefined ? undefined : Number(decodedRaw) })

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { S3Error, isS3Error } from '../errors/s3-errors.js';
 import { toXml } from './xml.js';
 import { bodyWithheld } from './body.js';
+import { isDirectBody } from '../storage/file-body.js';
 
 export type HeaderValue = string | number | string[];
 
@@ -35,6 +36,17 @@ export async function sendResponse(req: IncomingMessage, res: ServerResponse, r:
       return;
     }
     // A failure mid-body destroys the socket: the client sees a short read, never a short "success".
+    if (isDirectBody(body)) {
+      // A stored file writes itself to the socket from reused buffers, with no pipe in between.
+      try {
+        await body.sendTo(res);
+      } catch (err) {
+        res.destroy();
+        throw err;
+      }
+      res.end();
+      return;
+    }
     await pipeline(body, res);
     return;
   }

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseBenchArgs, runBench } from '../../bench/src/main.js';
+import { fullPlan } from '../../bench/src/plan.js';
 
 const RESULTS = fileURLToPath(new URL('../../../bench/RESULTS.md', import.meta.url));
 
@@ -62,4 +63,12 @@ t.test('without --out a smoke run reports to a temp file, never bench/RESULTS.md
   t.ok(opts.out.startsWith(tmpdir()), opts.out);
   t.throws(() => parseBenchArgs(['--rounds', '0']), /positive/);
   t.throws(() => parseBenchArgs(['--targets', 'minio']), /unknown target/);
+  t.throws(() => parseBenchArgs(['--concurrency', '4']), /want 1 and\/or 16/);
+});
+
+t.test('--concurrency keeps only the cells with those connection counts', async (t) => {
+  const opts = parseBenchArgs(['--workloads', 'PUT', '--sizes', '256MiB', '--concurrency', '1']);
+  t.same(opts.concurrency, [1]);
+  const cells = fullPlan(opts).cells;
+  t.same(cells.map((c) => [c.workload, c.size, c.concurrency]), [['PUT', 256 * 1024 * 1024, 1]]);
 });

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { createContext, type AppContext } from '../../src/context.js';
 import { newUploadId } from '../../src/db/repos/multipart.js';
 import type { ObjectRecord } from '../../src/db/repos/objects.js';
@@ -12,6 +12,7 @@ import { openObjectBody, parsePartNumber, partRange, segmentsOf } from '../../sr
 import { releaseBlobs } from '../../src/s3/object-writes.js';
 import { sweepMultipart } from '../../src/s3/operations/multipart/sweep.js';
 import { tempDir, testConfig } from '../helpers/temp-data.js';
+import { isDirectBody } from '../../src/storage/file-body.js';
 
 async function collect(r: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -136,4 +137,21 @@ t.test('the sweep aborts uploads older than multipartMaxAgeSeconds and removes t
   t.notOk((await listBlobFiles(join(ctx.config.dataDir, 'storage'))).includes(partBlob), 'its part blob is gone');
   now += 604_800_000;
   t.match(await sweepMultipart(ctx), { aborted: 1 });
+});
+
+t.test('a single-blob body sent straight to a destination that fails releases its lease', async (t) => {
+  const ctx = await context(t);
+  const size = 6 << 20;
+  const id = await blob(ctx, randomBytes(size));
+  const { parts: _none, ...plain } = record([]);
+  const rec: ObjectRecord = { ...plain, blobId: id, size };
+  const s = await openObjectBody(ctx, rec);
+  t.ok(isDirectBody(s), 'a stored file sends itself');
+  if (!isDirectBody(s)) return;
+  let seen = 0;
+  const dest = new Writable({ write: (c: Buffer, _e, cb) => ((seen += c.length) > 2 << 20 ? cb(new Error('reset')) : cb()) });
+  dest.on('error', () => undefined);
+  await t.rejects(s.sendTo(dest));
+  if (!s.closed) await new Promise((resolve) => s.once('close', resolve));
+  t.notOk(ctx.leases.isLeased(id), 'released after the failed send');
 });

@@ -48,7 +48,7 @@ function storedHeadersOf(rec: ObjectRecord): StoredHeaders {
  * synchronously, before the first await.
  */
 async function stageCopy(r: S3Request, source: ObjectRecord, algorithm: ChecksumAlgorithm | undefined): Promise<ReceivedUpload> {
-  const hasher = new UploadHasher({ checksumAlgorithm: algorithm, maxSize: r.ctx.config.maxObjectSize });
+  const hasher = new UploadHasher({ checksumAlgorithm: algorithm, maxSize: r.ctx.config.maxObjectSize, pool: r.ctx.hashPool, expectedSize: source.size });
   const body = await openObjectBody(r.ctx, source, { signal: r.signal });
   const staged = await stageObjectBody(r.ctx, pipeline(body, hasher, () => undefined), { maxSize: source.size, signal: r.signal });
   try {

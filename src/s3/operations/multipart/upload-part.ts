@@ -94,7 +94,7 @@ export const uploadPartCopy: OperationHandler = async (r) => {
     }
     // The part gets the upload's checksum, computed from the copied bytes.
     const checksumAlgorithm = (upload.checksumAlgorithm ?? undefined) as ChecksumAlgorithm | undefined;
-    const hasher = new UploadHasher({ checksumAlgorithm, maxSize: MAX_PART_SIZE });
+    const hasher = new UploadHasher({ checksumAlgorithm, maxSize: MAX_PART_SIZE, pool: ctx.hashPool, expectedSize: length });
     const staged = await ctx.storage.stage(pipeline(body, hasher, () => undefined), { signal: r.signal });
     let digests: UploadDigests;
     try {

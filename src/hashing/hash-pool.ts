@@ -1,0 +1,150 @@
+// The hashing worker pool: one piscina worker thread that hashes large uploads in 1 MiB batches, so
+// MD5 (the slowest digest, ~0.6 GB/s on one core) runs beside the event loop instead of on it. One
+// thread, on purpose: a session's batches must run in order on the thread that holds its hash state,
+// and on this 2-core machine a second hashing thread would only compete with the event loop.
+// Each session fills the slots of a ring (a SharedArrayBuffer the worker reads in place); rings are
+// kept for reuse, because freshly touched memory is slow on this VM.
+import { Piscina } from 'piscina';
+import { SLOT_BYTES, type HashTask, type WorkerDigests, type WorkerHashSpec } from './hash-worker.js';
+
+export { SLOT_BYTES };
+/** Slots per ring: batches of one upload in the worker's queue or being filled, at most. */
+export const RING_SLOTS = 4;
+/** Free rings kept for reuse; a burst of uploads past this allocates and later drops the surplus. */
+const KEPT_RINGS = 8;
+
+export interface HashPoolOptions {
+  /** Bodies of at least this many bytes, or of unknown length, are hashed in the worker. */
+  threshold: number;
+}
+
+export class HashPool {
+  readonly threshold: number;
+  private readonly piscina: Piscina<HashTask, WorkerDigests | number | undefined>;
+  private readonly free: SharedArrayBuffer[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(opts: HashPoolOptions) {
+    this.threshold = opts.threshold;
+    this.piscina = new Piscina({
+      filename: new URL('./hash-worker.js', import.meta.url).href,
+      minThreads: 1,
+      maxThreads: 1,
+      // The thread lives as long as the pool: starting one costs tens of milliseconds.
+      idleTimeout: Number.MAX_SAFE_INTEGER,
+      // By default piscina moves a task it could not hand out to the back of the queue; a session's
+      // batches must stay in order (the worker checks their seq and fails the upload otherwise).
+      stricterFIFO: true,
+    });
+  }
+
+  /** True when a body of this declared length (undefined: unknown) should be hashed in the worker. */
+  wants(expectedSize: number | undefined): boolean {
+    return !this.closed && (expectedSize === undefined || expectedSize >= this.threshold);
+  }
+
+  /** A new session; nothing reaches the worker before its first batch. */
+  session(spec: WorkerHashSpec): HashSession {
+    return new HashSession(this, this.nextId++, spec);
+  }
+
+  takeRing(): SharedArrayBuffer {
+    return this.free.pop() ?? new SharedArrayBuffer(RING_SLOTS * SLOT_BYTES);
+  }
+
+  returnRing(ring: SharedArrayBuffer): void {
+    if (!this.closed && this.free.length < KEPT_RINGS) this.free.push(ring);
+  }
+
+  run(task: HashTask): Promise<WorkerDigests | number | undefined> {
+    if (this.closed) return Promise.reject(new Error('hash pool is closed'));
+    return this.piscina.run(task);
+  }
+
+  /** Open sessions in the worker (for tests and leak checks). */
+  async openSessions(): Promise<number> {
+    return (await this.run({ op: 'sessions' })) as number;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.free.length = 0;
+    await this.piscina.close();
+  }
+}
+
+/**
+ * One upload's share of the worker. Fill `slot()`, hand it over with `update(length)`, and end with
+ * `finish()` or `abort()`. Batch n lives in slot n % RING_SLOTS until the worker has hashed it: the
+ * caller keeps fewer than RING_SLOTS batches in flight (`inFlight`).
+ */
+export class HashSession {
+  private seq = 0;
+  private ring?: SharedArrayBuffer;
+  private view?: Buffer;
+  private ended = false;
+  private pending = 0;
+
+  constructor(
+    private readonly pool: HashPool,
+    readonly id: number,
+    private readonly spec: WorkerHashSpec,
+  ) {}
+
+  /** Batches handed over and not yet hashed. */
+  get inFlight(): number {
+    return this.pending;
+  }
+
+  /** The slot the next batch is written to (SLOT_BYTES long). */
+  slot(): Buffer {
+    if (this.ended) throw new Error('hash session is over');
+    if (!this.view) {
+      this.ring = this.pool.takeRing();
+      this.view = Buffer.from(this.ring);
+    }
+    const start = (this.seq % RING_SLOTS) * SLOT_BYTES;
+    return this.view.subarray(start, start + SLOT_BYTES);
+  }
+
+  /** Hands the first `length` bytes of the current slot to the worker. */
+  async update(length: number): Promise<void> {
+    if (this.ended) throw new Error('hash session is over');
+    const first = this.seq === 0;
+    const task: HashTask = { op: 'update', id: this.id, seq: this.seq++, length, ...(first ? { spec: this.spec, ring: this.ring } : {}) };
+    this.pending++;
+    try {
+      await this.pool.run(task);
+    } finally {
+      this.pending--;
+      this.releaseRing();
+    }
+  }
+
+  async finish(): Promise<WorkerDigests> {
+    this.ended = true;
+    try {
+      return (await this.pool.run({ op: 'finish', id: this.id, seq: this.seq, spec: this.spec })) as WorkerDigests;
+    } finally {
+      this.releaseRing();
+    }
+  }
+
+  /** Drops the session's hash state; queued behind its batches, so nothing is left after them. */
+  async abort(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    this.releaseRing();
+    await this.pool.run({ op: 'abort', id: this.id });
+  }
+
+  /** The ring goes back once the session is over and the worker has no batch of it left. */
+  private releaseRing(): void {
+    if (!this.ended || this.pending > 0 || !this.ring) return;
+    this.pool.returnRing(this.ring);
+    this.ring = undefined;
+    this.view = undefined;
+  }
+}
