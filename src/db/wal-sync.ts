@@ -7,8 +7,15 @@
 import { close, fdatasync, openSync } from 'node:fs';
 
 export interface Durability {
-  /** Resolves once every commit made before the call is on disk. */
+  /** Resolves once every commit made before the call is on disk; starts a flush now if none runs. */
   sync(): Promise<void>;
+  /**
+   * The same promise, for background work (removing replaced blobs): it joins the flush that the
+   * request's own sync() starts a moment later, and starts one itself only on the next turn of the
+   * event loop if nobody did. Calling sync() there would start a flush that the request's sync()
+   * then has to wait out before its own.
+   */
+  syncSoon(): Promise<void>;
 }
 
 interface Waiter {
@@ -35,6 +42,14 @@ export class WalSync implements Durability {
     return new Promise<void>((resolve, reject) => {
       this.waiting.push({ resolve, reject });
       this.flush();
+    });
+  }
+
+  syncSoon(): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('database closed'));
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      setImmediate(() => this.flush());
     });
   }
 

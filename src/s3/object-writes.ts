@@ -115,7 +115,7 @@ export async function removeObject(ctx: AppContext, bucketId: string, key: strin
  */
 export function releaseBlobs(ctx: AppContext, blobIds: readonly string[]): Promise<void> {
   if (blobIds.length === 0) return Promise.resolve();
-  return ctx.durability.sync().then(
+  return ctx.durability.syncSoon().then(
     () => {
       for (const blobId of blobIds) void ctx.leases.removeWhenFree(blobId);
     },

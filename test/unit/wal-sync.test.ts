@@ -36,3 +36,20 @@ t.test('concurrent syncs share flushes; every caller resolves after a flush that
   await wal.close();
   await t.rejects(wal.sync(), /closed/, 'no sync after close');
 });
+
+t.test("syncSoon joins the next flush instead of starting one ahead of a request's sync", async (t) => {
+  const file = join(tempDir(t), 'meta.db');
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  db.pragma('synchronous = NORMAL');
+  db.exec('CREATE TABLE t (n INTEGER)');
+  const wal = new WalSync(`${file}-wal`);
+  db.prepare('INSERT INTO t (n) VALUES (1)').run();
+  // Background removal first, then the request's own sync, in the same turn: one flush serves both.
+  await Promise.all([wal.syncSoon(), wal.sync()]);
+  t.equal(wal.flushes, 1);
+  // Alone, syncSoon starts its flush on the next turn.
+  await wal.syncSoon();
+  t.equal(wal.flushes, 2);
+  await wal.close();
+});

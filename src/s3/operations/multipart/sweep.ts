@@ -22,7 +22,7 @@ export async function drainTrash(ctx: Pick<AppContext, 'multipart' | 'storage' |
   let removed = 0;
   // The commits that trashed these blobs must be durable before the bytes go (a power loss would
   // bring back rows pointing at them).
-  await ctx.durability.sync();
+  await ctx.durability.syncSoon();
   while (!stop()) {
     const batch = ctx.multipart.trash(BATCH);
     let failure: unknown;
