@@ -16,6 +16,33 @@ export interface UploadDigests {
   checksum?: { algorithm: ChecksumAlgorithm; value: string };
 }
 
+/** The checksum computed besides MD5 and SHA-256: none for SHA256, which is the SHA-256 itself. */
+function extraChecksum(algorithm: ChecksumAlgorithm | undefined): ChecksumAlgorithm | undefined {
+  return algorithm === 'SHA256' ? undefined : algorithm;
+}
+
+/** The digests, with the requested checksum taken from the SHA-256 when that is what was asked. */
+function assemble(size: number, md5Hex: string, sha256Hex: string, algorithm: ChecksumAlgorithm | undefined, extra: string | undefined): UploadDigests {
+  const out: UploadDigests = { size, md5Hex, sha256Hex };
+  const value = algorithm === 'SHA256' ? Buffer.from(sha256Hex, 'hex').toString('base64') : extra;
+  if (algorithm && value !== undefined) out.checksum = { algorithm, value };
+  return out;
+}
+
+/** The digests of a body already in memory (a small upload): one update per algorithm, no stream. */
+export async function digestBuffer(body: Buffer, checksumAlgorithm?: ChecksumAlgorithm): Promise<UploadDigests> {
+  const extraAlgorithm = extraChecksum(checksumAlgorithm);
+  let extra: string | undefined;
+  if (extraAlgorithm) {
+    const checksum = createChecksum(extraAlgorithm);
+    checksum.update(body);
+    extra = await checksum.digestBase64();
+  }
+  const md5Hex = createHash('md5').update(body).digest('hex');
+  const sha256Hex = createHash('sha256').update(body).digest('hex');
+  return assemble(body.length, md5Hex, sha256Hex, checksumAlgorithm, extra);
+}
+
 export interface UploadHasherOptions {
   checksumAlgorithm?: ChecksumAlgorithm;
   maxSize: number;
@@ -41,8 +68,7 @@ export class UploadHasher extends Transform {
 
   constructor(private readonly opts: UploadHasherOptions) {
     super({ highWaterMark: 1024 * 1024 });
-    // SHA256 as the requested checksum is the SHA-256 computed anyway.
-    const extra = opts.checksumAlgorithm === 'SHA256' ? undefined : opts.checksumAlgorithm;
+    const extra = extraChecksum(opts.checksumAlgorithm);
     if (opts.pool?.wants(opts.expectedSize)) {
       this.session = opts.pool.session({ md5: true, sha256: false, ...(extra ? { checksum: extra } : {}) });
     } else {
@@ -115,7 +141,7 @@ export class UploadHasher extends Transform {
 
   private async finish(): Promise<UploadDigests> {
     const sha256Hex = this.sha256.digest('hex');
-    const out: UploadDigests = { size: this.size, md5Hex: '', sha256Hex };
+    let md5Hex: string;
     let checksum: string | undefined;
     if (this.session) {
       try {
@@ -127,16 +153,13 @@ export class UploadHasher extends Transform {
         throw err;
       }
       const w = await this.session.finish();
-      out.md5Hex = w.md5Hex ?? '';
+      md5Hex = w.md5Hex ?? '';
       checksum = w.checksum;
     } else {
-      out.md5Hex = (this.md5 as Hash).digest('hex');
+      md5Hex = (this.md5 as Hash).digest('hex');
       checksum = await this.checksum?.digestBase64();
     }
-    const algorithm = this.opts.checksumAlgorithm;
-    if (algorithm === 'SHA256') checksum = Buffer.from(sha256Hex, 'hex').toString('base64');
-    if (algorithm && checksum !== undefined) out.checksum = { algorithm, value: checksum };
-    return out;
+    return assemble(this.size, md5Hex, sha256Hex, this.opts.checksumAlgorithm, checksum);
   }
 
   override _destroy(err: Error | null, cb: (error?: Error | null) => void): void {

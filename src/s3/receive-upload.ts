@@ -2,11 +2,10 @@
 // stage the bytes, then verify every promise the client made. The caller commits or aborts.
 import { ChunkDecoder } from '../auth/sigv4/index.js';
 import { S3Error } from '../errors/s3-errors.js';
-import { UploadHasher, type UploadDigests } from '../hashing/upload-hasher.js';
+import { UploadHasher, digestBuffer, type UploadDigests } from '../hashing/upload-hasher.js';
 import type { ChecksumAlgorithm } from '../hashing/checksums.js';
 import type { StagedBlob } from '../storage/backend.js';
 import { readSmallBody, requestBody } from './body.js';
-import { digestBuffer } from '../hashing/digest-buffer.js';
 import { inlineStaged } from '../storage/inline-stage.js';
 import { stageObjectBody } from './object-writes.js';
 import { header, type S3Request } from './operation.js';
