@@ -10,15 +10,11 @@ import { openObjectBody, parsePartNumber, partRange } from '../object-reader.js'
 import type { S3Response } from '../respond.js';
 import type { ReadRange } from '../../storage/backend.js';
 
-/** The record, and for a GET of a small object its bytes (read with the row, in the same statement). */
-function lookup(r: S3Request, bucketId: string, key: string, head: boolean): { rec: ObjectRecord; inline?: Buffer } {
-  const found = head ? wrap(r.ctx.objects.get(bucketId, key)) : r.ctx.objects.getWithInline(bucketId, key);
+/** The record and, for a small object, its bytes (read with the row, in one statement). */
+function lookup(r: S3Request, bucketId: string, key: string): { rec: ObjectRecord; inline?: Buffer } {
+  const found = r.ctx.objects.getWithInline(bucketId, key);
   if (!found) throw new S3Error('NoSuchKey', undefined, { Key: key });
   return found;
-}
-
-function wrap(rec: ObjectRecord | undefined): { rec: ObjectRecord } | undefined {
-  return rec && { rec };
 }
 
 async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
@@ -31,7 +27,7 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
   }
   // Blobs are leased by openObjectBody in the tick of the lookup; the retry is a fallback only.
   for (let attempt = 0; ; attempt++) {
-    const { rec, inline } = lookup(r, bucket.id, key, head);
+    const { rec, inline } = lookup(r, bucket.id, key);
     checkReadPreconditions(r.req, rec.etag, rec.lastModified);
     const headers: Record<string, string | number> = objectResponseHeaders(rec, r.addr.query);
     let range: ReadRange | undefined;
