@@ -5,7 +5,8 @@ import { randomInt } from 'node:crypto';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../open.js';
 import { isForeignKeyViolation } from './errors.js';
-import { prefixUpperBound, type ObjectRecord, type ObjectsRepo } from './objects.js';
+import type { ObjectRecord, ObjectsRepo } from './objects.js';
+import { markerPrefixBound, walkRolledUp } from './roll-up.js';
 
 export type MultipartChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
 
@@ -361,50 +362,27 @@ export class MultipartRepo {
    */
   listUploads(bucketId: string, q: UploadListQuery): UploadListPage {
     const page: UploadListPage = { uploads: [], commonPrefixes: [], isTruncated: false };
-    if (q.maxUploads <= 0) return page;
-    let key = q.keyMarker;
-    let uploadId = q.keyMarker && q.uploadIdMarker ? q.uploadIdMarker : q.keyMarker ? AFTER_ALL_UPLOADS : '';
-    // A key marker that is itself a common prefix: every upload under it was already returned.
-    if (q.delimiter && key.startsWith(q.prefix) && key.endsWith(q.delimiter)) {
-      const rest = key.slice(q.prefix.length);
-      if (rest.indexOf(q.delimiter) === rest.length - q.delimiter.length) {
-        key = prefixUpperBound(key);
-        uploadId = '';
-      }
-    }
-    const limit = Math.min(q.maxUploads + 1, 1001);
-    let count = 0;
-    for (;;) {
-      const rows = this.listUploadsStmt.all({ bucketId, prefix: q.prefix, key, uploadId, limit });
-      if (rows.length === 0) return page;
-      let requery = false;
-      for (const row of rows) {
-        if (!row.key.startsWith(q.prefix)) return page;
-        if (count === q.maxUploads) {
-          page.isTruncated = true;
-          return page;
-        }
-        const rest = row.key.slice(q.prefix.length);
-        const at = q.delimiter ? rest.indexOf(q.delimiter) : -1;
-        if (at >= 0) {
-          const cp = q.prefix + rest.slice(0, at + q.delimiter.length);
-          page.commonPrefixes.push(cp);
-          page.nextKeyMarker = cp;
-          page.nextUploadIdMarker = undefined;
-          count++;
-          key = prefixUpperBound(cp);
-          uploadId = '';
-          requery = true;
-          break;
-        }
+    const bound = markerPrefixBound(q.keyMarker, q.prefix, q.delimiter);
+    const uploadId = q.keyMarker && q.uploadIdMarker ? q.uploadIdMarker : q.keyMarker ? AFTER_ALL_UPLOADS : '';
+    page.isTruncated = walkRolledUp<UploadRow, { key: string; uploadId: string }>({
+      prefix: q.prefix,
+      delimiter: q.delimiter,
+      max: q.maxUploads,
+      start: bound === undefined ? { key: q.keyMarker, uploadId } : { key: bound, uploadId: '' },
+      fetch: (c, limit) => this.listUploadsStmt.all({ bucketId, prefix: q.prefix, key: c.key, uploadId: c.uploadId, limit }),
+      afterRow: (row) => ({ key: row.key, uploadId: row.upload_id }),
+      afterPrefix: (upper) => ({ key: upper, uploadId: '' }),
+      onRow: (row) => {
         page.uploads.push(toUpload(row));
         page.nextKeyMarker = row.key;
         page.nextUploadIdMarker = row.upload_id;
-        count++;
-        key = row.key;
-        uploadId = row.upload_id;
-      }
-      if (!requery && rows.length < limit) return page;
-    }
+      },
+      onPrefix: (cp) => {
+        page.commonPrefixes.push(cp);
+        page.nextKeyMarker = cp;
+        page.nextUploadIdMarker = undefined;
+      },
+    });
+    return page;
   }
 }

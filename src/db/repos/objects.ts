@@ -2,6 +2,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../open.js';
 import { isInlineBlobId } from '../../storage/blob-id.js';
+import { markerPrefixBound, prefixUpperBound, walkRolledUp } from './roll-up.js';
 
 /** One part of an object completed from a multipart upload: its own blob, in object order. */
 export interface ObjectPart {
@@ -111,15 +112,7 @@ export function objectBlobIds(rec: Pick<ObjectRecord, 'blobId' | 'parts'>): stri
   return rec.parts ? rec.parts.map((p) => p.blobId) : [rec.blobId];
 }
 
-/**
- * The smallest string greater than every string that starts with `prefix`, in UTF-8 byte order
- * (bumps the last code point; falls back to appending U+10FFFF, above any UTF-8 continuation).
- */
-export function prefixUpperBound(prefix: string): string {
-  const last = prefix.charCodeAt(prefix.length - 1);
-  if (last < 0xd7ff) return prefix.slice(0, -1) + String.fromCharCode(last + 1);
-  return prefix + '\u{10FFFF}';
-}
+export { prefixUpperBound };
 
 export class ObjectsRepo {
   private readonly getStmt: Statement<[string, string], ObjectRow>;
@@ -252,49 +245,25 @@ export class ObjectsRepo {
    */
   list(bucketId: string, q: ListQuery): ListPage {
     const page: ListPage = { contents: [], commonPrefixes: [], isTruncated: false };
-    if (q.maxKeys <= 0) return page;
-    let cursor = q.after;
-    let inclusive = false;
-    // An `after` that is itself a common prefix means every key under it was already returned.
-    if (q.delimiter && cursor.startsWith(q.prefix) && cursor.endsWith(q.delimiter)) {
-      const rest = cursor.slice(q.prefix.length);
-      if (rest.indexOf(q.delimiter) === rest.length - q.delimiter.length) {
-        cursor = prefixUpperBound(cursor);
-        inclusive = true;
-      }
-    }
-    const batch = Math.min(q.maxKeys + 1, 1001);
-    let count = 0;
-    for (;;) {
-      const rows = (inclusive ? this.fromStmt : this.afterStmt).all(bucketId, cursor, q.prefix, batch);
-      if (rows.length === 0) return page;
-      let requery = false;
-      for (const row of rows) {
-        if (!row.key.startsWith(q.prefix)) return page;
-        if (count === q.maxKeys) {
-          page.isTruncated = true;
-          return page;
-        }
-        const rest = row.key.slice(q.prefix.length);
-        const at = q.delimiter ? rest.indexOf(q.delimiter) : -1;
-        if (at >= 0) {
-          const cp = q.prefix + rest.slice(0, at + q.delimiter.length);
-          page.commonPrefixes.push(cp);
-          page.last = cp;
-          count++;
-          cursor = prefixUpperBound(cp);
-          inclusive = true;
-          requery = true;
-          break;
-        }
+    const bound = markerPrefixBound(q.after, q.prefix, q.delimiter);
+    page.isTruncated = walkRolledUp<ListEntryRow, { key: string; inclusive: boolean }>({
+      prefix: q.prefix,
+      delimiter: q.delimiter,
+      max: q.maxKeys,
+      start: bound === undefined ? { key: q.after, inclusive: false } : { key: bound, inclusive: true },
+      fetch: (c, limit) => (c.inclusive ? this.fromStmt : this.afterStmt).all(bucketId, c.key, q.prefix, limit),
+      afterRow: (row) => ({ key: row.key, inclusive: false }),
+      afterPrefix: (upper) => ({ key: upper, inclusive: true }),
+      onRow: (row) => {
         page.contents.push({ key: row.key, size: row.size, etag: row.etag, lastModified: row.last_modified });
         page.last = row.key;
-        count++;
-        cursor = row.key;
-        inclusive = false;
-      }
-      if (!requery && rows.length < batch) return page;
-    }
+      },
+      onPrefix: (cp) => {
+        page.commonPrefixes.push(cp);
+        page.last = cp;
+      },
+    });
+    return page;
   }
 }
 
