@@ -9,18 +9,12 @@ import type { ReadRange, StagedBlob, StorageBackend } from './backend.js';
 
 /** Large buffers: node's 16 KiB/64 KiB stream defaults halve file throughput. */
 const IO_CHUNK = IO_BUFFER_BYTES;
-/**
- * While a large body streams in, an fdatasync is started (not awaited) every this many bytes, so the
- * disk writes back as the bytes arrive instead of all at the final fsync: the page cache would
- * otherwise hold the whole body, and the final fsync of 256 MiB took ~130 ms here.
- */
-const WRITEBACK_EVERY = 16 * 1024 * 1024;
 
 export class DiskStorage implements StorageBackend {
   private readonly tmpDir: string;
   private readonly blobDir: string;
   private readonly knownDirs = new Set<string>();
-  /** Write and read buffers; at most 16 MiB of idle ones stay allocated. */
+  /** Read buffers (FileBody's ring); at most 16 MiB of idle ones stay allocated. */
   private readonly buffers = new BufferPool(16);
 
   constructor(root: string) {
@@ -47,7 +41,7 @@ export class DiskStorage implements StorageBackend {
     const fh = await open(tmp, 'wx', 0o600);
     let size = 0;
     try {
-      size = await writeAll(body, fh, this.buffers, opts.signal);
+      size = await writeAll(body, fh, opts.signal);
       await fh.sync();
     } catch (err) {
       body.destroy();
@@ -104,76 +98,45 @@ export class DiskStorage implements StorageBackend {
   }
 }
 
-/** Writes all of buf[0, length) at the file's current position. */
-async function writeFully(fh: FileHandle, buf: Buffer, length: number): Promise<void> {
-  let at = 0;
-  while (at < length) at += (await fh.write(buf, at, length - at)).bytesWritten;
+/** Copies body into the file in batches of about IO_CHUNK bytes (one writev each); returns the byte count. */
+async function writeAll(body: Readable, fh: FileHandle, signal?: AbortSignal): Promise<number> {
+  let batch: Buffer[] = [];
+  let batched = 0;
+  let total = 0;
+  const flush = async (): Promise<void> => {
+    let written = 0;
+    while (written < batched) {
+      const { bytesWritten } = await fh.writev(written === 0 ? batch : remaining(batch, written));
+      written += bytesWritten;
+    }
+    batch = [];
+    batched = 0;
+  };
+  for await (const chunk of body) {
+    signal?.throwIfAborted();
+    const buf = chunk as Buffer;
+    batch.push(buf);
+    batched += buf.length;
+    total += buf.length;
+    if (batched >= IO_CHUNK) await flush();
+  }
+  signal?.throwIfAborted();
+  if (batched > 0) await flush();
+  return total;
 }
 
-/**
- * Copies body into the file through pooled buffers (each chunk is copied at once, so it dies young), one write of IO_CHUNK bytes in flight while the
- * next fills; returns the byte count. Every WRITEBACK_EVERY bytes an fdatasync is started (one at a
- * time, not awaited); the caller's final fsync still makes everything durable.
- */
-async function writeAll(body: Readable, fh: FileHandle, buffers: BufferPool, signal?: AbortSignal): Promise<number> {
-  let current: Buffer | undefined;
-  let used = 0;
-  let total = 0;
-  let inFlight: Promise<void> | undefined;
-  let unsynced = 0;
-  let writeback: Promise<void> | undefined;
-  let writebackError: unknown;
-  const startWriteback = (): void => {
-    if (unsynced < WRITEBACK_EVERY || writeback) return;
-    unsynced = 0;
-    writeback = fh.datasync().then(
-      () => {
-        writeback = undefined;
-      },
-      (err: unknown) => {
-        writebackError ??= err;
-        writeback = undefined;
-      },
-    );
-  };
-  const submit = async (): Promise<void> => {
-    if (inFlight) await inFlight;
-    inFlight = undefined;
-    startWriteback();
-    const buf = current as Buffer;
-    const length = used;
-    current = undefined;
-    used = 0;
-    unsynced += length;
-    const write = writeFully(fh, buf, length).finally(() => buffers.give(buf));
-    write.catch(() => undefined); // surfaces at the next await of inFlight
-    inFlight = write;
-  };
-  try {
-    for await (const chunk of body) {
-      signal?.throwIfAborted();
-      const buf = chunk as Buffer;
-      let at = 0;
-      while (at < buf.length) {
-        current ??= buffers.take();
-        const n = buf.copy(current, used, at);
-        used += n;
-        at += n;
-        total += n;
-        if (used === current.length) await submit();
-      }
+/** The part of a batch after its first `skip` bytes (after a short writev). */
+function remaining(batch: Buffer[], skip: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (const b of batch) {
+    if (skip >= b.length) {
+      skip -= b.length;
+      continue;
     }
-    signal?.throwIfAborted();
-    if (used > 0) await submit();
-    await inFlight;
-  } finally {
-    // Never leave a write or an fdatasync running on a file the caller is about to close.
-    await inFlight?.catch(() => undefined);
-    await writeback;
-    if (current) buffers.give(current);
+    out.push(skip > 0 ? b.subarray(skip) : b);
+    skip = 0;
   }
-  if (writebackError) throw writebackError;
-  return total;
+  return out;
 }
 
 /** Makes a rename durable: the directory entry itself must reach the disk. */
