@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type RequestListener, type ServerRe
 import Fastify from 'fastify';
 import type { AppContext } from './context.js';
 import { createS3Handler } from './s3/handler.js';
+import { managementApi } from './api/plugin.js';
 
 export interface App {
   close(): Promise<void>;
@@ -30,6 +31,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   fastify.setNotFoundHandler((_req, reply) => {
     void reply.code(404).send({ success: false, message: 'Not found', code: 'not_found' });
   });
+  await fastify.register(managementApi, { ctx });
   await fastify.ready();
   const management = fastifyListener as RequestListener;
   const s3 = createS3Handler(ctx);

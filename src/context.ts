@@ -18,6 +18,8 @@ import { DiskStorage } from './storage/disk.js';
 import { BlobLeases } from './storage/blob-leases.js';
 import { HashPool } from './hashing/hash-pool.js';
 import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
+import { ApiKeyVerifier } from './auth/api-keys.js';
+import { CreditsService } from './credits/credits.js';
 
 export interface AppContext {
   config: Config;
@@ -40,7 +42,21 @@ export interface AppContext {
   /** The hashing worker thread for large uploads; absent when hashing.workerThreshold is 0. */
   hashPool?: HashPool;
   root: { accessKeyId: string; secretAccessKey?: string; generated: boolean };
+  /** Bearer tokens of the management API. */
+  apiKeys: ApiKeyVerifier;
+  credits: CreditsService;
+  /** Public base URLs, final once the server listens (server.ts fills in derived ones). */
+  endpoints: PublicEndpoints;
+  /** The master key: seals stored secrets; signed CDN URLs use a key derived from it. */
+  masterKey: Buffer;
   close(): Promise<void>;
+}
+
+export interface PublicEndpoints {
+  /** The S3 endpoint, e.g. http://127.0.0.1:9000. */
+  s3: string;
+  /** Base of CDN URLs, e.g. http://cdn.localhost:9000. */
+  cdn: string;
 }
 
 export interface ContextOptions {
@@ -70,10 +86,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const leases = new BlobLeases((blobId) =>
       storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')),
     );
+    const clock = opts.clock ?? (() => new Date());
     const ctx: AppContext = {
       config,
       log,
-      clock: opts.clock ?? (() => new Date()),
+      clock,
       db,
       durability,
       commits: new CommitQueue(db),
@@ -86,6 +103,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       bucketDirectory: new BucketDirectory(repos),
       ...(hashPool ? { hashPool } : {}),
       root,
+      apiKeys: new ApiKeyVerifier(repos.apiKeys),
+      credits: new CreditsService(repos.credits, config.credits, clock),
+      endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
+      masterKey,
       async close() {
         await sweeper.stop();
         await storage.close();

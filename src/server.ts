@@ -58,6 +58,8 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
   servers.push(http);
   const addr = await listen(http, config.port, config.host);
   const url = config.publicUrl || urlOf('http', addr);
+  ctx.endpoints.s3 = url;
+  if (config.cdn.publicUrl === '') ctx.endpoints.cdn = `http://${config.cdn.hostname}:${addr.port}`;
 
   let tlsUrl: string | undefined;
   if (config.tls.port !== null) {

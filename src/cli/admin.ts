@@ -1,7 +1,9 @@
 // Admin commands (users, account-keys, buckets, access-keys) against a data directory. Safe to run
 // while the server uses the same directory: SQLite WAL + busy_timeout serialise the writes.
 import { parseArgs } from 'node:util';
+import { mintApiKey, parseScopes, ALL_SCOPES } from '../auth/api-keys.js';
 import { newAccessKeyId, newSecretKey } from '../auth/ids.js';
+import { CreditsService, fromMilli } from '../credits/credits.js';
 import { ROOT_USER } from '../auth/root.js';
 import { encryptSecret } from '../auth/secrets.js';
 import { configFlags, ConfigError, loadConfig } from '../config/load.js';
@@ -59,6 +61,8 @@ const COMMAND_FLAGS = {
   name: { type: 'string' },
   bucket: { type: 'string' },
   permission: { type: 'string' },
+  scopes: { type: 'string' },
+  amount: { type: 'string' },
 } as const;
 
 const PERMISSIONS: readonly BucketPermission[] = ['read', 'read_write'];
@@ -134,6 +138,19 @@ function deleteKey(repos: Repos, id: string, kind: 'account' | 'bucket') {
 function userNames(repos: Repos): (id: string) => string {
   const names = new Map(repos.users.list().map((u) => [u.id, u.name]));
   return (id) => names.get(id) ?? id;
+}
+
+function spaceView(space: { id: string; name: string; status: string; suspendedAt: number | null }, user: string) {
+  return { user, id: space.id, name: space.name, status: space.status, suspendedAt: space.suspendedAt === null ? null : iso(space.suspendedAt) };
+}
+
+/** Credits with at most 3 decimals (milli-credits are the ledger's unit). */
+function creditAmount(value: string | undefined): number {
+  const v = (value ?? '').trim();
+  if (!/^\d{1,12}(\.\d{1,3})?$/.test(v) || Number(v) <= 0) {
+    throw new AdminError('InvalidAmount', `--amount must be a positive number of credits with at most 3 decimals (got '${value ?? ''}')`);
+  }
+  return Number(v);
 }
 
 const COMMANDS: Record<string, Record<string, Command>> = {
@@ -284,6 +301,84 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       },
     },
   },
+  'api-keys': {
+    create: {
+      args: [],
+      flags: ['user', 'scopes', 'name'],
+      required: ['user', 'scopes'],
+      summary: `create a management API key (bearer token); scopes: ${ALL_SCOPES.join(',')}`,
+      run: ({ repos, flags }) => {
+        const user = requireUser(repos, flags.user as string);
+        const { scopes, unknown } = parseScopes(flags.scopes ?? '');
+        if (unknown.length > 0) throw new AdminError('InvalidScope', `unknown scope(s): ${unknown.join(', ')} (known: ${ALL_SCOPES.join(', ')})`);
+        if (scopes.length === 0) throw new AdminError('InvalidScope', `--scopes needs at least one of: ${ALL_SCOPES.join(', ')}`);
+        const { key, token } = mintApiKey(repos.apiKeys, user.id, label(flags.name), scopes);
+        return { id: key.id, token, user: user.name, name: key.name, scopes: key.scopes.join(','), createdAt: iso(key.createdAt) };
+      },
+    },
+    list: {
+      args: [],
+      flags: ['user'],
+      summary: 'list API keys (never their tokens)',
+      run: ({ repos, flags }) => {
+        const userId = flags.user === undefined ? undefined : requireUser(repos, flags.user).id;
+        const nameOf = userNames(repos);
+        return repos.apiKeys
+          .list(userId)
+          .map((k) => ({ id: k.id, user: nameOf(k.userId), name: k.name, scopes: k.scopes.join(','), createdAt: iso(k.createdAt) }));
+      },
+    },
+    delete: {
+      args: ['ID'],
+      flags: [],
+      summary: 'delete an API key (it stops working within a second)',
+      run: ({ repos, args }) => {
+        const id = args.ID as string;
+        if (!repos.apiKeys.delete(id)) throw new AdminError('NoSuchApiKey', `no API key '${id}'`);
+        return { deleted: true, id };
+      },
+    },
+  },
+  spaces: {
+    suspend: {
+      args: [],
+      flags: ['user'],
+      required: ['user'],
+      summary: "suspend a user's space: uploads are refused and its public assets are no longer served",
+      run: ({ repos, flags }) => {
+        const user = requireUser(repos, flags.user as string);
+        return spaceView(repos.spaces.setStatus(user.id, user.name, 'suspended'), user.name);
+      },
+    },
+    resume: {
+      args: [],
+      flags: ['user'],
+      required: ['user'],
+      summary: "resume a suspended space",
+      run: ({ repos, flags }) => {
+        const user = requireUser(repos, flags.user as string);
+        return spaceView(repos.spaces.setStatus(user.id, user.name, 'active'), user.name);
+      },
+    },
+  },
+  credits: {
+    grant: {
+      args: [],
+      flags: ['user', 'amount'],
+      required: ['user', 'amount'],
+      summary: 'add credits to a user (a ledger entry)',
+      run: ({ repos, config, flags }) => {
+        const user = requireUser(repos, flags.user as string);
+        const amount = creditAmount(flags.amount);
+        const credits = new CreditsService(repos.credits, config.credits, () => new Date());
+        const entry = repos.transaction(() => {
+          credits.ensureMonthlyGrant(user.id);
+          return credits.grant(user.id, amount, 'granted by an administrator');
+        });
+        return { user: user.name, entryId: entry.id, credits: amount, balance: fromMilli(entry.balanceAfterMilli), createdAt: iso(entry.createdAt) };
+      },
+    },
+  },
   'access-keys': {
     create: {
       args: [],
@@ -340,7 +435,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
 
 function synopsis(group: string, action: string, cmd: Command): string {
   const flags = cmd.flags.map((f) => {
-    const value = f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : 'NAME';
+    const value = f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : f === 'scopes' ? 'a,b' : f === 'amount' ? 'N' : 'NAME';
     const text = `--${f} ${value}`;
     return cmd.required?.includes(f) ? text : `[${text}]`;
   });

@@ -74,7 +74,7 @@ function coerce(raw: string, like: unknown): unknown {
   if (Array.isArray(like)) return raw.split(',').map((s) => s.trim()).filter(Boolean);
   if (typeof like === 'number' || like === null) {
     if (like === null && (raw === '' || raw === 'null')) return null;
-    return /^-?\d+$/.test(raw.trim()) ? Number(raw) : raw;
+    return /^-?\d+(\.\d+)?$/.test(raw.trim()) ? Number(raw) : raw;
   }
   if (typeof like === 'boolean') return raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw;
   return raw;

@@ -19,6 +19,26 @@ export interface HashingConfig {
   workerThreshold: number;
 }
 
+export interface CdnConfig {
+  /** Host name of the CDN surface: requests with this Host are CDN requests (also on the main port). */
+  hostname: string;
+  /** Base of asset publicUrls; empty means http://<hostname>:<bound port of the main listener>. */
+  publicUrl: string;
+}
+
+/** Credit rates (SPEC.md 2.6). Amounts are credits with at most 3 decimals; kept internally as milli-credits. */
+export interface CreditsConfig {
+  enabled: boolean;
+  /** Granted on a user's first credit activity of each calendar month (UTC), as a ledger entry. */
+  freeMonthlyCredits: number;
+  lowCreditThreshold: number;
+  /** Upload charge = ceil(size / uploadCreditUnitBytes) * uploadCreditsPerUnit. */
+  uploadCreditUnitBytes: number;
+  uploadCreditsPerUnit: number;
+  transferCreditsPerGb: number;
+  storageCreditsPerGbDay: number;
+}
+
 export interface Config {
   dataDir: string;
   host: string;
@@ -44,9 +64,14 @@ export interface Config {
   masterKey: string;
   hashing: HashingConfig;
   tls: TlsConfig;
+  /** Public product label of the storage (SPEC.md `storageName`); never a provider name. */
+  storageName: string;
+  cdn: CdnConfig;
+  credits: CreditsConfig;
 }
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
+const credits = { type: 'number', minimum: 0, maximum: 1e12 } as const;
 
 export const configSchema = {
   type: 'object',
@@ -54,7 +79,7 @@ export const configSchema = {
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
     'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
-    'hashing', 'tls',
+    'hashing', 'tls', 'storageName', 'cdn', 'credits',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -78,6 +103,33 @@ export const configSchema = {
       required: ['workerThreshold'],
       properties: {
         workerThreshold: { type: 'integer', minimum: 0, maximum: 5497558138880 },
+      },
+    },
+    storageName: { type: 'string', minLength: 1, maxLength: 64 },
+    cdn: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['hostname', 'publicUrl'],
+      properties: {
+        hostname: { type: 'string', pattern: '^[a-z0-9.-]{1,253}$' },
+        publicUrl: { type: 'string', pattern: '^(https?://[^\\s/]+)?$' },
+      },
+    },
+    credits: {
+      type: 'object',
+      additionalProperties: false,
+      required: [
+        'enabled', 'freeMonthlyCredits', 'lowCreditThreshold', 'uploadCreditUnitBytes', 'uploadCreditsPerUnit',
+        'transferCreditsPerGb', 'storageCreditsPerGbDay',
+      ],
+      properties: {
+        enabled: { type: 'boolean' },
+        freeMonthlyCredits: credits,
+        lowCreditThreshold: credits,
+        uploadCreditUnitBytes: { type: 'integer', minimum: 1, maximum: 5497558138880 },
+        uploadCreditsPerUnit: credits,
+        transferCreditsPerGb: credits,
+        storageCreditsPerGbDay: credits,
       },
     },
     tls: {

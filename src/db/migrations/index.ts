@@ -2,6 +2,7 @@ import { sql as initial } from './001-initial.js';
 import { sql as multipart } from './002-multipart.js';
 import { sql as bucketCors } from './003-bucket-cors.js';
 import { sql as inlineBlobs } from './004-inline-blobs.js';
+import { sql as management } from './005-management.js';
 
 /** Numbered migrations, applied in order; PRAGMA user_version records the last applied. Never edit one that has shipped. */
-export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs];
+export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management];

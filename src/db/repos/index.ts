@@ -1,16 +1,26 @@
 // The repositories over one database handle. Every SQL statement of these tables lives in db/repos.
 import type { Db } from '../open.js';
 import { AccessKeysRepo } from './access-keys.js';
+import { ApiKeysRepo } from './api-keys.js';
+import { AssetsRepo } from './assets.js';
+import { CreditsRepo } from './credits.js';
+import { SpacesRepo } from './spaces.js';
+import { UsageRepo } from './usage.js';
 import { BucketCorsRepo } from './bucket-cors.js';
 import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
 
-export { AccessKeysRepo, BucketCorsRepo, BucketsRepo, SettingsRepo, UsersRepo };
+export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BucketCorsRepo, BucketsRepo, CreditsRepo, SettingsRepo, SpacesRepo, UsageRepo, UsersRepo };
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
 export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
 export type { CorsRule } from './bucket-cors.js';
 export type { User } from './users.js';
+export type { ApiKey } from './api-keys.js';
+export type { AssetKind, AssetQuery, AssetRecord, AssetVisibility } from './assets.js';
+export type { CreditAccount, LedgerEntry, LedgerEventType } from './credits.js';
+export type { Space, SpaceStatus } from './spaces.js';
+export type { UsageEvent, UsageEventType, UsageSource } from './usage.js';
 export { ConstraintError, type ConstraintReason } from './errors.js';
 
 /** Extend this interface (and createRepos) when a table gets its repository. */
@@ -20,6 +30,11 @@ export interface Repos {
   accessKeys: AccessKeysRepo;
   settings: SettingsRepo;
   bucketCors: BucketCorsRepo;
+  apiKeys: ApiKeysRepo;
+  spaces: SpacesRepo;
+  assets: AssetsRepo;
+  usage: UsageRepo;
+  credits: CreditsRepo;
   /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T;
 }
@@ -37,6 +52,11 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     accessKeys: new AccessKeysRepo(db, clock),
     settings: new SettingsRepo(db),
     bucketCors: new BucketCorsRepo(db, clock),
+    apiKeys: new ApiKeysRepo(db, clock),
+    spaces: new SpacesRepo(db, clock),
+    assets: new AssetsRepo(db),
+    usage: new UsageRepo(db, clock),
+    credits: new CreditsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
   };
 }

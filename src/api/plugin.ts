@@ -1,0 +1,86 @@
+// The management API as a fastify plugin: bearer authentication with scopes, the JSON error envelope
+// ({ success: false, message, code }), and the route modules of /api/v3 and /storage.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { type ApiPrincipal, type Scope } from '../auth/api-keys.js';
+import type { AppContext } from '../context.js';
+import { ApiError } from './errors.js';
+import { apiKeyRoutes } from './v3/api-keys.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the scope check of an authenticated route. */
+    apiPrincipal: ApiPrincipal | null;
+  }
+}
+
+export interface ApiDeps {
+  ctx: AppContext;
+  /** preHandler: 401 without a valid bearer token, 403 without `scope`. */
+  requireScope(scope: Scope): preHandlerAsyncHookHandler;
+}
+
+/** The principal of a request that passed requireScope. */
+export function principalOf(request: FastifyRequest): ApiPrincipal {
+  if (!request.apiPrincipal) throw new Error('route reached without authentication');
+  return request.apiPrincipal;
+}
+
+const STATUS_CODES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  406: 'not_acceptable',
+  408: 'request_timeout',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+function sendError(reply: FastifyReply, status: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
+  void reply.code(status).type('application/json; charset=utf-8').send({ success: false, message, code, ...extra });
+}
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return m?.[1];
+}
+
+export type RouteModule = (app: FastifyInstance, deps: ApiDeps) => void;
+
+/** Route modules, each owning its paths. */
+const ROUTES: readonly RouteModule[] = [apiKeyRoutes];
+
+export async function managementApi(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
+  const { ctx } = opts;
+  app.decorateRequest('apiPrincipal', null);
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof ApiError) {
+      if (err.statusCode === 401) void reply.header('www-authenticate', 'Bearer');
+      return sendError(reply, err.statusCode, err.code, err.message, err.extra);
+    }
+    if (err.validation) return sendError(reply, 400, 'invalid_request', `Invalid request: ${err.message}`);
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) return sendError(reply, status, STATUS_CODES[status] ?? 'invalid_request', err.message);
+    request.log.error({ err, reqId: request.id }, 'management API error');
+    return sendError(reply, 500, 'internal_error', 'Internal error');
+  });
+
+  const deps: ApiDeps = {
+    ctx,
+    requireScope(scope) {
+      return async (request) => {
+        const token = bearerToken(request);
+        const principal = token === undefined ? undefined : ctx.apiKeys.verify(token);
+        if (!principal) throw new ApiError(401, 'unauthorized', 'Missing or invalid API key');
+        if (!principal.scopes.has(scope)) throw new ApiError(403, 'forbidden', `This API key lacks the '${scope}' scope`);
+        request.apiPrincipal = principal;
+      };
+    },
+  };
+  for (const register of ROUTES) register(app, deps);
+}

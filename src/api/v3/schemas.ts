@@ -1,0 +1,204 @@
+// JSON schemas of the management API (SPEC.md §2, §4), with their TypeScript types. Fastify validates
+// requests and serializes responses with them: a field that is not in a response schema is never sent,
+// so internal names (blob ids, storage paths, bucket ids) cannot leak by accident. src/client uses the types.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+export const ErrorBody = Type.Object(
+  {
+    success: Type.Literal(false),
+    message: Type.String(),
+    code: Type.String(),
+    requiredCredits: Type.Optional(Type.Number()),
+    balance: Type.Optional(Type.Number()),
+  },
+  { $id: 'ErrorBody' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+export const Visibility = Type.Union([Type.Literal('public'), Type.Literal('private')]);
+export const Kind = Type.Union([Type.Literal('file'), Type.Literal('artifact')]);
+
+export const AssetMetadata = Type.Object({
+  'file-name': Type.String(),
+  kind: Kind,
+  sha256: Type.String(),
+  visibility: Visibility,
+});
+
+/** SPEC.md 2.1. */
+export const Asset = Type.Object({
+  id: Type.String(),
+  userId: Type.String(),
+  projectId: Nullable(Type.String()),
+  deploymentId: Nullable(Type.String()),
+  storageName: Type.String(),
+  key: Type.String(),
+  fileName: Type.String(),
+  contentType: Type.String(),
+  size: Type.Integer(),
+  publicUrl: Type.String(),
+  sha256: Type.String(),
+  etag: Type.String(),
+  visibility: Visibility,
+  kind: Kind,
+  metadata: AssetMetadata,
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+export type Asset = Static<typeof Asset>;
+
+/** The list response omits userId, projectId, deploymentId, sha256, etag and metadata (SPEC.md 2.1). */
+export const AssetListItem = Type.Omit(Asset, ['userId', 'projectId', 'deploymentId', 'sha256', 'etag', 'metadata']);
+export type AssetListItem = Static<typeof AssetListItem>;
+
+export const Pagination = Type.Object({
+  page: Type.Integer(),
+  limit: Type.Integer(),
+  total: Type.Integer(),
+  pages: Type.Integer(),
+});
+export type Pagination = Static<typeof Pagination>;
+
+export const SeriesPoint = Type.Object({
+  timestamp: Type.String(),
+  requests: Type.Integer(),
+  bytes: Type.Integer(),
+  cachedBytes: Type.Integer(),
+});
+
+/** SPEC.md 2.4. */
+export const Analytics = Type.Object({
+  enabled: Type.Boolean(),
+  available: Type.Boolean(),
+  hostname: Type.String(),
+  requests: Type.Integer(),
+  bytes: Type.Integer(),
+  cachedBytes: Type.Integer(),
+  cacheHitRatio: Type.Number(),
+  statusCodes: Type.Record(Type.String(), Type.Integer()),
+  countries: Type.Record(Type.String(), Type.Integer()),
+  series: Type.Array(SeriesPoint),
+});
+export type Analytics = Static<typeof Analytics>;
+
+/** SPEC.md 2.5. */
+export const Space = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: Type.Union([Type.Literal('active'), Type.Literal('suspended')]),
+  suspendedAt: Nullable(Type.String()),
+});
+export type Space = Static<typeof Space>;
+
+/** SPEC.md 2.6. */
+export const Credits = Type.Object({
+  enabled: Type.Boolean(),
+  balance: Type.Number(),
+  usedCredits: Type.Number(),
+  lowCreditThreshold: Type.Number(),
+  projectedDailyStorageCredits: Type.Number(),
+  freeMonthlyCredits: Type.Number(),
+  uploadCreditUnitBytes: Type.Number(),
+  uploadCreditsPerUnit: Type.Number(),
+  transferCreditsPerGb: Type.Number(),
+  storageCreditsPerGbDay: Type.Number(),
+});
+export type Credits = Static<typeof Credits>;
+
+/** SPEC.md 2.3. */
+export const Summary = Type.Object({
+  totalFiles: Type.Integer(),
+  storageBytes: Type.Integer(),
+  uploadedBytes: Type.Integer(),
+  downloadedBytes: Type.Integer(),
+  uploadsLast24h: Type.Integer(),
+  recentAssets: Type.Array(Asset),
+  analytics: Analytics,
+  configured: Type.Boolean(),
+  storageName: Type.String(),
+  space: Space,
+  credits: Credits,
+});
+export type Summary = Static<typeof Summary>;
+
+/** SPEC.md 2.7. */
+export const UsageEvent = Type.Object({
+  id: Type.String(),
+  userId: Type.String(),
+  assetId: Type.String(),
+  eventType: Type.String(),
+  source: Type.String(),
+  bytes: Type.Integer(),
+  hostname: Type.String(),
+  country: Type.String(),
+  statusCode: Type.Integer(),
+  metadata: Type.Object({ key: Type.String() }),
+  createdAt: Type.String(),
+});
+export type UsageEvent = Static<typeof UsageEvent>;
+
+/** SPEC.md 2.8. */
+export const LedgerEntry = Type.Object({
+  id: Type.String(),
+  userId: Type.String(),
+  assetId: Type.String(),
+  eventType: Type.String(),
+  bytes: Type.Integer(),
+  rate: Type.Number(),
+  credits: Type.Number(),
+  balanceAfter: Type.Number(),
+  metadata: Type.Object({ key: Type.Optional(Type.String()), note: Type.Optional(Type.String()) }),
+  createdAt: Type.String(),
+});
+export type LedgerEntry = Static<typeof LedgerEntry>;
+
+/** An API key as listed: never its token. */
+export const ApiKeyInfo = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  scopes: Type.Array(Type.String()),
+  createdAt: Type.String(),
+});
+export type ApiKeyInfo = Static<typeof ApiKeyInfo>;
+
+/** A created API key: the token is in this response only. */
+export const CreatedApiKey = Type.Intersect([ApiKeyInfo, Type.Object({ token: Type.String() })]);
+export type CreatedApiKey = Static<typeof CreatedApiKey>;
+
+export const Permission = Type.Union([Type.Literal('read'), Type.Literal('read_write')]);
+
+/** A bucket's S3 access key as listed (SPEC.md 2.9): never its secret. */
+export const StorageAccessKey = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  permission: Permission,
+  bucket: Type.String(),
+  accessKeyId: Type.String(),
+  createdAt: Type.String(),
+});
+export type StorageAccessKey = Static<typeof StorageAccessKey>;
+
+/** A created S3 access key with its connection details; the secret is in this response only. */
+export const CreatedStorageAccessKey = Type.Intersect([
+  StorageAccessKey,
+  Type.Object({
+    secretAccessKey: Type.String(),
+    endpoint: Type.String(),
+    region: Type.String(),
+    forcePathStyle: Type.Boolean(),
+  }),
+]);
+export type CreatedStorageAccessKey = Static<typeof CreatedStorageAccessKey>;
+
+export const SuccessMessage = Type.Object({ success: Type.Boolean(), message: Type.String() });
+export type SuccessMessage = Static<typeof SuccessMessage>;
+
+/** Standard error responses of every authenticated route. */
+export const ERROR_RESPONSES = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+} as const;

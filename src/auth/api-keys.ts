@@ -1,0 +1,103 @@
+// API keys (bearer tokens) of the management API: the scope table, minting and verifying tokens.
+// A token is `s3e_<id>_<secret>`; the database keeps SHA-256(secret) only, which is enough for a
+// 256-bit random secret (no password stretching needed), and compares it in constant time.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { ApiKey, ApiKeysRepo } from '../db/repos/api-keys.js';
+import { ConstraintError } from '../db/repos/errors.js';
+import { newId } from './ids.js';
+
+/** Every scope, with what it allows (docs/API.md shows the same table). */
+export const SCOPES = {
+  'assets:read': 'list assets, download them, issue signed URLs, read the summary',
+  'assets:write': 'upload and delete assets',
+  'usage:read': 'read usage events, the credit ledger and proxy logs',
+  'storage-keys:manage': 'list, create and delete S3 access keys of buckets the user owns',
+  'domains:read': 'domain TLD pricing and availability search',
+  'api-keys:manage': "list, create and delete the user's API keys (never with scopes the caller lacks)",
+} as const;
+
+export type Scope = keyof typeof SCOPES;
+export const ALL_SCOPES = Object.keys(SCOPES) as Scope[];
+/** What the dashboard's upload flow creates. */
+export const UPLOAD_KEY_SCOPES: readonly Scope[] = ['assets:write', 'assets:read'];
+
+export function isScope(s: string): s is Scope {
+  return Object.hasOwn(SCOPES, s);
+}
+
+/** Parses `a,b,c` (spaces allowed); returns the unknown names separately so callers can refuse them. */
+export function parseScopes(list: string): { scopes: Scope[]; unknown: string[] } {
+  const names = [...new Set(list.split(',').map((s) => s.trim()).filter(Boolean))];
+  return { scopes: names.filter(isScope), unknown: names.filter((n) => !isScope(n)) };
+}
+
+const TOKEN = /^s3e_([0-9a-f]{32})_([A-Za-z0-9_-]{43})$/;
+
+function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+export interface MintedApiKey {
+  key: ApiKey;
+  /** The bearer token: shown once, never stored. */
+  token: string;
+}
+
+/** Creates a key for `userId`; retries the (astronomically unlikely) id collision. */
+export function mintApiKey(repo: ApiKeysRepo, userId: string, name: string, scopes: readonly Scope[]): MintedApiKey {
+  for (let attempt = 0; ; attempt++) {
+    const id = newId();
+    const secret = randomBytes(32).toString('base64url');
+    try {
+      const key = repo.insert({ id, userId, name, secretHash: hashSecret(secret), scopes });
+      return { key, token: `s3e_${id}_${secret}` };
+    } catch (err) {
+      if (err instanceof ConstraintError && err.reason === 'duplicate' && attempt < 3) continue;
+      throw err;
+    }
+  }
+}
+
+/** Who a verified bearer token acts for. */
+export interface ApiPrincipal {
+  keyId: string;
+  userId: string;
+  scopes: ReadonlySet<string>;
+}
+
+/**
+ * Verifies bearer tokens. Answers are cached for at most one second, so a key deleted by the admin CLI
+ * (another process) stops working within a second; keys deleted through the API are forgotten at once.
+ */
+export class ApiKeyVerifier {
+  private readonly cache: LRUCache<string, ApiKey | false>;
+
+  constructor(
+    private readonly repo: ApiKeysRepo,
+    opts: { ttlMs?: number; max?: number } = {},
+  ) {
+    this.cache = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 1000, ttlAutopurge: false, ttlResolution: 0 });
+  }
+
+  /** The principal of a well-formed, known token whose secret matches; undefined otherwise. */
+  verify(token: string): ApiPrincipal | undefined {
+    const m = TOKEN.exec(token);
+    if (!m) return undefined;
+    const id = m[1] as string;
+    let key = this.cache.get(id);
+    if (key === undefined) {
+      key = this.repo.get(id) ?? false;
+      this.cache.set(id, key);
+    }
+    if (!key) return undefined;
+    const given = Buffer.from(hashSecret(m[2] as string), 'hex');
+    const stored = Buffer.from(key.secretHash, 'hex');
+    if (given.length !== stored.length || !timingSafeEqual(given, stored)) return undefined;
+    return { keyId: key.id, userId: key.userId, scopes: new Set(key.scopes) };
+  }
+
+  forget(id: string): void {
+    this.cache.delete(id);
+  }
+}

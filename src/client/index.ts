@@ -1,0 +1,181 @@
+// A small typed client of the management API (SPEC.md §4). Methods unwrap the envelopes: upload()
+// returns the asset, summary() the data object. Failures throw ApiClientError with the status and the
+// server's error body. Types come from the route schemas (src/api/v3/schemas.ts).
+import { FormData, fetch, type Dispatcher } from 'undici';
+import type {
+  ApiKeyInfo,
+  Asset,
+  AssetListItem,
+  CreatedApiKey,
+  CreatedStorageAccessKey,
+  Credits,
+  ErrorBody,
+  LedgerEntry,
+  Pagination,
+  StorageAccessKey,
+  Summary,
+  UsageEvent,
+} from '../api/v3/schemas.js';
+
+export type {
+  ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
+  StorageAccessKey, Summary, UsageEvent,
+};
+
+export interface ClientOptions {
+  /** e.g. http://127.0.0.1:9000 */
+  baseUrl: string;
+  /** The API key (bearer token). */
+  apiKey: string;
+  dispatcher?: Dispatcher;
+  /** Called with every response body read as text (tests scan them). */
+  onResponse?: (info: { method: string; path: string; status: number; body: string }) => void;
+}
+
+export class ApiClientError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Partial<ErrorBody> & Record<string, unknown>,
+  ) {
+    super(`${status} ${typeof body.code === 'string' ? body.code : ''}: ${typeof body.message === 'string' ? body.message : ''}`);
+    this.name = 'ApiClientError';
+  }
+}
+
+export interface UploadInput {
+  /** The bytes: a Buffer, or a Blob (fs.openAsBlob(path) streams a file without reading it whole). */
+  file: Buffer | Blob;
+  fileName: string;
+  contentType?: string;
+  visibility?: 'public' | 'private';
+  kind?: 'file' | 'artifact';
+  projectId?: string;
+  deploymentId?: string;
+}
+
+export interface AssetListQuery {
+  page?: number;
+  limit?: number;
+  search?: string;
+  kind?: 'file' | 'artifact';
+}
+
+export interface UsageResult {
+  events: UsageEvent[];
+  creditLedger: LedgerEntry[];
+  credits: Credits;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+}
+
+export class S3EdgeClient {
+  constructor(private readonly opts: ClientOptions) {}
+
+  /** Any request, authenticated; the response as it came (no status check). */
+  async raw(method: string, path: string, init: { body?: string | FormData; headers?: Record<string, string> } = {}): Promise<RawResponse> {
+    const res = await fetch(new URL(path, this.opts.baseUrl), {
+      method,
+      headers: { authorization: `Bearer ${this.opts.apiKey}`, ...(init.headers ?? {}) },
+      ...(init.body === undefined ? {} : { body: init.body }),
+      ...(this.opts.dispatcher ? { dispatcher: this.opts.dispatcher } : {}),
+    });
+    const body = Buffer.from(await res.arrayBuffer());
+    this.opts.onResponse?.({ method, path, status: res.status, body: body.toString('utf8') });
+    return { status: res.status, headers: res.headers as unknown as Headers, body };
+  }
+
+  private async json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.raw(method, path, body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
+    } catch {
+      throw new ApiClientError(res.status, { message: 'response is not JSON' });
+    }
+    if (res.status >= 400 || parsed.success !== true) throw new ApiClientError(res.status, parsed);
+    return parsed as T;
+  }
+
+  async summary(): Promise<Summary> {
+    return (await this.json<{ data: Summary }>('GET', '/api/v3/cdn/summary')).data;
+  }
+
+  async listAssets(query: AssetListQuery = {}): Promise<{ assets: AssetListItem[]; pagination: Pagination }> {
+    const qs = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+    const suffix = qs.size > 0 ? `?${qs.toString()}` : '';
+    const { assets, pagination } = await this.json<{ assets: AssetListItem[]; pagination: Pagination }>('GET', `/api/v3/cdn/assets${suffix}`);
+    return { assets, pagination };
+  }
+
+  /** Uploads one file; returns the stored asset. */
+  async upload(input: UploadInput): Promise<Asset> {
+    const form = new FormData();
+    for (const field of ['visibility', 'kind', 'projectId', 'deploymentId'] as const) {
+      const value = input[field];
+      if (value !== undefined) form.append(field, value);
+    }
+    const blob = input.file instanceof Blob ? input.file : new Blob([new Uint8Array(input.file)]);
+    const typed = input.contentType === undefined ? blob : new Blob([blob], { type: input.contentType });
+    form.append('file', typed, input.fileName);
+    const res = await this.raw('POST', '/api/v3/cdn/assets', { body: form });
+    const parsed = JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
+    if (res.status >= 400 || parsed.success !== true) throw new ApiClientError(res.status, parsed);
+    return parsed.asset as Asset;
+  }
+
+  /** The asset's bytes (authenticated download); `range` is an HTTP Range header value. */
+  async download(id: string, opts: { range?: string } = {}): Promise<RawResponse> {
+    const res = await this.raw('GET', `/api/v3/cdn/assets/${encodeURIComponent(id)}/download`, opts.range ? { headers: { range: opts.range } } : {});
+    if (res.status >= 400) throw new ApiClientError(res.status, JSON.parse(res.body.toString('utf8')) as Record<string, unknown>);
+    return res;
+  }
+
+  async deleteAsset(id: string): Promise<string> {
+    return (await this.json<{ message: string }>('DELETE', `/api/v3/cdn/assets/${encodeURIComponent(id)}`)).message;
+  }
+
+  /** A signed, expiring CDN URL of an asset (works for private ones). */
+  async signedUrl(id: string, expiresIn?: number): Promise<{ url: string; expiresAt: string }> {
+    const { url, expiresAt } = await this.json<{ url: string; expiresAt: string }>(
+      'POST', `/api/v3/cdn/assets/${encodeURIComponent(id)}/signed-url`, expiresIn === undefined ? {} : { expiresIn },
+    );
+    return { url, expiresAt };
+  }
+
+  async usage(limit?: number): Promise<UsageResult> {
+    const { events, creditLedger, credits } = await this.json<UsageResult>('GET', `/api/v3/cdn/usage${limit === undefined ? '' : `?limit=${limit}`}`);
+    return { events, creditLedger, credits };
+  }
+
+  async proxyLogs(): Promise<Record<string, unknown>> {
+    return (await this.json<{ data: Record<string, unknown> }>('GET', '/api/v3/cdn/proxy-logs')).data;
+  }
+
+  async listApiKeys(): Promise<ApiKeyInfo[]> {
+    return (await this.json<{ apiKeys: ApiKeyInfo[] }>('GET', '/api/v3/api-keys')).apiKeys;
+  }
+
+  async createApiKey(input: { name?: string; scopes: string[] }): Promise<CreatedApiKey> {
+    return (await this.json<{ apiKey: CreatedApiKey }>('POST', '/api/v3/api-keys', input)).apiKey;
+  }
+
+  async deleteApiKey(id: string): Promise<string> {
+    return (await this.json<{ message: string }>('DELETE', `/api/v3/api-keys/${encodeURIComponent(id)}`)).message;
+  }
+
+  async listAccessKeys(bucket: string): Promise<StorageAccessKey[]> {
+    return (await this.json<{ accessKeys: StorageAccessKey[] }>('GET', `/storage/buckets/${encodeURIComponent(bucket)}/access-keys`)).accessKeys;
+  }
+
+  async createAccessKey(bucket: string, input: { name: string; permission: 'read' | 'read_write' }): Promise<CreatedStorageAccessKey> {
+    return (await this.json<{ accessKey: CreatedStorageAccessKey }>('POST', `/storage/buckets/${encodeURIComponent(bucket)}/access-keys`, input)).accessKey;
+  }
+
+  async deleteAccessKey(bucket: string, keyId: string): Promise<string> {
+    return (await this.json<{ message: string }>('DELETE', `/storage/buckets/${encodeURIComponent(bucket)}/access-keys/${encodeURIComponent(keyId)}`)).message;
+  }
+}

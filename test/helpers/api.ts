@@ -1,0 +1,66 @@
+// Management API helpers for e2e tests: users and API keys through the real admin CLI, typed clients
+// that record every response body, and the scan for internal names that must never reach a client.
+import type { Test } from 'tap';
+import { S3EdgeClient } from '../../src/client/index.js';
+import type { RunningServer } from './server.js';
+
+export interface RecordedResponse {
+  method: string;
+  path: string;
+  status: number;
+  body: string;
+}
+
+/** Every response body the clients of one test file received. */
+export class ResponseRecorder {
+  readonly responses: RecordedResponse[] = [];
+
+  record = (r: RecordedResponse): void => {
+    this.responses.push(r);
+  };
+
+  /** Fails `t` for every recorded body that contains one of `forbidden` (case-insensitive). */
+  assertNoLeaks(t: Test, forbidden: readonly string[]): void {
+    const needles = forbidden.filter((f) => f.length >= 3).map((f) => f.toLowerCase());
+    let leaks = 0;
+    for (const r of this.responses) {
+      const body = r.body.toLowerCase();
+      for (const needle of needles) {
+        if (body.includes(needle)) {
+          leaks++;
+          t.fail(`${r.method} ${r.path} (${r.status}) leaks '${needle}'`, { body: r.body.slice(0, 500) });
+        }
+      }
+    }
+    t.equal(leaks, 0, `no internal name in ${this.responses.length} response bodies`);
+    t.ok(this.responses.length > 0, 'the scan saw responses');
+  }
+}
+
+/** Names of storage providers and internal layout that no API response may carry. */
+export const PROVIDER_NAMES: readonly string[] = [
+  'amazonaws', 'minio', 'cloudflare', 'r2.dev', 'backblaze', 'wasabi', 'ceph', 'digitalocean', 'moto', 'DiskStorage',
+  'blob_id', 'blobId', 'tenant', 'meta.db',
+];
+
+export interface ApiUser {
+  name: string;
+  token: string;
+  client: S3EdgeClient;
+}
+
+let counter = 0;
+
+/** Creates a user (unless it exists) and an API key with `scopes` through the admin CLI. */
+export async function apiUser(server: RunningServer, scopes: readonly string[], opts: { name?: string; recorder?: ResponseRecorder } = {}): Promise<ApiUser> {
+  const name = opts.name ?? `user${process.pid}x${++counter}`;
+  const users = (await server.cli(['users', 'list'])).json as { name: string }[] | undefined;
+  if (!users?.some((u) => u.name === name)) await server.admin(['users', 'create', name]);
+  const key = await server.admin(['api-keys', 'create', '--user', name, '--scopes', scopes.join(',')]);
+  const token = key['token'] as string;
+  return { name, token, client: apiClient(server, token, opts.recorder) };
+}
+
+export function apiClient(server: RunningServer, token: string, recorder?: ResponseRecorder): S3EdgeClient {
+  return new S3EdgeClient({ baseUrl: server.url, apiKey: token, ...(recorder ? { onResponse: recorder.record } : {}) });
+}
