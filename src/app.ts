@@ -6,6 +6,7 @@ import Fastify from 'fastify';
 import type { AppContext } from './context.js';
 import { createS3Handler } from './s3/handler.js';
 import { managementApi } from './api/plugin.js';
+import { createCdnHandler, isCdnHost } from './cdn/handler.js';
 
 export interface App {
   close(): Promise<void>;
@@ -35,8 +36,14 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await fastify.ready();
   const management = fastifyListener as RequestListener;
   const s3 = createS3Handler(ctx);
+  const cdn = createCdnHandler(ctx);
+  const cdnHostname = ctx.config.cdn.hostname;
 
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
+    if (isCdnHost(req.headers.host, cdnHostname)) {
+      void cdn(req, res);
+      return;
+    }
     if (isManagementPath(req.url)) {
       // The management API reads bodies itself: let clients that wait for 100 Continue send them.
       if ((req.headers.expect ?? '').toLowerCase() === '100-continue') res.writeContinue();

@@ -5,6 +5,11 @@ import { type ApiPrincipal, type Scope } from '../auth/api-keys.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from './errors.js';
 import { apiKeyRoutes } from './v3/api-keys.js';
+import { assetRoutes } from './v3/assets.js';
+import { proxyLogRoutes } from './v3/proxy-logs.js';
+import { storageKeyRoutes } from './v3/storage-keys.js';
+import { summaryRoutes } from './v3/summary.js';
+import { usageRoutes } from './v3/usage.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,7 +57,7 @@ function bearerToken(request: FastifyRequest): string | undefined {
 export type RouteModule = (app: FastifyInstance, deps: ApiDeps) => void;
 
 /** Route modules, each owning its paths. */
-const ROUTES: readonly RouteModule[] = [apiKeyRoutes];
+const ROUTES: readonly RouteModule[] = [apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes];
 
 export async function managementApi(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ctx } = opts;

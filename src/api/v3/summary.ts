@@ -1,0 +1,4 @@
+// Routes of /api/v3 (summary): filled in by the issue-5 work.
+import type { RouteModule } from '../plugin.js';
+
+export const summaryRoutes: RouteModule = () => {};
