@@ -202,3 +202,19 @@ export const ERROR_RESPONSES = {
   403: ErrorBody,
   404: ErrorBody,
 } as const;
+
+/** Proxy log data (SPEC.md 2.11; field names are ours, see docs/API.md). */
+export const ProxyLogs = Type.Object({
+  available: Type.Boolean(),
+  hostname: Type.String(),
+  from: Type.String(),
+  to: Type.String(),
+  requests: Type.Object({ total: Type.Integer(), allowed: Type.Integer(), blocked: Type.Integer() }),
+  risk: Type.Object({
+    index: Type.Number(),
+    rating: Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]),
+  }),
+  geo: Type.Array(Type.Object({ country: Type.String(), requests: Type.Integer(), share: Type.Number() })),
+  topSources: Type.Array(Type.Object({ ip: Type.String(), requests: Type.Integer(), bytes: Type.Integer() })),
+});
+export type ProxyLogs = Static<typeof ProxyLogs>;

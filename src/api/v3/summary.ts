@@ -1,4 +1,50 @@
-// Routes of /api/v3 (summary): filled in by the issue-5 work.
-import type { RouteModule } from '../plugin.js';
+// GET /api/v3/cdn/summary (scope assets:read): the authenticated user's storage, traffic, space and credits.
+import { Type } from '@sinclair/typebox';
+import { usageFallbackAnalytics, WINDOW_MS } from '../../analytics/usage-fallback.js';
+import { assetView } from '../../assets/view.js';
+import type { AppContext } from '../../context.js';
+import type { Space } from '../../db/repos/spaces.js';
+import { principalOf, type RouteModule } from '../plugin.js';
+import { ERROR_RESPONSES, Summary, type Space as SpaceView, type Summary as SummaryData } from './schemas.js';
 
-export const summaryRoutes: RouteModule = () => {};
+const RECENT_ASSETS = 8;
+
+export function spaceView(s: Space): SpaceView {
+  return { id: s.id, name: s.name, status: s.status, suspendedAt: s.suspendedAt === null ? null : new Date(s.suspendedAt).toISOString() };
+}
+
+/** The user's space, created on first use; named after the user. */
+export function userSpace(ctx: AppContext, userId: string): Space {
+  const name = ctx.repos.users.getById(userId)?.name ?? userId;
+  return ctx.repos.spaces.ensure(userId, name);
+}
+
+export function buildSummary(ctx: AppContext, userId: string): SummaryData {
+  const now = ctx.clock().getTime();
+  const { repos, config } = ctx;
+  const stats = repos.assets.stats(userId);
+  const totals = repos.usage.totals(userId);
+  const view = { cdnBase: ctx.endpoints.cdn, storageName: config.storageName };
+  return {
+    totalFiles: stats.totalFiles,
+    storageBytes: stats.storageBytes,
+    uploadedBytes: totals.uploadedBytes,
+    downloadedBytes: totals.downloadedBytes,
+    uploadsLast24h: repos.assets.countCreatedSince(userId, now - WINDOW_MS + 1),
+    recentAssets: repos.assets.page({ userId, limit: RECENT_ASSETS, offset: 0 }).assets.map((a) => assetView(a, view)),
+    analytics: usageFallbackAnalytics(repos.usage.since(userId, 'download', now - WINDOW_MS + 1), now, config.cdn.hostname),
+    // Object storage is part of the gateway (local disk or an upstream store): always configured.
+    configured: true,
+    storageName: config.storageName,
+    space: spaceView(userSpace(ctx, userId)),
+    credits: ctx.credits.state(userId, stats.storageBytes),
+  };
+}
+
+export const summaryRoutes: RouteModule = (app, { ctx, requireScope }) => {
+  app.get(
+    '/api/v3/cdn/summary',
+    { preHandler: requireScope('assets:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: Summary }), ...ERROR_RESPONSES } } },
+    async (request) => ({ success: true, data: buildSummary(ctx, principalOf(request).userId) }),
+  );
+};

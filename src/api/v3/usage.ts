@@ -1,4 +1,35 @@
-// Routes of /api/v3 (usage): filled in by the issue-5 work.
-import type { RouteModule } from '../plugin.js';
+// GET /api/v3/cdn/usage?limit= (scope usage:read): the latest usage events and ledger entries, newest
+// first, and the credits state. limit defaults to 50 and is capped at 500 (SPEC.md §8).
+import { Type } from '@sinclair/typebox';
+import { ledgerEntryView, usageEventView } from '../../usage/views.js';
+import { intParam } from '../query.js';
+import { principalOf, type RouteModule } from '../plugin.js';
+import { Credits, ERROR_RESPONSES, LedgerEntry, UsageEvent } from './schemas.js';
 
-export const usageRoutes: RouteModule = () => {};
+export const USAGE_DEFAULT_LIMIT = 50;
+export const USAGE_MAX_LIMIT = 500;
+
+const Response = Type.Object({
+  success: Type.Boolean(),
+  events: Type.Array(UsageEvent),
+  creditLedger: Type.Array(LedgerEntry),
+  credits: Credits,
+});
+
+export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/api/v3/cdn/usage',
+    { preHandler: requireScope('usage:read'), schema: { response: { 200: Response, ...ERROR_RESPONSES } } },
+    async (request) => {
+      const { userId } = principalOf(request);
+      const limit = intParam(request.query.limit, USAGE_DEFAULT_LIMIT, 1, USAGE_MAX_LIMIT);
+      const { repos } = ctx;
+      return {
+        success: true,
+        events: repos.usage.recent(userId, limit).map(usageEventView),
+        creditLedger: repos.credits.recent(userId, limit).map(ledgerEntryView),
+        credits: ctx.credits.state(userId, repos.assets.stats(userId).storageBytes),
+      };
+    },
+  );
+};
