@@ -185,7 +185,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
     delete: {
       args: ['NAME'],
       flags: [],
-      summary: 'delete a user and its keys (it must own no buckets)',
+      summary: 'delete a user and its keys (it must own no buckets and no assets)',
       run: ({ repos, args }) => {
         const name = args.NAME as string;
         if (name === ROOT_USER) throw new AdminError('InvalidUserName', `'${ROOT_USER}' is the built-in root user and cannot be deleted`);
@@ -194,7 +194,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
           if (!repos.users.delete(user.id)) throw new AdminError('NoSuchUser', `no user named '${name}'`);
         } catch (err) {
           if (err instanceof ConstraintError && err.reason === 'in_use') {
-            throw new AdminError('UserHasBuckets', `user '${name}' owns buckets: delete them first`);
+            throw new AdminError('UserHasBuckets', `user '${name}' owns buckets or assets: delete them first`);
           }
           throw err;
         }

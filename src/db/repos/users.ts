@@ -27,7 +27,7 @@ export class UsersRepo {
   private readonly byIdStmt: Statement<[string], UserRow>;
   private readonly listStmt: Statement<[], UserRow>;
   private readonly deleteStmt: Statement<[string]>;
-  private readonly ownsBucketsStmt: Statement<[string], { owns: number }>;
+  private readonly ownsDataStmt: Statement<{ id: string }, { owns: number }>;
   private readonly deleteTx: (id: string) => boolean;
 
   constructor(db: Db, private readonly clock: () => number = Date.now) {
@@ -36,9 +36,11 @@ export class UsersRepo {
     this.byIdStmt = db.prepare('SELECT id, name, created_at FROM users WHERE id = ?');
     this.listStmt = db.prepare('SELECT id, name, created_at FROM users ORDER BY name');
     this.deleteStmt = db.prepare('DELETE FROM users WHERE id = ?');
-    this.ownsBucketsStmt = db.prepare('SELECT EXISTS (SELECT 1 FROM buckets WHERE owner_id = ?) AS owns');
+    this.ownsDataStmt = db.prepare(
+      'SELECT EXISTS (SELECT 1 FROM buckets WHERE owner_id = @id) OR EXISTS (SELECT 1 FROM assets WHERE user_id = @id) AS owns',
+    );
     const tx = db.transaction((id: string): boolean => {
-      if (this.ownsBucketsStmt.get(id)?.owns) throw new ConstraintError('in_use', 'the user owns buckets');
+      if (this.ownsDataStmt.get({ id })?.owns) throw new ConstraintError('in_use', 'the user owns buckets or assets');
       return this.deleteStmt.run(id).changes > 0;
     });
     this.deleteTx = (id) => tx.immediate(id);
@@ -72,13 +74,13 @@ export class UsersRepo {
 
   /**
    * Deletes the user and (by cascade) its keys. False when no such user; throws
-   * ConstraintError('in_use') when the user still owns buckets.
+   * ConstraintError('in_use') when the user still owns buckets or assets.
    */
   delete(id: string): boolean {
     try {
       return this.deleteTx(id);
     } catch (err) {
-      if (isForeignKeyViolation(err)) throw new ConstraintError('in_use', 'the user owns buckets');
+      if (isForeignKeyViolation(err)) throw new ConstraintError('in_use', 'the user owns buckets or assets');
       throw err;
     }
   }
