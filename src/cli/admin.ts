@@ -2,13 +2,12 @@
 // while the server uses the same directory: SQLite WAL + busy_timeout serialise the writes.
 import { parseArgs } from 'node:util';
 import { mintApiKey, parseScopes, ALL_SCOPES } from '../auth/api-keys.js';
-import { newAccessKeyId, newSecretKey } from '../auth/ids.js';
+import { issueAccessKey, type AccessKeyFields, type IssuedAccessKey } from '../auth/access-key-issuer.js';
 import { CreditsService, fromMilli } from '../credits/credits.js';
 import { ROOT_USER } from '../auth/root.js';
-import { encryptSecret } from '../auth/secrets.js';
 import { configFlags, ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { ConstraintError, type AccessKey, type Bucket, type BucketPermission, type Repos, type User } from '../db/repos/index.js';
+import { ConstraintError, type Bucket, type BucketPermission, type Repos, type User } from '../db/repos/index.js';
 import { S3Error } from '../errors/s3-errors.js';
 import { bucketNameProblem } from '../s3/bucket-name.js';
 import { createBucket, deleteBucket } from '../s3/bucket-service.js';
@@ -108,21 +107,15 @@ function permission(value: string | undefined): BucketPermission {
   return p;
 }
 
-/** Inserts a key with a fresh id; retries the (astronomically unlikely) id collision. */
-function insertKey(repos: Repos, masterKey: Buffer, fields: Omit<AccessKey, 'accessKeyId' | 'secretEnc' | 'createdAt'>) {
-  for (let attempt = 0; ; attempt++) {
-    const accessKeyId = newAccessKeyId();
-    const secretAccessKey = newSecretKey();
-    try {
-      const key = repos.accessKeys.insert({ ...fields, accessKeyId, secretEnc: encryptSecret(masterKey, secretAccessKey) });
-      return { key, secretAccessKey };
-    } catch (err) {
-      if (err instanceof ConstraintError && err.reason === 'duplicate' && attempt < 3) continue;
-      if (err instanceof ConstraintError && err.reason === 'in_use') {
-        throw new AdminError('Conflict', 'the user or bucket was deleted meanwhile');
-      }
-      throw err;
+/** issueAccessKey, with a vanished user or bucket reported as a failed command. */
+function insertKey(repos: Repos, masterKey: Buffer, fields: AccessKeyFields): IssuedAccessKey {
+  try {
+    return issueAccessKey(repos, masterKey, fields);
+  } catch (err) {
+    if (err instanceof ConstraintError && err.reason === 'in_use') {
+      throw new AdminError('Conflict', 'the user or bucket was deleted meanwhile');
     }
+    throw err;
   }
 }
 
