@@ -2,7 +2,7 @@
 // (raw URLs matter: keys are opaque bytes, no router normalisation); the management prefixes
 // (/api/, /storage/) go through fastify. Never listens, never reads env.
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 import type { AppContext } from './context.js';
 import { createS3Handler } from './s3/handler.js';
 import { managementApi } from './api/plugin.js';
@@ -23,6 +23,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   let fastifyListener: RequestListener | undefined;
   const fastify = Fastify({
     loggerInstance: ctx.log,
+    // Malformed URLs (bad percent-encoding, over-long segments) get the API's JSON envelope too.
+    frameworkErrors: (err, _req, reply) => {
+      const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
+      void (reply as FastifyReply).code(status).send({ success: false, message: 'Malformed request URL', code: 'invalid_request' });
+    },
     serverFactory: (handler) => {
       fastifyListener = handler;
       // Never listens: server.ts creates the http/https servers around `listener`.
