@@ -4,7 +4,7 @@
 // disk, and ends with the leak scan over every response.
 import { createHash, randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
-import { openAsBlob, readdirSync, writeFileSync } from 'node:fs';
+import { openAsBlob, readdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
@@ -352,6 +352,7 @@ t.test('download: bytes, headers, one range, conditionals, HEAD, owner only', as
   t.equal(res.status, 200);
   t.ok(res.body.equals(bytes));
   const h = res.headers;
+  recorder.record({ method: 'GET', path: 'download headers', status: res.status, body: JSON.stringify([...h.entries()]) });
   t.equal(h.get('content-type'), 'text/plain', 'the stored type');
   t.equal(h.get('content-disposition'), 'attachment; filename="digits.txt"');
   t.equal(h.get('x-content-type-options'), 'nosniff');
@@ -429,6 +430,29 @@ t.test('download: Content-Disposition cannot be split or injected, non-ASCII nam
   t.equal(res.headers.get('content-disposition'), `attachment; filename="r_sum_ _.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%F0%9F%93%84.pdf`);
   const star = /filename\*=UTF-8''(.*)$/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? '';
   t.equal(decodeURIComponent(star), 'résumé 📄.pdf', 'filename* decodes to the exact name');
+});
+
+t.test('download: bytes that vanish mid-body cut the connection, never a short success', async (t) => {
+  const bytes = Buffer.alloc(512 * 1024, 0x61);
+  const asset = await alice.client.upload({ file: bytes, fileName: 'shrinking.bin' });
+  const [row] = query<{ blob_id: string }>(server, 'SELECT blob_id FROM assets WHERE id = ?', asset.id);
+  const blobId = row?.blob_id ?? '';
+  // Storage failing under a reader: the blob file loses its second half behind the server's back.
+  truncateSync(join(server.dataDir, 'storage', 'blobs', blobId.slice(-2), blobId), 256 * 1024);
+  const res = await rawRequest({ url: server.url }, {
+    method: 'GET', target: `/api/v3/cdn/assets/${asset.id}/download`,
+    headers: [['Host', new URL(server.url).host], ['Authorization', `Bearer ${alice.token}`]],
+  });
+  recorder.record({ method: 'GET', path: 'download (truncated blob)', status: res.status, body: `${JSON.stringify(res.headers)}\n${res.text}` });
+  t.equal(res.status, 200, 'the headers went out first');
+  t.equal(res.headers['content-length'], String(bytes.length), 'announcing the full length');
+  t.ok(res.body.length < bytes.length, `the socket was closed after ${res.body.length} bytes: a short read, visible as such`);
+  // The event is written once the server has seen the response end, which may be just after we did.
+  const events = (): { bytes: number }[] => query(server, "SELECT bytes FROM usage_events WHERE asset_id = ? AND event_type = 'download'", asset.id);
+  await eventually(() => events().length > 0, 'the download event');
+  t.ok((events()[0]?.bytes ?? Infinity) < bytes.length, 'the usage event counts the bytes actually sent');
+  t.equal((await alice.client.listAssets()).pagination.page, 1, 'the server carries on');
+  await alice.client.deleteAsset(asset.id);
 });
 
 // ---------------------------------------------------------------------------------------------- delete
