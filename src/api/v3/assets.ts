@@ -99,8 +99,10 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
       onRequest: [
         write,
         async (request) => {
-          // Checked from the header: the multipart parser has not run yet (and must not for anything else).
-          if (!/^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '')) throw new ApiError(415, 'unsupported_media_type', 'Uploads must be multipart/form-data with a file part named \'file\'');
+          // From the header: no body parser has run yet, and none but the multipart one may.
+          if (!/^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '')) {
+            throw new ApiError(415, 'unsupported_media_type', "Uploads must be multipart/form-data with a file part named 'file'");
+          }
         },
       ],
       schema: { response: UPLOAD_RESPONSES },
@@ -111,6 +113,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
         const asset = await uploadAsset(ctx, {
           userId,
           declaredLength: declaredLength(request),
+          // A lazy generator: the body is not touched until uploadAsset iterates it, after its checks.
           parts: request.parts(),
           signal: clientGone(request),
           hostname: hostnameOf(request.headers.host),
