@@ -1,4 +1,234 @@
-// Routes of /api/v3 (assets): filled in by the issue-5 work.
-import type { RouteModule } from '../plugin.js';
+// /api/v3/cdn/assets: upload (streamed multipart), list, download, delete, and signed CDN URLs. Thin:
+// the work lives in src/assets (upload, delivery) and src/cdn/signed-url.ts. Every route is owner-only:
+// another user's asset is "not found", never "forbidden", so ids reveal nothing.
+import multipart from '@fastify/multipart';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import { decideDelivery, hostnameOf, isBlobGone, openAssetBody, sendAssetBody, type DeliveryStyle } from '../../assets/delivery.js';
+import { pageCount, parseAssetListQuery } from '../../assets/list-query.js';
+import { drainRequest } from '../../assets/request-drain.js';
+import { multipartLimits, uploadAsset } from '../../assets/upload.js';
+import { assetListItem, assetView, displayKey, publicUrl, type ViewContext } from '../../assets/view.js';
+import type { AppContext } from '../../context.js';
+import type { AssetRecord } from '../../db/repos/assets.js';
+import { DEFAULT_EXPIRES_IN, MAX_EXPIRES_IN, MIN_EXPIRES_IN, UrlSigner } from '../../cdn/signed-url.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
+import { principalOf, type RouteModule } from '../plugin.js';
+import { Asset, AssetListItem, ERROR_RESPONSES, ErrorBody, Pagination, SuccessMessage } from './schemas.js';
 
-export const assetRoutes: RouteModule = () => {};
+const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+type IdParams = Static<typeof IdParams>;
+
+const UPLOAD_RESPONSES = {
+  201: Type.Object({ success: Type.Boolean(), asset: Asset }),
+  ...ERROR_RESPONSES,
+  402: ErrorBody,
+  413: ErrorBody,
+  415: ErrorBody,
+} as const;
+
+const LIST_RESPONSES = {
+  200: Type.Object({ success: Type.Boolean(), assets: Type.Array(AssetListItem), pagination: Pagination }),
+  ...ERROR_RESPONSES,
+} as const;
+
+const DOWNLOAD_RESPONSES = { ...ERROR_RESPONSES, 412: ErrorBody, 416: ErrorBody } as const;
+
+const SignedUrlResponse = Type.Object({ success: Type.Boolean(), url: Type.String(), expiresAt: Type.String() });
+
+/** The authenticated download: always an attachment, never cached by shared caches. */
+const DOWNLOAD_STYLE: DeliveryStyle = { disposition: 'attachment', cacheControl: 'private, no-store' };
+
+function declaredLength(request: FastifyRequest): number | undefined {
+  const raw = request.headers['content-length'];
+  return raw !== undefined && /^\d{1,16}$/.test(raw) ? Number(raw) : undefined;
+}
+
+/** An AbortSignal that fires when the client goes away before its request body ended. */
+function clientGone(request: FastifyRequest): AbortSignal {
+  const controller = new AbortController();
+  request.raw.once('close', () => {
+    if (!request.raw.complete) controller.abort(new Error('client went away'));
+  });
+  return controller.signal;
+}
+
+/** Parses `{ expiresIn?: integer seconds }` by hand, so a missing or empty body means the default. */
+function parseExpiresIn(body: unknown): number {
+  if (body === undefined || body === null) return DEFAULT_EXPIRES_IN;
+  if (typeof body !== 'object' || Array.isArray(body)) throw badRequest('The body must be a JSON object');
+  const value = (body as Record<string, unknown>)['expiresIn'];
+  if (value === undefined) return DEFAULT_EXPIRES_IN;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_EXPIRES_IN || value > MAX_EXPIRES_IN) {
+    throw badRequest(`expiresIn must be an integer number of seconds from ${MIN_EXPIRES_IN} to ${MAX_EXPIRES_IN}`);
+  }
+  return value;
+}
+
+export const assetRoutes: RouteModule = (app, { ctx, requireScope }) => {
+  // Its own encapsulated context: the multipart parser applies to these routes only.
+  void app.register(async (scope) => {
+    await scope.register(multipart, {
+      limits: multipartLimits(ctx.config.maxObjectSize),
+      // The meter answers 413 itself; busboy should never truncate silently first.
+      throwFileSizeLimit: false,
+    });
+    registerRoutes(scope, ctx, requireScope);
+  });
+};
+
+function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requireScope: Parameters<RouteModule>[1]['requireScope']): void {
+  // Authentication runs onRequest, before any body parser could read a byte.
+  const read = requireScope('assets:read');
+  const write = requireScope('assets:write');
+  const view = (): ViewContext => ({ cdnBase: ctx.endpoints.cdn, storageName: ctx.config.storageName });
+  const signer = UrlSigner.fromMasterKey(ctx.masterKey, ctx.clock);
+
+  /** The caller's asset, or 404 whether it is missing or someone else's. */
+  const ownedAsset = (request: FastifyRequest, id: string): AssetRecord => {
+    const { userId } = principalOf(request);
+    const asset = ctx.repos.assets.get(id);
+    if (!asset || asset.userId !== userId) throw notFound('Asset not found');
+    return asset;
+  };
+
+  app.post(
+    '/api/v3/cdn/assets',
+    {
+      onRequest: [
+        write,
+        async (request) => {
+          // From the header: no body parser has run yet, and none but the multipart one may.
+          if (!/^multipart\/form-data\b/i.test(request.headers['content-type'] ?? '')) {
+            throw new ApiError(415, 'unsupported_media_type', "Uploads must be multipart/form-data with a file part named 'file'");
+          }
+        },
+      ],
+      schema: { response: UPLOAD_RESPONSES },
+    },
+    async (request, reply) => {
+      const { userId } = principalOf(request);
+      try {
+        const asset = await uploadAsset(ctx, {
+          userId,
+          declaredLength: declaredLength(request),
+          // A lazy generator: the body is not touched until uploadAsset iterates it, after its checks.
+          parts: request.parts(),
+          signal: clientGone(request),
+          hostname: hostnameOf(request.headers.host),
+          clientIp: request.ip,
+        });
+        void reply.code(201);
+        return { success: true, asset: assetView(asset, view()) };
+      } catch (err) {
+        // Whatever is left of the body is read first, so the client can read the refusal.
+        if (!(await drainRequest(request.raw))) void reply.header('connection', 'close');
+        throw err;
+      }
+    },
+  );
+
+  app.get('/api/v3/cdn/assets', { onRequest: read, schema: { response: LIST_RESPONSES } }, async (request) => {
+    const { userId } = principalOf(request);
+    const q = parseAssetListQuery(request.query);
+    const { assets, total } = ctx.repos.assets.page({
+      userId,
+      ...(q.search !== undefined ? { search: q.search } : {}),
+      ...(q.kind !== undefined ? { kind: q.kind } : {}),
+      limit: q.limit,
+      offset: (q.page - 1) * q.limit,
+    });
+    const v = view();
+    return {
+      success: true,
+      assets: assets.map((a) => assetListItem(a, v)),
+      pagination: { page: q.page, limit: q.limit, total, pages: pageCount(total, q.limit) },
+    };
+  });
+
+  app.get<{ Params: IdParams }>(
+    '/api/v3/cdn/assets/:id/download',
+    { onRequest: read, schema: { params: IdParams, response: DOWNLOAD_RESPONSES } },
+    async (request, reply) => download(ctx, request, reply, ownedAsset(request, request.params.id)),
+  );
+
+  app.delete<{ Params: IdParams }>(
+    '/api/v3/cdn/assets/:id',
+    { onRequest: write, schema: { params: IdParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
+    async (request) => {
+      const asset = ownedAsset(request, request.params.id);
+      const deleted = ctx.repos.transaction(() => {
+        if (!ctx.repos.assets.delete(asset.id)) return false;
+        ctx.repos.usage.record({
+          userId: asset.userId, assetId: asset.id, eventType: 'delete', source: 'api', bytes: asset.size,
+          hostname: hostnameOf(request.headers.host), statusCode: 200, metadata: { key: displayKey(asset) },
+          clientIp: request.ip,
+        });
+        return true;
+      });
+      // A concurrent delete of the same asset won the race.
+      if (!deleted) throw notFound('Asset not found');
+      // The row is gone durably before the bytes go (a crash in between must not leave a row without
+      // bytes); a reader still streaming them keeps them until it is done (blob leases).
+      await ctx.durability.sync();
+      await ctx.leases.removeWhenFree(asset.blobId);
+      return { success: true, message: 'Asset deleted' };
+    },
+  );
+
+  app.post<{ Params: IdParams }>(
+    '/api/v3/cdn/assets/:id/signed-url',
+    { onRequest: read, schema: { params: IdParams, response: { 200: SignedUrlResponse, ...ERROR_RESPONSES } } },
+    async (request) => {
+      const asset = ownedAsset(request, request.params.id);
+      const expiresIn = parseExpiresIn(request.body);
+      const sig = signer.sign(asset, expiresIn);
+      return {
+        success: true,
+        url: `${publicUrl(ctx.endpoints.cdn, asset)}?${UrlSigner.query(sig)}`,
+        expiresAt: new Date(sig.expires * 1000).toISOString(),
+      };
+    },
+  );
+}
+
+/** GET/HEAD of the caller's asset: JSON errors before the first byte, raw bytes after. */
+async function download(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, asset: AssetRecord): Promise<unknown> {
+  const decision = decideDelivery(asset, request.headers, DOWNLOAD_STYLE);
+  switch (decision.kind) {
+    case 'precondition-failed':
+      throw new ApiError(412, 'precondition_failed', 'A precondition (If-Match / If-Unmodified-Since) failed');
+    case 'range-not-satisfiable':
+      void reply.header('content-range', decision.contentRange);
+      throw new ApiError(416, 'range_not_satisfiable', 'The requested range is not satisfiable');
+    case 'not-modified':
+      return reply.code(304).headers(decision.headers).send();
+    case 'body':
+      break;
+  }
+  const head = request.method === 'HEAD';
+  let body: Readable | undefined;
+  try {
+    // Same tick as the lookup in ownedAsset: the blob is leased before anything can remove it.
+    body = head ? undefined : await openAssetBody(ctx, asset, decision.range);
+  } catch (err) {
+    if (isBlobGone(err)) throw notFound('Asset not found');
+    throw err;
+  }
+  reply.hijack();
+  const sent = await sendAssetBody(reply.raw, decision, body, ctx.log);
+  if (!head) {
+    try {
+      ctx.repos.usage.record({
+        userId: asset.userId, assetId: asset.id, eventType: 'download', source: 'api', bytes: sent.bytes,
+        hostname: hostnameOf(request.headers.host), statusCode: sent.status, metadata: { key: displayKey(asset) },
+        clientIp: request.ip,
+      });
+    } catch (err) {
+      // The response is over; a lost usage event is logged, not answered.
+      request.log.error({ err }, 'download usage event not recorded');
+    }
+  }
+  return reply;
+}

@@ -1,0 +1,177 @@
+// Sending an asset's bytes, shared by the authenticated download route and the CDN host: the response
+// headers (type, disposition, the no-sniff/sandbox pair, validators), conditional requests, one byte
+// range, and the body itself, streamed from storage under a blob lease so a delete cannot remove the
+// bytes from under a slow reader. A storage failure after the headers went out destroys the socket:
+// the client sees a short read, never a short "success".
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { AppContext } from '../context.js';
+import type { AssetRecord } from '../db/repos/assets.js';
+import { isS3Error } from '../errors/s3-errors.js';
+import { evaluatePreconditions } from '../s3/conditionals.js';
+import { parseRange } from '../s3/range.js';
+import type { ReadRange } from '../storage/backend.js';
+import { contentDisposition, type DispositionType } from './content-disposition.js';
+
+/** Served with every asset body: never sniffed into something runnable, and sandboxed if opened anyway. */
+export const SAFETY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; sandbox",
+} as const;
+
+export interface DeliveryStyle {
+  disposition: DispositionType;
+  cacheControl: string;
+}
+
+export type DeliveryDecision =
+  | { kind: 'body'; status: 200 | 206; headers: Record<string, string>; range: ReadRange | undefined; length: number }
+  | { kind: 'not-modified'; headers: Record<string, string> }
+  | { kind: 'precondition-failed' }
+  | { kind: 'range-not-satisfiable'; contentRange: string };
+
+function one(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
+/** RFC 9110 §13.1.5: a Range is honoured only if If-Range names the current representation. */
+function ifRangeHolds(ifRange: string | undefined, asset: AssetRecord): boolean {
+  if (ifRange === undefined) return true;
+  const v = ifRange.trim();
+  if (v.startsWith('"')) return v === asset.etag;
+  // A weak validator never matches; a date must be the exact Last-Modified.
+  if (v.startsWith('W/')) return false;
+  const t = Date.parse(v);
+  return !Number.isNaN(t) && t === Math.floor(asset.updatedAt / 1000) * 1000;
+}
+
+/** The headers of the asset as a representation (not per range). */
+function representationHeaders(asset: AssetRecord, style: DeliveryStyle): Record<string, string> {
+  return {
+    'content-type': asset.contentType,
+    ...SAFETY_HEADERS,
+    'content-disposition': contentDisposition(style.disposition, asset.fileName),
+    etag: asset.etag,
+    'last-modified': new Date(asset.updatedAt).toUTCString(),
+    'accept-ranges': 'bytes',
+    'cache-control': style.cacheControl,
+  };
+}
+
+/** What to answer for a GET/HEAD of `asset`, from the request's conditional and Range headers. */
+export function decideDelivery(asset: AssetRecord, h: IncomingHttpHeaders, style: DeliveryStyle): DeliveryDecision {
+  const headers = representationHeaders(asset, style);
+  const failure = evaluatePreconditions(
+    {
+      ifMatch: one(h['if-match']),
+      ifNoneMatch: one(h['if-none-match']),
+      ifModifiedSince: one(h['if-modified-since']),
+      ifUnmodifiedSince: one(h['if-unmodified-since']),
+    },
+    asset.etag,
+    asset.updatedAt,
+  );
+  if (failure?.kind === 'failed') return { kind: 'precondition-failed' };
+  if (failure?.kind === 'not-modified') {
+    const { 'content-type': _t, 'content-disposition': _d, 'accept-ranges': _a, ...kept } = headers;
+    return { kind: 'not-modified', headers: kept };
+  }
+  let range: ReadRange | undefined;
+  if (ifRangeHolds(one(h['if-range']), asset)) {
+    try {
+      range = parseRange(one(h.range), asset.size);
+    } catch (err) {
+      if (isS3Error(err) && err.code === 'InvalidRange') return { kind: 'range-not-satisfiable', contentRange: `bytes */${asset.size}` };
+      throw err;
+    }
+  }
+  if (!range) return { kind: 'body', status: 200, headers: { ...headers, 'content-length': String(asset.size) }, range: undefined, length: asset.size };
+  const length = range.end - range.start + 1;
+  return {
+    kind: 'body',
+    status: 206,
+    headers: { ...headers, 'content-length': String(length), 'content-range': `bytes ${range.start}-${range.end}/${asset.size}` },
+    range,
+    length,
+  };
+}
+
+/**
+ * Opens the asset's bytes (or a range). Call it in the same tick as the lookup that produced `asset`:
+ * the lease is taken before the first await, so no delete can remove the blob in between. Rejects
+ * with code 'ENOENT' if the blob is gone anyway (another process).
+ */
+export async function openAssetBody(ctx: AppContext, asset: AssetRecord, range: ReadRange | undefined, signal?: AbortSignal): Promise<Readable> {
+  const lease = ctx.leases.acquire([asset.blobId]);
+  try {
+    const body = await ctx.storage.read(asset.blobId, { ...(range ? { range } : {}), ...(signal ? { signal } : {}) });
+    if (body.destroyed) lease.release();
+    else body.once('close', () => lease.release());
+    return body;
+  } catch (err) {
+    lease.release();
+    throw err;
+  }
+}
+
+export function isBlobGone(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'ENOENT';
+}
+
+class ByteCounter extends Transform {
+  bytes = 0;
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.bytes += chunk.length;
+    cb(null, chunk);
+  }
+}
+
+export interface SentBody {
+  status: number;
+  /** Body bytes written to the response (fewer than announced if the client left or storage failed). */
+  bytes: number;
+}
+
+/**
+ * Writes the status, headers and `body` (already opened, or undefined for HEAD). Resolves once the
+ * response is over, however it ended; never rejects: a failure mid-body destroys the socket.
+ */
+export async function sendAssetBody(
+  res: ServerResponse,
+  decision: Extract<DeliveryDecision, { kind: 'body' }>,
+  body: Readable | undefined,
+  log: AppContext['log'],
+): Promise<SentBody> {
+  res.writeHead(decision.status, decision.headers);
+  if (!body) {
+    res.end();
+    return { status: decision.status, bytes: 0 };
+  }
+  const counter = new ByteCounter();
+  try {
+    await pipeline(body, counter, res);
+  } catch (err) {
+    // A client that went away is routine; a storage error is not.
+    if (!res.destroyed || !isClientGone(err)) log.warn({ err }, 'asset body failed mid-response');
+    res.destroy();
+  }
+  return { status: decision.status, bytes: counter.bytes };
+}
+
+function isClientGone(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+/** The Host header's name without the port (`[::1]:9000` -> `[::1]`), lowercased; '' when absent. */
+export function hostnameOf(host: string | undefined): string {
+  if (!host) return '';
+  const h = host.trim().toLowerCase();
+  if (h.startsWith('[')) {
+    const end = h.indexOf(']');
+    return end > 0 ? h.slice(0, end + 1) : h;
+  }
+  return h.replace(/:\d*$/, '');
+}
