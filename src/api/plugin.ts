@@ -1,9 +1,10 @@
 // The management API as a fastify plugin: bearer authentication with scopes, the JSON error envelope
 // ({ success: false, message, code }), and the route modules of /api/v3 and /storage.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { type ApiPrincipal, type Scope } from '../auth/api-keys.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from './errors.js';
+import { strictValidation } from './strict-validation.js';
 import { apiKeyRoutes } from './v3/api-keys.js';
 import { assetRoutes } from './v3/assets.js';
 import { proxyLogRoutes } from './v3/proxy-logs.js';
@@ -20,8 +21,11 @@ declare module 'fastify' {
 
 export interface ApiDeps {
   ctx: AppContext;
-  /** preHandler: 401 without a valid bearer token, 403 without `scope`. */
-  requireScope(scope: Scope): preHandlerAsyncHookHandler;
+  /**
+   * An onRequest hook: 401 without a valid bearer token, 403 without `scope`. It runs before any body
+   * parser, so an unauthenticated client never gets a parse or validation answer, nor has its body read.
+   */
+  requireScope(scope: Scope): onRequestAsyncHookHandler;
 }
 
 /** The principal of a request that passed requireScope. */
@@ -62,6 +66,10 @@ const ROUTES: readonly RouteModule[] = [apiKeyRoutes, assetRoutes, storageKeyRou
 export async function managementApi(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ctx } = opts;
   app.decorateRequest('apiPrincipal', null);
+  // Request schemas validate without coercion or silent removal of unknown fields (strict-validation.ts).
+  const strict = strictValidation();
+  app.setValidatorCompiler(strict.validatorCompiler);
+  app.setSchemaErrorFormatter(strict.schemaErrorFormatter);
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof ApiError) {

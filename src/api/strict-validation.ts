@@ -1,7 +1,6 @@
-// Strict request validation for a route. Fastify's default Ajv coerces types (`"name": 5` becomes "5")
-// and silently drops fields that `additionalProperties: false` forbids; a management API that takes
-// credentials-shaping input should refuse both with a 400 instead. Spread the result into a route's
-// options: `{ ...strict, schema: ... }`.
+// Strict request validation for the management API. Fastify's default Ajv coerces types (`"name": 5`
+// becomes "5") and silently drops fields that `additionalProperties: false` forbids; an API that takes
+// credentials-shaping input should refuse both with a 400 instead. plugin.ts installs it for every route.
 import { Ajv } from 'ajv';
 import type { FastifySchemaCompiler, FastifySchemaValidationError, RouteShorthandOptions } from 'fastify';
 

@@ -6,11 +6,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { openAsBlob, readdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
 import { fetch } from 'undici';
 import { ApiClientError, type Asset, type S3EdgeClient } from '../../src/client/index.js';
-import { apiUser, PROVIDER_NAMES, ResponseRecorder, type ApiUser } from '../helpers/api.js';
+import { apiUser, eventually, PROVIDER_NAMES, query, ResponseRecorder } from '../helpers/api.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
 
@@ -29,14 +28,6 @@ function md5(b: Buffer): string {
 }
 
 /** A read-only look at the server's metadata database (WAL: sees every commit so far). */
-function query<T>(server: RunningServer, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(join(server.dataDir, 'meta.db'), { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
 
 function blobFiles(server: RunningServer): string[] {
   const root = join(server.dataDir, 'storage', 'blobs');
@@ -238,14 +229,6 @@ t.test('upload: bad forms get a clear 4xx JSON error and store nothing', async (
   assertStoreConsistent(t, server, 'after refused forms');
 });
 
-/** Polls `check` until true (a safety bound, not an assertion about speed). */
-async function eventually(check: () => boolean, what: string, boundMs = 15_000): Promise<void> {
-  const until = Date.now() + boundMs;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`${what}: not within ${boundMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 t.test('upload: a client that goes away mid-file leaves no staged bytes and no row', async (t) => {
   const rowsBefore = query<{ n: number }>(server, 'SELECT count(*) AS n FROM assets')[0]?.n;
@@ -391,8 +374,10 @@ t.test('download: bytes, headers, one range, conditionals, HEAD, owner only', as
   await apiError(t, alice.client.download('0'.repeat(32)), 404, 'not_found', 'an unknown id');
   await apiError(t, alice.client.download('../../meta.db'), 404, 'not_found', 'a path as id');
 
-  const events = query<{ bytes: number; status_code: number; source: string; hostname: string }>(server,
+  const downloads = (): { bytes: number; status_code: number; source: string; hostname: string }[] => query(server,
     "SELECT bytes, status_code, source, hostname FROM usage_events WHERE asset_id = ? AND event_type = 'download' ORDER BY seq", asset.id);
+  await eventually(() => downloads().length >= 3, 'the download events');
+  const events = downloads();
   t.same(events.map((e) => [e.bytes, e.status_code]), [[20, 200], [5, 206], [3, 206]], 'one download event per body sent, with the bytes sent');
   t.ok(events.every((e) => e.source === 'api' && e.hostname === '127.0.0.1'));
 });

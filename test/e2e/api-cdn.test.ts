@@ -1,12 +1,10 @@
 // The CDN host end to end: the compiled server on a real socket, requests to 127.0.0.1 carrying
 // `Host: cdn.localhost:<port>` (asset.publicUrl rewritten, the Host kept), written byte for byte by the
 // raw HTTP helper so paths reach the server unnormalised. Assets are made with the typed client.
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import t, { type Test } from 'tap';
-import { apiUser, PROVIDER_NAMES, ResponseRecorder } from '../helpers/api.js';
+import { apiUser, eventually, PROVIDER_NAMES, query, ResponseRecorder } from '../helpers/api.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { startServer } from '../helpers/server.js';
 
 const recorder = new ResponseRecorder();
 const server = await startServer();
@@ -14,14 +12,6 @@ t.teardown(() => server.stop());
 const port = new URL(server.url).port;
 const CDN_HOST = `cdn.localhost:${port}`;
 
-function query<T>(s: RunningServer, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(join(s.dataDir, 'meta.db'), { readonly: true, fileMustExist: true });
-  try {
-    return db.prepare(sql).all(...params) as T[];
-  } finally {
-    db.close();
-  }
-}
 
 /** `http://cdn.localhost:<port>/<path>` -> the request target on the wire. */
 function targetOf(url: string): string {
@@ -209,8 +199,10 @@ t.test('CDN downloads are usage events with source cdn and the CDN hostname', as
   const before = query<{ n: number }>(server, "SELECT count(*) AS n FROM usage_events WHERE asset_id = ? AND source = 'cdn'", text.id)[0]?.n ?? 0;
   await cdn(targetOf(text.publicUrl));
   await cdn(targetOf(text.publicUrl), { headers: [['Range', 'bytes=0-4']] });
-  const events = query<{ event_type: string; bytes: number; status_code: number; hostname: string; metadata: string; user_id: string }>(server,
+  const cdnEvents = (): { event_type: string; bytes: number; status_code: number; hostname: string; metadata: string; user_id: string }[] => query(server,
     "SELECT event_type, bytes, status_code, hostname, metadata, user_id FROM usage_events WHERE asset_id = ? AND source = 'cdn' ORDER BY seq", text.id);
+  await eventually(() => cdnEvents().length >= before + 2, 'the CDN download events');
+  const events = cdnEvents();
   t.equal(events.length, before + 2, 'one event per body served');
   t.same(events.slice(-2).map((e) => [e.event_type, e.bytes, e.status_code, e.hostname, JSON.parse(e.metadata)]), [
     ['download', 12, 200, 'cdn.localhost', { key: text.key }],

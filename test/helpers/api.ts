@@ -1,5 +1,7 @@
 // Management API helpers for e2e tests: users and API keys through the real admin CLI, typed clients
 // that record every response body, and the scan for internal names that must never reach a client.
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
 import type { Test } from 'tap';
 import { S3EdgeClient } from '../../src/client/index.js';
 import type { RunningServer } from './server.js';
@@ -63,4 +65,26 @@ export async function apiUser(server: RunningServer, scopes: readonly string[], 
 
 export function apiClient(server: RunningServer, token: string, recorder?: ResponseRecorder): S3EdgeClient {
   return new S3EdgeClient({ baseUrl: server.url, apiKey: token, ...(recorder ? { onResponse: recorder.record } : {}) });
+}
+
+/** Rows of a read-only query on the server's meta.db (tests look at what was stored, and what was not). */
+export function query<T>(server: RunningServer, sql: string, ...params: unknown[]): T[] {
+  const db = new Database(join(server.dataDir, 'meta.db'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(sql).all(...params) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Waits until `check` holds. Usage events of a download are written when the server sees the response
+ * end, which can be just after the client did: a bound for that, not a timing assertion.
+ */
+export async function eventually(check: () => boolean | Promise<boolean>, what: string, boundMs = 15_000): Promise<void> {
+  const until = Date.now() + boundMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`${what}: not within ${boundMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }

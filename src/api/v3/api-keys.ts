@@ -26,7 +26,7 @@ export const apiKeyRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get(
     '/api/v3/api-keys',
-    { preHandler: auth, schema: { response: { 200: Type.Object({ success: Type.Boolean(), apiKeys: Type.Array(ApiKeyInfo) }), ...ERROR_RESPONSES } } },
+    { onRequest: auth, schema: { response: { 200: Type.Object({ success: Type.Boolean(), apiKeys: Type.Array(ApiKeyInfo) }), ...ERROR_RESPONSES } } },
     async (request) => {
       const { userId } = principalOf(request);
       return { success: true, apiKeys: ctx.repos.apiKeys.list(userId).map(apiKeyInfo) };
@@ -35,7 +35,7 @@ export const apiKeyRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/api/v3/api-keys',
-    { preHandler: auth, schema: { body: CreateBody, response: { 201: Type.Object({ success: Type.Boolean(), apiKey: CreatedApiKey }), ...ERROR_RESPONSES } } },
+    { onRequest: auth, schema: { body: CreateBody, response: { 201: Type.Object({ success: Type.Boolean(), apiKey: CreatedApiKey }), ...ERROR_RESPONSES } } },
     async (request, reply) => {
       const principal = principalOf(request);
       const scopes = request.body.scopes as Scope[];
@@ -49,7 +49,7 @@ export const apiKeyRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.delete<{ Params: Static<typeof IdParams> }>(
     '/api/v3/api-keys/:id',
-    { preHandler: auth, schema: { params: IdParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
+    { onRequest: auth, schema: { params: IdParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
     async (request) => {
       const { userId } = principalOf(request);
       const key = ctx.repos.apiKeys.get(request.params.id);

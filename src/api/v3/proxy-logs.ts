@@ -8,7 +8,7 @@ import { ERROR_RESPONSES, ProxyLogs } from './schemas.js';
 export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.get(
     '/api/v3/cdn/proxy-logs',
-    { preHandler: requireScope('usage:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: ProxyLogs }), ...ERROR_RESPONSES } } },
+    { onRequest: requireScope('usage:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: ProxyLogs }), ...ERROR_RESPONSES } } },
     async (request) => {
       const { userId } = principalOf(request);
       const now = ctx.clock().getTime();

@@ -5,13 +5,12 @@
 // onRequest, before the body is read: without a valid token a request gets 401, never a parse or
 // validation answer.
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import { issueAccessKey, type IssuedAccessKey } from '../../auth/access-key-issuer.js';
 import type { AppContext } from '../../context.js';
 import { ConstraintError, type AccessKey, type Bucket, type BucketPermission } from '../../db/repos/index.js';
 import { notFound } from '../errors.js';
 import { principalOf, type RouteModule } from '../plugin.js';
-import { strictValidation, type StrictValidation } from '../strict-validation.js';
 import { CreatedStorageAccessKey, ERROR_RESPONSES, StorageAccessKey, SuccessMessage } from './schemas.js';
 
 /** The same routes answer at both prefixes. */
@@ -67,16 +66,15 @@ function issueBucketKey(ctx: AppContext, bucket: Bucket, permission: BucketPermi
 
 interface RouteDeps {
   ctx: AppContext;
-  auth: preHandlerAsyncHookHandler;
-  strict: StrictValidation;
+  auth: onRequestAsyncHookHandler;
 }
 
-function register(app: FastifyInstance, { ctx, auth, strict }: RouteDeps, prefix: string): void {
+function register(app: FastifyInstance, { ctx, auth }: RouteDeps, prefix: string): void {
   const path = `${prefix}/storage/buckets/:bucketId/access-keys`;
 
   app.get<{ Params: Static<typeof BucketParams> }>(
     path,
-    { ...strict, onRequest: auth, schema: { params: BucketParams, response: { 200: ListResponse, ...ERROR_RESPONSES } } },
+    { onRequest: auth, schema: { params: BucketParams, response: { 200: ListResponse, ...ERROR_RESPONSES } } },
     async (request) => {
       const bucket = ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
       const keys = ctx.repos.accessKeys.list({ kind: 'bucket', bucketId: bucket.id });
@@ -88,7 +86,7 @@ function register(app: FastifyInstance, { ctx, auth, strict }: RouteDeps, prefix
 
   app.post<{ Params: Static<typeof BucketParams>; Body: Static<typeof CreateBody> }>(
     path,
-    { ...strict, onRequest: auth, schema: { params: BucketParams, body: CreateBody, response: { 201: CreateResponse, ...ERROR_RESPONSES } } },
+    { onRequest: auth, schema: { params: BucketParams, body: CreateBody, response: { 201: CreateResponse, ...ERROR_RESPONSES } } },
     async (request, reply) => {
       const bucket = ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
       const { name, permission } = request.body;
@@ -111,7 +109,7 @@ function register(app: FastifyInstance, { ctx, auth, strict }: RouteDeps, prefix
 
   app.delete<{ Params: Static<typeof KeyParams> }>(
     `${path}/:keyId`,
-    { ...strict, onRequest: auth, schema: { params: KeyParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
+    { onRequest: auth, schema: { params: KeyParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
     async (request) => {
       const bucket = ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
       const key = ctx.repos.accessKeys.get(request.params.keyId);
@@ -127,6 +125,6 @@ function register(app: FastifyInstance, { ctx, auth, strict }: RouteDeps, prefix
 }
 
 export const storageKeyRoutes: RouteModule = (app, { ctx, requireScope }) => {
-  const deps: RouteDeps = { ctx, auth: requireScope('storage-keys:manage'), strict: strictValidation() };
+  const deps: RouteDeps = { ctx, auth: requireScope('storage-keys:manage') };
   for (const prefix of PREFIXES) register(app, deps, prefix);
 };

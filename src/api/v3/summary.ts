@@ -44,7 +44,7 @@ export function buildSummary(ctx: AppContext, userId: string): SummaryData {
 export const summaryRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.get(
     '/api/v3/cdn/summary',
-    { preHandler: requireScope('assets:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: Summary }), ...ERROR_RESPONSES } } },
+    { onRequest: requireScope('assets:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: Summary }), ...ERROR_RESPONSES } } },
     async (request) => ({ success: true, data: buildSummary(ctx, principalOf(request).userId) }),
   );
 };

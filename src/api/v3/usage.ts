@@ -19,7 +19,7 @@ const Response = Type.Object({
 export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.get<{ Querystring: Record<string, unknown> }>(
     '/api/v3/cdn/usage',
-    { preHandler: requireScope('usage:read'), schema: { response: { 200: Response, ...ERROR_RESPONSES } } },
+    { onRequest: requireScope('usage:read'), schema: { response: { 200: Response, ...ERROR_RESPONSES } } },
     async (request) => {
       const { userId } = principalOf(request);
       const limit = intParam(request.query.limit, USAGE_DEFAULT_LIMIT, 1, USAGE_MAX_LIMIT);
