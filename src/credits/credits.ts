@@ -40,8 +40,8 @@ export interface UploadReservation {
   /** The 402 for an upload that turned out larger than maxBytes. */
   refusal(size: number): ApiError;
   /**
-   * Appends the ledger entry of a `size`-byte upload (call inside the commit transaction); undefined
-   * when credits are off. Throws the 402 if the size is above maxBytes.
+   * Appends the ledger entry of a `size`-byte upload (call inside the commit transaction) and releases
+   * the reservation; undefined when credits are off. Throws the 402 if the size is above maxBytes.
    */
   charge(size: number, assetId: string, key: string): LedgerEntry | undefined;
   /** Returns the reserved credits; idempotent, call it whether or not the upload committed. */
@@ -139,10 +139,14 @@ export class CreditsService {
       refusal: (size) => this.insufficient(userId, this.uploadChargeMilli(size)),
       charge: (size, assetId, key) => {
         if (size > maxBytes) throw this.insufficient(userId, this.uploadChargeMilli(size));
-        return this.repo.append({
+        const entry = this.repo.append({
           userId, assetId, eventType: 'upload', bytes: size, rateMilli: this.perUnitMilli,
           creditsMilli: this.uploadChargeMilli(size), metadata: { key },
         });
+        // The charge takes the reservation's place in the same tick: held on until the caller's
+        // release, it would count twice (lower balance and still reserved) and refuse others wrongly.
+        release();
+        return entry;
       },
       release,
     };

@@ -90,6 +90,18 @@ t.test('without a declared length the reservation takes what is available and bo
   t.equal(credits.reserveUpload(userId, 10).maxBytes, MIB, 'released credits are available again');
 });
 
+t.test('a charge replaces its reservation at once: nothing is counted twice while the upload finishes', async (t) => {
+  const { repos, credits, userId } = setup(t);
+  credits.grant(userId, 4, 'test'); // two 1-unit uploads
+  const first = credits.reserveUpload(userId, 1000);
+  repos.transaction(() => first.charge(1000, 'a', 'a/x'));
+  // The first upload has not called release() yet (it is waiting for its durable flush).
+  const second = credits.reserveUpload(userId, 1000);
+  t.equal(second.maxBytes, MIB, 'the remaining unit is available');
+  first.release();
+  second.release();
+});
+
 t.test('a declared length above the balance still reserves what is there (the file may be smaller)', async (t) => {
   const { credits, userId } = setup(t);
   credits.grant(userId, 2, 'test');
