@@ -1,17 +1,20 @@
-// buildApp(ctx): the request listener for every surface. S3 traffic goes straight to the S3 handler
-// (raw URLs matter: keys are opaque bytes, no router normalisation); the management prefixes
-// (/api/, /storage/) go through fastify. Never listens, never reads env.
+// buildApp(ctx): the request listener for every surface. Requests for the CDN hostname go to the CDN;
+// S3 traffic goes straight to the S3 handler (raw URLs matter: keys are opaque bytes, no router
+// normalisation); the management prefixes (/api/, /storage/) go through fastify. Never listens, never
+// reads env.
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyReply } from 'fastify';
 import type { AppContext } from './context.js';
 import { createS3Handler } from './s3/handler.js';
 import { managementApi } from './api/plugin.js';
-import { createCdnHandler, isCdnHost } from './cdn/handler.js';
+import { createCdnHandler, isCdnHost, notFound as cdnNotFound } from './cdn/handler.js';
 
 export interface App {
   close(): Promise<void>;
   /** Serves one request; attach it to any number of http/https servers. */
   listener: RequestListener;
+  /** The CDN's own listener: CDN requests (Host = the CDN hostname) only, a bare 404 for anything else. */
+  cdnListener: RequestListener;
 }
 
 /** Path prefixes of the management API; `api` and `storage` are therefore reserved bucket names. */
@@ -57,5 +60,9 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     }
     void s3(req, res);
   };
-  return { listener, close: () => fastify.close() };
+  const cdnListener: RequestListener = (req, res) => {
+    if (isCdnHost(req.headers.host, cdnHostname)) void cdn(req, res);
+    else cdnNotFound(req, res);
+  };
+  return { listener, cdnListener, close: () => fastify.close() };
 }

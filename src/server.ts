@@ -11,6 +11,8 @@ export interface RunningServer {
   /** e.g. http://127.0.0.1:9000 */
   url: string;
   tlsUrl?: string;
+  /** The CDN listener, e.g. http://127.0.0.1:9080; absent when cdn.port is null. */
+  cdnUrl?: string;
   close(): Promise<void>;
 }
 
@@ -59,7 +61,18 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
   const addr = await listen(http, config.port, config.host);
   const url = config.publicUrl || urlOf('http', addr);
   ctx.endpoints.s3 = url;
-  if (config.cdn.publicUrl === '') ctx.endpoints.cdn = `http://${config.cdn.hostname}:${addr.port}`;
+
+  let cdnUrl: string | undefined;
+  let cdnPort = addr.port;
+  if (config.cdn.port !== null) {
+    const cdn = createServer({ maxHeaderSize: 64 * 1024 }, app.cdnListener);
+    tune(cdn, app.cdnListener);
+    servers.push(cdn);
+    const cdnAddr = await listen(cdn, config.cdn.port, config.cdn.host || config.host);
+    cdnUrl = urlOf('http', cdnAddr);
+    cdnPort = cdnAddr.port;
+  }
+  if (config.cdn.publicUrl === '') ctx.endpoints.cdn = `http://${config.cdn.hostname}:${cdnPort}`;
 
   let tlsUrl: string | undefined;
   if (config.tls.port !== null) {
@@ -75,6 +88,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
   return {
     url,
     tlsUrl,
+    cdnUrl,
     async close() {
       await Promise.all(
         servers.map(

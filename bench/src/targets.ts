@@ -113,7 +113,7 @@ export async function startS3edge(opts: S3edgeOptions = {}): Promise<Target> {
     secretAccessKey: randomBytes(30).toString('base64url'),
   };
   const env = cleanEnv({ S3EDGE_ROOT_ACCESS_KEY: credentials.accessKeyId, S3EDGE_ROOT_SECRET_KEY: credentials.secretAccessKey, ...opts.env });
-  const proc = spawnManaged(process.execPath, [...(opts.nodeArgs ?? []), bin, 'serve', '--data-dir', join(dir, 'data'), '--host', '127.0.0.1', '--port', '0', '--json', ...(opts.args ?? [])], env);
+  const proc = spawnManaged(process.execPath, [...(opts.nodeArgs ?? []), bin, 'serve', '--data-dir', join(dir, 'data'), '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json', ...(opts.args ?? [])], env);
   try {
     const line = await waitForJsonLine(proc, 's3edge');
     const url = line['s3'];

@@ -67,7 +67,8 @@ function plain(res: ServerResponse, req: IncomingMessage, status: number, text: 
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-const notFound = (req: IncomingMessage, res: ServerResponse): void => plain(res, req, 404, 'Not Found');
+/** The CDN's one answer to anything it does not serve: no detail. */
+export const notFound = (req: IncomingMessage, res: ServerResponse): void => plain(res, req, 404, 'Not Found');
 
 export function createCdnHandler(ctx: AppContext): CdnHandler {
   const signer = UrlSigner.fromMasterKey(ctx.masterKey, ctx.clock);

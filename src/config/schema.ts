@@ -19,11 +19,42 @@ export interface HashingConfig {
   workerThreshold: number;
 }
 
+export interface CdnCacheConfig {
+  /** Bytes the memory tier may hold. */
+  memoryBytes: number;
+  /** Larger objects are never held in memory: they are cached on disk only. */
+  memoryEntryMaxBytes: number;
+  /** Bytes the disk tier (<dataDir>/cdn-cache) may hold; least recently used files are evicted. */
+  diskBytes: number;
+}
+
+export interface CdnLogConfig {
+  /** Requests held in memory between flushes; past it, requests are counted as dropped. */
+  bufferSize: number;
+  flushIntervalMs: number;
+  /** Request log rows (and their hourly roll-ups) older than this are deleted. */
+  retentionDays: number;
+}
+
 export interface CdnConfig {
-  /** Host name of the CDN surface: requests with this Host are CDN requests (also on the main port). */
+  /** Host name of the CDN surface: requests with this Host are CDN requests (on the CDN port and the main port). */
   hostname: string;
-  /** Base of asset publicUrls; empty means http://<hostname>:<bound port of the main listener>. */
+  /** Base of asset publicUrls; empty means http://<hostname>:<bound CDN port, or main port without one>. */
   publicUrl: string;
+  /** The CDN's own listener; null serves the CDN only Host-routed on the main port. */
+  port: number | null;
+  /** Interface of the CDN listener; empty means the same as `host`. */
+  host: string;
+  /** Cache-Control of CDN responses for objects that carry none. */
+  defaultCacheControl: string;
+  /** Peers (IPs or CIDRs) whose X-Forwarded-For and country header are believed. */
+  trustedProxies: string[];
+  /** Header a trusted proxy sets to the client's ISO country code (e.g. cf-ipcountry); empty: none. */
+  countryHeader: string;
+  /** An MMDB country database; empty means the bundled one. */
+  geoipDatabase: string;
+  cache: CdnCacheConfig;
+  log: CdnLogConfig;
 }
 
 /** Credit rates (SPEC.md 2.6). Amounts are credits with at most 3 decimals; kept internally as milli-credits. */
@@ -109,10 +140,38 @@ export const configSchema = {
     cdn: {
       type: 'object',
       additionalProperties: false,
-      required: ['hostname', 'publicUrl'],
+      required: [
+        'hostname', 'publicUrl', 'port', 'host', 'defaultCacheControl', 'trustedProxies', 'countryHeader', 'geoipDatabase', 'cache', 'log',
+      ],
       properties: {
         hostname: { type: 'string', pattern: '^[a-z0-9.-]{1,253}$' },
         publicUrl: { type: 'string', pattern: '^(https?://[^\\s/]+)?$' },
+        port: { anyOf: [port, { type: 'null' }] },
+        host: { type: 'string' },
+        defaultCacheControl: { type: 'string', minLength: 1, maxLength: 256, pattern: '^[\\x20-\\x7e]+$' },
+        trustedProxies: { type: 'array', items: { type: 'string', pattern: '^[0-9a-fA-F:.]+(/[0-9]{1,3})?$' } },
+        countryHeader: { type: 'string', pattern: '^([a-z0-9-]{1,64})?$' },
+        geoipDatabase: { type: 'string' },
+        cache: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['memoryBytes', 'memoryEntryMaxBytes', 'diskBytes'],
+          properties: {
+            memoryBytes: { type: 'integer', minimum: 0, maximum: 1099511627776 },
+            memoryEntryMaxBytes: { type: 'integer', minimum: 0, maximum: 1073741824 },
+            diskBytes: { type: 'integer', minimum: 0, maximum: 1125899906842624 },
+          },
+        },
+        log: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['bufferSize', 'flushIntervalMs', 'retentionDays'],
+          properties: {
+            bufferSize: { type: 'integer', minimum: 1, maximum: 10000000 },
+            flushIntervalMs: { type: 'integer', minimum: 10, maximum: 3600000 },
+            retentionDays: { type: 'integer', minimum: 1, maximum: 3650 },
+          },
+        },
       },
     },
     credits: {

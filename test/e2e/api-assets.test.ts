@@ -106,6 +106,8 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const server = await startServer({ env: { S3EDGE_MAX_OBJECT_SIZE: String(MAX_OBJECT_SIZE) } });
 t.teardown(() => server.stop());
 const port = new URL(server.url).port;
+/** publicUrls name the CDN listener's port. */
+const cdnPort = new URL(server.cdnUrl).port;
 
 async function userIdOf(s: RunningServer, name: string): Promise<string> {
   const users = (await s.cli(['users', 'list'])).json as { id: string; name: string }[];
@@ -139,7 +141,7 @@ t.test('upload: the stored asset, its bytes, its usage event', async (t) => {
   t.equal(asset.size, bytes.length);
   t.equal(asset.sha256, sha256(bytes), 'SHA-256 computed while streaming');
   t.equal(asset.etag, `"${md5(bytes)}"`, 'ETag = quoted MD5, like S3');
-  t.equal(asset.publicUrl, `http://cdn.localhost:${port}/${asset.id}/photo.bin`);
+  t.equal(asset.publicUrl, `http://cdn.localhost:${cdnPort}/${asset.id}/photo.bin`);
   t.equal(asset.visibility, 'public');
   t.equal(asset.kind, 'artifact');
   t.same(asset.metadata, { 'file-name': 'photo.bin', kind: 'artifact', sha256: asset.sha256, visibility: 'public' });
@@ -397,7 +399,7 @@ t.test('download: Content-Disposition cannot be split or injected, non-ASCII nam
   t.equal((json(viaStar)['asset'] as Asset).fileName, 'd.txt', 'RFC 5987 filename*: quotes, DEL and tab removed, the backslash is a path separator');
   const unicode = await alice.client.upload({ file: Buffer.from('%PDF-1.7'), fileName: 'résumé 📄.pdf', contentType: 'application/pdf' });
   t.equal(unicode.fileName, 'résumé 📄.pdf', 'the UTF-8 name is kept');
-  t.equal(unicode.publicUrl, `http://cdn.localhost:${port}/${unicode.id}/r%C3%A9sum%C3%A9%20%F0%9F%93%84.pdf`);
+  t.equal(unicode.publicUrl, `http://cdn.localhost:${cdnPort}/${unicode.id}/r%C3%A9sum%C3%A9%20%F0%9F%93%84.pdf`);
 
   for (const a of [viaClient, rawAsset, json(viaStar)['asset'] as Asset, unicode]) {
     // A raw socket: see the header lines exactly as they were sent.
@@ -468,7 +470,7 @@ t.test('signed URLs: format, default and custom expiry, range checks, owner only
   const def = await alice.client.signedUrl(asset.id);
   const m = /^http:\/\/cdn\.localhost:(\d+)\/([0-9a-f]{32})\/secret%20plan\.txt\?expires=(\d+)&signature=([A-Za-z0-9_-]{43})$/.exec(def.url);
   t.ok(m, `the URL is publicUrl?expires=&signature=: ${def.url}`);
-  t.equal(m?.[1], port);
+  t.equal(m?.[1], cdnPort);
   t.equal(m?.[2], asset.id);
   const expires = Number(m?.[3]);
   t.equal(def.expiresAt, new Date(expires * 1000).toISOString(), 'expiresAt is the expires parameter');

@@ -1,6 +1,7 @@
-// The CDN host end to end: the compiled server on a real socket, requests to 127.0.0.1 carrying
-// `Host: cdn.localhost:<port>` (asset.publicUrl rewritten, the Host kept), written byte for byte by the
-// raw HTTP helper so paths reach the server unnormalised. Assets are made with the typed client.
+// The CDN host end to end: the compiled server on a real socket, requests to the CDN listener on
+// 127.0.0.1 carrying `Host: cdn.localhost:<port>` (asset.publicUrl rewritten, the Host kept), written
+// byte for byte by the raw HTTP helper so paths reach the server unnormalised. Assets are made with the
+// typed client. The main port serves the same requests, routed by Host.
 import t, { type Test } from 'tap';
 import { apiUser, eventually, PROVIDER_NAMES, query, ResponseRecorder } from '../helpers/api.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
@@ -9,7 +10,7 @@ import { startServer } from '../helpers/server.js';
 const recorder = new ResponseRecorder();
 const server = await startServer();
 t.teardown(() => server.stop());
-const port = new URL(server.url).port;
+const port = new URL(server.cdnUrl).port;
 const CDN_HOST = `cdn.localhost:${port}`;
 
 
@@ -21,9 +22,9 @@ function targetOf(url: string): string {
 }
 
 /** A request to the CDN host over a real socket; headers and body go to the leak scan. */
-async function cdn(target: string, opts: { method?: string; headers?: [string, string][]; host?: string } = {}): Promise<RawResponse> {
+async function cdn(target: string, opts: { method?: string; headers?: [string, string][]; host?: string; url?: string } = {}): Promise<RawResponse> {
   const method = opts.method ?? 'GET';
-  const res = await rawRequest({ url: server.url }, { method, target, headers: [['Host', opts.host ?? CDN_HOST], ...(opts.headers ?? [])] });
+  const res = await rawRequest({ url: opts.url ?? server.cdnUrl }, { method, target, headers: [['Host', opts.host ?? CDN_HOST], ...(opts.headers ?? [])] });
   recorder.record({ method, path: `cdn ${target}`, status: res.status, body: `${JSON.stringify(res.headers)}\n${res.text}` });
   return res;
 }
@@ -65,6 +66,11 @@ t.test('a public asset: bytes and every header', async (t) => {
   t.equal(head.headers['content-length'], String(content.length));
   const loud = await cdn(targetOf(pub.publicUrl), { host: `CDN.LOCALHOST:${port}` });
   t.equal(loud.status, 200, 'the host name is case-insensitive');
+  const mainPort = new URL(server.url).port;
+  const routed = await cdn(targetOf(pub.publicUrl), { url: server.url, host: `cdn.localhost:${mainPort}` });
+  t.equal(routed.status, 200, 'the main port serves the CDN host too');
+  t.ok(routed.body.equals(content));
+  assertBareNotFound(t, await cdn(targetOf(pub.publicUrl), { host: `127.0.0.1:${port}` }), 'the CDN listener with another Host');
   const extra = await cdn(`${targetOf(pub.publicUrl)}?utm_source=mail&v=2&expires=&x`);
   t.equal(extra.status, 200, 'unrelated query parameters are ignored');
   t.match(extra.headers, { 'cache-control': 'public, max-age=3600' });

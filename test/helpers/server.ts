@@ -34,6 +34,8 @@ export interface CliResult {
 export interface RunningServer {
   url: string;
   tlsUrl?: string;
+  /** The CDN listener (requests need `Host: <cdn hostname>`). */
+  cdnUrl: string;
   caFile?: string;
   dataDir: string;
   /** Temp dir holding everything this helper created (data dir unless given, certs). */
@@ -122,7 +124,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     secretAccessKey: randomBytes(30).toString('base64url'),
   };
   const env = childEnv(rootKey, opts.env);
-  const args = [S3EDGE_BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--json'];
+  const args = [S3EDGE_BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json'];
   let caFile: string | undefined;
   if (opts.tls) {
     const tlsDir = join(tmpRoot, 'tls');
@@ -195,7 +197,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
 
   const url = listening['s3'];
   const tlsUrl = listening['s3Tls'];
-  if (typeof url !== 'string' || (opts.tls && typeof tlsUrl !== 'string')) {
+  const cdnUrl = listening['cdn'];
+  if (typeof url !== 'string' || typeof cdnUrl !== 'string' || (opts.tls && typeof tlsUrl !== 'string')) {
     await cleanup();
     throw new Error(`listening line lacks the endpoints: ${JSON.stringify(listening)}`);
   }
@@ -216,6 +219,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   return {
     url,
     tlsUrl: typeof tlsUrl === 'string' ? tlsUrl : undefined,
+    cdnUrl,
     caFile,
     dataDir,
     tmpRoot,
