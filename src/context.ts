@@ -20,6 +20,9 @@ import { HashPool } from './hashing/hash-pool.js';
 import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
 import { ApiKeyVerifier } from './auth/api-keys.js';
 import { CreditsService } from './credits/credits.js';
+import { RequestLog } from './analytics/request-log.js';
+import { ClientResolver } from './cdn/client-info.js';
+import { EdgeCache } from './cdn/edge-cache.js';
 
 export interface AppContext {
   config: Config;
@@ -49,6 +52,12 @@ export interface AppContext {
   endpoints: PublicEndpoints;
   /** The master key: seals stored secrets; signed CDN URLs use a key derived from it. */
   masterKey: Buffer;
+  /** The CDN's memory + disk cache; purge it when an asset or a public object changes. */
+  edge: EdgeCache;
+  /** Every CDN request, buffered and flushed to SQLite. */
+  requestLog: RequestLog;
+  /** Client IP and country of a CDN request. */
+  clients: ClientResolver;
   close(): Promise<void>;
 }
 
@@ -107,8 +116,14 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       credits: new CreditsService(repos.credits, config.credits, clock),
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,
+      edge: new EdgeCache(),
+      requestLog: new RequestLog(),
+      clients: new ClientResolver(),
       async close() {
         await sweeper.stop();
+        await ctx.requestLog.close();
+        await ctx.edge.close();
+        await ctx.clients.close();
         await storage.close();
         await durability.close();
         await checkpoints.close();
