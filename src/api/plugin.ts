@@ -11,6 +11,9 @@ import { proxyLogRoutes } from './v3/proxy-logs.js';
 import { storageKeyRoutes } from './v3/storage-keys.js';
 import { summaryRoutes } from './v3/summary.js';
 import { usageRoutes } from './v3/usage.js';
+import { bucketRoutes } from './v3/buckets.js';
+import { metricsRoutes } from './v3/metrics.js';
+import { purgeRoutes } from './v3/purge.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -61,7 +64,7 @@ function bearerToken(request: FastifyRequest): string | undefined {
 export type RouteModule = (app: FastifyInstance, deps: ApiDeps) => void;
 
 /** Route modules, each owning its paths. */
-const ROUTES: readonly RouteModule[] = [apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes];
+const ROUTES: readonly RouteModule[] = [apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, metricsRoutes];
 
 export async function managementApi(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ctx } = opts;

@@ -15,6 +15,8 @@ export const SCOPES = {
   'storage-keys:manage': 'list, create and delete S3 access keys of buckets the user owns',
   'domains:read': 'domain TLD pricing and availability search',
   'api-keys:manage': "list, create and delete the user's API keys (never with scopes the caller lacks)",
+  'buckets:manage': "make the user's buckets public on the CDN or private again",
+  'metrics:read': 'read the gateway metrics (request log drops, cache sizes)',
 } as const;
 
 export type Scope = keyof typeof SCOPES;

@@ -6,11 +6,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { isActiveExtension, isActiveType } from '../assets/content-safety.js';
-import { decideDelivery, isBlobGone, openAssetBody, SAFETY_HEADERS, sendAssetBody, type DeliveryStyle } from '../assets/delivery.js';
+import { decideDelivery, hostnameOf, isBlobGone, openAssetBody, SAFETY_HEADERS, sendAssetBody, type DeliveryStyle } from '../assets/delivery.js';
 import { displayKey } from '../assets/view.js';
 import type { AppContext } from '../context.js';
 import type { AssetRecord } from '../db/repos/assets.js';
 import { UrlSigner } from './signed-url.js';
+import type { CacheStatus } from '../analytics/request-log.js';
 
 export type CdnHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -55,6 +56,16 @@ export function parseCdnTarget(url: string | undefined): CdnTarget | undefined {
   return target;
 }
 
+/** What the request log needs to know about a request, filled in as the request is served. */
+interface RequestFacts {
+  assetId: string | null;
+  ownerId: string | null;
+  bucket: string | null;
+  key: string | null;
+  cacheStatus: CacheStatus | null;
+  bytesSent: number;
+}
+
 function plain(res: ServerResponse, req: IncomingMessage, status: number, text: string, extra: Record<string, string> = {}): void {
   const body = `${text}\n`;
   res.writeHead(status, {
@@ -84,12 +95,14 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
     return { disposition: active ? 'attachment' : 'inline', cacheControl: signed ? SIGNED_CACHE_CONTROL : PUBLIC_CACHE_CONTROL };
   };
 
-  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const serve = async (req: IncomingMessage, res: ServerResponse, facts: RequestFacts): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(req, res);
     const target = parseCdnTarget(req.url);
     if (!target) return notFound(req, res);
     const asset = ctx.repos.assets.get(target.id);
     if (!asset || asset.fileName !== target.fileName) return notFound(req, res);
+    facts.assetId = asset.id;
+    facts.ownerId = asset.userId;
     const style = styleFor(asset, target);
     if (!style) return notFound(req, res);
     if (ctx.repos.spaces.get(asset.userId)?.status === 'suspended') return plain(res, req, 403, 'Forbidden');
@@ -117,6 +130,7 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       return notFound(req, res);
     }
     const sent = await sendAssetBody(res, decision, body, ctx.log);
+    facts.bytesSent = sent.bytes;
     if (head) return;
     ctx.repos.usage.record({
       userId: asset.userId, assetId: asset.id, eventType: 'download', source: 'cdn', bytes: sent.bytes,
@@ -126,13 +140,32 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
   };
 
   return async (req, res) => {
+    const started = performance.now();
+    const time = Date.now();
+    const facts: RequestFacts = { assetId: null, ownerId: null, bucket: null, key: null, cacheStatus: null, bytesSent: 0 };
     try {
-      await serve(req, res);
+      await serve(req, res, facts);
     } catch (err) {
       ctx.log.error({ err, url: req.url }, 'cdn request failed');
       if (!res.headersSent) plain(res, req, 500, 'Internal Server Error');
       else res.destroy();
     }
+    const client = ctx.clients.resolve(req);
+    ctx.requestLog.record({
+      time,
+      host: hostnameOf(req.headers.host),
+      assetId: facts.assetId,
+      bucket: facts.bucket,
+      key: facts.key,
+      ownerId: facts.ownerId,
+      status: res.statusCode,
+      bytesSent: facts.bytesSent,
+      cacheStatus: facts.cacheStatus,
+      clientIp: client.ip,
+      country: client.country,
+      userAgent: String(req.headers['user-agent'] ?? '').slice(0, 512),
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+    });
   };
 }
 
