@@ -117,7 +117,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,
       edge: new EdgeCache(),
-      requestLog: new RequestLog(),
+      requestLog: new RequestLog(db, config.cdn.log, { clock: () => clock().getTime(), log }),
       clients: new ClientResolver(),
       async close() {
         await sweeper.stop();
