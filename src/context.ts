@@ -118,7 +118,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       masterKey,
       edge: new EdgeCache(),
       requestLog: new RequestLog(db, config.cdn.log, { clock: () => clock().getTime(), log }),
-      clients: new ClientResolver(),
+      clients: new ClientResolver(config.cdn),
       async close() {
         await sweeper.stop();
         await ctx.requestLog.close();
