@@ -115,7 +115,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(workloads ? { workloads } : {}),
     ...(sizes ? { sizes } : {}),
     ...(concurrency ? { concurrency } : {}),
-    skipRss: values['skip-rss'] === true,
+    // The RSS figures (a 10 GiB upload) say nothing about the CDN.
+    skipRss: values['skip-rss'] === true || cdnOnly,
     ...(values['no-profile'] === true ? { profileMisses: false } : {}),
     s3edgeEnv,
     s3edgeArgs: values['s3edge-arg'] ?? [],

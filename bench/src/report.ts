@@ -335,7 +335,13 @@ export function renderCdnSection(r: BenchResult, standalone: boolean): string {
     );
   }
   const errors = cells.reduce((n, c) => n + c.errors, 0);
+  const other = Math.max(0, ...cells.map((c) => c.otherCpu));
   out.push('');
+  out.push(
+    `Other processes used up to ${other.toFixed(2)} of the 2 cores during these rounds` +
+      (other > 0.3 ? ': the machine was shared, so the numbers are lower and noisier than on a quiet machine.' : '.'),
+    '',
+  );
   if (errors > 0) out.push(`${errors} CDN GETs failed; see the errors column of the table of every workload.`, '');
   const c = r.cdnLog;
   if (c) {
@@ -354,16 +360,16 @@ export function renderCdnSection(r: BenchResult, standalone: boolean): string {
 
 /** `existing` with its CDN section replaced by `section` (or `section` inserted before the method, or appended). */
 export function spliceSection(existing: string, section: string): string {
-  const body = section.endsWith('\n') ? section : `${section}\n`;
+  const body = `${section.trimEnd()}\n`;
   if (existing.trim() === '') return body;
   // Index of the heading in `existing` (the padding lets a heading on the first line match too).
   const at = `\n${existing}`.indexOf(`\n${CDN_HEADING}\n`);
   if (at >= 0) {
     const next = existing.indexOf('\n## ', at + CDN_HEADING.length);
-    return existing.slice(0, at) + body + (next < 0 ? '' : existing.slice(next + 1));
+    return existing.slice(0, at) + body + (next < 0 ? '' : `\n${existing.slice(next + 1)}`);
   }
   const method = existing.indexOf('\n## How it was measured\n');
-  if (method >= 0) return `${existing.slice(0, method + 1)}${body}${existing.slice(method + 1)}`;
+  if (method >= 0) return `${existing.slice(0, method + 1)}${body}\n${existing.slice(method + 1)}`;
   return `${existing.trimEnd()}\n\n${body}`;
 }
 

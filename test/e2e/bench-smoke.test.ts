@@ -75,6 +75,7 @@ t.test('--workloads cdn: a partial report in a temp file, and the CDN section of
   t.same(opts.workloads, ['CDN']);
   t.ok(opts.out.startsWith(tmpdir()), opts.out);
   t.equal(opts.cdnResults, RESULTS);
+  t.equal(opts.skipRss, true, 'the RSS figures say nothing about the CDN');
   t.same(fullPlan(opts).cells.map((c) => [c.size, c.concurrency, [...c.targets]]), [
     [4096, 1, ['s3edge', 'nginx']], [4096, 16, ['s3edge', 'nginx']], [1048576, 1, ['s3edge', 'nginx']], [1048576, 16, ['s3edge', 'nginx']],
   ]);

@@ -27,6 +27,7 @@ t.test('the CDN section: both targets, ratios, n/a for a missing peer, the reque
   t.match(section, /\| 1 MiB \| 1 \| 500 \| n\/a \| n\/a \| 524 \| n\/a \| 4\.00 \| n\/a \| n\/a \|/);
   t.match(section, /wrote 123 requests to SQLite, dropped 0/);
   t.match(section, /reported no statistics/);
+  t.match(section, /Other processes used up to 0\.00 of the 2 cores during these rounds\./);
   t.equal(renderCdnSection({ ...result, cells: [] }, false), '', 'no CDN cells, no section');
 });
 
@@ -34,8 +35,12 @@ t.test('spliceSection replaces an old CDN section, or goes before the method, or
   const section = `${CDN_HEADING}\n\nnew\n`;
   const doc = '# r\n\n## Every workload\n\nrows\n\n## How it was measured\n\n- m\n';
   const inserted = spliceSection(doc, section);
-  t.equal(inserted, `# r\n\n## Every workload\n\nrows\n\n${CDN_HEADING}\n\nnew\n## How it was measured\n\n- m\n`);
-  t.equal(spliceSection(inserted, `${CDN_HEADING}\n\nnewer\n`), `# r\n\n## Every workload\n\nrows\n\n${CDN_HEADING}\n\nnewer\n## How it was measured\n\n- m\n`, 'replaced, the rest untouched');
+  t.equal(inserted, `# r\n\n## Every workload\n\nrows\n\n${CDN_HEADING}\n\nnew\n\n## How it was measured\n\n- m\n`);
+  t.equal(
+    spliceSection(inserted, `${CDN_HEADING}\n\nnewer\n\n`),
+    `# r\n\n## Every workload\n\nrows\n\n${CDN_HEADING}\n\nnewer\n\n## How it was measured\n\n- m\n`,
+    'replaced, the rest untouched',
+  );
   t.equal(spliceSection('# r\n\ntext\n', section), `# r\n\ntext\n\n${section}`, 'appended');
   t.equal(spliceSection(`# r\n\n${CDN_HEADING}\n\nold\n`, section), `# r\n\n${section}`, 'the last section replaced');
   t.equal(spliceSection('', section), section);
