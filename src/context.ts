@@ -117,8 +117,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,
       edge: new EdgeCache(),
-      requestLog: new RequestLog(),
-      clients: new ClientResolver(),
+      requestLog: new RequestLog(db, config.cdn.log, { clock: () => clock().getTime(), log }),
+      clients: new ClientResolver(config.cdn),
       async close() {
         await sweeper.stop();
         await ctx.requestLog.close();

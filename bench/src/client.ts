@@ -49,7 +49,15 @@ export class S3HttpClient {
     const query = opts.query ?? '';
     const headers: Record<string, string> = this.signer.sign(method, this.host, opts.path, query, opts.payloadHash);
     if (opts.contentLength !== undefined) headers['content-length'] = String(opts.contentLength);
-    const keep = opts.keepBody === true;
+    return this.request(method, query ? `${opts.path}?${query}` : opts.path, headers, opts.body ?? null, opts.keepBody === true);
+  }
+
+  /** An unsigned GET, as a browser sends it to a CDN; `host` is the Host header (e.g. cdn.localhost:9080). */
+  get(path: string, host: string): Promise<Reply> {
+    return this.request('GET', path, { host }, null, false);
+  }
+
+  private request(method: Dispatcher.HttpMethod, path: string, headers: Record<string, string>, body: Buffer | Readable | null, keep: boolean): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
       let status = 0;
       let bytes = 0;
@@ -78,10 +86,10 @@ export class S3HttpClient {
       };
       this.pool.dispatch(
         {
-          path: query ? `${opts.path}?${query}` : opts.path,
+          path,
           method,
           headers,
-          body: opts.body ?? null,
+          body,
           // undici closes the connection after every HEAD unless told otherwise; SDKs keep it.
           reset: false,
         },

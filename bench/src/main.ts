@@ -2,10 +2,11 @@
 //   npm run bench                       (root) build s3edge, run everything, rewrite bench/RESULTS.md
 //   node bench/dist/main.js --smoke     seconds: s3edge + ceiling, 4 KiB, a handful of ops; report to a temp file
 // Options: --out FILE  --json FILE  --rounds N  --round-seconds S  --list-objects N  --moto-list-objects N
-//          --targets s3edge,s3rver,...  --workloads PUT,GET,...  --sizes 4KiB,1MiB,256MiB  --concurrency 1,16  --skip-rss  --no-profile
+//          --targets s3edge,s3rver,...  --workloads PUT,GET,...,CDN  --sizes 4KiB,1MiB,256MiB  --concurrency 1,16  --skip-rss  --no-profile
 //          --s3edge-env KEY=VALUE (repeatable)  --s3edge-arg ARG (repeatable)
 //          --s3edge-node-arg ARG (repeatable: node flags, e.g. --cpu-prof --cpu-prof-dir=DIR)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
+// A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,7 +23,7 @@ export type { BenchOptions } from './run.js';
 export type { BenchResult, CellResult, Figure } from './report.js';
 
 const TARGETS: readonly TargetName[] = ['s3edge', 's3rver', 'moto', 'nginx', 'ceiling'];
-const WORKLOADS: readonly Workload[] = ['PUT', 'GET', 'HEAD', 'DELETE', 'LIST', 'MIXED'];
+const WORKLOADS: readonly Workload[] = ['PUT', 'GET', 'HEAD', 'DELETE', 'LIST', 'MIXED', 'CDN'];
 
 export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   const { values } = parseArgs({
@@ -98,7 +99,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
   const partial = smoke || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
-  const out = values.out ?? (partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : join(repoRoot(), 'bench', 'RESULTS.md'));
+  const results = join(repoRoot(), 'bench', 'RESULTS.md');
+  const out = values.out ?? (partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
+  const cdnOnly = !smoke && values.out === undefined && workloads !== undefined && workloads.every((w) => w === 'CDN');
   const rounds = positive('rounds', values.rounds);
   return {
     smoke,
@@ -112,11 +115,13 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(workloads ? { workloads } : {}),
     ...(sizes ? { sizes } : {}),
     ...(concurrency ? { concurrency } : {}),
-    skipRss: values['skip-rss'] === true,
+    // The RSS figures (a 10 GiB upload) say nothing about the CDN.
+    skipRss: values['skip-rss'] === true || cdnOnly,
     ...(values['no-profile'] === true ? { profileMisses: false } : {}),
     s3edgeEnv,
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
+    ...(cdnOnly ? { cdnResults: results } : {}),
     command: argv.length ? `node bench/dist/main.js ${argv.join(' ')}` : 'npm run bench',
   };
 }

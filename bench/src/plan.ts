@@ -1,5 +1,6 @@
 // What a run measures: the full matrix (`npm run bench`) or the smoke configuration (`--smoke`,
-// seconds: s3edge + ceiling, 4 KiB, a handful of ops, one round).
+// seconds: s3edge + ceiling, 4 KiB, a handful of ops, one round; the CDN workload on s3edge only, as
+// nginx is in no smoke cell).
 import type { TargetName } from './targets.js';
 import { GiB, KiB, MiB, type Bound, type Workload } from './workloads.js';
 
@@ -84,6 +85,9 @@ export function fullPlan(o: PlanOptions = {}): Plan {
     1: { bound: { ops: 3 }, warmup: { ops: 1 } },
     16: { bound: { ops: 16 }, warmup: { ops: 2 }, targets: ['s3edge', 's3rver', 'ceiling', 'nginx'] },
   });
+  // The CDN edge against nginx serving the same file (s3edge's request log on, as by default).
+  add('CDN', small, ['s3edge', 'nginx']);
+  add('CDN', medium, ['s3edge', 'nginx']);
   add('LIST', 0, S3, {
     1: { bound: timed, warmup: { ops: 1 } },
     16: { bound: timed, warmup: { ops: 2 } },
@@ -133,6 +137,7 @@ export function smokePlan(): Plan {
     { workload: 'DELETE', size: small, concurrency: 4, targets: only, bound: { ops: 8 }, warmup: w },
     { workload: 'MIXED', size: small, concurrency: 4, targets: only, bound: { ops: 24 }, warmup: w },
     { workload: 'LIST', size: 0, concurrency: 2, targets: only, bound: { ops: 4 }, warmup: { ops: 1 } },
+    { workload: 'CDN', size: small, concurrency: 4, targets: only, bound: { ops: 16 }, warmup: w },
   ];
   return {
     mode: 'smoke',

@@ -2,6 +2,7 @@
 // every workload x size x concurrency x target with ops/s, MB/s, p50, p99 and server RSS.
 import { cpus, totalmem } from 'node:os';
 import { readFileSync } from 'node:fs';
+import type { CdnLogCounters } from './cdn.js';
 import type { ProfileLine, ProfileSummary } from './profile.js';
 import type { TargetName, Versions } from './targets.js';
 import { sizeLabel, type IdleResult, type RoundStats, type StreamResult, type Workload } from './workloads.js';
@@ -68,6 +69,8 @@ export interface BenchResult {
   };
   cells: CellResult[];
   rss?: RssFigures;
+  /** s3edge's request log counters after the CDN cells. */
+  cdnLog?: CdnLogCounters;
   figures: Figure[];
   /** CPU profiles of s3edge in the cells of missed figures. */
   profiles?: ProfileSummary[];
@@ -198,7 +201,7 @@ function dur(ms: number): string {
 }
 
 const ORDER: readonly TargetName[] = ['s3edge', 's3rver', 'moto', 'ceiling', 'nginx'];
-const WORKLOADS: readonly Workload[] = ['PUT', 'GET', 'HEAD', 'DELETE', 'MIXED', 'LIST'];
+const WORKLOADS: readonly Workload[] = ['PUT', 'GET', 'HEAD', 'DELETE', 'MIXED', 'LIST', 'CDN'];
 
 export function renderReport(r: BenchResult): string {
   const out: string[] = [];
@@ -221,6 +224,8 @@ export function renderReport(r: BenchResult): string {
     out.push(`| ${f.name} | ${v} | ${f.goal} | ${res} | ${f.detail} |`);
   }
   out.push('');
+  const cdn = renderCdnSection(r, false);
+  if (cdn !== '') out.push(cdn.trimEnd(), '');
   out.push('## Every workload');
   out.push('');
   out.push(
@@ -294,6 +299,80 @@ export function renderReport(r: BenchResult): string {
   return out.join('\n');
 }
 
+export const CDN_HEADING = '## The CDN edge vs nginx';
+
+/**
+ * The CDN section: per size and concurrency, requests/s, MB/s and p99 of s3edge's CDN and of nginx,
+ * and their ratios; '' when no CDN cell ran. `standalone`: it goes into a file written by another run.
+ */
+export function renderCdnSection(r: BenchResult, standalone: boolean): string {
+  const cells = r.cells.filter((c) => c.workload === 'CDN');
+  if (cells.length === 0) return '';
+  const out: string[] = [CDN_HEADING, ''];
+  if (standalone) {
+    out.push(`${machineLine(r)}`, '');
+    out.push(`From \`${r.command}\` (${dur(r.durationMs)}), a CDN-only run: the sections above come from the run at the top of this file. Written by the harness.`, '');
+  }
+  out.push(
+    "The same bytes served as a public asset by s3edge's CDN listener (`Host: cdn.localhost:<port>`; request log on with its defaults; " +
+      'the warm-up round warms the edge cache) and as a static file by nginx (sendfile, one worker), read with unsigned keep-alive GETs ' +
+      `by the harness's undici client, which checks status and length. Medians of ${r.rounds} round${r.rounds === 1 ? '' : 's'}` +
+      `${r.roundMs ? ` of ${(r.roundMs / 1000).toFixed(0)} s` : ''}, targets interleaved; ratio = s3edge / nginx (p99: lower is better, so > 1x is slower).`,
+    '',
+  );
+  out.push('| size | conc | s3edge req/s | nginx req/s | req/s ratio | s3edge MB/s | nginx MB/s | s3edge p99 ms | nginx p99 ms | p99 ratio |');
+  out.push('|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  const keys = [...new Set(cells.map((c) => `${c.size}/${c.concurrency}`))];
+  for (const key of keys) {
+    const [size, conc] = key.split('/').map(Number) as [number, number];
+    const ours = find(r, 'CDN', size, conc, 's3edge');
+    const theirs = find(r, 'CDN', size, conc, 'nginx');
+    const ratio = (a: number | undefined, b: number | undefined): string => (a !== undefined && b ? `${(a / b).toFixed(2)}x` : 'n/a');
+    const v = (c: CellResult | undefined, k: 'opsPerSec' | 'mbPerSec' | 'p99Ms'): string => (c ? num(c[k]) : 'n/a');
+    out.push(
+      `| ${sizeLabel(size)} | ${conc} | ${v(ours, 'opsPerSec')} | ${v(theirs, 'opsPerSec')} | ${ratio(ours?.opsPerSec, theirs?.opsPerSec)} | ` +
+        `${v(ours, 'mbPerSec')} | ${v(theirs, 'mbPerSec')} | ${v(ours, 'p99Ms')} | ${v(theirs, 'p99Ms')} | ${ratio(ours?.p99Ms, theirs?.p99Ms)} |`,
+    );
+  }
+  const errors = cells.reduce((n, c) => n + c.errors, 0);
+  const other = Math.max(0, ...cells.map((c) => c.otherCpu));
+  out.push('');
+  out.push(
+    `Other processes used up to ${other.toFixed(2)} of the 2 cores during these rounds` +
+      (other > 0.3 ? ': the machine was shared, so the numbers are lower and noisier than on a quiet machine.' : '.'),
+    '',
+  );
+  if (errors > 0) out.push(`${errors} CDN GETs failed; see the errors column of the table of every workload.`, '');
+  const c = r.cdnLog;
+  if (c) {
+    const cache =
+      c.cacheHits !== undefined && c.cacheMisses !== undefined
+        ? `its edge cache counted ${c.cacheHits} hits and ${c.cacheMisses} misses.`
+        : 'its edge cache reported no statistics (this build serves the CDN from storage, without the edge cache).';
+    out.push(
+      `s3edge after these cells: its request log wrote ${c.flushed} requests to SQLite, dropped ${c.dropped} (buffer full) and held ` +
+        `${c.buffered} for the next flush; ${cache}`,
+      '',
+    );
+  }
+  return out.join('\n');
+}
+
+/** `existing` with its CDN section replaced by `section` (or `section` inserted before the method, or appended). */
+export function spliceSection(existing: string, section: string): string {
+  const body = `${section.trimEnd()}\n`;
+  if (existing.trim() === '') return body;
+  // Index of the heading in `existing` (the padding lets a heading on the first line match too).
+  const at = `\n${existing}`.indexOf(`\n${CDN_HEADING}\n`);
+  if (at >= 0) {
+    const next = existing.indexOf('\n## ', at + CDN_HEADING.length);
+    return existing.slice(0, at) + body + (next < 0 ? '' : `\n${existing.slice(next + 1)}`);
+  }
+  const method = existing.indexOf('\n## How it was measured\n');
+  if (method >= 0) return `${existing.slice(0, method + 1)}${body}\n${existing.slice(method + 1)}`;
+  return `${existing.trimEnd()}\n\n${body}`;
+}
+
 const METHOD: readonly string[] = [
   'Load generator: our own (bench/src), one undici Pool per target (keep-alive, up to 16 connections, no pipelining), requests sent with `Pool.dispatch` and a bare handler that counts GET bodies without storing them. Every request is SigV4-signed with node:crypto (signing key cached per day, date per second), also for nginx and the ceiling, which ignore it, so the generator costs the same against every target. It shares the 2 cores with the server under test.',
   'PUT bodies are pre-generated random buffers, one per size, sent with their precomputed SHA-256 as `x-amz-content-sha256` (a signed payload the server verifies). Every PUT writes a new key, as warp does; large objects are deleted (untimed) after each round, 4 KiB ones feed the DELETE workload. GET checks the status and the byte count of the body.',
@@ -302,5 +381,6 @@ const METHOD: readonly string[] = [
   'Targets, each on 127.0.0.1 in its own temp dir: s3edge (`node dist/bin/s3edge.js serve`, defaults: durable, fsync before the 200), s3rver (bench dependency, its own process, no fsync), moto (`python3 -m moto.server`, objects in memory), nginx (`sendfile on`, one worker, serving files with the same bytes), and the ceiling: a bare node:http server (bench/src/ceiling.ts) that hashes SHA-256 + MD5 inline on its one thread, writes 1 MiB batches (one write in flight while the next MiB arrives), fsyncs and renames for PUT, and sends the file with 1 MiB reads for GET.',
   'The generator has a ceiling of its own: one undici GET stream reads about 1.0-1.3 GB/s on this VM (curl reads the same nginx file at 1.3-1.5 GB/s), so the nginx rows of 256 MiB GET are partly the client\'s limit and the ratio against nginx is, if anything, flattering to s3edge.',
   'Left out on purpose: moto at 256 MiB with 16 connections (16 x 256 MiB held in a Python process per round would take minutes per round); nginx and the ceiling in HEAD/DELETE/MIXED/LIST (they are not S3 servers).',
+  "CDN: one public file per size, uploaded to s3edge as an asset through the management API (a key made with the admin CLI) and written to nginx's root; unsigned GETs with keep-alive (`Host: cdn.localhost:<port>` for s3edge's CDN listener), the body counted, not stored. s3edge runs with its defaults, so its request log records every GET (buffer of 10000, flushed every second) and its edge cache serves the file after the warm-up round.",
   'RSS figures: a fresh s3edge (max object size raised above 10 GiB, nothing else changed). 1000 connections are opened by 1000 concurrent signed HEAD bucket requests and then held idle for 3 s while RSS is sampled; then one 10 GiB PUT streams a generated body (the same 1 MiB block repeated, UNSIGNED-PAYLOAD) while RSS is sampled every 100 ms.',
 ];

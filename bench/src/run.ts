@@ -1,11 +1,12 @@
 // One benchmark run: start the targets, prepare objects, run every cell round by round with the
 // targets interleaved (the order rotates each round), measure RSS under a 10 GiB streamed upload and
 // with idle keep-alive connections, stop everything, write the report.
-import { writeFile, mkdir } from 'node:fs/promises';
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { computeFigures, renderReport, type BenchResult, type CellResult, type RssFigures } from './report.js';
+import { cdnLogCounters, type CdnLogCounters } from './cdn.js';
+import { computeFigures, renderCdnSection, renderReport, spliceSection, type BenchResult, type CellResult, type RssFigures } from './report.js';
 import { fullPlan, smokePlan, type CellSpec, type Plan, type PlanOptions } from './plan.js';
 import type { Bound } from './workloads.js';
 import { CpuMeter } from './proc.js';
@@ -38,6 +39,8 @@ export interface BenchOptions extends PlanOptions {
   command?: string;
   /** Profile s3edge in the cells of missed figures (default: on in a full run, off in smoke). */
   profileMisses?: boolean;
+  /** Also replace the CDN section of this file (bench/RESULTS.md) with this run's: a CDN-only run. */
+  cdnResults?: string;
 }
 
 function cellName(c: { workload: string; size: number; concurrency: number }): string {
@@ -92,6 +95,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   const otherCpu: number[] = [];
   const cpu = new CpuMeter(() => targets.map((t) => t.pid));
   let rss: RssFigures | undefined;
+  let cdnLog: CdnLogCounters | undefined;
   try {
     for (const name of ['s3edge', 's3rver', 'moto', 'ceiling', 'nginx'] as const) {
       if (!wanted.has(name)) continue;
@@ -149,6 +153,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
       for (const r of active) cells.push(summarise(spec, r.name, rounds.get(r.name)!));
     }
 
+    const edge = runners.get('s3edge');
+    if (edge && plan.cells.some((c) => c.workload === 'CDN')) cdnLog = await cdnLogCounters(edge.target).catch(() => undefined);
+
     if (!opts.skipRss) rss = await rssFigures(plan, opts, log);
   } finally {
     for (const r of runners.values()) await r.close().catch(() => undefined);
@@ -186,6 +193,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
     },
     cells,
     rss,
+    ...(cdnLog ? { cdnLog } : {}),
     figures: [],
     notes,
   };
@@ -194,6 +202,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResult> {
   await mkdir(dirname(opts.out), { recursive: true });
   await writeFile(opts.out, renderReport(result));
   if (opts.json) await writeFile(opts.json, JSON.stringify(result, null, 2) + '\n');
+  if (opts.cdnResults) {
+    const existing = await readFile(opts.cdnResults, 'utf8').catch(() => '');
+    await writeFile(opts.cdnResults, spliceSection(existing, renderCdnSection(result, true)));
+    log(`bench: CDN section written to ${opts.cdnResults}`);
+  }
   log(`bench: report written to ${opts.out} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   return result;
 }
@@ -203,6 +216,9 @@ async function prepare(plan: Plan, spec: CellSpec, active: readonly TargetRunner
   if (needsReadable) {
     const n = plan.readable.get(spec.size) ?? 1;
     for (const r of active) await r.ensureReadable(spec.size, n);
+  }
+  if (spec.workload === 'CDN') {
+    for (const r of active) await r.ensureCdnObject(spec.size);
   }
   if (spec.workload === 'MIXED') {
     const n = plan.mixPreload.get(spec.size) ?? 0;

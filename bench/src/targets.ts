@@ -23,6 +23,10 @@ export interface Target {
   credentials: Credentials;
   /** nginx only: its document root; objects are written here as <bucket>/<key>. */
   wwwDir?: string;
+  /** Where the CDN workload sends its GETs: s3edge's CDN listener; nginx's own URL. */
+  cdnUrl?: string;
+  /** s3edge only: the admin CLI on its data dir (`s3edge <args> --data-dir DIR --json`), parsed. */
+  admin?(args: readonly string[]): Record<string, unknown>;
   proc: Managed;
   stop(): Promise<void>;
 }
@@ -117,8 +121,16 @@ export async function startS3edge(opts: S3edgeOptions = {}): Promise<Target> {
   try {
     const line = await waitForJsonLine(proc, 's3edge');
     const url = line['s3'];
-    if (typeof url !== 'string') throw new Error(`s3edge listening line without "s3": ${JSON.stringify(line)}`);
-    return { name: 's3edge', kind: 's3', url, pid: proc.pid, credentials, proc, stop: stopper(proc, dir) };
+    const cdnUrl = line['cdn'];
+    if (typeof url !== 'string' || typeof cdnUrl !== 'string') throw new Error(`s3edge listening line without "s3" and "cdn": ${JSON.stringify(line)}`);
+    const dataDir = join(dir, 'data');
+    const admin = (args: readonly string[]): Record<string, unknown> => {
+      const out = execFileSync(process.execPath, [bin, ...args, '--data-dir', dataDir, '--json'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      const parsed: unknown = JSON.parse(out.trim().split('\n').pop() ?? '');
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`s3edge ${args.join(' ')}: no JSON object in ${out}`);
+      return parsed as Record<string, unknown>;
+    };
+    return { name: 's3edge', kind: 's3', url, pid: proc.pid, credentials, cdnUrl, admin, proc, stop: stopper(proc, dir) };
   } catch (err) {
     await stopper(proc, dir)();
     throw err;
@@ -229,7 +241,8 @@ http {
     await stopper(proc, dir)();
     throw err;
   }
-  return { name: 'nginx', kind: 'nginx', url: `http://127.0.0.1:${port}`, pid: proc.pid, credentials: { accessKeyId: 'none', secretAccessKey: 'none' }, wwwDir: www, proc, stop: stopper(proc, dir) };
+  const url = `http://127.0.0.1:${port}`;
+  return { name: 'nginx', kind: 'nginx', url, pid: proc.pid, credentials: { accessKeyId: 'none', secretAccessKey: 'none' }, wwwDir: www, cdnUrl: url, proc, stop: stopper(proc, dir) };
 }
 
 export async function startCeiling(): Promise<Target> {

@@ -1,17 +1,19 @@
 // Warp-like workloads against one target: PUT, GET, HEAD, DELETE, LIST and MIXED (45% GET, 30% HEAD,
-// 15% PUT, 10% DELETE), N workers on one keep-alive pool, bounded by time or by a number of ops.
+// 15% PUT, 10% DELETE), N workers on one keep-alive pool, bounded by time or by a number of ops. CDN:
+// unsigned GETs of one public file (s3edge's CDN listener, nginx's static file), as browsers send them.
 // Every op's latency is kept (a sorted array gives p50/p99); the server's RSS is sampled meanwhile.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
+import { placeCdnObject, type CdnObject } from './cdn.js';
 import { S3HttpClient, countOccurrences, type Reply } from './client.js';
 import { RssSampler, type CpuMeter } from './proc.js';
 import { UNSIGNED_PAYLOAD, EMPTY_SHA256, canonicalQuery } from './sigv4.js';
 import type { Target, TargetName } from './targets.js';
 
-export type Workload = 'PUT' | 'GET' | 'HEAD' | 'DELETE' | 'LIST' | 'MIXED';
+export type Workload = 'PUT' | 'GET' | 'HEAD' | 'DELETE' | 'LIST' | 'MIXED' | 'CDN';
 
 /** A round ends when its time is up or its ops are issued, whichever comes first. */
 export interface Bound {
@@ -114,11 +116,14 @@ export class TargetRunner {
   private readonly toClean: string[] = [];
   listCount = 0;
   listPage = 1000;
+  /** The CDN workload's client (its own pool: s3edge's CDN has its own listener) and objects by size. */
+  private cdnClient: S3HttpClient | undefined;
+  private readonly cdnObjects = new Map<number, CdnObject>();
 
   constructor(
     readonly target: Target,
     private readonly bodies: Bodies,
-    maxConnections: number,
+    private readonly maxConnections: number,
   ) {
     this.client = new S3HttpClient(target.url, target.credentials, maxConnections);
   }
@@ -171,6 +176,22 @@ export class TargetRunner {
     return { ok: false, bytes: 0, error: describe('LIST', after, r, `200 and ${this.listPage} keys, got ${keys}`) };
   }
 
+  private async cdnGet(size: number): Promise<Outcome> {
+    const o = this.cdnObjects.get(size);
+    if (!o || !this.cdnClient) throw new Error(`${this.name}: no CDN object of ${sizeLabel(size)}`);
+    const r = await this.cdnClient.get(o.path, o.host);
+    if (r.status === 200 && r.bytes === size) return { ok: true, bytes: r.bytes };
+    return { ok: false, bytes: 0, error: describe('CDN GET', o.path, r, `200 and ${size} bytes, got ${r.bytes}`) };
+  }
+
+  /** The file the CDN workload reads, placed once per size (untimed). */
+  async ensureCdnObject(size: number): Promise<void> {
+    if (this.cdnObjects.has(size)) return;
+    if (!this.target.cdnUrl) throw new Error(`${this.name} has no CDN`);
+    this.cdnClient ??= new S3HttpClient(this.target.cdnUrl, this.target.credentials, this.maxConnections);
+    this.cdnObjects.set(size, await placeCdnObject(this.target, this.bodies.get(size).buf));
+  }
+
   private pick(size: number): string {
     const keys = this.readable.get(size);
     if (!keys || keys.length === 0) throw new Error(`${this.name}: no objects of ${sizeLabel(size)} loaded`);
@@ -206,6 +227,8 @@ export class TargetRunner {
       }
       case 'LIST':
         return () => this.list();
+      case 'CDN':
+        return () => this.cdnGet(size);
       case 'MIXED': {
         const r = Math.random();
         if (r < 0.45) {
@@ -383,8 +406,9 @@ export class TargetRunner {
     };
   }
 
-  close(): Promise<void> {
-    return this.client.close();
+  async close(): Promise<void> {
+    await this.cdnClient?.close();
+    await this.client.close();
   }
 }
 

@@ -1,6 +1,13 @@
-// The CDN request log (issue 6): every CDN request is recorded here. To be implemented: a bounded
-// in-memory buffer flushed to SQLite by a timer, drop counting, hourly roll-ups and retention.
-import type { IncomingMessage } from 'node:http';
+// The CDN request log: every CDN request is appended to a bounded in-memory buffer (never blocking the
+// response, never throwing); a timer writes the buffer to SQLite in one transaction. A full buffer drops
+// what does not fit and counts it (metrics), so a stalled disk costs log rows, never requests. Hourly,
+// complete hours are rolled up per owner and old rows expire (log-maintenance.ts).
+import type { CdnLogConfig } from '../config/schema.js';
+import type { Db } from '../db/open.js';
+import { CdnLogRepo } from '../db/repos/cdn-log.js';
+import { CdnTrafficRepo } from '../db/repos/cdn-traffic.js';
+import { maintainLog, type MaintenanceResult } from './log-maintenance.js';
+import { HOUR_MS } from './traffic.js';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'EXPIRED' | 'BYPASS';
 
@@ -29,11 +36,163 @@ export interface CdnRequestRecord {
   durationMs: number;
 }
 
-export class RequestLog {
-  /** Appends the record to the buffer; never blocks, never throws. */
-  record(_r: CdnRequestRecord): void {}
-
-  async close(): Promise<void> {}
+/** Runs `fn` every `ms` until the returned stop function is called. */
+export interface Scheduler {
+  every(ms: number, fn: () => void): () => void;
 }
 
-export type { IncomingMessage };
+/** Real timers, unref'd: the log never keeps the process alive (close() flushes what is left). */
+export const UNREF_TIMERS: Scheduler = {
+  every(ms, fn) {
+    const timer = setInterval(fn, ms);
+    timer.unref();
+    return () => clearInterval(timer);
+  },
+};
+
+export interface LogWarnings {
+  warn(obj: object, msg: string): void;
+}
+
+export interface RequestLogOptions {
+  /** Unix ms; drives roll-ups and retention. */
+  clock?: () => number;
+  log?: LogWarnings;
+  scheduler?: Scheduler;
+}
+
+export interface RequestLogStats {
+  /** Records waiting for the next flush. */
+  buffered: number;
+  capacity: number;
+  /** Records lost: the buffer was full, the record was malformed, or the log was closed. */
+  dropped: number;
+  /** Records written to SQLite. */
+  flushed: number;
+  /** Flush transactions committed. */
+  flushes: number;
+  /** Flushes that failed (their records stay buffered for the next one). */
+  flushErrors: number;
+}
+
+const CACHE_STATUSES: ReadonlySet<string> = new Set(['HIT', 'MISS', 'EXPIRED', 'BYPASS']);
+
+function text(s: string, max: number): string {
+  return typeof s === 'string' ? s.slice(0, max) : '';
+}
+
+function optionalText(s: string | null, max: number): string | null {
+  return typeof s === 'string' ? s.slice(0, max) : null;
+}
+
+function count(n: number): number {
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
+}
+
+/** A copy safe to store (bounded strings, valid codes), or undefined when it cannot be one. */
+function clean(r: CdnRequestRecord): CdnRequestRecord | undefined {
+  if (!Number.isInteger(r.status) || r.status < 100 || r.status > 999 || !Number.isFinite(r.time)) return undefined;
+  return {
+    time: Math.floor(r.time),
+    host: text(r.host, 253),
+    assetId: optionalText(r.assetId, 64),
+    bucket: optionalText(r.bucket, 63),
+    key: optionalText(r.key, 1024),
+    ownerId: optionalText(r.ownerId, 64),
+    status: r.status,
+    bytesSent: count(r.bytesSent),
+    cacheStatus: r.cacheStatus !== null && CACHE_STATUSES.has(r.cacheStatus) ? r.cacheStatus : null,
+    clientIp: text(r.clientIp, 64),
+    country: typeof r.country === 'string' && /^[A-Z]{2}$/.test(r.country) ? r.country : '',
+    userAgent: text(r.userAgent, 512),
+    durationMs: Number.isFinite(r.durationMs) && r.durationMs > 0 ? r.durationMs : 0,
+  };
+}
+
+export class RequestLog {
+  /** Reads for analytics (summary, proxy logs). Call flush() first to include the buffer. */
+  readonly traffic: CdnTrafficRepo;
+  private readonly repo: CdnLogRepo;
+  private readonly clock: () => number;
+  private readonly log: LogWarnings | undefined;
+  private readonly capacity: number;
+  private buffer: CdnRequestRecord[] = [];
+  private readonly counters = { dropped: 0, flushed: 0, flushes: 0, flushErrors: 0 };
+  private readonly stops: (() => void)[];
+  private closed = false;
+
+  constructor(
+    db: Db,
+    private readonly config: CdnLogConfig,
+    opts: RequestLogOptions = {},
+  ) {
+    this.repo = new CdnLogRepo(db);
+    this.traffic = new CdnTrafficRepo(db);
+    this.clock = opts.clock ?? Date.now;
+    this.log = opts.log;
+    this.capacity = config.bufferSize;
+    // Roll up and expire what accumulated while the server was down, then hourly.
+    this.maintainQuietly();
+    const scheduler = opts.scheduler ?? UNREF_TIMERS;
+    this.stops = [scheduler.every(config.flushIntervalMs, () => this.flush()), scheduler.every(HOUR_MS, () => this.maintainQuietly())];
+  }
+
+  /** Appends the record to the buffer; never blocks, never throws. */
+  record(r: CdnRequestRecord): void {
+    try {
+      const row = this.closed || this.buffer.length >= this.capacity ? undefined : clean(r);
+      if (row) this.buffer.push(row);
+      else this.counters.dropped++;
+    } catch {
+      this.counters.dropped++;
+    }
+  }
+
+  /** Writes the buffer in one transaction; returns the records written (0 when it failed: they stay buffered). */
+  flush(): number {
+    if (this.buffer.length === 0) return 0;
+    const batch = this.buffer;
+    this.buffer = [];
+    try {
+      this.repo.insertBatch(batch);
+    } catch (err) {
+      // Nothing was written (one transaction); keep the records for the next flush. Requests that
+      // arrive meanwhile are dropped once the buffer is full.
+      this.buffer = batch.concat(this.buffer);
+      this.counters.flushErrors++;
+      this.log?.warn({ err, records: batch.length }, 'cdn request log flush failed');
+      return 0;
+    }
+    this.counters.flushed += batch.length;
+    this.counters.flushes++;
+    return batch.length;
+  }
+
+  /** Flushes, rolls complete hours up and deletes what is past the retention. */
+  maintain(): MaintenanceResult {
+    this.flush();
+    return maintainLog(this.repo, this.clock(), this.config.retentionDays);
+  }
+
+  stats(): RequestLogStats {
+    return { buffered: this.buffer.length, capacity: this.capacity, ...this.counters };
+  }
+
+  /** Stops the timers and writes what is buffered; later records are dropped. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    for (const stop of this.stops) stop();
+    this.flush();
+    this.closed = true;
+    this.counters.dropped += this.buffer.length;
+    this.buffer = [];
+  }
+
+  private maintainQuietly(): void {
+    try {
+      this.maintain();
+    } catch (err) {
+      this.log?.warn({ err }, 'cdn request log maintenance failed');
+    }
+  }
+}

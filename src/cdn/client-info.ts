@@ -1,6 +1,14 @@
-// Who a CDN request comes from (issue 6): the client IP (X-Forwarded-For only from trusted proxies)
-// and its country (a trusted proxy's country header, else GeoIP). To be implemented.
-import type { IncomingMessage } from 'node:http';
+// Who a CDN request comes from. The TCP peer is the client unless it is a trusted proxy
+// (cdn.trustedProxies): then X-Forwarded-For is read from the right, skipping trusted hops, and the
+// first untrusted hop is the client (hops to its left were written by the client itself and prove
+// nothing). The country is the trusted proxy's country header (cdn.countryHeader) when it holds a
+// two-letter code, else a GeoIP lookup of the client address. Headers from anyone else are ignored.
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { BlockList } from 'node:net';
+import type { CdnConfig } from '../config/schema.js';
+import { ConfigError } from '../config/load.js';
+import { GeoIp } from './geoip.js';
+import { InvalidRangeError, parseAddress, rangeList, type Address } from './ip-ranges.js';
 
 export interface ClientInfo {
   ip: string;
@@ -8,9 +16,78 @@ export interface ClientInfo {
   country: string;
 }
 
+/** Hops read from X-Forwarded-For at most: a longer chain is not walked further (the last trusted hop is used). */
+const MAX_HOPS = 32;
+
+/**
+ * Reads the TCP peer's address as the request arrives. node:net caches it on the socket at the first
+ * read, and forgets nothing after that; read for the first time once the response has closed the
+ * connection (Connection: close), it is undefined. The CDN handler resolves the client when the request
+ * has ended, so the listener calls this first.
+ */
+export function notePeer(req: IncomingMessage): void {
+  void req.socket.remoteAddress;
+}
+
+export type ClientResolverConfig = Pick<CdnConfig, 'trustedProxies' | 'countryHeader' | 'geoipDatabase'>;
+
 export class ClientResolver {
+  private readonly trusted: BlockList;
+  private readonly anyTrusted: boolean;
+  private readonly countryHeader: string;
+  private readonly geoip: GeoIp;
+
+  /** Opens the GeoIP database now; a bad proxy entry or database is a ConfigError (the server does not start). */
+  constructor(config: ClientResolverConfig) {
+    try {
+      this.trusted = rangeList(config.trustedProxies);
+    } catch (err) {
+      if (err instanceof InvalidRangeError) throw new ConfigError(`config: cdn.trustedProxies: ${err.message}`);
+      throw err;
+    }
+    this.anyTrusted = config.trustedProxies.length > 0;
+    this.countryHeader = config.countryHeader.toLowerCase();
+    this.geoip = GeoIp.open(config.geoipDatabase);
+  }
+
   resolve(req: IncomingMessage): ClientInfo {
-    return { ip: req.socket.remoteAddress ?? '', country: '' };
+    return this.resolveFrom(req.socket.remoteAddress, req.headers);
+  }
+
+  /** The client of a request from TCP peer `peer` with `headers` (lower-case names, as node:http gives them). */
+  resolveFrom(peer: string | undefined, headers: IncomingHttpHeaders): ClientInfo {
+    const socket = parseAddress(peer);
+    if (!socket) return { ip: peer ?? '', country: '' };
+    if (!this.isTrusted(socket)) return { ip: socket.address, country: this.geoip.country(socket) };
+    const client = this.forwardedClient(socket, headers['x-forwarded-for']);
+    const claimed = this.countryHeader === '' ? undefined : headers[this.countryHeader];
+    const country = typeof claimed === 'string' && /^[A-Za-z]{2}$/.test(claimed.trim()) ? claimed.trim().toUpperCase() : undefined;
+    // XX and ZZ are how proxies say "unknown" (Cloudflare, CLDR): ask the database instead.
+    return { ip: client.address, country: country !== undefined && country !== 'XX' && country !== 'ZZ' ? country : this.geoip.country(client) };
+  }
+
+  private isTrusted(ip: Address): boolean {
+    return this.anyTrusted && this.trusted.check(ip.address, ip.family);
+  }
+
+  /**
+   * The right-most untrusted hop of X-Forwarded-For (repeated headers arrive joined with ", "); when
+   * every hop is trusted, the left-most. A hop that is not an address ('unknown', garbage) ends the walk:
+   * the client is then the trusted hop that forwarded it. Empty hops are skipped.
+   */
+  private forwardedClient(peer: Address, header: string | string[] | undefined): Address {
+    if (header === undefined) return peer;
+    const hops = (Array.isArray(header) ? header.join(',') : header).split(',');
+    let client = peer;
+    for (let i = hops.length - 1, walked = 0; i >= 0 && walked < MAX_HOPS; i--, walked++) {
+      const raw = hops[i] as string;
+      if (raw.trim() === '') continue;
+      const hop = parseAddress(raw);
+      if (!hop) break;
+      client = hop;
+      if (!this.isTrusted(hop)) break;
+    }
+    return client;
   }
 
   async close(): Promise<void> {}

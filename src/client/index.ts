@@ -12,6 +12,7 @@ import type {
   ErrorBody,
   LedgerEntry,
   Pagination,
+  ProxyLogs,
   StorageAccessKey,
   Summary,
   UsageEvent,
@@ -19,7 +20,7 @@ import type {
 
 export type {
   ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
-  StorageAccessKey, Summary, UsageEvent,
+  ProxyLogs, StorageAccessKey, Summary, UsageEvent,
 };
 
 export interface ClientOptions {
@@ -151,8 +152,16 @@ export class S3EdgeClient {
     return { events, creditLedger, credits };
   }
 
-  async proxyLogs(): Promise<Record<string, unknown>> {
-    return (await this.json<{ data: Record<string, unknown> }>('GET', '/api/v3/cdn/proxy-logs')).data;
+  async proxyLogs(): Promise<ProxyLogs> {
+    return (await this.json<{ data: ProxyLogs }>('GET', '/api/v3/cdn/proxy-logs')).data;
+  }
+
+  /** The gateway metrics in the Prometheus text format (scope metrics:read). */
+  async metrics(): Promise<string> {
+    const res = await this.raw('GET', '/api/v3/metrics');
+    const text = res.body.toString('utf8');
+    if (res.status >= 400) throw new ApiClientError(res.status, JSON.parse(text) as Record<string, unknown>);
+    return text;
   }
 
   async listApiKeys(): Promise<ApiKeyInfo[]> {

@@ -1,7 +1,8 @@
 // Proxy log data (SPEC.md 2.11) for the last 24 hours: allowed and blocked requests, a risk index,
-// the geographic concentration and the top source IPs. Built from the download usage events (the
-// requests that reached an asset) until the edge request log exists.
+// the geographic concentration and the top source IPs. Built from the CDN request log when it has the
+// user's requests, else from the download usage events (the requests that reached an asset).
 import type { ProxyLogs } from '../api/v3/schemas.js';
+import type { OwnerRequests } from '../db/repos/cdn-traffic.js';
 import type { UsageEvent } from '../db/repos/usage.js';
 import { countryName } from '../analytics/country-names.js';
 
@@ -27,14 +28,45 @@ function rating(index: number): 'low' | 'medium' | 'high' {
   return index < 0.1 ? 'low' : index < 0.4 ? 'medium' : 'high';
 }
 
+/** A window's traffic, from either source. */
+interface TrafficCounts {
+  total: number;
+  blocked: number;
+  /** Requests by ISO code ('' when unknown). */
+  byCountry: ReadonlyMap<string, number>;
+  /** The busiest sources, in order. */
+  topSources: { ip: string; requests: number; bytes: number }[];
+}
+
+function proxyLogs(c: TrafficCounts, available: boolean, fromMs: number, toMs: number, hostname: string): ProxyLogs {
+  const geo = new Map<string, number>();
+  for (const [code, n] of c.byCountry) {
+    const name = code === '' ? 'Unknown' : countryName(code);
+    geo.set(name, (geo.get(name) ?? 0) + n);
+  }
+  const index = riskIndex(c.total, c.blocked, c.topSources[0]?.requests ?? 0);
+  return {
+    available,
+    hostname,
+    from: new Date(fromMs).toISOString(),
+    to: new Date(toMs).toISOString(),
+    requests: { total: c.total, allowed: c.total - c.blocked, blocked: c.blocked },
+    risk: { index, rating: rating(index) },
+    geo: [...geo.entries()]
+      .map(([country, requests]) => ({ country, requests, share: Math.round((requests / c.total) * 1000) / 1000 }))
+      .sort((a, b) => b.requests - a.requests || a.country.localeCompare(b.country)),
+    topSources: c.topSources,
+  };
+}
+
+/** The fallback: download usage events (requests that reached an asset), `available: false`. */
 export function buildProxyLogs(events: readonly UsageEvent[], fromMs: number, toMs: number, hostname: string): ProxyLogs {
   let blocked = 0;
   const byCountry = new Map<string, number>();
   const bySource = new Map<string, { requests: number; bytes: number }>();
   for (const e of events) {
     if (isBlocked(e.statusCode)) blocked++;
-    const country = e.country === '' ? 'Unknown' : countryName(e.country);
-    byCountry.set(country, (byCountry.get(country) ?? 0) + 1);
+    byCountry.set(e.country, (byCountry.get(e.country) ?? 0) + 1);
     if (e.clientIp !== '') {
       const s = bySource.get(e.clientIp) ?? { requests: 0, bytes: 0 };
       s.requests++;
@@ -42,22 +74,26 @@ export function buildProxyLogs(events: readonly UsageEvent[], fromMs: number, to
       bySource.set(e.clientIp, s);
     }
   }
-  const total = events.length;
   const topSources = [...bySource.entries()]
     .map(([ip, s]) => ({ ip, ...s }))
     .sort((a, b) => b.requests - a.requests || b.bytes - a.bytes || a.ip.localeCompare(b.ip))
     .slice(0, TOP_SOURCES);
-  const index = riskIndex(total, blocked, topSources[0]?.requests ?? 0);
-  return {
-    available: false,
-    hostname,
-    from: new Date(fromMs).toISOString(),
-    to: new Date(toMs).toISOString(),
-    requests: { total, allowed: total - blocked, blocked },
-    risk: { index, rating: rating(index) },
-    geo: [...byCountry.entries()]
-      .map(([country, requests]) => ({ country, requests, share: Math.round((requests / total) * 1000) / 1000 }))
-      .sort((a, b) => b.requests - a.requests || a.country.localeCompare(b.country)),
-    topSources,
-  };
+  return proxyLogs({ total: events.length, blocked, byCountry, topSources }, false, fromMs, toMs, hostname);
+}
+
+/**
+ * From the CDN request log: every request to the user's assets and objects (any status), client IPs as
+ * resolved through trusted proxies, `available: true`; undefined when the log has none in the window.
+ */
+export function buildProxyLogsFromLog(log: OwnerRequests, fromMs: number, toMs: number, hostname: string): ProxyLogs | undefined {
+  let total = 0;
+  let blocked = 0;
+  const byCountry = new Map<string, number>();
+  for (const row of log.breakdown) {
+    total += row.requests;
+    if (isBlocked(row.status)) blocked += row.requests;
+    byCountry.set(row.country, (byCountry.get(row.country) ?? 0) + row.requests);
+  }
+  if (total === 0) return undefined;
+  return proxyLogs({ total, blocked, byCountry, topSources: log.topSources }, true, fromMs, toMs, hostname);
 }

@@ -29,7 +29,7 @@ t.test('bench --smoke measures s3edge and the ceiling and writes its report wher
 
   t.equal(result.mode, 'smoke');
   const workloads = new Set(result.cells.map((c) => c.workload));
-  t.same([...workloads].sort(), ['DELETE', 'GET', 'HEAD', 'LIST', 'MIXED', 'PUT'], 'every workload ran');
+  t.same([...workloads].sort(), ['CDN', 'DELETE', 'GET', 'HEAD', 'LIST', 'MIXED', 'PUT'], 'every workload ran');
   t.ok(result.cells.some((c) => c.target === 'ceiling'), 'the ceiling server ran');
   for (const c of result.cells) {
     const name = `${c.workload} c${c.concurrency} ${c.target}`;
@@ -37,7 +37,7 @@ t.test('bench --smoke measures s3edge and the ceiling and writes its report wher
     t.ok(c.ops > 0 && c.opsPerSec > 0, `${name}: ops counted`);
     t.ok(c.p50Ms > 0 && c.p99Ms >= c.p50Ms, `${name}: latencies`);
     t.ok(c.rssMaxKiB > 0, `${name}: server RSS sampled`);
-    if (c.workload === 'PUT' || c.workload === 'GET') t.ok(c.mbPerSec > 0, `${name}: bytes counted`);
+    if (c.workload === 'PUT' || c.workload === 'GET' || c.workload === 'CDN') t.ok(c.mbPerSec > 0, `${name}: bytes counted`);
   }
   const put = result.cells.find((c) => c.workload === 'PUT' && c.target === 's3edge');
   t.equal(put?.rounds[0]?.ops, 8, 'an op-bounded round issues exactly its ops');
@@ -54,6 +54,9 @@ t.test('bench --smoke measures s3edge and the ceiling and writes its report wher
   t.match(report, /\| PUT \| 4 KiB \| 1 \| \*\*s3edge\*\* \|/);
   t.match(report, /\| LIST \| 10 of 40 \| 2 \| \*\*s3edge\*\* \|/);
   t.match(report, /RSS with 10 idle keep-alive connections \| \d+ MiB \| <= 512 MiB \| PASS/);
+  t.match(report, /## The CDN edge vs nginx\n[\s\S]*\| 4 KiB \| 4 \| \d+/, 'the CDN section');
+  t.match(result.cdnLog, { dropped: 0 }, "s3edge's request log dropped nothing");
+  t.ok((result.cdnLog?.flushed ?? 0) + (result.cdnLog?.buffered ?? 0) > 0, 'and logged the CDN GETs');
   t.equal(existsSync(RESULTS) ? statSync(RESULTS).mtimeMs : undefined, resultsBefore, 'bench/RESULTS.md untouched');
   t.ok(lines.some((l) => l.startsWith('bench: report written')), 'progress is logged');
 });
@@ -64,6 +67,20 @@ t.test('without --out a smoke run reports to a temp file, never bench/RESULTS.md
   t.throws(() => parseBenchArgs(['--rounds', '0']), /positive/);
   t.throws(() => parseBenchArgs(['--targets', 'minio']), /unknown target/);
   t.throws(() => parseBenchArgs(['--concurrency', '4']), /want 1 and\/or 16/);
+  t.equal(opts.cdnResults, undefined, 'a smoke run never touches bench/RESULTS.md');
+});
+
+t.test('--workloads cdn: a partial report in a temp file, and the CDN section of bench/RESULTS.md', async (t) => {
+  const opts = parseBenchArgs(['--workloads', 'cdn', '--rounds', '3']);
+  t.same(opts.workloads, ['CDN']);
+  t.ok(opts.out.startsWith(tmpdir()), opts.out);
+  t.equal(opts.cdnResults, RESULTS);
+  t.equal(opts.skipRss, true, 'the RSS figures say nothing about the CDN');
+  t.same(fullPlan(opts).cells.map((c) => [c.size, c.concurrency, [...c.targets]]), [
+    [4096, 1, ['s3edge', 'nginx']], [4096, 16, ['s3edge', 'nginx']], [1048576, 1, ['s3edge', 'nginx']], [1048576, 16, ['s3edge', 'nginx']],
+  ]);
+  t.equal(parseBenchArgs(['--workloads', 'CDN', '--out', '/tmp/x.md']).cdnResults, undefined, 'not when told where to write');
+  t.equal(parseBenchArgs(['--workloads', 'CDN,GET']).cdnResults, undefined, 'not for a mixed run');
 });
 
 t.test('--concurrency keeps only the cells with those connection counts', async (t) => {

@@ -11,6 +11,8 @@ export interface Endpoint {
   url: string;
   /** PEM file trusted for https endpoints. */
   caFile?: string;
+  /** Connect from this local address (e.g. 127.0.0.2: a second loopback peer). */
+  localAddress?: string;
 }
 
 export type HeaderList = Array<[string, string]>;
@@ -52,9 +54,10 @@ function openSocket(endpoint: Endpoint): Socket {
       servername: host === '127.0.0.1' ? undefined : host,
       ca: endpoint.caFile ? readFileSync(endpoint.caFile) : undefined,
       ALPNProtocols: ['http/1.1'],
+      ...(endpoint.localAddress ? { localAddress: endpoint.localAddress } : {}),
     });
   }
-  return netConnect({ host, port });
+  return netConnect({ host, port, ...(endpoint.localAddress ? { localAddress: endpoint.localAddress } : {}) });
 }
 
 function frameHttpChunked(body: Buffer, size: number): Buffer {

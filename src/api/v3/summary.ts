@@ -1,11 +1,12 @@
 // GET /api/v3/cdn/summary (scope assets:read): the authenticated user's storage, traffic, space and credits.
 import { Type } from '@sinclair/typebox';
+import { logAnalytics, windowStart } from '../../analytics/log-analytics.js';
 import { usageFallbackAnalytics, WINDOW_MS } from '../../analytics/usage-fallback.js';
 import { assetView } from '../../assets/view.js';
 import type { AppContext } from '../../context.js';
 import type { Space } from '../../db/repos/spaces.js';
 import { principalOf, type RouteModule } from '../plugin.js';
-import { ERROR_RESPONSES, Summary, type Space as SpaceView, type Summary as SummaryData } from './schemas.js';
+import { ERROR_RESPONSES, Summary, type Analytics, type Space as SpaceView, type Summary as SummaryData } from './schemas.js';
 
 const RECENT_ASSETS = 8;
 
@@ -17,6 +18,18 @@ export function spaceView(s: Space): SpaceView {
 export function userSpace(ctx: AppContext, userId: string): Space {
   const name = ctx.repos.users.getById(userId)?.name ?? userId;
   return ctx.repos.spaces.ensure(userId, name);
+}
+
+/**
+ * The last 24 hours of CDN traffic: from the request log when it holds requests of the user in the
+ * window (the buffer is flushed first, so every request that has ended is counted), else from the
+ * download usage events (`available: false`).
+ */
+export function userAnalytics(ctx: AppContext, userId: string, now: number): Analytics {
+  const hostname = ctx.config.cdn.hostname;
+  ctx.requestLog.flush();
+  const fromLog = logAnalytics(ctx.requestLog.traffic.ownerHours(userId, windowStart(now), now), now, hostname);
+  return fromLog ?? usageFallbackAnalytics(ctx.repos.usage.since(userId, 'download', now - WINDOW_MS + 1), now, hostname);
 }
 
 export function buildSummary(ctx: AppContext, userId: string): SummaryData {
@@ -32,7 +45,7 @@ export function buildSummary(ctx: AppContext, userId: string): SummaryData {
     downloadedBytes: totals.downloadedBytes,
     uploadsLast24h: repos.assets.countCreatedSince(userId, now - WINDOW_MS + 1),
     recentAssets: repos.assets.page({ userId, limit: RECENT_ASSETS, offset: 0 }).assets.map((a) => assetView(a, view)),
-    analytics: usageFallbackAnalytics(repos.usage.since(userId, 'download', now - WINDOW_MS + 1), now, config.cdn.hostname),
+    analytics: userAnalytics(ctx, userId, now),
     // Object storage is part of the gateway (local disk or an upstream store): always configured.
     configured: true,
     storageName: config.storageName,

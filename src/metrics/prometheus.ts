@@ -1,0 +1,41 @@
+// The Prometheus text exposition format 0.0.4: `# HELP`, `# TYPE` and one sample line per metric.
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+export interface Metric {
+  /** [a-zA-Z_:][a-zA-Z0-9_:]*; counters end in _total. */
+  name: string;
+  help: string;
+  type: 'counter' | 'gauge' | 'untyped';
+  value: number;
+}
+
+const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+
+function escapeHelp(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
+
+function formatValue(n: number): string {
+  if (Number.isNaN(n)) return 'NaN';
+  if (n === Infinity) return '+Inf';
+  if (n === -Infinity) return '-Inf';
+  return String(n);
+}
+
+/** The exposition text; a metric with an invalid name is a programming error and throws. */
+export function renderPrometheus(metrics: readonly Metric[]): string {
+  const lines: string[] = [];
+  for (const m of metrics) {
+    if (!NAME.test(m.name)) throw new Error(`invalid metric name ${m.name}`);
+    lines.push(`# HELP ${m.name} ${escapeHelp(m.help)}`, `# TYPE ${m.name} ${m.type}`, `${m.name} ${formatValue(m.value)}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** `storageReads` -> `storage_reads`; anything outside [a-z0-9_] becomes `_`. */
+export function snakeCase(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_');
+}

@@ -1,0 +1,102 @@
+// The CDN request log's buffer: bounded, drops counted, one transaction per flush (all or nothing,
+// retried), flushed by its timer and on close. Timers are injected and fired by hand; the database is
+// a real SQLite database with the real migrations.
+import t from 'tap';
+import { openDatabase, type Db } from '../../src/db/open.js';
+import { RequestLog, type CdnRequestRecord, type Scheduler } from '../../src/analytics/request-log.js';
+import { LOG_NOW as NOW, logRecord as rec } from '../helpers/log-records.js';
+
+/** A scheduler whose jobs run only when the test says so. */
+class ManualScheduler implements Scheduler {
+  readonly jobs: { ms: number; fn: () => void; stopped: boolean }[] = [];
+  every(ms: number, fn: () => void): () => void {
+    const job = { ms, fn, stopped: false };
+    this.jobs.push(job);
+    return () => {
+      job.stopped = true;
+    };
+  }
+  fire(ms: number): void {
+    for (const j of this.jobs) if (j.ms === ms && !j.stopped) j.fn();
+  }
+}
+
+function setup(bufferSize = 100): { db: Db; log: RequestLog; timers: ManualScheduler; rows: () => number } {
+  const db = openDatabase(':memory:');
+  const timers = new ManualScheduler();
+  const log = new RequestLog(db, { bufferSize, flushIntervalMs: 250, retentionDays: 7 }, { clock: () => NOW, scheduler: timers });
+  const count = db.prepare('SELECT count(*) FROM cdn_requests').pluck();
+  return { db, log, timers, rows: () => count.get() as number };
+}
+
+t.test('record() buffers up to bufferSize and counts what it drops', async (t) => {
+  const { db, log, rows } = setup(3);
+  t.teardown(() => db.close());
+  for (let i = 0; i < 5; i++) log.record(rec({ bytesSent: i }));
+  t.match(log.stats(), { buffered: 3, capacity: 3, dropped: 2, flushed: 0 });
+  t.equal(rows(), 0, 'nothing written before a flush');
+  t.equal(log.flush(), 3);
+  t.equal(rows(), 3);
+  t.same(db.prepare('SELECT bytes_sent FROM cdn_requests ORDER BY id').pluck().all(), [0, 1, 2], 'the first three, in order');
+  log.record(rec());
+  t.match(log.stats(), { buffered: 1, dropped: 2, flushed: 3, flushes: 1 }, 'room again after the flush');
+});
+
+t.test('record() never throws: a malformed record is dropped and counted, fields are bounded', async (t) => {
+  const { db, log } = setup();
+  t.teardown(() => db.close());
+  t.doesNotThrow(() => log.record(rec({ status: 0 })));
+  t.doesNotThrow(() => log.record(rec({ time: Number.NaN })));
+  t.doesNotThrow(() => log.record(null as unknown as CdnRequestRecord));
+  t.equal(log.stats().dropped, 3);
+  log.record(rec({ userAgent: 'x'.repeat(5000), country: 'de', bytesSent: -5, cacheStatus: 'WEIRD' as CdnRequestRecord['cacheStatus'] }));
+  log.flush();
+  const row = db.prepare('SELECT user_agent, country, bytes_sent, cache_status FROM cdn_requests').get() as Record<string, unknown>;
+  t.equal((row['user_agent'] as string).length, 512, 'user agent cut to 512 characters');
+  t.equal(row['country'], '', 'a country that is not an upper-case code is unknown');
+  t.equal(row['bytes_sent'], 0);
+  t.equal(row['cache_status'], null);
+});
+
+t.test('every field of the record is stored', async (t) => {
+  const { db, log } = setup();
+  t.teardown(() => db.close());
+  log.record(rec({ assetId: null, bucket: 'photos', key: 'a/b.jpg', status: 206, cacheStatus: 'HIT', clientIp: '2001:db8::7', durationMs: 12.25 }));
+  log.flush();
+  t.same(db.prepare('SELECT * FROM cdn_requests').get(), {
+    id: 1, time: NOW, host: 'cdn.localhost', asset_id: null, bucket: 'photos', object_key: 'a/b.jpg', owner_id: 'u1', status: 206,
+    bytes_sent: 100, cache_status: 'HIT', client_ip: '2001:db8::7', country: 'DE', user_agent: 'curl/8', duration_ms: 12.25,
+  });
+});
+
+t.test('a flush is one transaction: a failure writes nothing, keeps the records, and the next flush writes them all', async (t) => {
+  const { db, log, rows } = setup();
+  t.teardown(() => db.close());
+  // The last record of the batch fails inside the database.
+  db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON cdn_requests WHEN NEW.host = 'refuse.example' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+  for (let i = 0; i < 9; i++) log.record(rec());
+  log.record(rec({ host: 'refuse.example' }));
+  t.equal(log.flush(), 0, 'the flush failed');
+  t.equal(rows(), 0, 'none of the nine rows before the failing one was committed');
+  t.match(log.stats(), { buffered: 10, flushErrors: 1, flushes: 0, dropped: 0 });
+  db.exec('DROP TRIGGER refuse');
+  t.equal(log.flush(), 10);
+  t.equal(rows(), 10);
+  t.match(log.stats(), { buffered: 0, flushed: 10, flushes: 1 }, 'ten records, one commit');
+});
+
+t.test('the flush timer writes the buffer; close() stops the timers, flushes, and later records are dropped', async (t) => {
+  const { db, log, timers, rows } = setup();
+  t.teardown(() => db.close());
+  t.same(timers.jobs.map((j) => j.ms).sort((a, b) => a - b), [250, 3_600_000], 'a flush every flushIntervalMs, maintenance hourly');
+  log.record(rec());
+  log.record(rec());
+  timers.fire(250);
+  t.equal(rows(), 2, 'flushed by the timer');
+  log.record(rec());
+  await log.close();
+  t.equal(rows(), 3, 'flushed on close');
+  t.ok(timers.jobs.every((j) => j.stopped), 'timers stopped');
+  log.record(rec());
+  t.match(log.stats(), { buffered: 0, dropped: 1 }, 'a record after close is dropped');
+});
