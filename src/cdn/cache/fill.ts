@@ -1,0 +1,111 @@
+// One cache fill: a single read of an object from storage, written into a disk slot (bytes readable by
+// followers as soon as they are written) and, for a small object, kept whole for the memory tier. The
+// fill runs at storage speed whoever follows it: a slow or vanished client cannot stall it or cut it
+// short. A fill that fails (storage error, short read, disk error) caches nothing.
+import type { Readable } from 'node:stream';
+import type { DiskSlot, EntryIdentity } from './disk-tier.js';
+
+export interface FillOptions {
+  id: EntryIdentity;
+  /** The storage stream being opened (opened by the caller, in the tick of its metadata lookup). */
+  body: Promise<Readable>;
+  /** Keep the whole body for the memory tier. */
+  keepInMemory: boolean;
+  /** Where the body goes on disk; undefined when the disk tier takes no part. */
+  slot: DiskSlot | undefined;
+  onDiskError(err: unknown): void;
+}
+
+export class Fill {
+  readonly id: EntryIdentity;
+  readonly slot: DiskSlot | undefined;
+  readonly keepsInMemory: boolean;
+  /** Resolves once the storage stream is open; rejects (e.g. code ENOENT) if it cannot be. */
+  readonly opened: Promise<void>;
+  /** Resolves when every byte was read: with the whole body if it is kept in memory. */
+  readonly done: Promise<Buffer | undefined>;
+  /** Set by a purge: the result is served to those already waiting, but not cached. */
+  purged = false;
+  /** Body bytes read so far (and written to the slot). */
+  written = 0;
+  private finished = false;
+  private failure: Error | undefined;
+  private readonly waiters = new Set<() => void>();
+  private stream: Readable | undefined;
+  private aborted: Error | undefined;
+
+  constructor(private readonly opts: FillOptions) {
+    this.id = opts.id;
+    this.slot = opts.slot;
+    this.keepsInMemory = opts.keepInMemory;
+    this.opened = opts.body.then(() => undefined);
+    this.done = this.run();
+    // Failures are reported to whoever waits; nobody waiting is not an unhandled rejection.
+    this.opened.catch(() => undefined);
+    this.done.catch(() => undefined);
+  }
+
+  private async run(): Promise<Buffer | undefined> {
+    const { id, slot } = this.opts;
+    const chunks: Buffer[] | undefined = this.opts.keepInMemory ? [] : undefined;
+    try {
+      const body = await this.opts.body;
+      this.stream = body;
+      if (this.aborted) body.destroy(this.aborted);
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        if (this.written + chunk.length > id.size) throw new Error('storage returned more bytes than the object has');
+        chunks?.push(chunk);
+        await slot?.write(chunk, this.written);
+        this.written += chunk.length;
+        this.wake();
+      }
+      if (this.written !== id.size) throw new Error(`short read from storage: ${this.written} of ${id.size} bytes`);
+      if (slot) await this.finishSlot(slot);
+      this.finished = true;
+      this.wake();
+      return chunks ? Buffer.concat(chunks, id.size) : undefined;
+    } catch (err) {
+      this.failure = err instanceof Error ? err : new Error(String(err));
+      this.wake();
+      await slot?.discard();
+      throw this.failure;
+    } finally {
+      slot?.release();
+    }
+  }
+
+  /** Published on disk unless purged meanwhile; a disk failure here costs the cache, not the response. */
+  private async finishSlot(slot: DiskSlot): Promise<void> {
+    if (this.purged) {
+      await slot.discard();
+      return;
+    }
+    try {
+      await slot.publish();
+    } catch (err) {
+      this.opts.onDiskError(err);
+      await slot.discard();
+    }
+  }
+
+  private wake(): void {
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of waiting) wake();
+  }
+
+  /** Resolves once at least `n` body bytes are readable (or the fill is complete); rejects if it failed. */
+  async waitFor(n: number): Promise<void> {
+    for (;;) {
+      if (this.failure) throw this.failure;
+      if (this.written >= n || this.finished) return;
+      await new Promise<void>((resolve) => this.waiters.add(resolve));
+    }
+  }
+
+  /** Stops the fill (shutdown): it fails and caches nothing. */
+  abort(reason: Error): void {
+    this.aborted = reason;
+    this.stream?.destroy(reason);
+  }
+}
