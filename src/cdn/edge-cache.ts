@@ -175,7 +175,8 @@ export class EdgeCache {
     this.flights.add(obj.key, fill);
     // A fill that could not even open is forgotten before its waiters hear of it: a retry starts afresh.
     fill.opened.catch(() => this.flights.forget(obj.key, fill));
-    fill.done.then(
+    // In memory as soon as the bytes are in: the next request is a hit even while the file is synced.
+    fill.bytes.then(
       (body) => {
         if (body && !fill.purged) this.memory.set(obj.key, 'identity', { etag: id.etag, owner: id.owner, body, cachedAt: id.cachedAt });
       },
@@ -187,7 +188,7 @@ export class EdgeCache {
   private async fromFill(obj: CacheObject, fill: Fill, opts: ReadOptions, status: CacheStatus): Promise<CacheResult> {
     await fill.opened;
     if (fill.keepsInMemory) {
-      const body = (await fill.done) as Buffer;
+      const body = (await fill.bytes) as Buffer;
       return this.fromBuffer(obj, body, fill.id.cachedAt, opts, status);
     }
     const slot = fill.slot;

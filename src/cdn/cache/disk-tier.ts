@@ -199,8 +199,12 @@ export class DiskTier {
     this.reserved -= bytes;
   }
 
-  /** Moves a complete temp file into its shard and indexes it. */
-  async adopt(tempFile: string, entry: Omit<DiskEntry, 'file'>): Promise<void> {
+  /**
+   * Moves a complete temp file into its shard and indexes it, once the files evicted to make room are
+   * gone: the files on disk never exceed the bound.
+   */
+  async adopt(tempFile: string, entry: Omit<DiskEntry, 'file'>, wanted: () => boolean): Promise<void> {
+    await this.idle();
     const name = randomBytes(16).toString('hex');
     const shard = name.slice(0, 2);
     const shardDir = join(this.opts.dir, shard);
@@ -210,7 +214,9 @@ export class DiskTier {
     }
     const file = join(shardDir, name);
     await rename(tempFile, file);
-    this.insert({ ...entry, file });
+    // Purged while it was being synced: it must not come back.
+    if (wanted()) this.insert({ ...entry, file });
+    else this.removeFile(file);
   }
 
   stats(): { bytes: number; entries: number } {
@@ -275,12 +281,12 @@ export class DiskSlot {
     return buf;
   }
 
-  /** Complete: synced, renamed into place and indexed. */
-  async publish(): Promise<void> {
+  /** Complete: synced, renamed into place and indexed, unless `wanted` says no by then. */
+  async publish(wanted: () => boolean): Promise<void> {
     try {
       const fh = await this.handle();
       await fh.datasync();
-      await this.tier.adopt(this.tempFile, { ...this.id, offset: this.offset });
+      await this.tier.adopt(this.tempFile, { ...this.id, offset: this.offset }, wanted);
     } finally {
       this.settle();
     }

@@ -30,9 +30,6 @@ export class FollowReader extends Readable {
     this.fill
       .waitFor(this.pos + 1)
       .then(() => this.slot.read(this.pos, Math.min(this.fill.written, this.end, this.pos + READ_BYTES) - this.pos))
-      // The object's last bytes wait for the fill to finish: a client that got the whole object can
-      // count on the next request being a hit.
-      .then((buf) => (this.pos + buf.length >= this.fill.id.size ? this.fill.done.then(() => buf) : buf))
       .then(
         (buf) => {
           if (this.destroyed) return;
