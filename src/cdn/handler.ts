@@ -77,10 +77,10 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
     }
     const head = req.method === 'HEAD';
     // Whole bodies of compressible types the memory tier can hold; ranges are always identity bytes.
+    // A 304 names the representation a GET would have sent.
+    const whole = decision.kind === 'not-modified' || !decision.range;
     const coding: Coding | undefined =
-      decision.kind === 'body' && !decision.range && !head && variesByEncoding(rep) && ctx.edge.canCompress(rep.size)
-        ? negotiateCoding(req.headers['accept-encoding'])
-        : undefined;
+      whole && !head && variesByEncoding(rep) && ctx.edge.canCompress(rep.size) ? negotiateCoding(req.headers['accept-encoding']) : undefined;
 
     if (decision.kind === 'not-modified' || head) {
       // Answered from the metadata; the cache is only asked whether it holds this version.
