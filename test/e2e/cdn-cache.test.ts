@@ -461,6 +461,34 @@ t.test('public buckets: served at /b/<bucket>/<key>, purged by writes through S3
   t.equal((await noScope.client.raw('PUT', `/api/v3/buckets/${bucket}/public`, { body: '{"public":false}', headers: { 'content-type': 'application/json' } })).status, 403);
 });
 
+t.test('odd requests get a plain answer, never a 5xx', async (t) => {
+  const asset = await alice.client.upload({ file: Buffer.from('body { margin: 0 }\n'.repeat(50)), fileName: 'odd.css', contentType: 'text/css' });
+  const target = targetOf(asset.publicUrl);
+  const headerCases: [string, string][][] = [
+    [['Range', 'bytes=abc']],
+    [['Range', 'bytes=5-1']],
+    [['Range', 'bytes=0-1,5-6']],
+    [['Range', 'items=0-5']],
+    [['Range', `bytes=0-${'9'.repeat(40)}`]],
+    [['Accept-Encoding', ';;,,q=,br;q=2,gzip;q=-1,*;q=0.0001']],
+    [['Accept-Encoding', 'x'.repeat(8000)]],
+    [['If-None-Match', `"${'a'.repeat(10_000)}"`]],
+    [['If-Modified-Since', 'yesterday-ish']],
+    [['If-Range', 'not a date or etag'], ['Range', 'bytes=0-1']],
+    [['If-Match', '*'], ['If-None-Match', '*']],
+  ];
+  for (const headers of headerCases) {
+    const res = await cdn(target, { headers });
+    t.ok(res.status < 500, `${JSON.stringify(headers).slice(0, 80)}: ${res.status}`);
+  }
+  const targets = [`/b/x/%00`, '/b/x/%ff', '/b/%zz/key', '/b//key', `/b/x/${'k'.repeat(1100)}`, '/b/x/a%2Fb', '/b/../b/x/y', `${target}%00`];
+  for (const odd of targets) {
+    const res = await cdn(odd);
+    t.equal(res.status, 404, `${odd.slice(0, 60)}: 404`);
+  }
+  t.equal((await cdn(`${target}?${'&'.repeat(1000)}=`)).status, 200, 'a query of nothing but separators is ignored');
+});
+
 t.test('no CDN or API response carries a blob id, a bucket id, a cache file or the data dir', async (t) => {
   const blobIds = [
     ...query<{ blob_id: string }>(server, 'SELECT blob_id FROM assets').map((r) => r.blob_id),

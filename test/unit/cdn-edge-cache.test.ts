@@ -91,6 +91,23 @@ t.test('a small object: MISS fills memory and disk, then HIT with the same bytes
   await cache.close();
 });
 
+t.test('an empty object is cached like any other', async (t) => {
+  const dir = join(tempDir(t), 'c');
+  const cache = await openCache(dir, { now: 1 });
+  const src = new Source(Buffer.alloc(0), '"empty"');
+  t.equal((await cache.read(src.object())).status, 'MISS');
+  const hit = await cache.read(src.object());
+  t.equal(hit.status, 'HIT');
+  t.equal((await bytesOf(hit)).length, 0);
+  await cache.close();
+  const reopened = await openCache(dir, { now: 2 });
+  const fromDisk = await reopened.read(src.object());
+  t.equal(fromDisk.status, 'HIT', 'and survives a restart');
+  t.equal((await bytesOf(fromDisk)).length, 0);
+  t.equal(src.opens, 1);
+  await reopened.close();
+});
+
 t.test('another ETag is EXPIRED: refetched and replaced, never the old bytes', async (t) => {
   const cache = await openCache(join(tempDir(t), 'c'), { now: 1 });
   const src = new Source(pattern(5000, 1));
