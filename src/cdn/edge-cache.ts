@@ -8,7 +8,7 @@
 // (single flight); a miss fills the whole object even when it asked for a range, and a HEAD or a
 // conditional answer never fills anything.
 import type { Readable } from 'node:stream';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { CacheStatus } from '../analytics/request-log.js';
 import type { ReadRange } from '../storage/backend.js';
@@ -199,7 +199,7 @@ export class EdgeCache {
   }
 
   private async fromDisk(obj: CacheObject, entry: DiskEntry, opts: ReadOptions): Promise<CacheResult> {
-    let fh;
+    let fh: FileHandle;
     try {
       fh = await open(entry.file, 'r');
     } catch (err) {

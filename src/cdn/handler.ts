@@ -11,6 +11,7 @@ import { displayKey } from '../assets/view.js';
 import type { AppContext } from '../context.js';
 import type { CacheStatus } from '../analytics/request-log.js';
 import { negotiateCoding, type Coding } from './cache/compression.js';
+import type { CacheResult } from './edge-cache.js';
 import { contentHeaders, decide, validatorHeaders, variesByEncoding } from './representation.js';
 import { CdnResolver, type Served, type TargetFacts } from './resolve.js';
 import { sendBody } from './send.js';
@@ -100,7 +101,7 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       return 'done';
     }
 
-    let result;
+    let result: CacheResult;
     try {
       // Same tick as the lookup in resolve(): a fill or bypass opens (and leases) the bytes of that row.
       result = await ctx.edge.read(cache, { ...(decision.range ? { range: decision.range } : {}), ...(coding ? { coding } : {}) });
@@ -112,7 +113,8 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
     const status = decision.range ? 206 : 200;
     const headers = {
       ...contentHeaders(rep, result.coding),
-      ...(result.coding ? { 'content-length': String((result.body as Buffer).length) } : lengthHeaders(rep.size, decision.range)),
+      // A compressed variant is always a whole buffer (edge-cache.ts).
+      ...(result.coding && Buffer.isBuffer(result.body) ? { 'content-length': String(result.body.length) } : lengthHeaders(rep.size, decision.range)),
       ...cacheHeaders(result.status, result.cachedAt),
     };
     facts.bytesSent = await sendBody(res, status, headers, result.body, ctx.log);

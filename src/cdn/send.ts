@@ -28,7 +28,13 @@ export async function sendBody(
   body: Buffer | Readable,
   log: Pick<Logger, 'warn'>,
 ): Promise<number> {
-  res.writeHead(status, headers);
+  try {
+    res.writeHead(status, headers);
+  } catch (err) {
+    // Never sent: the stream (a cache file, a fill's follower, storage) must still be let go.
+    if (!Buffer.isBuffer(body)) body.destroy();
+    throw err;
+  }
   if (Buffer.isBuffer(body)) {
     res.end(body);
     try {
