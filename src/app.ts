@@ -8,7 +8,6 @@ import type { AppContext } from './context.js';
 import { createS3Handler } from './s3/handler.js';
 import { managementApi } from './api/plugin.js';
 import { createCdnHandler, isCdnHost, notFound as cdnNotFound } from './cdn/handler.js';
-import { notePeer } from './cdn/client-info.js';
 
 export interface App {
   close(): Promise<void>;
@@ -50,7 +49,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     if (isCdnHost(req.headers.host, cdnHostname)) {
-      notePeer(req);
       void cdn(req, res);
       return;
     }
@@ -63,10 +61,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     void s3(req, res);
   };
   const cdnListener: RequestListener = (req, res) => {
-    if (isCdnHost(req.headers.host, cdnHostname)) {
-      notePeer(req);
-      void cdn(req, res);
-    } else cdnNotFound(req, res);
+    if (isCdnHost(req.headers.host, cdnHostname)) void cdn(req, res);
+    else cdnNotFound(req, res);
   };
   return { listener, cdnListener, close: () => fastify.close() };
 }

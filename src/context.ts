@@ -24,6 +24,9 @@ import { RequestLog } from './analytics/request-log.js';
 import { ClientResolver } from './cdn/client-info.js';
 import { EdgeCache } from './cdn/edge-cache.js';
 
+/** The edge cache's disk tier, under the data directory. */
+export const CDN_CACHE_DIR = 'cdn-cache';
+
 export interface AppContext {
   config: Config;
   log: Logger;
@@ -80,6 +83,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const dbFile = join(config.dataDir, META_DB_FILE);
   let walSync: WalSync | undefined;
   let checkpointer: Checkpointer | undefined;
+  let edge: EdgeCache | undefined;
   const hashPool = config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold }) : undefined;
   try {
     // Commits only write the WAL; requests that must be durable await one shared flush (db/wal-sync.ts),
@@ -96,6 +100,15 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')),
     );
     const clock = opts.clock ?? (() => new Date());
+    const { cache } = config.cdn;
+    edge = await EdgeCache.open({
+      dir: join(config.dataDir, CDN_CACHE_DIR),
+      memoryBytes: cache.memoryBytes,
+      memoryEntryMaxBytes: cache.memoryEntryMaxBytes,
+      diskBytes: cache.diskBytes,
+      now: () => clock().getTime(),
+      log,
+    });
     const ctx: AppContext = {
       config,
       log,
@@ -116,7 +129,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       credits: new CreditsService(repos.credits, config.credits, clock),
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,
-      edge: new EdgeCache(),
+      edge,
       requestLog: new RequestLog(db, config.cdn.log, { clock: () => clock().getTime(), log }),
       clients: new ClientResolver(config.cdn),
       async close() {
@@ -135,6 +148,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const sweeper = startMultipartSweeper(ctx);
     return ctx;
   } catch (err) {
+    await edge?.close();
     await walSync?.close();
     await checkpointer?.close();
     await hashPool?.close();

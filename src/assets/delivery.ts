@@ -36,7 +36,7 @@ function one(v: string | string[] | undefined): string | undefined {
 }
 
 /** RFC 9110 §13.1.5: a Range is honoured only if If-Range names the current representation. */
-function ifRangeHolds(ifRange: string | undefined, asset: AssetRecord): boolean {
+export function ifRangeHolds(ifRange: string | undefined, asset: Pick<AssetRecord, 'etag' | 'updatedAt'>): boolean {
   if (ifRange === undefined) return true;
   const v = ifRange.trim();
   if (v.startsWith('"')) return v === asset.etag;

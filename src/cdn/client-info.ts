@@ -19,16 +19,6 @@ export interface ClientInfo {
 /** Hops read from X-Forwarded-For at most: a longer chain is not walked further (the last trusted hop is used). */
 const MAX_HOPS = 32;
 
-/**
- * Reads the TCP peer's address as the request arrives. node:net caches it on the socket at the first
- * read, and forgets nothing after that; read for the first time once the response has closed the
- * connection (Connection: close), it is undefined. The CDN handler resolves the client when the request
- * has ended, so the listener calls this first.
- */
-export function notePeer(req: IncomingMessage): void {
-  void req.socket.remoteAddress;
-}
-
 export type ClientResolverConfig = Pick<CdnConfig, 'trustedProxies' | 'countryHeader' | 'geoipDatabase'>;
 
 export class ClientResolver {

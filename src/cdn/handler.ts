@@ -1,67 +1,28 @@
-// The CDN surface: requests whose Host is the configured CDN hostname, for `GET|HEAD /<asset id>/<file
-// name>`. Public assets of active spaces are served to anyone; private ones only with a valid signed URL
-// (signed-url.ts); everything else is a bare 404, so the CDN tells a stranger nothing about what
-// exists. An asset of a suspended space is a bare 403, but only to someone who could otherwise see it.
-// Bytes come straight from storage (issue 6 adds the edge cache and the request log).
+// The CDN surface: requests whose Host is the configured CDN hostname, `GET|HEAD` of an asset
+// (`/<asset id>/<file name>`) or of an object of a public bucket (`/b/<bucket>/<key>`). What may be
+// served is decided from the metadata rows (resolve.ts); conditionals and ranges from the
+// representation (representation.ts); the bytes come from the edge cache (edge-cache.ts), which says
+// where they came from in `X-Cache: HIT | MISS | EXPIRED | BYPASS`. Anything not served is a bare
+// 404, so the CDN tells a stranger nothing about what exists; what would be served of a suspended
+// space is a bare 403. Every request is reported to the request log.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
-import { isActiveExtension, isActiveType } from '../assets/content-safety.js';
-import { decideDelivery, hostnameOf, isBlobGone, openAssetBody, SAFETY_HEADERS, sendAssetBody, type DeliveryStyle } from '../assets/delivery.js';
+import { hostnameOf, isBlobGone, SAFETY_HEADERS } from '../assets/delivery.js';
 import { displayKey } from '../assets/view.js';
 import type { AppContext } from '../context.js';
-import type { AssetRecord } from '../db/repos/assets.js';
-import { UrlSigner } from './signed-url.js';
 import type { CacheStatus } from '../analytics/request-log.js';
+import { negotiateCoding, type Coding } from './cache/compression.js';
+import type { CacheResult } from './edge-cache.js';
+import { contentHeaders, decide, validatorHeaders, variesByEncoding } from './representation.js';
+import { CdnResolver, type Served, type TargetFacts } from './resolve.js';
+import { sendBody } from './send.js';
 
 export type CdnHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
-/** Public assets may sit in shared caches for an hour; signed responses in none. */
-export const PUBLIC_CACHE_CONTROL = 'public, max-age=3600';
-export const SIGNED_CACHE_CONTROL = 'private, no-store';
-
-export interface CdnTarget {
-  id: string;
-  /** Percent-decoded. */
-  fileName: string;
-  expires?: string;
-  signature?: string;
-}
-
-/**
- * `/<32 hex id>/<one percent-encoded segment>[?query]` -> the target; anything else undefined. Only
- * `expires` and `signature` are read from the query, each at most once; other parameters are ignored.
- */
-export function parseCdnTarget(url: string | undefined): CdnTarget | undefined {
-  if (!url) return undefined;
-  const q = url.indexOf('?');
-  const path = q < 0 ? url : url.slice(0, q);
-  const m = /^\/([0-9a-f]{32})\/([^/]+)$/.exec(path);
-  if (!m) return undefined;
-  let fileName: string;
-  try {
-    fileName = decodeURIComponent(m[2] as string);
-  } catch {
-    return undefined;
-  }
-  const target: CdnTarget = { id: m[1] as string, fileName };
-  if (q >= 0) {
-    const params = new URLSearchParams(url.slice(q + 1));
-    const expires = params.getAll('expires');
-    const signature = params.getAll('signature');
-    if (expires.length === 1 && signature.length === 1) {
-      target.expires = expires[0] as string;
-      target.signature = signature[0] as string;
-    }
-  }
-  return target;
-}
+/** The response header naming where the bytes came from. */
+export const CACHE_STATUS_HEADER = 'x-cache';
 
 /** What the request log needs to know about a request, filled in as the request is served. */
-interface RequestFacts {
-  assetId: string | null;
-  ownerId: string | null;
-  bucket: string | null;
-  key: string | null;
+interface RequestFacts extends TargetFacts {
   cacheStatus: CacheStatus | null;
   bytesSent: number;
 }
@@ -81,67 +42,101 @@ function plain(res: ServerResponse, req: IncomingMessage, status: number, text: 
 /** The CDN's one answer to anything it does not serve: no detail. */
 export const notFound = (req: IncomingMessage, res: ServerResponse): void => plain(res, req, 404, 'Not Found');
 
+/** Lookups retried when a blob vanished between the row and the read (another process removed it). */
+const ATTEMPTS = 3;
+
 export function createCdnHandler(ctx: AppContext): CdnHandler {
-  const signer = UrlSigner.fromMasterKey(ctx.masterKey, ctx.clock);
+  const resolver = new CdnResolver(ctx);
   const cdnHostname = ctx.config.cdn.hostname;
 
-  /** How the asset may be served to this request: undefined means "not found" for this caller. */
-  const styleFor = (asset: AssetRecord, target: CdnTarget): DeliveryStyle | undefined => {
-    const signed =
-      target.expires !== undefined && target.signature !== undefined && signer.verify(asset, target.expires, target.signature);
-    if (!signed && asset.visibility !== 'public') return undefined;
-    // Active content (HTML, SVG, XML, JS) is only ever a download, even through a signed URL.
-    const active = isActiveType(asset.contentType) || isActiveExtension(asset.fileName);
-    return { disposition: active ? 'attachment' : 'inline', cacheControl: signed ? SIGNED_CACHE_CONTROL : PUBLIC_CACHE_CONTROL };
+  const cacheHeaders = (status: CacheStatus, cachedAt: number | undefined): Record<string, string> => {
+    const headers: Record<string, string> = { [CACHE_STATUS_HEADER]: status };
+    if (cachedAt !== undefined) headers.age = String(Math.max(0, Math.floor((ctx.clock().getTime() - cachedAt) / 1000)));
+    return headers;
+  };
+
+  /** One attempt: 'retry' when the bytes vanished before anything was sent. */
+  const attempt = async (req: IncomingMessage, res: ServerResponse, facts: RequestFacts): Promise<'done' | 'retry'> => {
+    const resolution = resolver.resolve(req, facts);
+    if (resolution.kind === 'not-found') {
+      notFound(req, res);
+      return 'done';
+    }
+    if (resolution.kind === 'forbidden') {
+      plain(res, req, 403, 'Forbidden');
+      return 'done';
+    }
+    const { rep, cache, asset } = resolution.served;
+    const decision = decide(rep, req.headers);
+    if (decision.kind === 'precondition-failed') {
+      plain(res, req, 412, 'Precondition Failed');
+      return 'done';
+    }
+    if (decision.kind === 'range-not-satisfiable') {
+      plain(res, req, 416, 'Range Not Satisfiable', { 'content-range': `bytes */${rep.size}` });
+      return 'done';
+    }
+    const head = req.method === 'HEAD';
+    // Whole bodies of compressible types the memory tier can hold; ranges are always identity bytes.
+    // A 304 names the representation a GET would have sent.
+    const whole = decision.kind === 'not-modified' || !decision.range;
+    const coding: Coding | undefined =
+      whole && !head && variesByEncoding(rep) && ctx.edge.canCompress(rep.size) ? negotiateCoding(req.headers['accept-encoding']) : undefined;
+
+    if (decision.kind === 'not-modified' || head) {
+      // Answered from the metadata; the cache is only asked whether it holds this version.
+      const probe = ctx.edge.probe(cache);
+      facts.cacheStatus = probe.status;
+      if (decision.kind === 'not-modified') {
+        res.writeHead(304, { ...validatorHeaders(rep, coding), ...cacheHeaders(probe.status, probe.cachedAt) });
+        res.end();
+        return 'done';
+      }
+      res.writeHead(decision.range ? 206 : 200, {
+        ...contentHeaders(rep, undefined),
+        ...lengthHeaders(rep.size, decision.range),
+        ...cacheHeaders(probe.status, probe.cachedAt),
+      });
+      res.end();
+      return 'done';
+    }
+
+    let result: CacheResult;
+    try {
+      // Same tick as the lookup in resolve(): a fill or bypass opens (and leases) the bytes of that row.
+      result = await ctx.edge.read(cache, { ...(decision.range ? { range: decision.range } : {}), ...(coding ? { coding } : {}) });
+    } catch (err) {
+      if (isBlobGone(err)) return 'retry';
+      throw err;
+    }
+    facts.cacheStatus = result.status;
+    const status = decision.range ? 206 : 200;
+    const headers = {
+      ...contentHeaders(rep, result.coding),
+      // A compressed variant is always a whole buffer (edge-cache.ts).
+      ...(result.coding && Buffer.isBuffer(result.body) ? { 'content-length': String(result.body.length) } : lengthHeaders(rep.size, decision.range)),
+      ...cacheHeaders(result.status, result.cachedAt),
+    };
+    facts.bytesSent = await sendBody(res, status, headers, result.body, ctx.log);
+    if (asset) recordDownload(ctx, asset, req, cdnHostname, status, facts.bytesSent);
+    return 'done';
   };
 
   const serve = async (req: IncomingMessage, res: ServerResponse, facts: RequestFacts): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(req, res);
-    const target = parseCdnTarget(req.url);
-    if (!target) return notFound(req, res);
-    const asset = ctx.repos.assets.get(target.id);
-    if (!asset || asset.fileName !== target.fileName) return notFound(req, res);
-    facts.assetId = asset.id;
-    facts.ownerId = asset.userId;
-    const style = styleFor(asset, target);
-    if (!style) return notFound(req, res);
-    if (ctx.repos.spaces.get(asset.userId)?.status === 'suspended') return plain(res, req, 403, 'Forbidden');
-
-    const decision = decideDelivery(asset, req.headers, style);
-    switch (decision.kind) {
-      case 'precondition-failed':
-        return plain(res, req, 412, 'Precondition Failed');
-      case 'range-not-satisfiable':
-        return plain(res, req, 416, 'Range Not Satisfiable', { 'content-range': decision.contentRange });
-      case 'not-modified':
-        res.writeHead(304, decision.headers);
-        res.end();
-        return;
-      case 'body':
-        break;
+    for (let i = 0; i < ATTEMPTS; i++) {
+      if ((await attempt(req, res, facts)) === 'done') return;
     }
-    const head = req.method === 'HEAD';
-    let body: Readable | undefined;
-    try {
-      // Same tick as the lookup above: the blob is leased before anything can remove it.
-      body = head ? undefined : await openAssetBody(ctx, asset, decision.range);
-    } catch (err) {
-      if (!isBlobGone(err)) throw err;
-      return notFound(req, res);
-    }
-    const sent = await sendAssetBody(res, decision, body, ctx.log);
-    facts.bytesSent = sent.bytes;
-    if (head) return;
-    ctx.repos.usage.record({
-      userId: asset.userId, assetId: asset.id, eventType: 'download', source: 'cdn', bytes: sent.bytes,
-      hostname: cdnHostname, statusCode: sent.status, metadata: { key: displayKey(asset) },
-      clientIp: req.socket.remoteAddress ?? '',
-    });
+    // Still gone: the object went away under us.
+    facts.cacheStatus = null;
+    notFound(req, res);
   };
 
   return async (req, res) => {
     const started = performance.now();
     const time = Date.now();
+    // Now, while the socket still knows its peer: after a Connection: close response it does not.
+    const client = ctx.clients.resolve(req);
     const facts: RequestFacts = { assetId: null, ownerId: null, bucket: null, key: null, cacheStatus: null, bytesSent: 0 };
     try {
       await serve(req, res, facts);
@@ -150,7 +145,6 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       if (!res.headersSent) plain(res, req, 500, 'Internal Server Error');
       else res.destroy();
     }
-    const client = ctx.clients.resolve(req);
     ctx.requestLog.record({
       time,
       host: hostnameOf(req.headers.host),
@@ -167,6 +161,25 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     });
   };
+}
+
+function lengthHeaders(size: number, range: { start: number; end: number } | undefined): Record<string, string> {
+  if (!range) return { 'content-length': String(size) };
+  return { 'content-length': String(range.end - range.start + 1), 'content-range': `bytes ${range.start}-${range.end}/${size}` };
+}
+
+/** Each asset body served is a `download` usage event with source `cdn`. */
+function recordDownload(ctx: AppContext, asset: NonNullable<Served['asset']>, req: IncomingMessage, hostname: string, status: number, bytes: number): void {
+  try {
+    ctx.repos.usage.record({
+      userId: asset.userId, assetId: asset.id, eventType: 'download', source: 'cdn', bytes,
+      hostname, statusCode: status, metadata: { key: displayKey(asset) },
+      clientIp: req.socket.remoteAddress ?? '',
+    });
+  } catch (err) {
+    // The response is over; a lost usage event is logged, not answered.
+    ctx.log.error({ err }, 'cdn download usage event not recorded');
+  }
 }
 
 /** True when the Host header (port ignored) names the CDN hostname. */

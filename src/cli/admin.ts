@@ -93,6 +93,13 @@ function requireBucket(repos: Repos, name: string): Bucket {
   return bucket;
 }
 
+/** A running server checks the flag on every CDN request: the change applies to the next one. */
+function setBucketPublic(repos: Repos, name: string, isPublic: boolean) {
+  const bucket = requireBucket(repos, name);
+  if (!repos.buckets.setPublic(bucket.id, isPublic)) throw new AdminError('NoSuchBucket', `no bucket named '${name}'`);
+  return { name: bucket.name, public: isPublic };
+}
+
 function label(value: string | undefined): string {
   const v = value ?? '';
   if (v.length > MAX_LABEL || /[\u0000-\u001f\u007f]/.test(v)) {
@@ -272,8 +279,21 @@ const COMMANDS: Record<string, Record<string, Command>> = {
           region: b.region,
           createdAt: iso(b.createdAt),
           objects: repos.buckets.countObjects(b.id),
+          public: b.public,
         }));
       },
+    },
+    public: {
+      args: ['NAME'],
+      flags: [],
+      summary: 'serve the bucket\'s objects to anyone on the CDN host at /b/NAME/<key>',
+      run: ({ repos, args }) => setBucketPublic(repos, args.NAME as string, true),
+    },
+    private: {
+      args: ['NAME'],
+      flags: [],
+      summary: 'stop serving the bucket\'s objects on the CDN host (the default)',
+      run: ({ repos, args }) => setBucketPublic(repos, args.NAME as string, false),
     },
     delete: {
       args: ['NAME'],

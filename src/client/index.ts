@@ -17,7 +17,10 @@ import type {
   Summary,
   UsageEvent,
 } from '../api/v3/schemas.js';
+import type { BucketVisibility } from '../api/v3/buckets.js';
+import type { CacheStats, PurgeRequest } from '../api/v3/purge.js';
 
+export type { BucketVisibility, CacheStats, PurgeRequest };
 export type {
   ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
   ProxyLogs, StorageAccessKey, Summary, UsageEvent,
@@ -186,5 +189,20 @@ export class S3EdgeClient {
 
   async deleteAccessKey(bucket: string, keyId: string): Promise<string> {
     return (await this.json<{ message: string }>('DELETE', `/storage/buckets/${encodeURIComponent(bucket)}/access-keys/${encodeURIComponent(keyId)}`)).message;
+  }
+
+  /** Serves a bucket's objects on the CDN host at /b/<bucket>/<key> (true), or stops it (false). */
+  async setBucketPublic(bucket: string, isPublic: boolean): Promise<BucketVisibility> {
+    return (await this.json<{ bucket: BucketVisibility }>('PUT', `/api/v3/buckets/${encodeURIComponent(bucket)}/public`, { public: isPublic })).bucket;
+  }
+
+  /** Drops cached CDN copies; returns how many objects were dropped. */
+  async purge(request: PurgeRequest): Promise<number> {
+    return (await this.json<{ purged: number }>('POST', '/api/v3/cdn/purge', request)).purged;
+  }
+
+  /** The edge cache's counters and sizes (scope metrics:read). */
+  async cacheStats(): Promise<CacheStats> {
+    return (await this.json<{ cache: CacheStats }>('GET', '/api/v3/cdn/cache')).cache;
   }
 }

@@ -31,11 +31,3 @@ export function renderPrometheus(metrics: readonly Metric[]): string {
   }
   return lines.join('\n') + '\n';
 }
-
-/** `storageReads` -> `storage_reads`; anything outside [a-z0-9_] becomes `_`. */
-export function snakeCase(name: string): string {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .toLowerCase()
-    .replace(/[^a-z0-9_]/g, '_');
-}

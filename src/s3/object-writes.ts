@@ -1,5 +1,6 @@
-// Making a new object version visible, or removing one: the metadata commit and the blob bookkeeping
-// that goes with it. PutObject, CopyObject, CompleteMultipartUpload and DeleteObject(s) all come here.
+// Making a new object version visible, or removing one: the metadata commit, the blob bookkeeping
+// and the CDN purge that go with it. PutObject, CopyObject, CompleteMultipartUpload and DeleteObject(s)
+// all come here.
 import type { AppContext } from '../context.js';
 import type { ObjectRecord } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
@@ -92,6 +93,8 @@ export async function commitObject(
     committed = true;
     const guard = (current: ObjectRecord | undefined): void => checkWriteCondition(current, cond, 'commit');
     const replaced = await ctx.commits.run(() => ctx.objects.put(record, guard, staged.inline));
+    // The CDN must not serve the replaced version a moment longer (it also checks the ETag itself).
+    ctx.edge.purgeObject(record.bucketId, record.key);
     void releaseBlobs(ctx, replaced);
   } catch (err) {
     if (committed && !staged.inline) await ctx.storage.remove(staged.blobId).catch(() => undefined);
@@ -103,6 +106,7 @@ export async function commitObject(
 /** Deletes the key's current version, if any; returns whether there was one. */
 export async function removeObject(ctx: AppContext, bucketId: string, key: string): Promise<boolean> {
   const { existed, blobIds } = await ctx.commits.run(() => ctx.objects.delete(bucketId, key));
+  ctx.edge.purgeObject(bucketId, key);
   void releaseBlobs(ctx, blobIds);
   return existed;
 }

@@ -107,11 +107,26 @@ t.test('admin CLI end to end', async (t) => {
 
     const list = (await ok(t, ['buckets', 'list'], 'buckets list')) as Record<string, unknown>[];
     t.same(list, [
-      { name: 'logs', owner: 'alice', region: 'us-east-1', createdAt: list[0]?.createdAt, objects: 0 },
-      { name: 'photos', owner: 'alice', region: 'eu-west-3', createdAt: b.createdAt, objects: 0 },
+      { name: 'logs', owner: 'alice', region: 'us-east-1', createdAt: list[0]?.createdAt, objects: 0, public: false },
+      { name: 'photos', owner: 'alice', region: 'eu-west-3', createdAt: b.createdAt, objects: 0, public: false },
     ]);
     t.same(await ok(t, ['buckets', 'list', '--user', 'alice'], 'buckets list --user'), list);
     await fails(t, ['buckets', 'list', '--user', 'nobody'], 1, 'NoSuchUser', 'list for unknown user');
+
+    t.same(await ok(t, ['buckets', 'public', 'logs'], 'buckets public'), { name: 'logs', public: true });
+    t.same(await ok(t, ['buckets', 'public', 'logs'], 'buckets public again'), { name: 'logs', public: true }, 'idempotent');
+    const publicList = (await ok(t, ['buckets', 'list'], 'list after public')) as { name: string; public: boolean }[];
+    t.same(publicList.map((x) => [x.name, x.public]), [['logs', true], ['photos', false]]);
+    t.same(await ok(t, ['buckets', 'private', 'logs'], 'buckets private'), { name: 'logs', public: false });
+    await fails(t, ['buckets', 'public', 'nope'], 1, 'NoSuchBucket', 'public: unknown bucket');
+    await fails(t, ['buckets', 'private', 'nope'], 1, 'NoSuchBucket', 'private: unknown bucket');
+    const human = await run(['buckets', 'public', 'photos', ...base]);
+    t.equal(human.code, 0, 'human output');
+    t.match(human.stdout, /^name:\s+photos\npublic:\s+true\n$/, 'human output: name and flag');
+    await ok(t, ['buckets', 'private', 'photos'], 'photos private again');
+    const usage = await run(['buckets', 'public', ...base]);
+    t.equal(usage.code, 2, 'public without a name: usage error');
+    t.match(usage.stderr, /requires NAME/);
   });
 
   await t.test('account keys', async (t) => {

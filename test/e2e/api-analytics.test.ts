@@ -95,6 +95,10 @@ t.test('an exact set of CDN requests is counted exactly, by status and country',
   const lookups = rows.filter((r) => r.cache_status !== null).length;
   t.equal(an.cachedBytes, hitRows.reduce((n, r) => n + r.bytes_sent, 0), 'cachedBytes: the bytes of the requests the log marked HIT');
   t.equal(an.cacheHitRatio, lookups === 0 ? 0 : hitRows.length / lookups, 'HITs over the requests that reached the cache');
+  // With the edge cache: each file's first request fills it, every later one (the range too) is a HIT.
+  t.same(rows.map((r) => r.cache_status), ['MISS', 'HIT', 'HIT', 'MISS', 'HIT', 'HIT', 'HIT'], 'the cache statuses, in order');
+  t.equal(an.cachedBytes, 2 * A.length + B.length + 100 + B.length, 'cachedBytes: the bytes the HITs sent');
+  t.equal(an.cacheHitRatio, 5 / 7);
   t.equal(an.series.length, 24);
   const sum = (k: 'requests' | 'bytes' | 'cachedBytes'): number => an.series.reduce((n, p) => n + p[k], 0);
   t.same([sum('requests'), sum('bytes'), sum('cachedBytes')], [an.requests, an.bytes, an.cachedBytes], 'the series adds up to the totals');

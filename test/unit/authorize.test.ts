@@ -79,9 +79,9 @@ t.test('bucket actions without a bucket fail closed (except for root)', async (t
 
 t.test('visibleBuckets: root all, account its own, bucket key its one bucket', async (t) => {
   const all: Bucket[] = [
-    { id: 'b-mine', name: 'mine', ownerId: 'u-alice', region: 'r', createdAt: 1 },
-    { id: 'b-theirs', name: 'theirs', ownerId: 'u-bob', region: 'r', createdAt: 2 },
-    { id: 'b-more', name: 'more', ownerId: 'u-alice', region: 'r', createdAt: 3 },
+    { id: 'b-mine', name: 'mine', ownerId: 'u-alice', region: 'r', createdAt: 1, public: false },
+    { id: 'b-theirs', name: 'theirs', ownerId: 'u-bob', region: 'r', createdAt: 2, public: false },
+    { id: 'b-more', name: 'more', ownerId: 'u-alice', region: 'r', createdAt: 3, public: false },
   ];
   const repos = {
     buckets: {

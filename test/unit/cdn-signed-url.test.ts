@@ -1,7 +1,7 @@
 // Signed CDN URLs with an injected clock (no waiting), and the CDN's parsing of request targets.
 import { hkdfSync } from 'node:crypto';
 import t from 'tap';
-import { parseCdnTarget } from '../../src/cdn/handler.js';
+import { parseCdnTarget } from '../../src/cdn/targets.js';
 import { deriveSigningKey, MAX_EXPIRES_IN, SIGNING_INFO, UrlSigner } from '../../src/cdn/signed-url.js';
 
 const MASTER = Buffer.alloc(32, 7);

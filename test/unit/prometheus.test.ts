@@ -1,6 +1,6 @@
 // The Prometheus text format 0.0.4 as /api/v3/metrics writes it.
 import t from 'tap';
-import { renderPrometheus, snakeCase } from '../../src/metrics/prometheus.js';
+import { renderPrometheus } from '../../src/metrics/prometheus.js';
 
 t.test('HELP, TYPE and a sample per metric; help text escaped; special values', async (t) => {
   const text = renderPrometheus([
@@ -28,10 +28,4 @@ t.test('HELP, TYPE and a sample per metric; help text escaped; special values', 
     ].join('\n'),
   );
   t.throws(() => renderPrometheus([{ name: 'bad-name', type: 'gauge', help: '', value: 1 }]), /invalid metric name/);
-});
-
-t.test('snakeCase makes metric names of field names', async (t) => {
-  t.equal(snakeCase('storageReads'), 'storage_reads');
-  t.equal(snakeCase('memoryBytes'), 'memory_bytes');
-  t.equal(snakeCase('weird-key.1'), 'weird_key_1');
 });

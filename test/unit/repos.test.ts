@@ -63,7 +63,7 @@ t.test('buckets: insert, lookups, owner filter, counts, guarded delete', async (
   const b = repos.buckets.insert({ name: 'beta', ownerId: u1.id, region: 'eu-west-1' });
   const a = repos.buckets.insert({ name: 'alpha', ownerId: u1.id, region: 'us-east-1' });
   const c = repos.buckets.insert({ name: 'gamma', ownerId: u2.id, region: 'us-east-1' });
-  t.same(b, { id: b.id, name: 'beta', ownerId: u1.id, region: 'eu-west-1', createdAt: 42 });
+  t.same(b, { id: b.id, name: 'beta', ownerId: u1.id, region: 'eu-west-1', createdAt: 42, public: false });
   t.same(repos.buckets.getByName('alpha'), a);
   t.same(repos.buckets.getById(c.id), c);
   t.equal(repos.buckets.getByName('nope'), undefined);
@@ -80,6 +80,13 @@ t.test('buckets: insert, lookups, owner filter, counts, guarded delete', async (
   t.equal(repos.buckets.countObjects(a.id), 2);
   t.equal(repos.buckets.hasObjects(a.id), true);
   t.equal(repos.buckets.hasObjects(b.id), false);
+
+  t.equal(repos.buckets.setPublic(b.id, true), true, 'made public');
+  t.equal(repos.buckets.getByName('beta')?.public, true);
+  t.equal(repos.buckets.getByName('alpha')?.public, false, 'others untouched');
+  t.equal(repos.buckets.setPublic(b.id, false), true, 'private again');
+  t.equal(repos.buckets.getById(b.id)?.public, false);
+  t.equal(repos.buckets.setPublic('missing', true), false, 'an unknown bucket');
 
   t.equal(repos.buckets.delete(a.id), 'not_empty');
   t.equal(repos.buckets.countObjects(a.id), 2, 'a refused delete cascades nothing');

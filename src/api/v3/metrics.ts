@@ -1,33 +1,26 @@
 // GET /api/v3/metrics (scope metrics:read): gateway-wide counters in the Prometheus text format 0.0.4:
-// the CDN request log (buffered, flushed, dropped) and, when the edge cache reports them, its counters.
+// the CDN request log (buffered, flushed, dropped) and the edge cache (hits, misses, storage reads, sizes).
 import type { AppContext } from '../../context.js';
-import { PROMETHEUS_CONTENT_TYPE, renderPrometheus, snakeCase, type Metric } from '../../metrics/prometheus.js';
+import type { EdgeCacheStats } from '../../cdn/edge-cache.js';
+import { PROMETHEUS_CONTENT_TYPE, renderPrometheus, type Metric } from '../../metrics/prometheus.js';
 import type { RouteModule } from '../plugin.js';
 import { ERROR_RESPONSES } from './schemas.js';
 
-/** Edge cache counters we know the meaning of; any other numeric field is exported untyped. */
-const CACHE_METRICS = new Map<string, Omit<Metric, 'value'>>([
+type CacheCounter = keyof EdgeCacheStats;
+
+/** The edge cache's counters, by field of EdgeCacheStats. */
+const CACHE_METRICS: readonly [CacheCounter, Omit<Metric, 'value'>][] = [
   ['hits', { name: 's3edge_cdn_cache_hits_total', type: 'counter', help: 'CDN requests answered from the edge cache.' }],
   ['misses', { name: 's3edge_cdn_cache_misses_total', type: 'counter', help: 'CDN requests the edge cache had to fetch.' }],
+  ['expired', { name: 's3edge_cdn_cache_expired_total', type: 'counter', help: 'CDN requests that found an outdated copy and refetched it.' }],
+  ['bypasses', { name: 's3edge_cdn_cache_bypasses_total', type: 'counter', help: 'CDN bodies served from storage without the cache.' }],
   ['storageReads', { name: 's3edge_cdn_cache_storage_reads_total', type: 'counter', help: 'Reads of the storage backend by the edge cache.' }],
   ['memoryBytes', { name: 's3edge_cdn_cache_memory_bytes', type: 'gauge', help: 'Bytes held by the memory tier of the edge cache.' }],
+  ['memoryEntries', { name: 's3edge_cdn_cache_memory_entries', type: 'gauge', help: 'Bodies held by the memory tier, compressed variants included.' }],
   ['diskBytes', { name: 's3edge_cdn_cache_disk_bytes', type: 'gauge', help: 'Bytes held by the disk tier of the edge cache.' }],
-]);
-
-/**
- * The edge cache's counters, if it has a stats() method.
- * TODO(merge): the edge cache branch adds EdgeCache.stats(); once merged, call it typed and drop the probe.
- */
-function edgeStats(edge: object): Record<string, number> {
-  const stats = (edge as { stats?: unknown }).stats;
-  if (typeof stats !== 'function') return {};
-  const value: unknown = stats.call(edge);
-  const out: Record<string, number> = {};
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) if (typeof v === 'number' && Number.isFinite(v)) out[k] = v;
-  }
-  return out;
-}
+  ['diskEntries', { name: 's3edge_cdn_cache_disk_entries', type: 'gauge', help: 'Files held by the disk tier of the edge cache.' }],
+  ['fillsInFlight', { name: 's3edge_cdn_cache_fills_in_flight', type: 'gauge', help: 'Storage reads filling the cache right now.' }],
+];
 
 export function collectMetrics(ctx: AppContext): Metric[] {
   const log = ctx.requestLog.stats();
@@ -39,14 +32,8 @@ export function collectMetrics(ctx: AppContext): Metric[] {
     { name: 's3edge_cdn_log_flushes_total', type: 'counter', value: log.flushes, help: 'Flush transactions of the CDN request log.' },
     { name: 's3edge_cdn_log_flush_errors_total', type: 'counter', value: log.flushErrors, help: 'Flushes of the CDN request log that failed (records kept for the next).' },
   ];
-  for (const [key, value] of Object.entries(edgeStats(ctx.edge))) {
-    const known = CACHE_METRICS.get(key);
-    metrics.push(
-      known
-        ? { ...known, value }
-        : { name: `s3edge_cdn_cache_${snakeCase(key)}`, type: 'untyped', value, help: `Edge cache statistic ${key}.` },
-    );
-  }
+  const cache = ctx.edge.stats();
+  for (const [key, metric] of CACHE_METRICS) metrics.push({ ...metric, value: cache[key] });
   return metrics;
 }
 

@@ -1,4 +1,100 @@
-// Routes of /api/v3 (purge): issue 6, to be filled in.
-import type { RouteModule } from '../plugin.js';
+// The edge cache through the management API: POST /api/v3/cdn/purge drops cached copies of the
+// caller's assets and public bucket objects (`assets:write`); GET /api/v3/cdn/cache reports the
+// cache's counters and sizes (`metrics:read`). Another user's asset or bucket is "not found".
+import { Type, type Static } from '@sinclair/typebox';
+import type { AppContext } from '../../context.js';
+import { badRequest, notFound } from '../errors.js';
+import { principalOf, type RouteModule } from '../plugin.js';
+import { ERROR_RESPONSES } from './schemas.js';
 
-export const purgeRoutes: RouteModule = () => {};
+export const PurgeResult = Type.Object({ success: Type.Boolean(), purged: Type.Integer() });
+export type PurgeResult = Static<typeof PurgeResult>;
+
+export const CacheStats = Type.Object({
+  storageReads: Type.Integer(),
+  hits: Type.Integer(),
+  misses: Type.Integer(),
+  expired: Type.Integer(),
+  bypasses: Type.Integer(),
+  memoryBytes: Type.Integer(),
+  memoryEntries: Type.Integer(),
+  diskBytes: Type.Integer(),
+  diskEntries: Type.Integer(),
+  fillsInFlight: Type.Integer(),
+});
+export type CacheStats = Static<typeof CacheStats>;
+
+/** What a purge names: one asset, a bucket's keys under a prefix, or everything the caller owns. */
+export type PurgeRequest = { assetId: string } | { bucket: string; prefix?: string } | { all: true };
+
+const FORMS = 'one of { "assetId": "..." }, { "bucket": "...", "prefix": "..." } or { "all": true }';
+const MAX_PREFIX_BYTES = 1024;
+
+function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
+  const extra = Object.keys(body).find((k) => !allowed.includes(k));
+  if (extra !== undefined) throw badRequest(`body has an unknown field '${extra.slice(0, 64)}': send ${FORMS}`);
+}
+
+function nonEmptyString(value: unknown, field: string, maxLength: number): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > maxLength) {
+    throw badRequest(`body/${field} must be a string of 1 to ${maxLength} characters`);
+  }
+  return value;
+}
+
+/** By hand: the three forms are told apart by their fields, each with an error that names them. */
+export function parsePurgeRequest(body: unknown): PurgeRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest(`The body must be a JSON object: ${FORMS}`);
+  const b = body as Record<string, unknown>;
+  if ('assetId' in b) {
+    onlyFields(b, ['assetId']);
+    return { assetId: nonEmptyString(b['assetId'], 'assetId', 128) };
+  }
+  if ('bucket' in b) {
+    onlyFields(b, ['bucket', 'prefix']);
+    const bucket = nonEmptyString(b['bucket'], 'bucket', 255);
+    const prefix = b['prefix'];
+    if (prefix === undefined) return { bucket };
+    if (typeof prefix !== 'string' || Buffer.byteLength(prefix, 'utf8') > MAX_PREFIX_BYTES) {
+      throw badRequest(`body/prefix must be a string of at most ${MAX_PREFIX_BYTES} bytes`);
+    }
+    return { bucket, prefix };
+  }
+  if ('all' in b) {
+    onlyFields(b, ['all']);
+    if (b['all'] !== true) throw badRequest('body/all must be true');
+    return { all: true };
+  }
+  throw badRequest(`Nothing to purge: send ${FORMS}`);
+}
+
+function purge(ctx: AppContext, userId: string, request: PurgeRequest): number {
+  if ('assetId' in request) {
+    const asset = ctx.repos.assets.get(request.assetId);
+    if (!asset || asset.userId !== userId) throw notFound('Asset not found');
+    return ctx.edge.purgeAsset(asset.id);
+  }
+  if ('bucket' in request) {
+    const bucket = ctx.repos.buckets.getByName(request.bucket);
+    if (!bucket || bucket.ownerId !== userId) throw notFound('Bucket not found');
+    return ctx.edge.purgePrefix(bucket.id, request.prefix ?? '');
+  }
+  return ctx.edge.purgeOwner(userId);
+}
+
+export const purgeRoutes: RouteModule = (app, { ctx, requireScope }) => {
+  app.post(
+    '/api/v3/cdn/purge',
+    { onRequest: requireScope('assets:write'), schema: { response: { 200: PurgeResult, ...ERROR_RESPONSES } } },
+    async (request) => {
+      const purged = purge(ctx, principalOf(request).userId, parsePurgeRequest(request.body));
+      return { success: true, purged };
+    },
+  );
+
+  app.get(
+    '/api/v3/cdn/cache',
+    { onRequest: requireScope('metrics:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), cache: CacheStats }), ...ERROR_RESPONSES } } },
+    async () => ({ success: true, cache: ctx.edge.stats() }),
+  );
+};

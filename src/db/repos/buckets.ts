@@ -11,6 +11,8 @@ export interface Bucket {
   region: string;
   /** Unix milliseconds. */
   createdAt: number;
+  /** The CDN serves its objects to anyone (migration 007). */
+  public: boolean;
 }
 
 export interface NewBucket {
@@ -27,13 +29,15 @@ interface BucketRow {
   owner_id: string;
   region: string;
   created_at: number;
+  public: number;
 }
 
 function toBucket(r: BucketRow): Bucket {
-  return { id: r.id, name: r.name, ownerId: r.owner_id, region: r.region, createdAt: r.created_at };
+  return { id: r.id, name: r.name, ownerId: r.owner_id, region: r.region, createdAt: r.created_at, public: r.public === 1 };
 }
 
-const COLUMNS = 'id, name, owner_id, region, created_at';
+const INSERT_COLUMNS = 'id, name, owner_id, region, created_at';
+const COLUMNS = `${INSERT_COLUMNS}, public`;
 
 export class BucketsRepo {
   private readonly insertStmt: Statement<[string, string, string, string, number]>;
@@ -44,9 +48,10 @@ export class BucketsRepo {
   private readonly deleteIfEmptyStmt: Statement<{ id: string }>;
   private readonly countStmt: Statement<[string], { n: number }>;
   private readonly hasObjectsStmt: Statement<[string], { has: number }>;
+  private readonly setPublicStmt: Statement<[number, string]>;
 
   constructor(db: Db, private readonly clock: () => number = Date.now) {
-    this.insertStmt = db.prepare(`INSERT INTO buckets (${COLUMNS}) VALUES (?, ?, ?, ?, ?)`);
+    this.insertStmt = db.prepare(`INSERT INTO buckets (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?)`);
     this.byNameStmt = db.prepare(`SELECT ${COLUMNS} FROM buckets WHERE name = ?`);
     this.byIdStmt = db.prepare(`SELECT ${COLUMNS} FROM buckets WHERE id = ?`);
     this.listAllStmt = db.prepare(`SELECT ${COLUMNS} FROM buckets ORDER BY name`);
@@ -56,11 +61,12 @@ export class BucketsRepo {
     );
     this.countStmt = db.prepare('SELECT count(*) AS n FROM objects WHERE bucket_id = ?');
     this.hasObjectsStmt = db.prepare('SELECT EXISTS (SELECT 1 FROM objects WHERE bucket_id = ?) AS has');
+    this.setPublicStmt = db.prepare('UPDATE buckets SET public = ? WHERE id = ?');
   }
 
   /** Throws ConstraintError('duplicate') when the name is taken, ('in_use') when the owner does not exist. */
   insert(input: NewBucket): Bucket {
-    const bucket: Bucket = { id: newId(), ...input, createdAt: this.clock() };
+    const bucket: Bucket = { id: newId(), ...input, createdAt: this.clock(), public: false };
     try {
       this.insertStmt.run(bucket.id, bucket.name, bucket.ownerId, bucket.region, bucket.createdAt);
     } catch (err) {
@@ -90,6 +96,11 @@ export class BucketsRepo {
   delete(id: string): BucketDeleteResult {
     if (this.deleteIfEmptyStmt.run({ id }).changes > 0) return 'deleted';
     return this.byIdStmt.get(id) ? 'not_empty' : 'not_found';
+  }
+
+  /** Makes the bucket's objects public on the CDN, or private again; false when the bucket is gone. */
+  setPublic(id: string, isPublic: boolean): boolean {
+    return this.setPublicStmt.run(isPublic ? 1 : 0, id).changes > 0;
   }
 
   countObjects(bucketId: string): number {

@@ -290,6 +290,7 @@ export const completeMultipartUpload: OperationHandler = async (r) => {
     if (!done) throw noSuchUpload();
     return result(r, bucket.name, key, done);
   }
+  ctx.edge.purgeObject(bucket.id, key);
   void releaseBlobs(ctx, outcome.replaced);
   // Parts left out of the list are in the trash now.
   scheduleTrashDrain(r);

@@ -1,0 +1,121 @@
+// One cache fill: a single read of an object from storage, written into a disk slot (bytes readable by
+// followers as soon as they are written) and, for a small object, kept whole for the memory tier. The
+// fill runs at storage speed whoever follows it: a slow or vanished client cannot stall it or cut it
+// short. A fill that fails (storage error, short read, disk write error) caches nothing.
+import type { Readable } from 'node:stream';
+import type { DiskSlot, EntryIdentity } from './disk-tier.js';
+
+export interface FillOptions {
+  id: EntryIdentity;
+  /** The storage stream being opened (opened by the caller, in the tick of its metadata lookup). */
+  body: Promise<Readable>;
+  /** Keep the whole body for the memory tier. */
+  keepInMemory: boolean;
+  /** Where the body goes on disk; undefined when the disk tier takes no part. */
+  slot: DiskSlot | undefined;
+  onDiskError(err: unknown): void;
+}
+
+export class Fill {
+  readonly id: EntryIdentity;
+  readonly slot: DiskSlot | undefined;
+  readonly keepsInMemory: boolean;
+  /** Resolves once the storage stream is open; rejects (e.g. code ENOENT) if it cannot be. */
+  readonly opened: Promise<void>;
+  /** Resolves when every byte was read: with the whole body if it is kept in memory. */
+  readonly bytes: Promise<Buffer | undefined>;
+  /** Settles when the fill is over, its file published on disk (or given up). */
+  readonly done: Promise<void>;
+  /** Set by a purge: the result is served to those already waiting, but not cached. */
+  purged = false;
+  /** Body bytes read so far (and written to the slot). */
+  written = 0;
+  private complete = false;
+  private failure: Error | undefined;
+  private readonly waiters = new Set<() => void>();
+  private stream: Readable | undefined;
+  private aborted: Error | undefined;
+
+  constructor(private readonly opts: FillOptions) {
+    this.id = opts.id;
+    this.slot = opts.slot;
+    this.keepsInMemory = opts.keepInMemory;
+    this.opened = opts.body.then(() => undefined);
+    this.bytes = this.read();
+    this.done = this.bytes.then(
+      () => this.finishSlot(),
+      () => undefined,
+    );
+    // Failures are reported to whoever waits; nobody waiting is not an unhandled rejection.
+    this.opened.catch(() => undefined);
+    this.bytes.catch(() => undefined);
+  }
+
+  private async read(): Promise<Buffer | undefined> {
+    const { id, slot } = this.opts;
+    const chunks: Buffer[] | undefined = this.opts.keepInMemory ? [] : undefined;
+    try {
+      const body = await this.opts.body;
+      this.stream = body;
+      if (this.aborted) body.destroy(this.aborted);
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        if (this.written + chunk.length > id.size) throw new Error('storage returned more bytes than the object has');
+        chunks?.push(chunk);
+        await slot?.write(chunk, this.written);
+        this.written += chunk.length;
+        this.wake();
+      }
+      if (this.written !== id.size) throw new Error(`short read from storage: ${this.written} of ${id.size} bytes`);
+      this.complete = true;
+      this.wake();
+      return chunks ? Buffer.concat(chunks, id.size) : undefined;
+    } catch (err) {
+      this.failure = err instanceof Error ? err : new Error(String(err));
+      this.wake();
+      if (slot) {
+        await slot.discard();
+        slot.release();
+      }
+      throw this.failure;
+    }
+  }
+
+  /**
+   * Published on disk unless purged meanwhile; a disk failure here costs the cache, not a response.
+   * Runs after the last byte was read, so no reader waits for the file's fsync.
+   */
+  private async finishSlot(): Promise<void> {
+    const { slot } = this.opts;
+    if (!slot) return;
+    try {
+      if (this.purged) await slot.discard();
+      else await slot.publish(() => !this.purged);
+    } catch (err) {
+      this.opts.onDiskError(err);
+      await slot.discard();
+    } finally {
+      slot.release();
+    }
+  }
+
+  private wake(): void {
+    const waiting = [...this.waiters];
+    this.waiters.clear();
+    for (const wake of waiting) wake();
+  }
+
+  /** Resolves once at least `n` body bytes are readable (or all of them are); rejects if the fill failed. */
+  async waitFor(n: number): Promise<void> {
+    for (;;) {
+      if (this.failure) throw this.failure;
+      if (this.written >= n || this.complete) return;
+      await new Promise<void>((resolve) => this.waiters.add(resolve));
+    }
+  }
+
+  /** Stops a fill still reading (shutdown): it fails and caches nothing. One reading no more finishes. */
+  abort(reason: Error): void {
+    this.aborted = reason;
+    if (!this.complete) this.stream?.destroy(reason);
+  }
+}

@@ -1,0 +1,94 @@
+// What the CDN answers for one version of an asset or object, decided from its metadata alone: the
+// response headers, conditional requests (304 / 412), one byte range (206 / 416) and whether the type
+// is one we compress. The bytes come later, from the edge cache.
+import type { IncomingHttpHeaders } from 'node:http';
+import { ifRangeHolds, SAFETY_HEADERS } from '../assets/delivery.js';
+import { isS3Error } from '../errors/s3-errors.js';
+import { evaluatePreconditions } from '../s3/conditionals.js';
+import { parseRange } from '../s3/range.js';
+import type { ReadRange } from '../storage/backend.js';
+import { isCompressibleType, type Coding } from './cache/compression.js';
+
+export interface Representation {
+  /** Strong, quoted. */
+  etag: string;
+  /** Unix milliseconds. */
+  lastModified: number;
+  size: number;
+  contentType: string;
+  /** An S3 object's stored Content-Encoding: sent as is, and such a body is never compressed again. */
+  contentEncoding: string | null;
+  contentDisposition: string | undefined;
+  cacheControl: string;
+  /** Further stored headers (Content-Language, Expires). */
+  extra: Record<string, string>;
+}
+
+export type Decision =
+  | { kind: 'body'; range: ReadRange | undefined }
+  | { kind: 'not-modified' }
+  | { kind: 'precondition-failed' }
+  | { kind: 'range-not-satisfiable' };
+
+function one(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(',') : v;
+}
+
+export function decide(rep: Representation, h: IncomingHttpHeaders): Decision {
+  const failure = evaluatePreconditions(
+    {
+      ifMatch: one(h['if-match']),
+      ifNoneMatch: one(h['if-none-match']),
+      ifModifiedSince: one(h['if-modified-since']),
+      ifUnmodifiedSince: one(h['if-unmodified-since']),
+    },
+    rep.etag,
+    rep.lastModified,
+  );
+  if (failure?.kind === 'failed') return { kind: 'precondition-failed' };
+  if (failure?.kind === 'not-modified') return { kind: 'not-modified' };
+  if (!ifRangeHolds(one(h['if-range']), { etag: rep.etag, updatedAt: rep.lastModified })) return { kind: 'body', range: undefined };
+  try {
+    return { kind: 'body', range: parseRange(one(h.range), rep.size) };
+  } catch (err) {
+    if (isS3Error(err) && err.code === 'InvalidRange') return { kind: 'range-not-satisfiable' };
+    throw err;
+  }
+}
+
+/** The type is compressible and the body is not encoded already: responses vary on Accept-Encoding. */
+export function variesByEncoding(rep: Representation): boolean {
+  return rep.contentEncoding === null && isCompressibleType(rep.contentType);
+}
+
+/**
+ * A compressed variant is another representation: its ETag is the weak form of the object's (as nginx
+ * does), so If-None-Match with it still gives 304 and If-Range never accepts it.
+ */
+export function etagFor(rep: Representation, coding: Coding | undefined): string {
+  return coding ? `W/${rep.etag}` : rep.etag;
+}
+
+/** Headers of every answer about this representation (200, 206, 304, HEAD). */
+export function validatorHeaders(rep: Representation, coding: Coding | undefined): Record<string, string> {
+  return {
+    ...SAFETY_HEADERS,
+    etag: etagFor(rep, coding),
+    'last-modified': new Date(rep.lastModified).toUTCString(),
+    'cache-control': rep.cacheControl,
+    ...(variesByEncoding(rep) ? { vary: 'Accept-Encoding' } : {}),
+  };
+}
+
+/** Headers of a 200/206/HEAD answer (length and range are the caller's). */
+export function contentHeaders(rep: Representation, coding: Coding | undefined): Record<string, string> {
+  const encoding = coding ?? rep.contentEncoding ?? undefined;
+  return {
+    'content-type': rep.contentType,
+    ...validatorHeaders(rep, coding),
+    ...(rep.contentDisposition ? { 'content-disposition': rep.contentDisposition } : {}),
+    ...(encoding ? { 'content-encoding': encoding } : {}),
+    ...rep.extra,
+    'accept-ranges': 'bytes',
+  };
+}

@@ -1,0 +1,140 @@
+// From a CDN request to what may be served: the asset or public bucket object it names, the access
+// decision (public, a valid signed URL, or nothing), and, for what is served, its representation and
+// how the cache reaches its bytes. Every request is decided here from the metadata rows, before the
+// cache is asked for anything: the cache never decides who may see what.
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import { contentDisposition } from '../assets/content-disposition.js';
+import { isActiveExtension, isActiveType } from '../assets/content-safety.js';
+import { OCTET_STREAM } from '../assets/content-type.js';
+import { openAssetBody } from '../assets/delivery.js';
+import { sanitizeFileName } from '../assets/file-name.js';
+import type { AppContext } from '../context.js';
+import type { AssetRecord } from '../db/repos/assets.js';
+import { openObjectBody } from '../s3/object-reader.js';
+import { assetCacheKey, objectCacheKey, type CacheObject } from './edge-cache.js';
+import type { Representation } from './representation.js';
+import { UrlSigner } from './signed-url.js';
+import { parseBucketTarget, parseCdnTarget, type AssetTarget, type BucketObjectTarget } from './targets.js';
+
+/** Signed (private) responses may sit in no shared cache. */
+export const SIGNED_CACHE_CONTROL = 'private, no-store';
+
+/** What the request log learns about a request as it is resolved. */
+export interface TargetFacts {
+  assetId: string | null;
+  ownerId: string | null;
+  bucket: string | null;
+  key: string | null;
+}
+
+export interface Served {
+  rep: Representation;
+  cache: CacheObject;
+  /** Set for an asset: each body served is a usage event. */
+  asset?: AssetRecord;
+}
+
+export type Resolution = { kind: 'not-found' } | { kind: 'forbidden' } | { kind: 'found'; served: Served };
+
+const NOT_FOUND: Resolution = { kind: 'not-found' };
+
+export class CdnResolver {
+  private readonly signer: UrlSigner;
+
+  constructor(private readonly ctx: AppContext) {
+    this.signer = UrlSigner.fromMasterKey(ctx.masterKey, ctx.clock);
+  }
+
+  /**
+   * Call read() on the result's cache object in the same tick: the metadata row was read here, and
+   * opening its bytes then leases them before anything can remove them.
+   */
+  resolve(req: IncomingMessage, facts: TargetFacts): Resolution {
+    const asset = parseCdnTarget(req.url);
+    if (asset) return this.asset(asset, facts);
+    const object = parseBucketTarget(req.url);
+    if (object) return this.object(object, facts);
+    return NOT_FOUND;
+  }
+
+  private suspended(userId: string): boolean {
+    return this.ctx.repos.spaces.get(userId)?.status === 'suspended';
+  }
+
+  private asset(target: AssetTarget, facts: TargetFacts): Resolution {
+    const { ctx } = this;
+    const asset = ctx.repos.assets.get(target.id);
+    if (!asset || asset.fileName !== target.fileName) return NOT_FOUND;
+    facts.assetId = asset.id;
+    facts.ownerId = asset.userId;
+    const signed =
+      target.expires !== undefined && target.signature !== undefined && this.signer.verify(asset, target.expires, target.signature);
+    if (!signed && asset.visibility !== 'public') return NOT_FOUND;
+    // 403 only for what this caller could otherwise see: it reveals nothing a 404 would hide.
+    if (this.suspended(asset.userId)) return { kind: 'forbidden' };
+    // Active content (HTML, SVG, XML, JS) is only ever a download, even through a signed URL.
+    const active = isActiveType(asset.contentType) || isActiveExtension(asset.fileName);
+    const rep: Representation = {
+      etag: asset.etag,
+      lastModified: asset.updatedAt,
+      size: asset.size,
+      contentType: asset.contentType,
+      contentEncoding: null,
+      contentDisposition: contentDisposition(active ? 'attachment' : 'inline', asset.fileName),
+      cacheControl: signed ? SIGNED_CACHE_CONTROL : ctx.config.cdn.defaultCacheControl,
+      extra: {},
+    };
+    const cache: CacheObject = {
+      key: assetCacheKey(asset.id),
+      etag: asset.etag,
+      size: asset.size,
+      owner: asset.userId,
+      open: (range) => openAssetBody(ctx, asset, range),
+    };
+    return { kind: 'found', served: { rep, cache, asset } };
+  }
+
+  private object(target: BucketObjectTarget, facts: TargetFacts): Resolution {
+    const { ctx } = this;
+    // Straight from the database, not the S3 path's bucket directory: making a bucket private takes
+    // effect on the next request.
+    const bucket = ctx.repos.buckets.getByName(target.bucket);
+    if (!bucket?.public) return NOT_FOUND;
+    const found = ctx.objects.getWithInline(bucket.id, target.key);
+    if (!found) return NOT_FOUND;
+    const { rec, inline } = found;
+    facts.bucket = bucket.name;
+    facts.key = rec.key;
+    facts.ownerId = bucket.ownerId;
+    if (this.suspended(bucket.ownerId)) return { kind: 'forbidden' };
+    const contentType = rec.contentType || OCTET_STREAM;
+    // The key's last segment stands in for a file name; active content is never rendered inline.
+    const active = isActiveType(contentType) || isActiveExtension(sanitizeFileName(rec.key));
+    const extra: Record<string, string> = {};
+    if (rec.contentLanguage) extra['content-language'] = rec.contentLanguage;
+    if (rec.expires) extra.expires = rec.expires;
+    const rep: Representation = {
+      etag: rec.etag,
+      lastModified: rec.lastModified,
+      size: rec.size,
+      contentType,
+      contentEncoding: rec.contentEncoding,
+      contentDisposition: active ? contentDisposition('attachment', sanitizeFileName(rec.key)) : (rec.contentDisposition ?? undefined),
+      cacheControl: rec.cacheControl ?? ctx.config.cdn.defaultCacheControl,
+      extra,
+    };
+    const cache: CacheObject = {
+      key: objectCacheKey(bucket.id, rec.key),
+      etag: rec.etag,
+      size: rec.size,
+      owner: bucket.ownerId,
+      // A small object's bytes came with its row: no second lookup.
+      open: (range) =>
+        inline
+          ? Promise.resolve(Readable.from([range ? inline.subarray(range.start, range.end + 1) : inline], { objectMode: false }))
+          : openObjectBody(ctx, rec, range ? { range } : {}),
+    };
+    return { kind: 'found', served: { rep, cache } };
+  }
+}
