@@ -1,5 +1,5 @@
-// Summary analytics (SPEC.md 2.4) from usage events: the fallback used until the edge request log
-// records requests. Every download event of the last 24 hours counts as one request; nothing of it
+// Summary analytics (SPEC.md 2.4) from usage events: the fallback when the CDN request log has none of
+// the user's requests in the window. Every download event of the last 24 hours counts as one request; nothing of it
 // came from a cache, so cachedBytes and cacheHitRatio are 0, and `available` is false to say so.
 import type { Analytics } from '../api/v3/schemas.js';
 import type { UsageEvent } from '../db/repos/usage.js';
