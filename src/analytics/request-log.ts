@@ -6,6 +6,7 @@ import type { CdnLogConfig } from '../config/schema.js';
 import type { Db } from '../db/open.js';
 import { CdnLogRepo } from '../db/repos/cdn-log.js';
 import { CdnTrafficRepo } from '../db/repos/cdn-traffic.js';
+import { UsageRepo } from '../db/repos/usage.js';
 import { maintainLog, type MaintenanceResult } from './log-maintenance.js';
 import { HOUR_MS } from './traffic.js';
 
@@ -34,6 +35,12 @@ export interface CdnRequestRecord {
   country: string;
   userAgent: string;
   durationMs: number;
+  /**
+   * The display key of the asset whose body this request served: the request is then also a
+   * `download` usage event (source `cdn`), written in the same flush transaction as its log row
+   * instead of one write per request.
+   */
+  downloadKey?: string;
 }
 
 /** Runs `fn` every `ms` until the returned stop function is called. */
@@ -106,6 +113,7 @@ function clean(r: CdnRequestRecord): CdnRequestRecord | undefined {
     country: typeof r.country === 'string' && /^[A-Z]{2}$/.test(r.country) ? r.country : '',
     userAgent: text(r.userAgent, 512),
     durationMs: Number.isFinite(r.durationMs) && r.durationMs > 0 ? r.durationMs : 0,
+    ...(typeof r.downloadKey === 'string' ? { downloadKey: text(r.downloadKey, 1100) } : {}),
   };
 }
 
@@ -126,9 +134,9 @@ export class RequestLog {
     private readonly config: CdnLogConfig,
     opts: RequestLogOptions = {},
   ) {
-    this.repo = new CdnLogRepo(db);
-    this.traffic = new CdnTrafficRepo(db);
     this.clock = opts.clock ?? Date.now;
+    this.repo = new CdnLogRepo(db, new UsageRepo(db, this.clock));
+    this.traffic = new CdnTrafficRepo(db);
     this.log = opts.log;
     this.capacity = config.bufferSize;
     // Roll up and expire what accumulated while the server was down, then hourly.

@@ -13,7 +13,7 @@ import type { CacheStatus } from '../analytics/request-log.js';
 import { negotiateCoding, type Coding } from './cache/compression.js';
 import type { CacheResult } from './edge-cache.js';
 import { contentHeaders, decide, validatorHeaders, variesByEncoding } from './representation.js';
-import { CdnResolver, type Served, type TargetFacts } from './resolve.js';
+import { CdnResolver, type TargetFacts } from './resolve.js';
 import { sendBody } from './send.js';
 
 export type CdnHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -25,6 +25,8 @@ export const CACHE_STATUS_HEADER = 'x-cache';
 interface RequestFacts extends TargetFacts {
   cacheStatus: CacheStatus | null;
   bytesSent: number;
+  /** Set when an asset's body was served: the request is then a download usage event too. */
+  downloadKey?: string;
 }
 
 function plain(res: ServerResponse, req: IncomingMessage, status: number, text: string, extra: Record<string, string> = {}): void {
@@ -47,8 +49,6 @@ const ATTEMPTS = 3;
 
 export function createCdnHandler(ctx: AppContext): CdnHandler {
   const resolver = new CdnResolver(ctx);
-  const cdnHostname = ctx.config.cdn.hostname;
-
   const cacheHeaders = (status: CacheStatus, cachedAt: number | undefined): Record<string, string> => {
     const headers: Record<string, string> = { [CACHE_STATUS_HEADER]: status };
     if (cachedAt !== undefined) headers.age = String(Math.max(0, Math.floor((ctx.clock().getTime() - cachedAt) / 1000)));
@@ -118,7 +118,8 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       ...cacheHeaders(result.status, result.cachedAt),
     };
     facts.bytesSent = await sendBody(res, status, headers, result.body, ctx.log);
-    if (asset) recordDownload(ctx, asset, req, cdnHostname, status, facts.bytesSent);
+    // Each asset body served is also a download usage event, written with the request's log row.
+    if (asset) facts.downloadKey = displayKey(asset);
     return 'done';
   };
 
@@ -159,6 +160,7 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       country: client.country,
       userAgent: String(req.headers['user-agent'] ?? '').slice(0, 512),
       durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      ...(facts.downloadKey !== undefined ? { downloadKey: facts.downloadKey } : {}),
     });
   };
 }
@@ -168,19 +170,6 @@ function lengthHeaders(size: number, range: { start: number; end: number } | und
   return { 'content-length': String(range.end - range.start + 1), 'content-range': `bytes ${range.start}-${range.end}/${size}` };
 }
 
-/** Each asset body served is a `download` usage event with source `cdn`. */
-function recordDownload(ctx: AppContext, asset: NonNullable<Served['asset']>, req: IncomingMessage, hostname: string, status: number, bytes: number): void {
-  try {
-    ctx.repos.usage.record({
-      userId: asset.userId, assetId: asset.id, eventType: 'download', source: 'cdn', bytes,
-      hostname, statusCode: status, metadata: { key: displayKey(asset) },
-      clientIp: req.socket.remoteAddress ?? '',
-    });
-  } catch (err) {
-    // The response is over; a lost usage event is logged, not answered.
-    ctx.log.error({ err }, 'cdn download usage event not recorded');
-  }
-}
 
 /** True when the Host header (port ignored) names the CDN hostname. */
 export function isCdnHost(host: string | undefined, cdnHostname: string): boolean {

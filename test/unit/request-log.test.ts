@@ -100,3 +100,19 @@ t.test('the flush timer writes the buffer; close() stops the timers, flushes, an
   log.record(rec());
   t.match(log.stats(), { buffered: 0, dropped: 1 }, 'a record after close is dropped');
 });
+
+t.test('a request that served an asset is also a download usage event, written in the same flush', async (t) => {
+  const { db, log } = setup();
+  t.teardown(() => db.close());
+  db.prepare("INSERT INTO users (id, name, created_at) VALUES ('u1', 'ana', 0)").run();
+  log.record(rec({ downloadKey: 'a1/f.txt', bytesSent: 42, status: 206, country: 'NG' }));
+  log.record(rec({ bytesSent: 7 }));
+  log.record(rec({ downloadKey: 'a1/f.txt', ownerId: 'gone-user' }));
+  const events = db.prepare('SELECT user_id, asset_id, event_type, source, bytes, status_code, country, metadata, created_at FROM usage_events');
+  t.same(events.all(), [], 'nothing before the flush');
+  t.equal(log.flush(), 3, 'the batch is written although one owner no longer exists');
+  t.same(events.all(), [
+    { user_id: 'u1', asset_id: 'a1', event_type: 'download', source: 'cdn', bytes: 42, status_code: 206, country: 'NG', metadata: '{"key":"a1/f.txt"}', created_at: NOW },
+  ], 'one event, for the request that served a body, at the request time');
+  t.equal(db.prepare('SELECT count(*) FROM cdn_requests').pluck().get(), 3);
+});

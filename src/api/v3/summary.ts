@@ -35,6 +35,8 @@ export function userAnalytics(ctx: AppContext, userId: string, now: number): Ana
 export function buildSummary(ctx: AppContext, userId: string): SummaryData {
   const now = ctx.clock().getTime();
   const { repos, config } = ctx;
+  // Buffered CDN requests (and the download usage events among them) count too.
+  ctx.requestLog.flush();
   const stats = repos.assets.stats(userId);
   const totals = repos.usage.totals(userId);
   const view = { cdnBase: ctx.endpoints.cdn, storageName: config.storageName };

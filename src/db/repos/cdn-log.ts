@@ -5,6 +5,8 @@ import type { Statement, Transaction } from 'better-sqlite3';
 import type { CdnRequestRecord } from '../../analytics/request-log.js';
 import { hoursOf, mergeHour, hourOf, HOUR_MS, type HourTraffic, type TrafficGroup } from '../../analytics/traffic.js';
 import type { Db } from '../open.js';
+import { isForeignKeyViolation } from './errors.js';
+import type { UsageRepo } from './usage.js';
 
 export interface HourRow {
   owner_id: string;
@@ -68,7 +70,11 @@ export class CdnLogRepo {
   private readonly insertBatchTx: Transaction<(records: readonly CdnRequestRecord[]) => void>;
   private readonly rollUpTx: Transaction<(untilHour: number) => number>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    /** Where the downloads among the logged requests become usage events, in the same transaction. */
+    private readonly usage: UsageRepo,
+  ) {
     this.insertStmt = db.prepare(
       `INSERT INTO cdn_requests (time, host, asset_id, bucket, object_key, owner_id, status, bytes_sent, cache_status, client_ip, country, user_agent, duration_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -87,6 +93,7 @@ export class CdnLogRepo {
           r.time, r.host, r.assetId, r.bucket, r.key, r.ownerId, r.status, r.bytesSent, r.cacheStatus, r.clientIp, r.country,
           r.userAgent, r.durationMs,
         );
+        if (r.downloadKey !== undefined && r.assetId !== null && r.ownerId !== null) this.recordDownload(r, r.downloadKey, r.assetId, r.ownerId);
       }
       // A request that ended after its hour was rolled up (a long download, a flush just past the
       // hour) goes into that hour's roll-up now, in the same transaction as its row.
@@ -103,6 +110,24 @@ export class CdnLogRepo {
       this.setRolledUntilStmt.run(untilHour);
       return hours.length;
     });
+  }
+
+  /**
+   * The download usage event of a request that served an asset. A user deleted since the request has
+   * no events: that one insert fails alone (SQLite undoes just the statement) and the batch goes on.
+   */
+  private recordDownload(r: CdnRequestRecord, key: string, assetId: string, ownerId: string): void {
+    try {
+      this.usage.record(
+        {
+          userId: ownerId, assetId, eventType: 'download', source: 'cdn', bytes: r.bytesSent, hostname: r.host,
+          country: r.country, statusCode: r.status, clientIp: r.clientIp, metadata: { key },
+        },
+        r.time,
+      );
+    } catch (err) {
+      if (!isForeignKeyViolation(err)) throw err;
+    }
   }
 
   /** Every record in one transaction (all or none). */

@@ -84,8 +84,9 @@ export class UsageRepo {
     );
   }
 
-  record(input: NewUsageEvent): UsageEvent {
-    const event: UsageEvent = { country: '', clientIp: '', ...input, id: newId(), createdAt: this.clock() };
+  /** `createdAt` defaults to now (the CDN's events carry their request's time). */
+  record(input: NewUsageEvent, createdAt: number = this.clock()): UsageEvent {
+    const event: UsageEvent = { country: '', clientIp: '', ...input, id: newId(), createdAt };
     this.insertStmt.run(
       event.id, event.userId, event.assetId, event.eventType, event.source, event.bytes, event.hostname,
       event.country, event.statusCode, event.clientIp, JSON.stringify(event.metadata), event.createdAt,
