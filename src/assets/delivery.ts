@@ -36,14 +36,14 @@ function one(v: string | string[] | undefined): string | undefined {
 }
 
 /** RFC 9110 §13.1.5: a Range is honoured only if If-Range names the current representation. */
-export function ifRangeHolds(ifRange: string | undefined, asset: Pick<AssetRecord, 'etag' | 'updatedAt'>): boolean {
+function ifRangeHolds(ifRange: string | undefined, v: Pick<Validators, 'etag' | 'lastModified'>): boolean {
   if (ifRange === undefined) return true;
-  const v = ifRange.trim();
-  if (v.startsWith('"')) return v === asset.etag;
+  const given = ifRange.trim();
+  if (given.startsWith('"')) return given === v.etag;
   // A weak validator never matches; a date must be the exact Last-Modified.
-  if (v.startsWith('W/')) return false;
-  const t = Date.parse(v);
-  return !Number.isNaN(t) && t === Math.floor(asset.updatedAt / 1000) * 1000;
+  if (given.startsWith('W/')) return false;
+  const t = Date.parse(given);
+  return !Number.isNaN(t) && t === Math.floor(v.lastModified / 1000) * 1000;
 }
 
 /** The headers of the asset as a representation (not per range). */
@@ -59,9 +59,23 @@ function representationHeaders(asset: AssetRecord, style: DeliveryStyle): Record
   };
 }
 
-/** What to answer for a GET/HEAD of `asset`, from the request's conditional and Range headers. */
-export function decideDelivery(asset: AssetRecord, h: IncomingHttpHeaders, style: DeliveryStyle): DeliveryDecision {
-  const headers = representationHeaders(asset, style);
+/** The validators and size of one version: all a conditional or Range request is decided on. */
+export interface Validators {
+  /** Strong, quoted. */
+  etag: string;
+  /** Unix milliseconds. */
+  lastModified: number;
+  size: number;
+}
+
+export type RequestDecision =
+  | { kind: 'body'; range: ReadRange | undefined }
+  | { kind: 'not-modified' }
+  | { kind: 'precondition-failed' }
+  | { kind: 'range-not-satisfiable' };
+
+/** Conditional headers (304 / 412) first, then one byte range (206 / 416; ignored unless If-Range holds). */
+export function decideRequest(v: Validators, h: IncomingHttpHeaders): RequestDecision {
   const failure = evaluatePreconditions(
     {
       ifMatch: one(h['if-match']),
@@ -69,23 +83,37 @@ export function decideDelivery(asset: AssetRecord, h: IncomingHttpHeaders, style
       ifModifiedSince: one(h['if-modified-since']),
       ifUnmodifiedSince: one(h['if-unmodified-since']),
     },
-    asset.etag,
-    asset.updatedAt,
+    v.etag,
+    v.lastModified,
   );
   if (failure?.kind === 'failed') return { kind: 'precondition-failed' };
-  if (failure?.kind === 'not-modified') {
-    const { 'content-type': _t, 'content-disposition': _d, 'accept-ranges': _a, ...kept } = headers;
-    return { kind: 'not-modified', headers: kept };
+  if (failure?.kind === 'not-modified') return { kind: 'not-modified' };
+  if (!ifRangeHolds(one(h['if-range']), v)) return { kind: 'body', range: undefined };
+  try {
+    return { kind: 'body', range: parseRange(one(h.range), v.size) };
+  } catch (err) {
+    if (isS3Error(err) && err.code === 'InvalidRange') return { kind: 'range-not-satisfiable' };
+    throw err;
   }
-  let range: ReadRange | undefined;
-  if (ifRangeHolds(one(h['if-range']), asset)) {
-    try {
-      range = parseRange(one(h.range), asset.size);
-    } catch (err) {
-      if (isS3Error(err) && err.code === 'InvalidRange') return { kind: 'range-not-satisfiable', contentRange: `bytes */${asset.size}` };
-      throw err;
+}
+
+/** What to answer for a GET/HEAD of `asset`, from the request's conditional and Range headers. */
+export function decideDelivery(asset: AssetRecord, h: IncomingHttpHeaders, style: DeliveryStyle): DeliveryDecision {
+  const headers = representationHeaders(asset, style);
+  const d = decideRequest({ etag: asset.etag, lastModified: asset.updatedAt, size: asset.size }, h);
+  switch (d.kind) {
+    case 'precondition-failed':
+      return d;
+    case 'range-not-satisfiable':
+      return { kind: 'range-not-satisfiable', contentRange: `bytes */${asset.size}` };
+    case 'not-modified': {
+      const { 'content-type': _t, 'content-disposition': _d, 'accept-ranges': _a, ...kept } = headers;
+      return { kind: 'not-modified', headers: kept };
     }
+    case 'body':
+      break;
   }
+  const { range } = d;
   if (!range) return { kind: 'body', status: 200, headers: { ...headers, 'content-length': String(asset.size) }, range: undefined, length: asset.size };
   const length = range.end - range.start + 1;
   return {

@@ -6,13 +6,13 @@
 // 404, so the CDN tells a stranger nothing about what exists; what would be served of a suspended
 // space is a bare 403. Every request is reported to the request log.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { hostnameOf, isBlobGone, SAFETY_HEADERS } from '../assets/delivery.js';
+import { decideRequest, hostnameOf, isBlobGone, SAFETY_HEADERS } from '../assets/delivery.js';
 import { displayKey } from '../assets/view.js';
 import type { AppContext } from '../context.js';
 import type { CacheStatus } from '../analytics/request-log.js';
 import { negotiateCoding, type Coding } from './cache/compression.js';
 import type { CacheResult } from './edge-cache.js';
-import { contentHeaders, decide, validatorHeaders, variesByEncoding } from './representation.js';
+import { contentHeaders, validatorHeaders, variesByEncoding } from './representation.js';
 import { CdnResolver, type TargetFacts } from './resolve.js';
 import { sendBody } from './send.js';
 
@@ -67,7 +67,7 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       return 'done';
     }
     const { rep, cache, asset } = resolution.served;
-    const decision = decide(rep, req.headers);
+    const decision = decideRequest(rep, req.headers);
     if (decision.kind === 'precondition-failed') {
       plain(res, req, 412, 'Precondition Failed');
       return 'done';

@@ -1,12 +1,7 @@
-// What the CDN answers for one version of an asset or object, decided from its metadata alone: the
-// response headers, conditional requests (304 / 412), one byte range (206 / 416) and whether the type
-// is one we compress. The bytes come later, from the edge cache.
-import type { IncomingHttpHeaders } from 'node:http';
-import { ifRangeHolds, SAFETY_HEADERS } from '../assets/delivery.js';
-import { isS3Error } from '../errors/s3-errors.js';
-import { evaluatePreconditions } from '../s3/conditionals.js';
-import { parseRange } from '../s3/range.js';
-import type { ReadRange } from '../storage/backend.js';
+// What the CDN answers for one version of an asset or object, from its metadata alone: the response
+// headers and whether the type is one we compress (conditionals and ranges: decideRequest in
+// assets/delivery.ts). The bytes come later, from the edge cache.
+import { SAFETY_HEADERS } from '../assets/delivery.js';
 import { isCompressibleType, type Coding } from './cache/compression.js';
 
 export interface Representation {
@@ -22,38 +17,6 @@ export interface Representation {
   cacheControl: string;
   /** Further stored headers (Content-Language, Expires). */
   extra: Record<string, string>;
-}
-
-export type Decision =
-  | { kind: 'body'; range: ReadRange | undefined }
-  | { kind: 'not-modified' }
-  | { kind: 'precondition-failed' }
-  | { kind: 'range-not-satisfiable' };
-
-function one(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v.join(',') : v;
-}
-
-export function decide(rep: Representation, h: IncomingHttpHeaders): Decision {
-  const failure = evaluatePreconditions(
-    {
-      ifMatch: one(h['if-match']),
-      ifNoneMatch: one(h['if-none-match']),
-      ifModifiedSince: one(h['if-modified-since']),
-      ifUnmodifiedSince: one(h['if-unmodified-since']),
-    },
-    rep.etag,
-    rep.lastModified,
-  );
-  if (failure?.kind === 'failed') return { kind: 'precondition-failed' };
-  if (failure?.kind === 'not-modified') return { kind: 'not-modified' };
-  if (!ifRangeHolds(one(h['if-range']), { etag: rep.etag, updatedAt: rep.lastModified })) return { kind: 'body', range: undefined };
-  try {
-    return { kind: 'body', range: parseRange(one(h.range), rep.size) };
-  } catch (err) {
-    if (isS3Error(err) && err.code === 'InvalidRange') return { kind: 'range-not-satisfiable' };
-    throw err;
-  }
 }
 
 /** The type is compressible and the body is not encoded already: responses vary on Accept-Encoding. */
