@@ -4,30 +4,17 @@
 // typed client. The main port serves the same requests, routed by Host.
 import t, { type Test } from 'tap';
 import { apiUser, eventually, PROVIDER_NAMES, query, ResponseRecorder } from '../helpers/api.js';
-import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
+import { CdnClient, type CdnRequestOptions } from '../helpers/cdn.js';
+import type { RawResponse } from '../helpers/raw-http.js';
 import { startServer } from '../helpers/server.js';
 
 const recorder = new ResponseRecorder();
 const server = await startServer();
 t.teardown(() => server.stop());
+const cdnClient = new CdnClient(server, recorder);
 const port = new URL(server.cdnUrl).port;
-const CDN_HOST = `cdn.localhost:${port}`;
-
-
-/** `http://cdn.localhost:<port>/<path>` -> the request target on the wire. */
-function targetOf(url: string): string {
-  const u = new URL(url);
-  if (u.host !== CDN_HOST) throw new Error(`${url} does not name the CDN host ${CDN_HOST}`);
-  return `${u.pathname}${u.search}`;
-}
-
-/** A request to the CDN host over a real socket; headers and body go to the leak scan. */
-async function cdn(target: string, opts: { method?: string; headers?: [string, string][]; host?: string; url?: string } = {}): Promise<RawResponse> {
-  const method = opts.method ?? 'GET';
-  const res = await rawRequest({ url: opts.url ?? server.cdnUrl }, { method, target, headers: [['Host', opts.host ?? CDN_HOST], ...(opts.headers ?? [])] });
-  recorder.record({ method, path: `cdn ${target}`, status: res.status, body: `${JSON.stringify(res.headers)}\n${res.text}` });
-  return res;
-}
+const targetOf = (url: string): string => cdnClient.targetOf(url);
+const cdn = (target: string, opts: CdnRequestOptions = {}): Promise<RawResponse> => cdnClient.request(target, opts);
 
 const SAFETY = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; sandbox" };
 

@@ -11,30 +11,18 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { ApiClientError, type CacheStats } from '../../src/client/index.js';
 import { apiClient, apiUser, eventually, PROVIDER_NAMES, query, ResponseRecorder } from '../helpers/api.js';
 import { runAws, writeAwsConfig, type AwsTarget } from '../helpers/aws-cli.js';
-import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
+import { CdnClient, type CdnRequestOptions } from '../helpers/cdn.js';
+import type { RawResponse } from '../helpers/raw-http.js';
 import { createAccountKey, startServer } from '../helpers/server.js';
 
 const MEMORY_ENTRY_MAX = 64 * 1024;
 const recorder = new ResponseRecorder();
 const server = await startServer({ env: { S3EDGE_CDN_CACHE_MEMORY_ENTRY_MAX_BYTES: String(MEMORY_ENTRY_MAX) } });
 t.teardown(() => server.stop());
-const port = new URL(server.cdnUrl).port;
-const CDN_HOST = `cdn.localhost:${port}`;
-
-function targetOf(url: string): string {
-  const u = new URL(url);
-  if (u.host !== CDN_HOST) throw new Error(`${url} does not name the CDN host ${CDN_HOST}`);
-  return `${u.pathname}${u.search}`;
-}
-
-/** A request to the CDN listener; headers and body go to the leak scan. */
-async function cdn(target: string, opts: { method?: string; headers?: [string, string][] } = {}): Promise<RawResponse> {
-  const method = opts.method ?? 'GET';
-  const res = await rawRequest({ url: server.cdnUrl }, { method, target, headers: [['Host', CDN_HOST], ...(opts.headers ?? [])] });
-  // Object bytes are the test's own patterns: the first 256 KiB of a body are plenty for the scan.
-  recorder.record({ method, path: `cdn ${target}`, status: res.status, body: `${JSON.stringify(res.headers)}\n${res.body.subarray(0, 256 * 1024).toString('latin1')}` });
-  return res;
-}
+// Object bytes are the test's own patterns: the first 256 KiB of a body are plenty for the scan.
+const cdnClient = new CdnClient(server, recorder, 256 * 1024);
+const targetOf = (url: string): string => cdnClient.targetOf(url);
+const cdn = (target: string, opts: Pick<CdnRequestOptions, 'method' | 'headers'> = {}): Promise<RawResponse> => cdnClient.request(target, opts);
 
 const SAFETY = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; sandbox" };
 
