@@ -36,9 +36,9 @@ export interface CdnRequestRecord {
   userAgent: string;
   durationMs: number;
   /**
-   * The display key of the asset whose body this request served: the request is then also a
-   * `download` usage event (source `cdn`), written in the same flush transaction as its log row
-   * instead of one write per request.
+   * Set when this request served a body: the asset's display key, or `<bucket>/<key>`. The request is
+   * then also a `download` usage event (source `cdn`), written in the same flush transaction as its
+   * log row instead of one write per request.
    */
   downloadKey?: string;
 }

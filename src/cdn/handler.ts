@@ -25,7 +25,7 @@ export const CACHE_STATUS_HEADER = 'x-cache';
 interface RequestFacts extends TargetFacts {
   cacheStatus: CacheStatus | null;
   bytesSent: number;
-  /** Set when an asset's body was served: the request is then a download usage event too. */
+  /** Set when a body was served: the request is then a download usage event too. */
   downloadKey?: string;
 }
 
@@ -118,8 +118,10 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       ...cacheHeaders(result.status, result.cachedAt),
     };
     facts.bytesSent = await sendBody(res, status, headers, result.body, ctx.log);
-    // Each asset body served is also a download usage event, written with the request's log row.
+    // Each body served is also a download usage event, written with the request's log row: an asset's
+    // under its display key, a public bucket object's as `<bucket>/<key>`.
     if (asset) facts.downloadKey = displayKey(asset);
+    else if (facts.bucket !== null && facts.key !== null) facts.downloadKey = `${facts.bucket}/${facts.key}`;
     return 'done';
   };
 

@@ -108,11 +108,13 @@ t.test('a request that served an asset is also a download usage event, written i
   log.record(rec({ downloadKey: 'a1/f.txt', bytesSent: 42, status: 206, country: 'NG' }));
   log.record(rec({ bytesSent: 7 }));
   log.record(rec({ downloadKey: 'a1/f.txt', ownerId: 'gone-user' }));
-  const events = db.prepare('SELECT user_id, asset_id, event_type, source, bytes, status_code, country, metadata, created_at FROM usage_events');
+  log.record(rec({ assetId: null, bucket: 'photos', key: 'a.txt', downloadKey: 'photos/a.txt', bytesSent: 5, country: '' }));
+  const events = db.prepare('SELECT user_id, asset_id, event_type, source, bytes, status_code, country, metadata, created_at FROM usage_events ORDER BY seq');
   t.same(events.all(), [], 'nothing before the flush');
-  t.equal(log.flush(), 3, 'the batch is written although one owner no longer exists');
+  t.equal(log.flush(), 4, 'the batch is written although one owner no longer exists');
   t.same(events.all(), [
     { user_id: 'u1', asset_id: 'a1', event_type: 'download', source: 'cdn', bytes: 42, status_code: 206, country: 'NG', metadata: '{"key":"a1/f.txt"}', created_at: NOW },
-  ], 'one event, for the request that served a body, at the request time');
-  t.equal(db.prepare('SELECT count(*) FROM cdn_requests').pluck().get(), 3);
+    { user_id: 'u1', asset_id: '', event_type: 'download', source: 'cdn', bytes: 5, status_code: 200, country: '', metadata: '{"key":"photos/a.txt"}', created_at: NOW },
+  ], 'one event per request that served a body (a public bucket object too), at the request time');
+  t.equal(db.prepare('SELECT count(*) FROM cdn_requests').pluck().get(), 4);
 });

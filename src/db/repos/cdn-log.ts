@@ -93,7 +93,7 @@ export class CdnLogRepo {
           r.time, r.host, r.assetId, r.bucket, r.key, r.ownerId, r.status, r.bytesSent, r.cacheStatus, r.clientIp, r.country,
           r.userAgent, r.durationMs,
         );
-        if (r.downloadKey !== undefined && r.assetId !== null && r.ownerId !== null) this.recordDownload(r, r.downloadKey, r.assetId, r.ownerId);
+        if (r.downloadKey !== undefined && r.ownerId !== null) this.recordDownload(r, r.downloadKey, r.assetId ?? '', r.ownerId);
       }
       // A request that ended after its hour was rolled up (a long download, a flush just past the
       // hour) goes into that hour's roll-up now, in the same transaction as its row.
@@ -113,7 +113,8 @@ export class CdnLogRepo {
   }
 
   /**
-   * The download usage event of a request that served an asset. A user deleted since the request has
+   * The download usage event of a request that served a body (assetId '' for a public bucket object). A
+   * user deleted since the request has
    * no events: that one insert fails alone (SQLite undoes just the statement) and the batch goes on.
    */
   private recordDownload(r: CdnRequestRecord, key: string, assetId: string, ownerId: string): void {
