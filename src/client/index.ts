@@ -6,6 +6,7 @@ import type {
   ApiKeyInfo,
   Asset,
   AssetListItem,
+  CacheStats,
   CreatedApiKey,
   CreatedStorageAccessKey,
   Credits,
@@ -18,7 +19,7 @@ import type {
   UsageEvent,
 } from '../api/v3/schemas.js';
 import type { BucketVisibility } from '../api/v3/buckets.js';
-import type { CacheStats, PurgeRequest } from '../api/v3/purge.js';
+import type { PurgeRequest } from '../api/v3/purge.js';
 
 export type { BucketVisibility, CacheStats, PurgeRequest };
 export type {

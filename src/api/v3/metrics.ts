@@ -1,10 +1,12 @@
 // GET /api/v3/metrics (scope metrics:read): gateway-wide counters in the Prometheus text format 0.0.4:
 // the CDN request log (buffered, flushed, dropped) and the edge cache (hits, misses, storage reads, sizes).
+// GET /api/v3/cdn/cache (same scope): the edge cache's counters as JSON.
 import type { AppContext } from '../../context.js';
 import type { EdgeCacheStats } from '../../cdn/edge-cache.js';
 import { PROMETHEUS_CONTENT_TYPE, renderPrometheus, type Metric } from '../../metrics/prometheus.js';
 import type { RouteModule } from '../plugin.js';
-import { ERROR_RESPONSES } from './schemas.js';
+import { Type } from '@sinclair/typebox';
+import { CacheStats, ERROR_RESPONSES } from './schemas.js';
 
 type CacheCounter = keyof EdgeCacheStats;
 
@@ -38,6 +40,12 @@ export function collectMetrics(ctx: AppContext): Metric[] {
 }
 
 export const metricsRoutes: RouteModule = (app, { ctx, requireScope }) => {
+  app.get(
+    '/api/v3/cdn/cache',
+    { onRequest: requireScope('metrics:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), cache: CacheStats }), ...ERROR_RESPONSES } } },
+    async () => ({ success: true, cache: ctx.edge.stats() }),
+  );
+
   app.get('/api/v3/metrics', { onRequest: requireScope('metrics:read'), schema: { response: { ...ERROR_RESPONSES } } }, async (_request, reply) => {
     void reply.type(PROMETHEUS_CONTENT_TYPE);
     return renderPrometheus(collectMetrics(ctx));

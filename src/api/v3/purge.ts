@@ -1,6 +1,5 @@
-// The edge cache through the management API: POST /api/v3/cdn/purge drops cached copies of the
-// caller's assets and public bucket objects (`assets:write`); GET /api/v3/cdn/cache reports the
-// cache's counters and sizes (`metrics:read`). Another user's asset or bucket is "not found".
+// POST /api/v3/cdn/purge (`assets:write`): drops cached copies of the caller's assets and public bucket
+// objects from the edge cache. Another user's asset or bucket is "not found".
 import { Type, type Static } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { badRequest, notFound } from '../errors.js';
@@ -10,19 +9,6 @@ import { ERROR_RESPONSES } from './schemas.js';
 export const PurgeResult = Type.Object({ success: Type.Boolean(), purged: Type.Integer() });
 export type PurgeResult = Static<typeof PurgeResult>;
 
-export const CacheStats = Type.Object({
-  storageReads: Type.Integer(),
-  hits: Type.Integer(),
-  misses: Type.Integer(),
-  expired: Type.Integer(),
-  bypasses: Type.Integer(),
-  memoryBytes: Type.Integer(),
-  memoryEntries: Type.Integer(),
-  diskBytes: Type.Integer(),
-  diskEntries: Type.Integer(),
-  fillsInFlight: Type.Integer(),
-});
-export type CacheStats = Static<typeof CacheStats>;
 
 /** What a purge names: one asset, a bucket's keys under a prefix, or everything the caller owns. */
 export type PurgeRequest = { assetId: string } | { bucket: string; prefix?: string } | { all: true };
@@ -92,9 +78,4 @@ export const purgeRoutes: RouteModule = (app, { ctx, requireScope }) => {
     },
   );
 
-  app.get(
-    '/api/v3/cdn/cache',
-    { onRequest: requireScope('metrics:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), cache: CacheStats }), ...ERROR_RESPONSES } } },
-    async () => ({ success: true, cache: ctx.edge.stats() }),
-  );
 };

@@ -218,3 +218,18 @@ export const ProxyLogs = Type.Object({
   topSources: Type.Array(Type.Object({ ip: Type.String(), requests: Type.Integer(), bytes: Type.Integer() })),
 });
 export type ProxyLogs = Static<typeof ProxyLogs>;
+
+/** The edge cache's counters and sizes (GET /api/v3/cdn/cache). */
+export const CacheStats = Type.Object({
+  storageReads: Type.Integer(),
+  hits: Type.Integer(),
+  misses: Type.Integer(),
+  expired: Type.Integer(),
+  bypasses: Type.Integer(),
+  memoryBytes: Type.Integer(),
+  memoryEntries: Type.Integer(),
+  diskBytes: Type.Integer(),
+  diskEntries: Type.Integer(),
+  fillsInFlight: Type.Integer(),
+});
+export type CacheStats = Static<typeof CacheStats>;
