@@ -22,6 +22,7 @@ import { ApiKeyVerifier } from './auth/api-keys.js';
 import { CreditsService } from './credits/credits.js';
 import { RequestLog } from './analytics/request-log.js';
 import { ClientResolver } from './cdn/client-info.js';
+import { AssetDirectory } from './cdn/asset-directory.js';
 import { EdgeCache } from './cdn/edge-cache.js';
 
 /** The edge cache's disk tier, under the data directory. */
@@ -55,6 +56,8 @@ export interface AppContext {
   endpoints: PublicEndpoints;
   /** The master key: seals stored secrets; signed CDN URLs use a key derived from it. */
   masterKey: Buffer;
+  /** Assets by id for the CDN, found ones reused for up to a second (cdn/asset-directory.ts). */
+  assetDirectory: AssetDirectory;
   /** The CDN's memory + disk cache; purge it when an asset or a public object changes. */
   edge: EdgeCache;
   /** Every CDN request, buffered and flushed to SQLite. */
@@ -129,6 +132,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       credits: new CreditsService(repos.credits, config.credits, clock),
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,
+      assetDirectory: new AssetDirectory(repos),
       edge,
       requestLog: new RequestLog(db, config.cdn.log, { clock: () => clock().getTime(), log }),
       clients: new ClientResolver(config.cdn),

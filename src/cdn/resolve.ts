@@ -64,7 +64,7 @@ export class CdnResolver {
 
   private asset(target: AssetTarget, facts: TargetFacts): Resolution {
     const { ctx } = this;
-    const asset = ctx.repos.assets.get(target.id);
+    const asset = ctx.assetDirectory.byId(target.id);
     if (!asset || asset.fileName !== target.fileName) return NOT_FOUND;
     facts.assetId = asset.id;
     facts.ownerId = asset.userId;
