@@ -9,7 +9,7 @@ import { buildProxyLogsFromLog, TOP_SOURCES } from '../../src/proxy/proxy-logs.j
 import { emptyHour } from '../../src/analytics/traffic.js';
 import { HOUR, LOG_NOW as NOW, logRecord as rec } from '../helpers/log-records.js';
 
-const NO_TIMERS: Scheduler = { every: () => () => undefined };
+const NO_TIMERS: Scheduler = { every: () => () => undefined, soon: () => undefined };
 
 function logWith(records: Parameters<RequestLog['record']>[0][]): RequestLog {
   const db = openDatabase(':memory:');

@@ -7,7 +7,7 @@ import { RequestLog, type Scheduler } from '../../src/analytics/request-log.js';
 import type { HourTraffic } from '../../src/analytics/traffic.js';
 import { HOUR, LOG_NOW, logRecord as rec } from '../helpers/log-records.js';
 
-const NO_TIMERS: Scheduler = { every: () => () => undefined };
+const NO_TIMERS: Scheduler = { every: () => () => undefined, soon: () => undefined };
 const H12 = Date.parse('2026-11-21T12:00:00Z');
 
 function setup(clock: { now: number }): { db: Db; log: RequestLog } {

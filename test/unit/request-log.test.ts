@@ -16,6 +16,13 @@ class ManualScheduler implements Scheduler {
       job.stopped = true;
     };
   }
+  readonly queued: (() => void)[] = [];
+  soon(fn: () => void): void {
+    this.queued.push(fn);
+  }
+  runQueued(): void {
+    for (const fn of this.queued.splice(0)) fn();
+  }
   fire(ms: number): void {
     for (const j of this.jobs) if (j.ms === ms && !j.stopped) j.fn();
   }
@@ -117,4 +124,20 @@ t.test('a request that served an asset is also a download usage event, written i
     { user_id: 'u1', asset_id: '', event_type: 'download', source: 'cdn', bytes: 5, status_code: 200, country: '', metadata: '{"key":"photos/a.txt"}', created_at: NOW },
   ], 'one event per request that served a body (a public bucket object too), at the request time');
   t.equal(db.prepare('SELECT count(*) FROM cdn_requests').pluck().get(), 4);
+});
+
+t.test('a buffer half full is flushed after this turn, not at the next tick of the timer', async (t) => {
+  const { db, log, timers, rows } = setup(10);
+  t.teardown(() => db.close());
+  for (let i = 0; i < 4; i++) log.record(rec());
+  t.equal(timers.queued.length, 0, 'below half: the timer will do');
+  log.record(rec());
+  log.record(rec());
+  t.equal(timers.queued.length, 1, 'one early flush queued at half, however many records follow');
+  t.equal(rows(), 0, 'not within the request that filled it');
+  timers.runQueued();
+  t.equal(rows(), 6);
+  t.match(log.stats(), { buffered: 0, dropped: 0 });
+  for (let i = 0; i < 5; i++) log.record(rec());
+  t.equal(timers.queued.length, 1, 'queued again once the buffer fills again');
 });
