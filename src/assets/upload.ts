@@ -204,8 +204,7 @@ function isMultipartError(err: unknown): boolean {
 
 export async function uploadAsset(ctx: AppContext, input: UploadInput): Promise<AssetRecord> {
   const { userId } = input;
-  const userName = ctx.repos.users.getById(userId)?.name ?? userId;
-  const space = ctx.repos.spaces.ensure(userId, userName);
+  const space = ctx.repos.spaces.ensure(userId);
   if (space.status === 'suspended') {
     throw new ApiError(403, 'space_suspended', 'This space is suspended: uploads are refused until an administrator resumes it');
   }

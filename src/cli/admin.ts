@@ -360,7 +360,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       summary: "suspend a user's space: uploads are refused and its public assets are no longer served",
       run: ({ repos, flags }) => {
         const user = requireUser(repos, flags.user as string);
-        return spaceView(repos.spaces.setStatus(user.id, user.name, 'suspended'), user.name);
+        return spaceView(repos.spaces.setStatus(user.id, 'suspended'), user.name);
       },
     },
     resume: {
@@ -370,7 +370,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       summary: "resume a suspended space",
       run: ({ repos, flags }) => {
         const user = requireUser(repos, flags.user as string);
-        return spaceView(repos.spaces.setStatus(user.id, user.name, 'active'), user.name);
+        return spaceView(repos.spaces.setStatus(user.id, 'active'), user.name);
       },
     },
   },

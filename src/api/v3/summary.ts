@@ -14,12 +14,6 @@ export function spaceView(s: Space): SpaceView {
   return { id: s.id, name: s.name, status: s.status, suspendedAt: s.suspendedAt === null ? null : new Date(s.suspendedAt).toISOString() };
 }
 
-/** The user's space, created on first use; named after the user. */
-export function userSpace(ctx: AppContext, userId: string): Space {
-  const name = ctx.repos.users.getById(userId)?.name ?? userId;
-  return ctx.repos.spaces.ensure(userId, name);
-}
-
 /**
  * The last 24 hours of CDN traffic: from the request log when it holds requests of the user in the
  * window (the buffer is flushed first, so every request that has ended is counted), else from the
@@ -51,7 +45,7 @@ export function buildSummary(ctx: AppContext, userId: string): SummaryData {
     // Object storage is part of the gateway (local disk or an upstream store): always configured.
     configured: true,
     storageName: config.storageName,
-    space: spaceView(userSpace(ctx, userId)),
+    space: spaceView(ctx.repos.spaces.ensure(userId)),
     credits: ctx.credits.state(userId, stats.storageBytes),
   };
 }

@@ -31,24 +31,28 @@ function toSpace(r: SpaceRow): Space {
 const COLUMNS = 'id, user_id, name, status, suspended_at, created_at';
 
 export class SpacesRepo {
-  private readonly insertStmt: Statement<[string, string, string, number]>;
+  private readonly insertStmt: Statement<[string, number, string]>;
   private readonly byUserStmt: Statement<[string], SpaceRow>;
   private readonly setStatusStmt: Statement<[SpaceStatus, number | null, string]>;
 
   constructor(db: Db, private readonly clock: () => number = Date.now) {
+    // Named after its user, read in the same statement.
     this.insertStmt = db.prepare(
-      `INSERT INTO spaces (id, user_id, name, status, created_at) VALUES (?, ?, ?, 'active', ?) ON CONFLICT (user_id) DO NOTHING`,
+      `INSERT INTO spaces (id, user_id, name, status, created_at)
+       SELECT ?, id, name, 'active', ? FROM users WHERE id = ? ON CONFLICT (user_id) DO NOTHING`,
     );
     this.byUserStmt = db.prepare(`SELECT ${COLUMNS} FROM spaces WHERE user_id = ?`);
     this.setStatusStmt = db.prepare('UPDATE spaces SET status = ?, suspended_at = ? WHERE user_id = ?');
   }
 
-  /** The user's space, created (active, named after the user) if it does not exist yet. */
-  ensure(userId: string, userName: string): Space {
+  /** The user's space, created (active, named after the user) if it does not exist yet. The user must exist. */
+  ensure(userId: string): Space {
     const existing = this.byUserStmt.get(userId);
     if (existing) return toSpace(existing);
-    this.insertStmt.run(newId(), userId, userName, this.clock());
-    return toSpace(this.byUserStmt.get(userId) as SpaceRow);
+    this.insertStmt.run(newId(), this.clock(), userId);
+    const created = this.byUserStmt.get(userId);
+    if (!created) throw new Error(`spaces: no user ${userId}`);
+    return toSpace(created);
   }
 
   get(userId: string): Space | undefined {
@@ -57,10 +61,10 @@ export class SpacesRepo {
   }
 
   /** Suspending an already suspended space keeps its original suspendedAt. */
-  setStatus(userId: string, userName: string, status: SpaceStatus): Space {
-    const space = this.ensure(userId, userName);
+  setStatus(userId: string, status: SpaceStatus): Space {
+    const space = this.ensure(userId);
     if (space.status === status) return space;
     this.setStatusStmt.run(status, status === 'suspended' ? this.clock() : null, userId);
-    return this.ensure(userId, userName);
+    return this.ensure(userId);
   }
 }
