@@ -1,6 +1,7 @@
 // The asset list's query string, read leniently: SPEC.md §7/§8 say an invalid page or limit falls back
 // to safe defaults rather than failing, so nothing here ever throws. Values arrive as fastify's parser
 // leaves them: a string, an array of strings (a repeated key), or absent.
+import { positiveInt } from '../api/query.js';
 import type { AssetKind } from '../db/repos/assets.js';
 
 export const DEFAULT_PAGE = 1;
@@ -22,18 +23,10 @@ function first(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** A positive decimal integer (no sign, fraction or exponent), else undefined. */
-function positiveInt(v: unknown): number | undefined {
-  const s = first(v)?.trim();
-  if (!s || !/^\d{1,15}$/.test(s)) return undefined;
-  const n = Number(s);
-  return n >= 1 ? n : undefined;
-}
-
 export function parseAssetListQuery(query: unknown): AssetListParams {
   const q = (query && typeof query === 'object' ? query : {}) as Record<string, unknown>;
-  const page = positiveInt(q['page']);
-  const limit = positiveInt(q['limit']);
+  const page = positiveInt(first(q['page']));
+  const limit = positiveInt(first(q['limit']));
   const out: AssetListParams = {
     page: page !== undefined && page <= MAX_PAGE ? page : DEFAULT_PAGE,
     limit: limit === undefined ? DEFAULT_LIMIT : Math.min(limit, MAX_LIMIT),

@@ -16,12 +16,11 @@ export function spaceView(s: Space): SpaceView {
 
 /**
  * The last 24 hours of CDN traffic: from the request log when it holds requests of the user in the
- * window (the buffer is flushed first, so every request that has ended is counted), else from the
+ * window (flush the buffer first, so every request that has ended is counted), else from the
  * download usage events (`available: false`).
  */
 export function userAnalytics(ctx: AppContext, userId: string, now: number): Analytics {
   const hostname = ctx.config.cdn.hostname;
-  ctx.requestLog.flush();
   const fromLog = logAnalytics(ctx.requestLog.traffic.ownerHours(userId, windowStart(now), now), now, hostname);
   return fromLog ?? usageFallbackAnalytics(ctx.repos.usage.since(userId, 'download', now - WINDOW_MS + 1), now, hostname);
 }
