@@ -175,7 +175,6 @@ function lengthHeaders(size: number, range: { start: number; end: number } | und
 
 /** True when the Host header (port ignored) names the CDN hostname. */
 export function isCdnHost(host: string | undefined, cdnHostname: string): boolean {
-  if (!host) return false;
-  const name = host.replace(/:\d+$/, '').toLowerCase();
+  const name = hostnameOf(host);
   return name === cdnHostname || name === `${cdnHostname}.`;
 }

@@ -1,39 +1,16 @@
-// Bucket lookup by name for the S3 hot path: a bucket's id, owner and region never change, so a found
-// bucket is reused for at most `ttlMs` (a bucket deleted by another process, the admin CLI, is noticed
-// within that; one deleted here is forgotten at once). A miss is never cached: a bucket created
-// elsewhere is visible immediately. A write that races a deletion fails on the foreign key and is
-// answered NoSuchBucket (s3/handler.ts).
-import { LRUCache } from 'lru-cache';
+// Bucket lookup by name for the S3 hot path (db/found-cache.ts): a bucket's id, owner and region never
+// change, so a found bucket is reused for up to a second; a bucket deleted by the admin CLI (another
+// process) is noticed within that, one deleted here at once. A write that races a deletion fails on the
+// foreign key and is answered NoSuchBucket (s3/handler.ts).
 import type { Bucket, Repos } from '../db/repos/index.js';
+import { FoundCache, type FoundCacheOptions } from '../db/found-cache.js';
 
-export interface BucketDirectoryOptions {
-  ttlMs?: number;
-  max?: number;
-  /** Millisecond clock for the TTL (tests inject one); default performance.now. */
-  now?: () => number;
-}
-
-export class BucketDirectory {
-  private readonly found: LRUCache<string, Bucket>;
-
-  constructor(
-    private readonly repos: Pick<Repos, 'buckets'>,
-    opts: BucketDirectoryOptions = {},
-  ) {
-    const perf = opts.now ? { now: opts.now } : undefined;
-    this.found = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 1000, ttlAutopurge: false, ttlResolution: 0, perf });
+export class BucketDirectory extends FoundCache<Bucket> {
+  constructor(repos: Pick<Repos, 'buckets'>, opts: FoundCacheOptions = {}) {
+    super((name) => repos.buckets.getByName(name), opts);
   }
 
   byName(name: string): Bucket | undefined {
-    const hit = this.found.get(name);
-    if (hit) return hit;
-    const bucket = this.repos.buckets.getByName(name);
-    if (bucket) this.found.set(name, bucket);
-    return bucket;
-  }
-
-  /** Call after deleting a bucket in this process. */
-  forget(name: string): void {
-    this.found.delete(name);
+    return this.get(name);
   }
 }
