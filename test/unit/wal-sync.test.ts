@@ -1,18 +1,23 @@
 // Group commit: many writers waiting for durability share WAL flushes, and each one's commit is
 // covered by a flush that started after it.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { join } from 'node:path';
-import { openDatabase } from '../../src/db/open.js';
+import { openDatabase, type Db } from '../../src/db/open.js';
 import { WalSync } from '../../src/db/wal-sync.js';
 import { tempDir } from '../helpers/temp-data.js';
 
-t.test('concurrent syncs share flushes; every caller resolves after a flush that followed its commit', async (t) => {
+/** A WAL database with one table, as the server opens it (synchronous = NORMAL), and its WalSync. */
+function walDb(t: Test): { db: Db; wal: WalSync } {
   const file = join(tempDir(t), 'meta.db');
   const db = openDatabase(file);
   t.teardown(() => db.close());
   db.pragma('synchronous = NORMAL');
   db.exec('CREATE TABLE t (n INTEGER)');
-  const wal = new WalSync(`${file}-wal`);
+  return { db, wal: new WalSync(`${file}-wal`) };
+}
+
+t.test('concurrent syncs share flushes; every caller resolves after a flush that followed its commit', async (t) => {
+  const { db, wal } = walDb(t);
   const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
   const writers = Array.from({ length: 64 }, (_, i) => {
     insert.run(i);
@@ -38,12 +43,7 @@ t.test('concurrent syncs share flushes; every caller resolves after a flush that
 });
 
 t.test("syncSoon joins the next flush instead of starting one ahead of a request's sync", async (t) => {
-  const file = join(tempDir(t), 'meta.db');
-  const db = openDatabase(file);
-  t.teardown(() => db.close());
-  db.pragma('synchronous = NORMAL');
-  db.exec('CREATE TABLE t (n INTEGER)');
-  const wal = new WalSync(`${file}-wal`);
+  const { db, wal } = walDb(t);
   db.prepare('INSERT INTO t (n) VALUES (1)').run();
   // Background removal first, then the request's own sync, in the same turn: one flush serves both.
   await Promise.all([wal.syncSoon(), wal.sync()]);
