@@ -129,7 +129,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       ...(hashPool ? { hashPool } : {}),
       root,
       apiKeys: new ApiKeyVerifier(repos.apiKeys),
-      credits: new CreditsService(repos.credits, config.credits, clock),
+      credits: new CreditsService(repos, config.credits, clock),
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,
       assetDirectory: new AssetDirectory(repos),

@@ -383,7 +383,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       run: ({ repos, config, flags }) => {
         const user = requireUser(repos, flags.user as string);
         const amount = creditAmount(flags.amount);
-        const credits = new CreditsService(repos.credits, config.credits, () => new Date());
+        const credits = new CreditsService(repos, config.credits, () => new Date());
         const entry = repos.transaction(() => {
           credits.ensureMonthlyGrant(user.id);
           return credits.grant(user.id, amount, 'granted by an administrator');

@@ -8,6 +8,7 @@
 // and the reservation released. Reservations live in memory: one process owns a data directory.
 import type { CreditsConfig } from '../config/schema.js';
 import type { CreditsRepo, LedgerEntry } from '../db/repos/credits.js';
+import type { Repos } from '../db/repos/index.js';
 import { ApiError } from '../api/errors.js';
 
 export const MILLI = 1000;
@@ -55,11 +56,16 @@ export class CreditsService {
   private readonly reserved = new Map<string, number>();
   private readonly perUnitMilli: number;
 
+  private readonly repo: CreditsRepo;
+  private readonly transaction: Repos['transaction'];
+
   constructor(
-    private readonly repo: CreditsRepo,
+    repos: Pick<Repos, 'credits' | 'transaction'>,
     private readonly config: CreditsConfig,
     private readonly now: () => Date,
   ) {
+    this.repo = repos.credits;
+    this.transaction = repos.transaction;
     this.perUnitMilli = toMilli(config.uploadCreditsPerUnit);
   }
 
@@ -77,7 +83,7 @@ export class CreditsService {
     if (!this.config.enabled) return;
     const month = this.now().toISOString().slice(0, 7);
     if (this.repo.account(userId).grantedMonth === month) return;
-    this.repo.withTransaction(() => {
+    this.transaction(() => {
       if (this.repo.account(userId).grantedMonth === month) return;
       this.repo.markGranted(userId, month);
       const amount = toMilli(this.config.freeMonthlyCredits);

@@ -19,7 +19,7 @@ function setup(t: Test, over: Partial<CreditsConfig> = {}, now = new Date('2026-
     transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, ...over,
   };
   const clock = { now };
-  const credits = new CreditsService(repos.credits, config, () => clock.now);
+  const credits = new CreditsService(repos, config, () => clock.now);
   return { repos, credits, userId: user.id, clock };
 }
 

@@ -75,10 +75,8 @@ export class CreditsRepo {
   private readonly insertStmt: Statement<unknown[]>;
   private readonly recentStmt: Statement<[string, number], LedgerRow>;
   private readonly appendTx: (entry: NewLedgerEntry) => LedgerEntry;
-  private readonly db: Db;
 
   constructor(db: Db, private readonly clock: () => number = Date.now) {
-    this.db = db;
     this.accountStmt = db.prepare('SELECT user_id, balance_milli, used_milli, granted_month FROM credit_accounts WHERE user_id = ?');
     this.createAccountStmt = db.prepare(
       'INSERT INTO credit_accounts (user_id, balance_milli, used_milli) VALUES (?, 0, 0) ON CONFLICT (user_id) DO NOTHING',
@@ -120,11 +118,6 @@ export class CreditsRepo {
   markGranted(userId: string, month: string): void {
     this.createAccountStmt.run(userId);
     this.grantMonthStmt.run(month, userId);
-  }
-
-  /** Runs `fn` in one IMMEDIATE transaction (a savepoint when nested). */
-  withTransaction(fn: () => void): void {
-    this.db.transaction(fn).immediate();
   }
 
   /** The user's latest `limit` entries, newest first. */
