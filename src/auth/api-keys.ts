@@ -21,8 +21,6 @@ export const SCOPES = {
 
 export type Scope = keyof typeof SCOPES;
 export const ALL_SCOPES = Object.keys(SCOPES) as Scope[];
-/** What the dashboard's upload flow creates. */
-export const UPLOAD_KEY_SCOPES: readonly Scope[] = ['assets:write', 'assets:read'];
 
 export function isScope(s: string): s is Scope {
   return Object.hasOwn(SCOPES, s);
