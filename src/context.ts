@@ -14,7 +14,7 @@ import { Checkpointer } from './db/checkpointer.js';
 import { CommitQueue } from './db/commit-queue.js';
 import { BucketDirectory } from './s3/bucket-directory.js';
 import type { StorageBackend } from './storage/backend.js';
-import { DiskStorage } from './storage/disk.js';
+import { createStorage } from './storage/select.js';
 import { BlobLeases } from './storage/blob-leases.js';
 import { HashPool } from './hashing/hash-pool.js';
 import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
@@ -79,7 +79,7 @@ export interface ContextOptions {
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
   const log = opts.log ?? pino({ level: config.logLevel });
   const { db, repos, masterKey } = openDataDir(config);
-  const storage = new DiskStorage(join(config.dataDir, 'storage'));
+  const storage = createStorage(config);
   const dbFile = join(config.dataDir, META_DB_FILE);
   let walSync: WalSync | undefined;
   let checkpointer: Checkpointer | undefined;
