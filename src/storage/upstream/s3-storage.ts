@@ -27,8 +27,12 @@ export class S3Storage implements StorageBackend {
   private readonly client: UpstreamClient;
   private readonly prefix: string;
   private readonly staleUploadMs: number;
+  private readonly bucket: string;
+  private readonly endpoint: string;
 
   constructor(opts: S3StorageOptions) {
+    this.bucket = opts.bucket;
+    this.endpoint = opts.endpoint;
     if (opts.prefix !== '' && !opts.prefix.endsWith('/')) throw new Error('storage.s3.prefix must be empty or end with /');
     this.client = new UpstreamClient(opts);
     this.prefix = opts.prefix;
@@ -41,8 +45,13 @@ export class S3Storage implements StorageBackend {
   }
 
   async init(): Promise<void> {
-    const res = await this.client.expect({ method: 'HEAD', key: '', idempotent: true }, [200]);
-    await res.body.dump();
+    try {
+      const res = await this.client.expect({ method: 'HEAD', key: '', idempotent: true }, [200]);
+      await res.body.dump();
+    } catch (err) {
+      // For the operator at start-up, not a client: say what failed.
+      throw new Error(`upstream storage: bucket ${this.bucket} at ${this.endpoint} is not reachable`, { cause: err });
+    }
     const cutoff = Date.now() - this.staleUploadMs;
     for (const upload of await this.listUploads()) {
       if (Date.parse(upload.initiated) <= cutoff) await this.abortUpload(upload.key, upload.uploadId);
@@ -134,11 +143,18 @@ export class S3Storage implements StorageBackend {
         // Idempotent in effect: completing an already completed upload is 200 or 404, both checked below.
         const res = await this.client.expect(
           { method: 'POST', key, query: { uploadId }, body: () => doc, headers: { 'content-type': 'application/xml' }, idempotent: true },
-          [200],
+          [200, 404],
         );
         // S3 may report a failed completion inside a 200 response.
         const text = await res.body.text();
-        if (text.includes('<Error>')) throw new Error('upstream failed to complete the upload');
+        if (res.statusCode === 404) {
+          // A retry after a lost answer finds the upload gone: fine if the object is there.
+          const head = await this.client.expect({ method: 'HEAD', key, idempotent: true }, [200, 404]);
+          await head.body.dump();
+          if (head.statusCode !== 200) throw upstreamRejected(404, 'POST');
+        } else if (text.includes('<Error>')) {
+          throw upstreamRejected(200, 'POST');
+        }
         done = true;
       },
       abort: async () => {
