@@ -8,7 +8,7 @@ t.test('storage.backend selects the backend; s3 needs its settings', async (t) =
   t.ok(createStorage(loadConfig({ env: {} })) instanceof DiskStorage, 'disk by default');
   t.throws(() => createStorage(loadConfig({ env: { S3EDGE_STORAGE_BACKEND: 's3' } })), ConfigError);
   t.throws(
-    () => createStorage(loadConfig({ env: { S3EDGE_STORAGE_BACKEND: 's3', S3EDGE_STORAGE_S3_ENDPOINT: 'http://127.0.0.1:1', S3EDGE_STORAGE_S3_BUCKET: 'b' } })),
+    () => createStorage(loadConfig({ env: { S3EDGE_STORAGE_BACKEND: 's3', S3EDGE_STORAGE_S3_ENDPOINT: 'http://127.0.0.1:1', S3EDGE_STORAGE_S3_BUCKET: 'bkt' } })),
     /storage\.s3\.accessKeyId is required/,
   );
   const s3 = createStorage(
@@ -16,7 +16,7 @@ t.test('storage.backend selects the backend; s3 needs its settings', async (t) =
       env: {
         S3EDGE_STORAGE_BACKEND: 's3',
         S3EDGE_STORAGE_S3_ENDPOINT: 'http://127.0.0.1:1',
-        S3EDGE_STORAGE_S3_BUCKET: 'b',
+        S3EDGE_STORAGE_S3_BUCKET: 'bkt',
         S3EDGE_STORAGE_S3_ACCESS_KEY_ID: 'a',
         S3EDGE_STORAGE_S3_SECRET_ACCESS_KEY: 's',
       },
