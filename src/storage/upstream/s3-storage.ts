@@ -107,25 +107,30 @@ export class S3Storage implements StorageBackend {
     const etags: string[] = [];
     let size = 0;
     try {
-      let chunks: Buffer[] = [];
-      let buffered = 0;
+      // One part buffer, filled by copy and reused once its upload has finished: the upload's memory.
+      let part = Buffer.allocUnsafe(partTarget(1));
+      let filled = 0;
       const flush = async (): Promise<void> => {
-        const part = Buffer.concat(chunks, buffered);
-        chunks = [];
-        buffered = 0;
-        etags.push(await this.uploadPart(key, uploadId, etags.length + 1, part, signal));
+        etags.push(await this.uploadPart(key, uploadId, etags.length + 1, part.subarray(0, filled), signal));
+        filled = 0;
+        const next = partTarget(etags.length + 1);
+        if (next !== part.length) part = Buffer.allocUnsafe(next);
       };
       for await (const chunk of body) {
         signal?.throwIfAborted();
         const buf = chunk as Buffer;
-        chunks.push(buf);
-        buffered += buf.length;
         size += buf.length;
-        if (buffered >= partTarget(etags.length + 1)) await flush();
+        for (let at = 0; at < buf.length; ) {
+          const n = Math.min(part.length - filled, buf.length - at);
+          buf.copy(part, filled, at, at + n);
+          filled += n;
+          at += n;
+          if (filled === part.length) await flush();
+        }
       }
       signal?.throwIfAborted();
       // The last part may be short, and an empty body is one empty part.
-      if (buffered > 0 || etags.length === 0) await flush();
+      if (filled > 0 || etags.length === 0) await flush();
       if (etags.length > MAX_PARTS) throw new Error('body too large for upstream multipart');
     } catch (err) {
       body.destroy();
