@@ -11,6 +11,8 @@ import type { StorageBackend } from '../../src/storage/backend.js';
 import { S3Storage } from '../../src/storage/upstream/s3-storage.js';
 import { listKeys, startMoto, type RunningMoto } from '../helpers/moto.js';
 import { request } from 'undici';
+import { startServer, type RunningServer } from '../helpers/server.js';
+import { RawS3 } from '../helpers/s3-client.js';
 
 async function collect(r: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -43,6 +45,9 @@ interface Backend {
 let moto: RunningMoto | undefined;
 let prefixes = 0;
 t.teardown(async () => moto?.stop());
+// moto does not check signatures; s3edge itself does (strict SigV4), so it also serves as an upstream.
+let gateway: { server: RunningServer; root: RawS3 } | undefined;
+t.teardown(async () => gateway?.server.stop());
 
 const backends: Backend[] = [
   {
@@ -82,6 +87,46 @@ const backends: Backend[] = [
         plantOrphan: async () => {
           const res = await request(`${up.endpoint}/${up.bucket}/${prefix}blobs/leftover?uploads`, { method: 'POST' });
           await res.body.dump();
+        },
+        reopen: open,
+        cleanup: () => storage.close(),
+      };
+    },
+  },
+  {
+    name: 's3 (signature-checking upstream: an s3edge gateway)',
+    async make() {
+      if (!gateway) {
+        const server = await startServer({ upstream: false });
+        const root = new RawS3({ url: server.url }, server.rootKey);
+        const made = await root.send({ method: 'PUT', bucket: 'upstream' });
+        if (made.status !== 200) throw new Error(`create bucket: ${made.status} ${made.text}`);
+        gateway = { server, root };
+      }
+      const { server, root } = gateway;
+      const prefix = `case${++prefixes}/`;
+      const open = (): S3Storage =>
+        new S3Storage({
+          endpoint: server.url,
+          region: 'us-east-1',
+          bucket: 'upstream',
+          accessKeyId: server.rootKey.accessKeyId,
+          secretAccessKey: server.rootKey.secretAccessKey,
+          forcePathStyle: true,
+          prefix,
+          staleUploadMs: 0,
+        });
+      const storage = open();
+      await storage.init();
+      return {
+        storage,
+        stored: async () => [
+          ...(await root.listAllKeys('upstream', { prefix })),
+          ...(await storage.listUploads()).map((u) => `upload:${u.key}`),
+        ],
+        plantOrphan: async () => {
+          const res = await root.send({ method: 'POST', bucket: 'upstream', key: `${prefix}blobs/leftover`, query: { uploads: '' } });
+          if (res.status !== 200) throw new Error(`plant orphan: ${res.status}`);
         },
         reopen: open,
         cleanup: () => storage.close(),
