@@ -78,8 +78,9 @@ export interface ContextOptions {
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
   const log = opts.log ?? pino({ level: config.logLevel });
-  const { db, repos, masterKey } = openDataDir(config);
+  // First: a storage misconfiguration is a ConfigError before anything is opened.
   const storage = createStorage(config);
+  const { db, repos, masterKey } = openDataDir(config);
   const dbFile = join(config.dataDir, META_DB_FILE);
   let walSync: WalSync | undefined;
   let checkpointer: Checkpointer | undefined;
@@ -149,6 +150,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     return ctx;
   } catch (err) {
     await edge?.close();
+    // The upstream backend holds an HTTP agent; the disk backend's close is trivial.
+    await storage.close().catch(() => undefined);
     await walSync?.close();
     await checkpointer?.close();
     await hashPool?.close();
