@@ -107,30 +107,50 @@ export class S3Storage implements StorageBackend {
     const etags: string[] = [];
     let size = 0;
     try {
-      // One part buffer, filled by copy and reused once its upload has finished: the upload's memory.
-      let part = Buffer.allocUnsafe(partTarget(1));
+      // Two part buffers: one fills (by copy) while the other uploads, so the body keeps flowing;
+      // a buffer is reused only once its upload has finished. 16 MiB per upload.
+      const spare: Buffer[] = [];
+      let part: Buffer = Buffer.allocUnsafe(partTarget(1));
       let filled = 0;
+      let inFlight: Promise<void> | undefined;
       const flush = async (): Promise<void> => {
-        etags.push(await this.uploadPart(key, uploadId, etags.length + 1, part.subarray(0, filled), signal));
+        await inFlight;
+        const partNumber = etags.length + 1;
+        const sent = part;
+        etags.push('');
+        const upload = this.uploadPart(key, uploadId, partNumber, sent.subarray(0, filled), signal).then((etag) => {
+          etags[partNumber - 1] = etag;
+          if (sent.length === partTarget(etags.length + 1)) spare.push(sent);
+        });
+        // Failures are taken by the next flush or the final await.
+        upload.catch(() => undefined);
+        inFlight = upload;
         filled = 0;
         const next = partTarget(etags.length + 1);
-        if (next !== part.length) part = Buffer.allocUnsafe(next);
+        part = spare.pop() ?? Buffer.allocUnsafe(next);
+        if (part.length !== next) part = Buffer.allocUnsafe(next);
       };
-      for await (const chunk of body) {
-        signal?.throwIfAborted();
-        const buf = chunk as Buffer;
-        size += buf.length;
-        for (let at = 0; at < buf.length; ) {
-          const n = Math.min(part.length - filled, buf.length - at);
-          buf.copy(part, filled, at, at + n);
-          filled += n;
-          at += n;
-          if (filled === part.length) await flush();
+      try {
+        for await (const chunk of body) {
+          signal?.throwIfAborted();
+          const buf = chunk as Buffer;
+          size += buf.length;
+          for (let at = 0; at < buf.length; ) {
+            const n = Math.min(part.length - filled, buf.length - at);
+            buf.copy(part, filled, at, at + n);
+            filled += n;
+            at += n;
+            if (filled === part.length) await flush();
+          }
         }
+        signal?.throwIfAborted();
+        // The last part may be short, and an empty body is one empty part.
+        if (filled > 0 || etags.length === 0) await flush();
+      } finally {
+        // Never leave an upload running behind a failure (its rejection is rethrown on success only).
+        await inFlight?.catch(() => undefined);
       }
-      signal?.throwIfAborted();
-      // The last part may be short, and an empty body is one empty part.
-      if (filled > 0 || etags.length === 0) await flush();
+      await inFlight;
       if (etags.length > MAX_PARTS) throw new Error('body too large for upstream multipart');
     } catch (err) {
       body.destroy();
