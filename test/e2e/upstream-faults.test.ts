@@ -2,10 +2,11 @@
 // one: the download ends in a broken connection (never a short success), the upload fails with an
 // error (503 SlowDown or a reset), no partial object becomes visible, and the gateway keeps serving
 // what does not need the upstream (listings, small inline objects) and answers 503 SlowDown with
-// Retry-After, without upstream details, for what does.
+// Retry-After, without upstream details, for what does; once the upstream is back it serves again.
 import t from 'tap';
 import { request as httpRequest, type IncomingMessage, type ClientRequest } from 'node:http';
 import { startServer } from '../helpers/server.js';
+import { startMoto } from '../helpers/moto.js';
 import { RawS3, randomData, errorCode } from '../helpers/s3-client.js';
 import { UNSIGNED_PAYLOAD } from '../helpers/signer.js';
 
@@ -114,4 +115,16 @@ t.test('after the upstream died the gateway keeps serving and no partial object 
   t.equal(put.status, 503, 'a new upload is refused with 503');
   t.equal(errorCode(put), 'SlowDown');
   t.equal((await s3.send({ method: 'GET', bucket: '' , path: '/' })).status, 200, 'ListBuckets');
+});
+
+t.test('the upstream comes back on the same address: large objects are stored and served again', async (t) => {
+  // moto keeps nothing across a restart, so only new objects can be read; the gateway is not restarted.
+  const again = await startMoto({ port: moto.port, bucket: moto.bucket });
+  t.teardown(() => again.stop());
+  const body = randomData(3 * MiB);
+  const put = await s3.send({ method: 'PUT', bucket: 'faults', key: 'after.bin', body });
+  t.equal(put.status, 200, 'upload accepted');
+  const got = await s3.send({ method: 'GET', bucket: 'faults', key: 'after.bin' });
+  t.equal(got.status, 200, 'download served');
+  t.ok(got.body.equals(body), 'byte-identical');
 });
