@@ -14,7 +14,7 @@ import { Checkpointer } from './db/checkpointer.js';
 import { CommitQueue } from './db/commit-queue.js';
 import { BucketDirectory } from './s3/bucket-directory.js';
 import type { StorageBackend } from './storage/backend.js';
-import { DiskStorage } from './storage/disk.js';
+import { createStorage } from './storage/select.js';
 import { BlobLeases } from './storage/blob-leases.js';
 import { HashPool } from './hashing/hash-pool.js';
 import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
@@ -81,8 +81,9 @@ export interface ContextOptions {
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
   const log = opts.log ?? pino({ level: config.logLevel });
+  // First: a storage misconfiguration is a ConfigError before anything is opened.
+  const storage = createStorage(config);
   const { db, repos, masterKey } = openDataDir(config);
-  const storage = new DiskStorage(join(config.dataDir, 'storage'));
   const dbFile = join(config.dataDir, META_DB_FILE);
   let walSync: WalSync | undefined;
   let checkpointer: Checkpointer | undefined;
@@ -153,6 +154,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     return ctx;
   } catch (err) {
     await edge?.close();
+    // The upstream backend holds an HTTP agent; the disk backend's close is trivial.
+    await storage.close().catch(() => undefined);
     await walSync?.close();
     await checkpointer?.close();
     await hashPool?.close();

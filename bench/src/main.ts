@@ -5,6 +5,7 @@
 //          --targets s3edge,s3rver,...  --workloads PUT,GET,...,CDN  --sizes 4KiB,1MiB,256MiB  --concurrency 1,16  --skip-rss  --no-profile
 //          --s3edge-env KEY=VALUE (repeatable)  --s3edge-arg ARG (repeatable)
 //          --s3edge-node-arg ARG (repeatable: node flags, e.g. --cpu-prof --cpu-prof-dir=DIR)
+//          --upstream (s3edge stores bytes on a moto of its own: compare with --targets s3edge,moto)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { installExitHandlers } from './proc.js';
 import { formatFigure } from './report.js';
 import { runBench, type BenchOptions } from './run.js';
 import { repoRoot, type TargetName } from './targets.js';
+import { startUpstream, type Upstream } from './upstream.js';
 import { GiB, KiB, MiB, type Workload } from './workloads.js';
 
 export { runBench } from './run.js';
@@ -47,6 +49,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       's3edge-env': { type: 'string', multiple: true },
       's3edge-arg': { type: 'string', multiple: true },
       's3edge-node-arg': { type: 'string', multiple: true },
+      upstream: { type: 'boolean' },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -98,7 +101,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
-  const partial = smoke || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
+  const partial = smoke || values.upstream === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
   const out = values.out ?? (partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
   const cdnOnly = !smoke && values.out === undefined && workloads !== undefined && workloads.every((w) => w === 'CDN');
@@ -119,6 +122,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     skipRss: values['skip-rss'] === true || cdnOnly,
     ...(values['no-profile'] === true ? { profileMisses: false } : {}),
     s3edgeEnv,
+    ...(values.upstream === true ? { upstream: true } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
     ...(cdnOnly ? { cdnResults: results } : {}),
@@ -141,7 +145,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   installExitHandlers();
-  const result = await runBench(opts);
+  let upstream: Upstream | undefined;
+  if (opts.upstream) {
+    upstream = await startUpstream();
+    opts = { ...opts, s3edgeEnv: { ...opts.s3edgeEnv, ...upstream.env } };
+  }
+  const result = await runBench(opts).finally(() => upstream?.stop());
   // Exit 1 when s3edge failed an op; a peer's failures are reported, not ours to fail on.
   const failed = result.cells.filter((c) => c.target === 's3edge').reduce((n, c) => n + c.errors, 0);
   for (const f of result.figures) {

@@ -32,6 +32,8 @@ export interface BenchOptions extends PlanOptions {
   json?: string;
   skipRss?: boolean;
   s3edgeEnv?: Record<string, string>;
+  /** s3edge's bytes live on an upstream S3 (bench/src/upstream.ts); set by main before the run. */
+  upstream?: boolean;
   s3edgeArgs?: readonly string[];
   s3edgeNodeArgs?: readonly string[];
   log?: (line: string) => void;

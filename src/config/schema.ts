@@ -70,6 +70,25 @@ export interface CreditsConfig {
   storageCreditsPerGbDay: number;
 }
 
+export interface UpstreamS3Config {
+  /** e.g. https://s3.eu-west-1.amazonaws.com or http://minio:9000. */
+  endpoint: string;
+  region: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  /** <endpoint>/<bucket>/<key> instead of <bucket>.<endpoint host>/<key>. */
+  forcePathStyle: boolean;
+  /** Key prefix inside the bucket ('' or ending in '/'), so several deployments can share one bucket. */
+  prefix: string;
+}
+
+export interface StorageConfig {
+  /** Where object bytes live: <dataDir>/storage, or an upstream S3 bucket (docs/upstream.md). */
+  backend: 'disk' | 's3';
+  s3: UpstreamS3Config;
+}
+
 export interface Config {
   dataDir: string;
   host: string;
@@ -99,6 +118,7 @@ export interface Config {
   storageName: string;
   cdn: CdnConfig;
   credits: CreditsConfig;
+  storage: StorageConfig;
 }
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -110,7 +130,7 @@ export const configSchema = {
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
     'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
-    'hashing', 'tls', 'storageName', 'cdn', 'credits',
+    'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -191,6 +211,28 @@ export const configSchema = {
         storageCreditsPerGbDay: credits,
       },
     },
+    storage: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['backend', 's3'],
+      properties: {
+        backend: { enum: ['disk', 's3'] },
+        s3: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['endpoint', 'region', 'bucket', 'accessKeyId', 'secretAccessKey', 'forcePathStyle', 'prefix'],
+          properties: {
+            endpoint: { type: 'string', pattern: '^(https?://[^\\s]+)?$' },
+            region: { type: 'string', pattern: '^[a-z0-9-]{0,32}$' },
+            bucket: { type: 'string', pattern: '^([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])?$' },
+            accessKeyId: { type: 'string', maxLength: 256 },
+            secretAccessKey: { type: 'string', maxLength: 256 },
+            forcePathStyle: { type: 'boolean' },
+            prefix: { type: 'string', pattern: '^([A-Za-z0-9._-]+/)*$', maxLength: 512 },
+          },
+        },
+      },
+    },
     tls: {
       type: 'object',
       additionalProperties: false,
@@ -206,4 +248,6 @@ export const configSchema = {
 } as const;
 
 /** Settings that may also be given as S3EDGE_<NAME>_FILE (a path whose content is the value). */
-export const SECRET_KEYS = ['rootAccessKey', 'rootSecretKey', 'masterKey'] as const;
+export const SECRET_KEYS = [
+  'rootAccessKey', 'rootSecretKey', 'masterKey', 'storage.s3.accessKeyId', 'storage.s3.secretAccessKey',
+] as const;

@@ -1,4 +1,5 @@
-// The StorageBackend contract. Every backend runs this suite; today that is the disk backend.
+// The StorageBackend contract. Every backend runs this suite: disk, and the upstream S3 backend
+// against a real moto server (one per file, a key prefix per case).
 import t from 'tap';
 import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,11 @@ import { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { DiskStorage } from '../../src/storage/disk.js';
 import type { StorageBackend } from '../../src/storage/backend.js';
+import { S3Storage } from '../../src/storage/upstream/s3-storage.js';
+import { listKeys, startMoto, type RunningMoto } from '../helpers/moto.js';
+import { request } from 'undici';
+import { startServer, type RunningServer } from '../helpers/server.js';
+import { RawS3 } from '../helpers/s3-client.js';
 
 async function collect(r: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -20,10 +26,28 @@ async function filesUnder(dir: string): Promise<string[]> {
   return out;
 }
 
+interface Made {
+  storage: StorageBackend;
+  /** Everything the backend holds: files, or upstream keys and pending uploads. */
+  stored(): Promise<string[]>;
+  /** Leaves what a crashed process would: a half-written blob. */
+  plantOrphan(): Promise<void>;
+  /** A new backend instance on the same place, as after a restart. */
+  reopen(): StorageBackend;
+  cleanup(): Promise<void>;
+}
+
 interface Backend {
   name: string;
-  make(): Promise<{ storage: StorageBackend; root: string; cleanup(): Promise<void> }>;
+  make(): Promise<Made>;
 }
+
+let moto: RunningMoto | undefined;
+let prefixes = 0;
+t.teardown(async () => moto?.stop());
+// moto does not check signatures; s3edge itself does (strict SigV4), so it also serves as an upstream.
+let gateway: { server: RunningServer; root: RawS3 } | undefined;
+t.teardown(async () => gateway?.server.stop());
 
 const backends: Backend[] = [
   {
@@ -32,7 +56,81 @@ const backends: Backend[] = [
       const root = await mkdtemp(join(tmpdir(), 's3edge-storage-'));
       const storage = new DiskStorage(root);
       await storage.init();
-      return { storage, root, cleanup: () => rm(root, { recursive: true, force: true }) };
+      return {
+        storage,
+        stored: () => filesUnder(root),
+        plantOrphan: async () => {
+          await mkdir(join(root, 'tmp'), { recursive: true });
+          await writeFile(join(root, 'tmp', 'leftover'), 'x');
+        },
+        reopen: () => new DiskStorage(root),
+        cleanup: () => rm(root, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: 's3',
+    async make() {
+      moto ??= await startMoto();
+      const up = moto;
+      const prefix = `case${++prefixes}/`;
+      // staleUploadMs 0: every pending upload counts as an orphan when a test calls init again.
+      const open = (): S3Storage => new S3Storage({ ...up.storageOptions(prefix), staleUploadMs: 0 });
+      const storage = open();
+      await storage.init();
+      return {
+        storage,
+        stored: async () => [
+          ...(await listKeys(up)).filter((k) => k.startsWith(prefix)),
+          ...(await storage.listUploads()).map((u) => `upload:${u.key}`),
+        ],
+        plantOrphan: async () => {
+          const res = await request(`${up.endpoint}/${up.bucket}/${prefix}blobs/leftover?uploads`, { method: 'POST' });
+          await res.body.dump();
+        },
+        reopen: open,
+        cleanup: () => storage.close(),
+      };
+    },
+  },
+  {
+    name: 's3 (signature-checking upstream: an s3edge gateway)',
+    async make() {
+      if (!gateway) {
+        const server = await startServer({ upstream: false });
+        const root = new RawS3({ url: server.url }, server.rootKey);
+        const made = await root.send({ method: 'PUT', bucket: 'upstream' });
+        if (made.status !== 200) throw new Error(`create bucket: ${made.status} ${made.text}`);
+        gateway = { server, root };
+      }
+      const { server, root } = gateway;
+      const prefix = `case${++prefixes}/`;
+      const open = (): S3Storage =>
+        new S3Storage({
+          endpoint: server.url,
+          region: 'us-east-1',
+          bucket: 'upstream',
+          accessKeyId: server.rootKey.accessKeyId,
+          secretAccessKey: server.rootKey.secretAccessKey,
+          forcePathStyle: true,
+          prefix,
+          staleUploadMs: 0,
+        });
+      const storage = open();
+      await storage.init();
+      return {
+        storage,
+        stored: async () => [
+          ...(await root.listAllKeys('upstream', { prefix })),
+          ...(await storage.listUploads()).map((u) => `upload:${u.key}`),
+        ],
+        plantOrphan: async () => {
+          const res = await root.send({ method: 'POST', bucket: 'upstream', key: `${prefix}blobs/leftover`, query: { uploads: '' } });
+          if (res.status !== 200) throw new Error(`plant orphan: ${res.status}`);
+        },
+        reopen: open,
+        cleanup: () => storage.close(),
+      };
     },
   },
 ];
@@ -55,8 +153,32 @@ for (const backend of backends) {
     t.pass('removing twice is not an error');
   });
 
+  t.test(`${backend.name}: a body larger than one upstream part (17 MiB in odd chunks) round-trips`, async (t) => {
+    const { storage, cleanup } = await backend.make();
+    t.teardown(cleanup);
+    const data = randomBytes(17 * 1024 * 1024 + 7);
+    const chunks: Buffer[] = [];
+    for (let at = 0; at < data.length; at += 700_001) chunks.push(data.subarray(at, at + 700_001));
+    const staged = await storage.stage(Readable.from(chunks));
+    t.equal(staged.size, data.length);
+    await staged.commit();
+    t.ok((await collect(await storage.read(staged.blobId))).equals(data), 'whole');
+    const tail = await collect(await storage.read(staged.blobId, { range: { start: 8 * 1024 * 1024 - 5, end: data.length - 1 } }));
+    t.ok(tail.equals(data.subarray(8 * 1024 * 1024 - 5)), 'range across a part boundary');
+    await storage.remove(staged.blobId);
+  });
+
+  t.test(`${backend.name}: an empty body is a readable empty blob`, async (t) => {
+    const { storage, cleanup } = await backend.make();
+    t.teardown(cleanup);
+    const staged = await storage.stage(Readable.from([]));
+    t.equal(staged.size, 0);
+    await staged.commit();
+    t.equal((await collect(await storage.read(staged.blobId))).length, 0);
+  });
+
   t.test(`${backend.name}: abort and failed bodies leave nothing behind`, async (t) => {
-    const { storage, root, cleanup } = await backend.make();
+    const { storage, stored, cleanup } = await backend.make();
     t.teardown(cleanup);
     const staged = await storage.stage(Readable.from([Buffer.from('discard me')]));
     await staged.abort();
@@ -72,24 +194,26 @@ for (const backend of backends) {
     const endless = new Readable({ read() { this.push(Buffer.alloc(65536)); } });
     setTimeout(() => ac.abort(), 20);
     await t.rejects(storage.stage(endless, { signal: ac.signal }));
-    t.same(await filesUnder(root), [], 'no file left');
+    t.same(await stored(), [], 'nothing left');
   });
 
   t.test(`${backend.name}: ids never come from keys and init removes orphaned temp files`, async (t) => {
-    const { storage, root, cleanup } = await backend.make();
+    const { storage, stored, plantOrphan, reopen, cleanup } = await backend.make();
     t.teardown(cleanup);
     const a = await storage.stage(Readable.from([Buffer.from('a')]));
     const b = await storage.stage(Readable.from([Buffer.from('b')]));
     t.not(a.blobId, b.blobId);
     t.match(a.blobId, /^[0-9a-v]{26}$/);
     await a.commit();
-    await mkdir(join(root, 'tmp'), { recursive: true });
-    await writeFile(join(root, 'tmp', 'leftover'), 'x');
-    const again = new DiskStorage(root);
+    await b.abort();
+    await plantOrphan();
+    const again = reopen();
+    t.teardown(() => again.close());
     await again.init();
-    const files = (await filesUnder(root)).map((f) => f.slice(root.length));
-    t.notOk(files.some((f) => f.includes('leftover')), 'orphan removed');
-    t.ok(files.some((f) => f.endsWith(a.blobId)), 'committed blob kept');
+    const names = await stored();
+    t.notOk(names.some((f) => f.includes('leftover')), 'orphan removed');
+    t.ok(names.some((f) => f.endsWith(a.blobId)), 'committed blob kept');
+    t.equal(names.length, 1, 'only the committed blob');
     await t.rejects(storage.read('../../etc/passwd'), 'blob ids are validated');
   });
 }

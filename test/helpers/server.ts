@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { generateSelfSignedCert } from './tls.js';
 import type { Credentials } from './signer.js';
+import { startMoto, type RunningMoto } from './moto.js';
 
 export const S3EDGE_BIN = fileURLToPath(new URL('../../bin/s3edge.js', import.meta.url));
 
@@ -20,6 +21,12 @@ export interface StartServerOptions {
   env?: Record<string, string>;
   /** Use this data dir (the caller owns it) instead of a fresh one under os.tmpdir(). */
   dataDir?: string;
+  /**
+   * Store object bytes on an upstream S3 (a moto server started for this gateway, stopped with it)
+   * instead of the data dir. Default: on when S3EDGE_TEST_UPSTREAM=1, so any e2e file can run in
+   * upstream mode unchanged.
+   */
+  upstream?: boolean;
   /** How long to wait for the listening line; a safety net, not an assertion. Default 30 s. */
   startTimeoutMs?: number;
 }
@@ -47,6 +54,8 @@ export interface RunningServer {
   cli(args: string[]): Promise<CliResult>;
   /** Like cli() but fails with the output when the exit code is not 0 or stdout is not JSON. */
   admin(args: string[]): Promise<Record<string, unknown>>;
+  /** The upstream S3 (moto) when started with `upstream`. */
+  moto?: RunningMoto;
   /** Captured stdout+stderr of the server (the last 256 KiB). */
   output(): string;
   stop(): Promise<void>;
@@ -123,7 +132,9 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     accessKeyId: `E2EROOT${randomBytes(6).toString('hex').toUpperCase()}`,
     secretAccessKey: randomBytes(30).toString('base64url'),
   };
-  const env = childEnv(rootKey, opts.env);
+  const upstream = opts.upstream ?? process.env.S3EDGE_TEST_UPSTREAM === '1';
+  const moto = upstream ? await startMoto() : undefined;
+  const env = childEnv(rootKey, { ...moto?.gatewayEnv('gw/'), ...opts.env });
   const args = [S3EDGE_BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json'];
   let caFile: string | undefined;
   if (opts.tls) {
@@ -159,6 +170,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
       await exitPromise;
       clearTimeout(timer);
     }
+    await moto?.stop();
     await rm(tmpRoot, { recursive: true, force: true });
     tmpRoots.delete(tmpRoot);
   };
@@ -222,6 +234,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     cdnUrl,
     caFile,
     dataDir,
+    moto,
     tmpRoot,
     rootKey,
     listening,

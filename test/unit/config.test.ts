@@ -61,3 +61,38 @@ t.test('a bad value stops with one line naming the key', async (t) => {
   }
   t.throws(() => loadConfig({ env: { S3EDGE_MASTER_KEY_FILE: '/nonexistent/x' } }), /masterKey: cannot read S3EDGE_MASTER_KEY_FILE/);
 });
+
+t.test('storage backend: disk by default; s3 settings from env, credentials also from *_FILE', async (t) => {
+  t.equal(loadConfig({ env: {} }).storage.backend, 'disk', 'npm start keeps disk');
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-config-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'id'), 'AKIDFROMFILE\n');
+  await writeFile(join(dir, 'secret'), 'upstream-secret\n');
+  const c = loadConfig({
+    env: {
+      S3EDGE_STORAGE_BACKEND: 's3',
+      S3EDGE_STORAGE_S3_ENDPOINT: 'http://127.0.0.1:9999',
+      S3EDGE_STORAGE_S3_BUCKET: 'bytes',
+      S3EDGE_STORAGE_S3_FORCE_PATH_STYLE: 'false',
+      S3EDGE_STORAGE_S3_PREFIX: 'site-a/',
+      S3EDGE_STORAGE_S3_ACCESS_KEY_ID_FILE: join(dir, 'id'),
+      S3EDGE_STORAGE_S3_SECRET_ACCESS_KEY_FILE: join(dir, 'secret'),
+    },
+  });
+  t.same(c.storage, {
+    backend: 's3',
+    s3: {
+      endpoint: 'http://127.0.0.1:9999',
+      region: 'us-east-1',
+      bucket: 'bytes',
+      accessKeyId: 'AKIDFROMFILE',
+      secretAccessKey: 'upstream-secret',
+      forcePathStyle: false,
+      prefix: 'site-a/',
+    },
+  });
+  t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_BACKEND: 'nfs' } }), ConfigError);
+  t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_S3_PREFIX: 'no-slash' } }), /storage\.s3\.prefix/);
+  const err = t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_S3_SECRET_ACCESS_KEY: 'x'.repeat(300) } })) as Error;
+  t.notMatch(err.message, /xxxx/, 'a rejected secret is not echoed');
+});

@@ -1,0 +1,16 @@
+// The configured StorageBackend: local disk under the data directory, or an upstream S3 bucket.
+import { join } from 'node:path';
+import type { Config } from '../config/schema.js';
+import { ConfigError } from '../config/load.js';
+import type { StorageBackend } from './backend.js';
+import { DiskStorage } from './disk.js';
+import { S3Storage } from './upstream/s3-storage.js';
+
+export function createStorage(config: Config): StorageBackend {
+  if (config.storage.backend === 'disk') return new DiskStorage(join(config.dataDir, 'storage'));
+  const s3 = config.storage.s3;
+  for (const field of ['endpoint', 'bucket', 'region', 'accessKeyId', 'secretAccessKey'] as const) {
+    if (s3[field] === '') throw new ConfigError(`config: storage.s3.${field} is required when storage.backend is s3`);
+  }
+  return new S3Storage({ ...s3 });
+}
