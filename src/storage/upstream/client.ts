@@ -4,16 +4,12 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { Agent, request, type Dispatcher } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Readable } from 'node:stream';
+import type { UpstreamS3Config } from '../../config/schema.js';
 import { Sha256 } from './sha256.js';
 import { upstreamRejected, upstreamUnavailable } from './errors.js';
 
-export interface UpstreamClientOptions {
-  endpoint: string;
-  region: string;
-  bucket: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-  forcePathStyle: boolean;
+/** Where and as whom (the `storage.s3` settings but the prefix), plus tuning that tests shorten. */
+export interface UpstreamClientOptions extends Omit<UpstreamS3Config, 'prefix'> {
   /** Pooled connections to the upstream, at most. */
   connections?: number;
   connectTimeoutMs?: number;
