@@ -1,6 +1,10 @@
 import type { Readable } from 'node:stream';
 
-/** Bytes written durably under a fresh blob id but not yet visible at it. */
+/**
+ * Bytes written durably under a fresh blob id, not yet committed. Nothing refers to the id before the
+ * metadata commit, so a backend may already serve it (the upstream's single PutObject) or not (disk's
+ * tmp/, an upstream multipart upload); only after commit() must it be readable.
+ */
 export interface StagedBlob {
   readonly blobId: string;
   readonly size: number;

@@ -1,18 +1,14 @@
-// StorageBackend on an upstream S3 bucket. Every blob is staged as an upstream multipart upload
-// aimed at its final key <prefix>blobs/<id>: the parts are durable but the object does not exist
-// until CompleteMultipartUpload, which is commit(); abort() is AbortMultipartUpload. So staged bytes
-// are invisible until commit without a copy, and orphans are simply stale uploads (init aborts them).
+// StorageBackend on an upstream S3 bucket: each blob is one object <prefix>blobs/<id>, never named
+// after a client's key. A body of up to one part (8 MiB) is a single PutObject; a longer one is a
+// multipart upload aimed at that key (multipart-writer.ts), invisible until commit() completes it.
+// Crash leftovers of the second kind are pending uploads, which init aborts once they are stale.
 import { XMLParser } from 'fast-xml-parser';
 import type { Readable } from 'node:stream';
 import { newBlobId } from '../blob-id.js';
 import type { ReadRange, StagedBlob, StorageBackend } from '../backend.js';
 import { UpstreamClient, type UpstreamClientOptions } from './client.js';
 import { blobMissing, upstreamRejected } from './errors.js';
-
-/** Bytes buffered per part, one part at a time: the memory one upload costs. */
-export const PART_BYTES = 8 * 1024 * 1024;
-/** S3's part count limit; parts grow past each 1000 so ~440 GiB fits in 10000 parts. */
-const MAX_PARTS = 10_000;
+import { abortUpload, MultipartWriter, PART_BYTES } from './multipart-writer.js';
 
 export interface S3StorageOptions extends UpstreamClientOptions {
   /** Key prefix in the upstream bucket ('' or ending in '/'), so deployments can share a bucket. */
@@ -21,7 +17,7 @@ export interface S3StorageOptions extends UpstreamClientOptions {
   staleUploadMs?: number;
 }
 
-const xml = new XMLParser({ isArray: (name) => name === 'Upload' || name === 'Part' });
+const xml = new XMLParser({ isArray: (name) => name === 'Upload' });
 
 export class S3Storage implements StorageBackend {
   private readonly client: UpstreamClient;
@@ -54,7 +50,7 @@ export class S3Storage implements StorageBackend {
     }
     const cutoff = Date.now() - this.staleUploadMs;
     for (const upload of await this.listUploads()) {
-      if (Date.parse(upload.initiated) <= cutoff) await this.abortUpload(upload.key, upload.uploadId);
+      if (Date.parse(upload.initiated) <= cutoff) await abortUpload(this.client, upload.key, upload.uploadId);
     }
   }
 
@@ -82,131 +78,74 @@ export class S3Storage implements StorageBackend {
     }
   }
 
-  private async abortUpload(key: string, uploadId: string): Promise<void> {
-    const res = await this.client.expect({ method: 'DELETE', key, query: { uploadId }, idempotent: true }, [204, 200, 404]);
-    await res.body.dump();
-  }
-
   async stage(body: Readable, opts: { signal?: AbortSignal } = {}): Promise<StagedBlob> {
     const blobId = newBlobId();
     const key = this.blobKey(blobId);
     const { signal } = opts;
-    let uploadId: string;
-    try {
-      // Not idempotent: a retried create could leave a second, unknown upload behind.
-      const res = await this.client.expect({ method: 'POST', key, query: { uploads: '' }, idempotent: false, signal }, [200]);
-      const doc = xml.parse(await res.body.text()) as { InitiateMultipartUploadResult?: { UploadId?: string } };
-      const id = doc.InitiateMultipartUploadResult?.UploadId;
-      if (!id) throw new Error('upstream returned no UploadId');
-      uploadId = String(id);
-    } catch (err) {
-      body.destroy();
-      throw err;
-    }
-
-    const etags: string[] = [];
+    // A body that fits the first part buffer is one PutObject. Only a longer one becomes a multipart
+    // upload, opened when more bytes arrive for a full buffer.
+    let multipart: MultipartWriter | undefined;
+    let part: Buffer = Buffer.allocUnsafe(PART_BYTES);
+    let filled = 0;
     let size = 0;
+    let putSent = false;
     try {
-      // Two part buffers: one fills (by copy) while the other uploads, so the body keeps flowing;
-      // a buffer is reused only once its upload has finished. 16 MiB per upload.
-      const spare: Buffer[] = [];
-      let part: Buffer = Buffer.allocUnsafe(partTarget(1));
-      let filled = 0;
-      let inFlight: Promise<void> | undefined;
-      const flush = async (): Promise<void> => {
-        await inFlight;
-        const partNumber = etags.length + 1;
-        const sent = part;
-        etags.push('');
-        const upload = this.uploadPart(key, uploadId, partNumber, sent.subarray(0, filled), signal).then((etag) => {
-          etags[partNumber - 1] = etag;
-          if (sent.length === partTarget(etags.length + 1)) spare.push(sent);
-        });
-        // Failures are taken by the next flush or the final await.
-        upload.catch(() => undefined);
-        inFlight = upload;
-        filled = 0;
-        const next = partTarget(etags.length + 1);
-        part = spare.pop() ?? Buffer.allocUnsafe(next);
-        if (part.length !== next) part = Buffer.allocUnsafe(next);
-      };
-      try {
-        for await (const chunk of body) {
-          signal?.throwIfAborted();
-          const buf = chunk as Buffer;
-          size += buf.length;
-          for (let at = 0; at < buf.length; ) {
-            const n = Math.min(part.length - filled, buf.length - at);
-            buf.copy(part, filled, at, at + n);
-            filled += n;
-            at += n;
-            if (filled === part.length) await flush();
-          }
-        }
+      for await (const chunk of body) {
         signal?.throwIfAborted();
-        // The last part may be short, and an empty body is one empty part.
-        if (filled > 0 || etags.length === 0) await flush();
-      } finally {
-        // Never leave an upload running behind a failure (its rejection is rethrown on success only).
-        await inFlight?.catch(() => undefined);
+        const buf = chunk as Buffer;
+        size += buf.length;
+        for (let at = 0; at < buf.length; ) {
+          if (filled === part.length) {
+            multipart ??= await MultipartWriter.open(this.client, key, signal);
+            part = await multipart.send(part, filled);
+            filled = 0;
+          }
+          const n = Math.min(part.length - filled, buf.length - at);
+          buf.copy(part, filled, at, at + n);
+          filled += n;
+          at += n;
+        }
       }
-      await inFlight;
-      if (etags.length > MAX_PARTS) throw new Error('body too large for upstream multipart');
+      signal?.throwIfAborted();
+      if (multipart) {
+        if (filled > 0) await multipart.send(part, filled);
+        await multipart.finish();
+      } else {
+        putSent = true;
+        await this.putBlob(key, part.subarray(0, filled), signal);
+      }
     } catch (err) {
       body.destroy();
-      await this.abortUpload(key, uploadId).catch(() => undefined);
+      await multipart?.abort();
+      // A PutObject whose answer was lost may have stored the blob after all.
+      if (putSent) await this.remove(blobId).catch(() => undefined);
       throw err;
     }
-
-    let done = false;
+    if (multipart) {
+      const upload = multipart;
+      return { blobId, size, commit: () => upload.complete(), abort: () => upload.abort() };
+    }
+    // Already at its key; only the metadata commit makes it reachable, so commit has nothing to do.
+    let removed = false;
     return {
       blobId,
       size,
-      commit: async () => {
-        const parts = etags.map((etag, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${escapeXml(etag)}</ETag></Part>`).join('');
-        const doc = `<CompleteMultipartUpload>${parts}</CompleteMultipartUpload>`;
-        // Idempotent in effect: completing an already completed upload is 200 or 404, both checked below.
-        const res = await this.client.expect(
-          { method: 'POST', key, query: { uploadId }, body: () => doc, headers: { 'content-type': 'application/xml' }, idempotent: true },
-          [200, 404],
-        );
-        // S3 may report a failed completion inside a 200 response.
-        const text = await res.body.text();
-        if (res.statusCode === 404) {
-          // A retry after a lost answer finds the upload gone: fine if the object is there.
-          const head = await this.client.expect({ method: 'HEAD', key, idempotent: true }, [200, 404]);
-          await head.body.dump();
-          if (head.statusCode !== 200) throw upstreamRejected(404, 'POST');
-        } else if (text.includes('<Error>')) {
-          throw upstreamRejected(200, 'POST');
-        }
-        done = true;
-      },
+      commit: async () => undefined,
       abort: async () => {
-        if (done) return;
-        done = true;
-        await this.abortUpload(key, uploadId).catch(() => undefined);
+        if (removed) return;
+        removed = true;
+        await this.remove(blobId).catch(() => undefined);
       },
     };
   }
 
-  private async uploadPart(key: string, uploadId: string, partNumber: number, part: Buffer, signal?: AbortSignal): Promise<string> {
+  /** One PutObject of a buffered body (safe to retry: the same bytes again). */
+  private async putBlob(key: string, body: Buffer, signal?: AbortSignal): Promise<void> {
     const res = await this.client.expect(
-      {
-        method: 'PUT',
-        key,
-        query: { partNumber: String(partNumber), uploadId },
-        headers: { 'content-length': String(part.length) },
-        body: () => part,
-        idempotent: true,
-        signal,
-      },
+      { method: 'PUT', key, headers: { 'content-length': String(body.length) }, body: () => body, idempotent: true, signal },
       [200],
     );
     await res.body.dump();
-    const etag = res.headers.etag;
-    if (typeof etag !== 'string') throw new Error('upstream returned no part ETag');
-    return etag;
   }
 
   async read(blobId: string, opts: { range?: ReadRange; signal?: AbortSignal } = {}): Promise<Readable> {
@@ -233,13 +172,4 @@ export class S3Storage implements StorageBackend {
   async close(): Promise<void> {
     await this.client.close();
   }
-}
-
-/** Part n's target size: 8 MiB for the first 1000 parts, 16 MiB for the next 1000, and so on. */
-function partTarget(partNumber: number): number {
-  return PART_BYTES * (1 + Math.floor((partNumber - 1) / 1000));
-}
-
-function escapeXml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
