@@ -2,13 +2,18 @@
 // one: the download ends in a broken connection (never a short success), the upload fails with an
 // error (503 SlowDown or a reset), no partial object becomes visible, and the gateway keeps serving
 // what does not need the upstream (listings, small inline objects) and answers 503 SlowDown with
-// Retry-After, without upstream details, for what does; once the upstream is back it serves again.
+// Retry-After, without upstream details, for what does (S3, the management API and the CDN alike);
+// once the upstream is back it serves again.
 import t from 'tap';
 import { request as httpRequest, type IncomingMessage, type ClientRequest } from 'node:http';
 import { startServer } from '../helpers/server.js';
 import { startMoto } from '../helpers/moto.js';
 import { RawS3, randomData, errorCode } from '../helpers/s3-client.js';
 import { UNSIGNED_PAYLOAD } from '../helpers/signer.js';
+import { apiUser, PROVIDER_NAMES, ResponseRecorder } from '../helpers/api.js';
+import { CdnClient } from '../helpers/cdn.js';
+import type { Asset } from '../../src/client/index.js';
+import { FormData } from 'undici';
 
 const MiB = 1024 * 1024;
 const server = await startServer({ upstream: true });
@@ -32,11 +37,19 @@ function leaks(text: string, headers: Record<string, string | string[] | undefin
 
 const big = randomData(64 * MiB);
 const small = randomData(1000);
+// API and CDN responses, scanned for upstream details at the end.
+const recorder = new ResponseRecorder();
+const cdn = new CdnClient(server, recorder);
+const user = await apiUser(server, ['assets:read', 'assets:write'], { recorder });
+let asset: Asset | undefined;
 
 t.test('setup: a large object upstream and a small inline one', async (t) => {
   t.equal((await s3.send({ method: 'PUT', bucket: 'faults' })).status, 200, 'bucket');
   t.equal((await s3.send({ method: 'PUT', bucket: 'faults', key: 'big.bin', body: big })).status, 200, 'large object stored upstream');
   t.equal((await s3.send({ method: 'PUT', bucket: 'faults', key: 'small.bin', body: small })).status, 200, 'small object (inline)');
+  // Above inlineObjectMaxBytes, so its bytes are upstream; never fetched through the CDN, so not cached.
+  asset = await user.client.upload({ file: randomData(300 * 1024), fileName: 'report.bin', visibility: 'public' });
+  t.ok(asset.publicUrl, 'a public asset stored upstream');
 });
 
 t.test('upstream killed mid-download and mid-upload', async (t) => {
@@ -115,6 +128,25 @@ t.test('after the upstream died the gateway keeps serving and no partial object 
   t.equal(put.status, 503, 'a new upload is refused with 503');
   t.equal(errorCode(put), 'SlowDown');
   t.equal((await s3.send({ method: 'GET', bucket: '' , path: '/' })).status, 200, 'ListBuckets');
+});
+
+t.test('with the upstream down, the API and the CDN answer 503 with Retry-After, never 500', async (t) => {
+  if (!asset?.publicUrl) throw new Error('setup did not store the asset');
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(randomData(300 * 1024))]), 'later.bin');
+  const upload = await user.client.raw('POST', '/api/v3/cdn/assets', { body: form });
+  t.equal(upload.status, 503, 'upload refused');
+  t.match(JSON.parse(upload.body.toString('utf8')), { success: false, code: 'storage_unavailable' });
+  t.ok(upload.headers.get('retry-after'), 'Retry-After on the upload');
+  t.same((await user.client.listAssets()).assets.map((a) => a.id), [asset.id], 'no partial asset listed');
+  const download = await user.client.raw('GET', `/api/v3/cdn/assets/${asset.id}/download`);
+  t.equal(download.status, 503, 'download refused');
+  t.match(JSON.parse(download.body.toString('utf8')), { success: false, code: 'storage_unavailable' });
+  t.ok(download.headers.get('retry-after'), 'Retry-After on the download');
+  const edge = await cdn.request(cdn.targetOf(asset.publicUrl));
+  t.equal(edge.status, 503, 'CDN miss refused');
+  t.ok(edge.headers['retry-after'], 'Retry-After from the CDN');
+  recorder.assertNoLeaks(t, [moto.endpoint, `127.0.0.1:${moto.port}`, moto.bucket, 'gw/', 'blobs/', ...PROVIDER_NAMES]);
 });
 
 t.test('the upstream comes back on the same address: large objects are stored and served again', async (t) => {
