@@ -42,14 +42,19 @@ const recorder = new ResponseRecorder();
 const cdn = new CdnClient(server, recorder);
 const user = await apiUser(server, ['assets:read', 'assets:write'], { recorder });
 let asset: Asset | undefined;
+let cached: Asset | undefined;
 
-t.test('setup: a large object upstream and a small inline one', async (t) => {
+t.test('setup: a large object upstream, a small inline one, two public assets (one in the edge cache)', async (t) => {
   t.equal((await s3.send({ method: 'PUT', bucket: 'faults' })).status, 200, 'bucket');
   t.equal((await s3.send({ method: 'PUT', bucket: 'faults', key: 'big.bin', body: big })).status, 200, 'large object stored upstream');
   t.equal((await s3.send({ method: 'PUT', bucket: 'faults', key: 'small.bin', body: small })).status, 200, 'small object (inline)');
   // Above inlineObjectMaxBytes, so its bytes are upstream; never fetched through the CDN, so not cached.
   asset = await user.client.upload({ file: randomData(300 * 1024), fileName: 'report.bin', visibility: 'public' });
   t.ok(asset.publicUrl, 'a public asset stored upstream');
+  cached = await user.client.upload({ file: randomData(200 * 1024), fileName: 'logo.bin', visibility: 'public' });
+  if (!cached.publicUrl) throw new Error('no publicUrl');
+  const fill = await cdn.request(cdn.targetOf(cached.publicUrl));
+  t.equal(fill.status, 200, 'a second public asset, fetched once through the CDN (now in its edge cache)');
 });
 
 t.test('upstream killed mid-download and mid-upload', async (t) => {
@@ -138,7 +143,8 @@ t.test('with the upstream down, the API and the CDN answer 503 with Retry-After,
   t.equal(upload.status, 503, 'upload refused');
   t.match(JSON.parse(upload.body.toString('utf8')), { success: false, code: 'storage_unavailable' });
   t.ok(upload.headers.get('retry-after'), 'Retry-After on the upload');
-  t.same((await user.client.listAssets()).assets.map((a) => a.id), [asset.id], 'no partial asset listed');
+  const listed = (await user.client.listAssets()).assets.map((a) => a.id).sort();
+  t.same(listed, [asset.id, cached?.id].sort(), 'no partial asset listed');
   const download = await user.client.raw('GET', `/api/v3/cdn/assets/${asset.id}/download`);
   t.equal(download.status, 503, 'download refused');
   t.match(JSON.parse(download.body.toString('utf8')), { success: false, code: 'storage_unavailable' });
@@ -146,6 +152,11 @@ t.test('with the upstream down, the API and the CDN answer 503 with Retry-After,
   const edge = await cdn.request(cdn.targetOf(asset.publicUrl));
   t.equal(edge.status, 503, 'CDN miss refused');
   t.ok(edge.headers['retry-after'], 'Retry-After from the CDN');
+  if (!cached?.publicUrl) throw new Error('setup did not store the cached asset');
+  const hit = await cdn.request(cdn.targetOf(cached.publicUrl));
+  t.equal(hit.status, 200, 'the edge cache still serves what it holds');
+  t.equal(hit.headers['x-cache'], 'HIT');
+  t.equal(hit.body.length, 200 * 1024);
   recorder.assertNoLeaks(t, [moto.endpoint, `127.0.0.1:${moto.port}`, moto.bucket, 'gw/', 'blobs/', ...PROVIDER_NAMES]);
 });
 
