@@ -4,52 +4,26 @@
 // (nodejs/undici#5360); patches/undici+7.30.2.patch backports the fix. Bodies must arrive whole,
 // and a short body must still fail as an error.
 import t from 'tap';
-import { createServer, type Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Readable } from 'node:stream';
-import { S3Storage } from '../../src/storage/upstream/s3-storage.js';
+import { drain, rawPeer, storageOn, type RawPeer } from '../helpers/raw-upstream.js';
 
-/** A raw HTTP/1.1 peer: every request gets `body` (declaring `declared` bytes), then FIN. */
-async function closingPeer(body: Buffer, declared = body.length): Promise<{ server: Server; endpoint: string }> {
-  const server = createServer((sock) => {
-    sock.on('error', () => undefined);
+/** Every request gets `body` (declaring `declared` bytes), then FIN. */
+function closingPeer(body: Buffer, declared = body.length): Promise<RawPeer> {
+  return rawPeer((sock) =>
     sock.once('data', () => {
       sock.write(`HTTP/1.1 200 OK\r\nContent-Length: ${declared}\r\nConnection: close\r\n\r\n`);
       sock.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const addr = server.address();
-  if (addr === null || typeof addr === 'string') throw new Error('no port');
-  return { server, endpoint: `http://127.0.0.1:${addr.port}` };
-}
-
-function storageOn(endpoint: string): S3Storage {
-  return new S3Storage({
-    endpoint,
-    region: 'us-east-1',
-    bucket: 'closing',
-    accessKeyId: 'AKIDEXAMPLE',
-    secretAccessKey: 'secret',
-    forcePathStyle: true,
-    prefix: '',
-    attempts: 1,
-  });
-}
-
-async function drain(stream: Readable): Promise<number> {
-  let n = 0;
-  for await (const chunk of stream) n += (chunk as Buffer).length;
-  return n;
+    }),
+  );
 }
 
 // 64 KiB and just above fill undici's body buffer exactly as the FIN arrives; the others bracket it.
 for (const kib of [1, 64, 65, 100, 1024]) {
   t.test(`${kib} KiB body read after the upstream has closed arrives whole`, async (t) => {
     const body = Buffer.alloc(kib * 1024, 0x61);
-    const { server, endpoint } = await closingPeer(body);
-    t.teardown(() => server.close());
-    const storage = storageOn(endpoint);
+    const peer = await closingPeer(body);
+    t.teardown(() => peer.close());
+    const storage = storageOn(peer.endpoint, { attempts: 1 });
     t.teardown(() => storage.close());
     const stream = await storage.read('0123456789abcdefghij');
     await sleep(200);
@@ -59,9 +33,9 @@ for (const kib of [1, 64, 65, 100, 1024]) {
 
 t.test('a body cut short before the FIN is an error, not a short success', async (t) => {
   const body = Buffer.alloc(64 * 1024, 0x62);
-  const { server, endpoint } = await closingPeer(body, body.length + 5000);
-  t.teardown(() => server.close());
-  const storage = storageOn(endpoint);
+  const peer = await closingPeer(body, body.length + 5000);
+  t.teardown(() => peer.close());
+  const storage = storageOn(peer.endpoint, { attempts: 1 });
   t.teardown(() => storage.close());
   const stream = await storage.read('0123456789abcdefghij');
   await sleep(200);

@@ -2,58 +2,16 @@
 // body timeout). The backend must give up within its timeouts, as a 503 SlowDown before any byte
 // was handed over and as a stream error after, never a hang or a short success.
 import t from 'tap';
-import { createServer, type Server, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import { S3Storage } from '../../src/storage/upstream/s3-storage.js';
+import { drain, rawPeer, storageOn } from '../helpers/raw-upstream.js';
 
-/** A raw TCP peer that hands every connection to `answer`; close() also drops live sockets. */
-async function rawPeer(answer: (sock: Socket) => void): Promise<{ endpoint: string; close(): void }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((sock) => {
-    sockets.add(sock);
-    sock.on('error', () => undefined);
-    sock.on('close', () => sockets.delete(sock));
-    answer(sock);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const addr = server.address();
-  if (addr === null || typeof addr === 'string') throw new Error('no port');
-  return {
-    endpoint: `http://127.0.0.1:${addr.port}`,
-    close: () => {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
-}
-
-function storageOn(endpoint: string): S3Storage {
-  return new S3Storage({
-    endpoint,
-    region: 'us-east-1',
-    bucket: 'stalling',
-    accessKeyId: 'AKIDEXAMPLE',
-    secretAccessKey: 'secret',
-    forcePathStyle: true,
-    prefix: '',
-    headersTimeoutMs: 300,
-    bodyTimeoutMs: 300,
-    attempts: 2,
-    retryBaseMs: 10,
-  });
-}
-
-async function drain(stream: Readable): Promise<number> {
-  let n = 0;
-  for await (const chunk of stream) n += (chunk as Buffer).length;
-  return n;
-}
+const tuning = { headersTimeoutMs: 300, bodyTimeoutMs: 300, attempts: 2, retryBaseMs: 10 };
 
 t.test('no answer at all: the read gives up after the retries with 503 SlowDown', async (t) => {
   let connections = 0;
   const peer = await rawPeer(() => connections++);
   t.teardown(() => peer.close());
-  const storage = storageOn(peer.endpoint);
+  const storage = storageOn(peer.endpoint, tuning);
   t.teardown(() => storage.close());
   await t.rejects(storage.read('0123456789abcdefghij'), { code: 'SlowDown', status: 503, headers: { 'Retry-After': '1' } });
   t.equal(connections, 2, 'one connection per attempt');
@@ -67,7 +25,7 @@ t.test('a body that stalls half way errors the stream (never ends short)', async
     }),
   );
   t.teardown(() => peer.close());
-  const storage = storageOn(peer.endpoint);
+  const storage = storageOn(peer.endpoint, tuning);
   t.teardown(() => storage.close());
   const stream = await storage.read('0123456789abcdefghij');
   await t.rejects(drain(stream), { code: 'UND_ERR_BODY_TIMEOUT' });
@@ -76,7 +34,7 @@ t.test('a body that stalls half way errors the stream (never ends short)', async
 t.test('an upload whose answer never comes fails with 503 SlowDown', async (t) => {
   const peer = await rawPeer((sock) => sock.resume());
   t.teardown(() => peer.close());
-  const storage = storageOn(peer.endpoint);
+  const storage = storageOn(peer.endpoint, tuning);
   t.teardown(() => storage.close());
   await t.rejects(storage.stage(Readable.from([Buffer.alloc(1000, 0x62)])), { code: 'SlowDown', status: 503 });
 });
