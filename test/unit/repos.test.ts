@@ -135,6 +135,20 @@ t.test('access keys: kinds, filters, delete, deleteByKind, cascade from bucket',
   t.same(repos.accessKeys.list().map((k) => k.accessKeyId), ['BKT2']);
 });
 
+t.test('usage events: newest first by event time, even when written late (downloads ride the log flush)', async (t) => {
+  const { repos } = freshDb(t);
+  const user = repos.users.create('ana');
+  const event = (eventType: 'upload' | 'download' | 'delete', statusCode: number) => ({
+    userId: user.id, assetId: 'a1', eventType, source: 'api' as const, bytes: 1, hostname: 'h', statusCode, metadata: { key: 'a1/f' },
+  });
+  repos.usage.record(event('upload', 201), 1000);
+  repos.usage.record(event('delete', 200), 3000);
+  // Written after the delete, as a batched flush does, but it happened before it.
+  repos.usage.record(event('download', 200), 2000);
+  t.same(repos.usage.recent(user.id, 10).map((e) => e.eventType), ['delete', 'download', 'upload']);
+  t.same(repos.usage.recent(user.id, 1).map((e) => e.eventType), ['delete'], 'the limit applies after the order');
+});
+
 t.test('settings: get, set (upsert), delete', async (t) => {
   const { repos } = freshDb(t);
   t.equal(repos.settings.get('x'), undefined);

@@ -73,7 +73,9 @@ export class UsageRepo {
 
   constructor(db: Db, private readonly clock: () => number = Date.now) {
     this.insertStmt = db.prepare(`INSERT INTO usage_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.recentStmt = db.prepare(`SELECT ${COLUMNS} FROM usage_events WHERE user_id = ? ORDER BY seq DESC LIMIT ?`);
+    // Newest first by when it happened: download events are written later, with their log's flush.
+    // (seq is the rowid, so usage_events_user_time serves this order without a sort.)
+    this.recentStmt = db.prepare(`SELECT ${COLUMNS} FROM usage_events WHERE user_id = ? ORDER BY created_at DESC, seq DESC LIMIT ?`);
     this.sinceStmt = db.prepare(
       `SELECT ${COLUMNS} FROM usage_events WHERE user_id = ? AND event_type = ? AND created_at >= ? ORDER BY seq`,
     );
