@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { decideDelivery, hostnameOf, isBlobGone, openAssetBody, sendAssetBody, type DeliveryStyle } from '../../assets/delivery.js';
 import { pageCount, parseAssetListQuery } from '../../assets/list-query.js';
-import { drainRequest } from '../../assets/request-drain.js';
+import { drainLimitsFor, drainRequest } from '../../assets/request-drain.js';
 import { multipartLimits, uploadAsset } from '../../assets/upload.js';
 import { assetListItem, assetView, displayKey, publicUrl, type ViewContext } from '../../assets/view.js';
 import type { AppContext } from '../../context.js';
@@ -123,7 +123,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
         return { success: true, asset: assetView(asset, view()) };
       } catch (err) {
         // Whatever is left of the body is read first, so the client can read the refusal.
-        if (!(await drainRequest(request.raw))) void reply.header('connection', 'close');
+        if (!(await drainRequest(request.raw, drainLimitsFor(declaredLength(request), ctx.config.maxObjectSize)))) void reply.header('connection', 'close');
         throw err;
       }
     },
