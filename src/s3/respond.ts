@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { S3Error, isS3Error } from '../errors/s3-errors.js';
 import { toXml } from './xml.js';
 import { bodyWithheld } from './body.js';
+import { drainRequest } from '../http/request-drain.js';
 import { isDirectBody } from '../storage/file-body.js';
 
 export type HeaderValue = string | number | string[];
@@ -91,41 +92,15 @@ export function sendError(
   });
 }
 
-/** How much of an unread request body we swallow so the client can read our error response. */
-const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
-const DRAIN_LIMIT_MS = 2000;
-
 /**
- * Reads and discards the rest of a request body before answering: a client still sending would
- * otherwise see a reset instead of the error. Past the limits the connection is closed instead.
+ * Answers once the rest of the request body is read and discarded (src/http/request-drain.ts): a
+ * client still sending would otherwise see a reset instead of the error. Past the drain's limits,
+ * and for a client still waiting for "100 Continue", the answer closes the connection instead.
  */
 function afterDrain(req: IncomingMessage, send: (close: boolean) => void): void {
-  if (req.complete || req.readableEnded || req.destroyed) {
-    send(false);
-    return;
-  }
   if (bodyWithheld(req)) {
-    // The client still waits for "100 Continue": answer now and let it drop the body.
     send(true);
     return;
   }
-  let drained = 0;
-  let finished = false;
-  const finish = (close: boolean): void => {
-    if (finished) return;
-    finished = true;
-    clearTimeout(timer);
-    req.off('data', onData);
-    send(close);
-  };
-  const onData = (chunk: Buffer): void => {
-    drained += chunk.length;
-    if (drained > DRAIN_LIMIT_BYTES) finish(true);
-  };
-  const timer = setTimeout(() => finish(true), DRAIN_LIMIT_MS);
-  req.on('data', onData);
-  req.once('end', () => finish(false));
-  req.once('close', () => finish(true));
-  req.once('error', () => finish(true));
-  req.resume();
+  void drainRequest(req).then((complete) => send(!complete));
 }

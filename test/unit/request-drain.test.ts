@@ -1,5 +1,5 @@
 import t from 'tap';
-import { drainLimitsFor } from '../../src/assets/request-drain.js';
+import { drainLimitsFor } from '../../src/http/request-drain.js';
 
 const MiB = 1024 * 1024;
 

@@ -1,7 +1,7 @@
-// Before an upload is refused mid-body, the rest of the body is read and discarded, so a client still
-// sending it can read our answer instead of a reset, and the connection stays usable. Past a bound
-// (2 s, and 8 MiB or the announced size, see drainLimitsFor) we stop and the answer closes the
-// connection instead.
+// Before an early answer (an S3 error, a refused upload), the rest of the request body is read and
+// discarded, so a client still sending it can read our answer instead of a reset, and the
+// connection stays usable. Past a bound (2 s, and 8 MiB or the announced size, see drainLimitsFor)
+// we stop and the answer closes the connection instead.
 import type { IncomingMessage } from 'node:http';
 
 const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
