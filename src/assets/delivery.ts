@@ -13,6 +13,7 @@ import { evaluatePreconditions } from '../s3/conditionals.js';
 import { parseRange } from '../s3/range.js';
 import type { ReadRange } from '../storage/backend.js';
 import { contentDisposition, type DispositionType } from './content-disposition.js';
+import { httpDate } from '../http/http-date.js';
 
 /** Served with every asset body: never sniffed into something runnable, and sandboxed if opened anyway. */
 export const SAFETY_HEADERS = {
@@ -53,7 +54,7 @@ function representationHeaders(asset: AssetRecord, style: DeliveryStyle): Record
     ...SAFETY_HEADERS,
     'content-disposition': contentDisposition(style.disposition, asset.fileName),
     etag: asset.etag,
-    'last-modified': new Date(asset.updatedAt).toUTCString(),
+    'last-modified': httpDate(asset.updatedAt),
     'accept-ranges': 'bytes',
     'cache-control': style.cacheControl,
   };

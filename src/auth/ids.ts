@@ -1,5 +1,5 @@
 // Random identifiers: access key ids, secret keys and row ids. All from the CSPRNG.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -30,7 +30,12 @@ export function newSecretKey(): string {
   return randomBytes(30).toString('base64url');
 }
 
-/** 32 lowercase hex characters (128 random bits), for user, bucket and blob ids. */
+/**
+ * 32 lowercase hex characters, for user, bucket, asset and event ids: a v4 UUID without its dashes
+ * (122 random bits). randomUUID draws from a cached entropy pool, about 6x cheaper per call than
+ * randomBytes(16), which counted on the CDN's hot path (every download is a usage event).
+ */
 export function newId(): string {
-  return randomBytes(16).toString('hex');
+  const u = randomUUID();
+  return u.slice(0, 8) + u.slice(9, 13) + u.slice(14, 18) + u.slice(19, 23) + u.slice(24);
 }

@@ -3,6 +3,7 @@
 // assets/delivery.ts). The bytes come later, from the edge cache.
 import { SAFETY_HEADERS } from '../assets/delivery.js';
 import { isCompressibleType, type Coding } from './cache/compression.js';
+import { httpDate } from '../http/http-date.js';
 
 export interface Representation {
   /** Strong, quoted. */
@@ -37,7 +38,7 @@ export function validatorHeaders(rep: Representation, coding: Coding | undefined
   return {
     ...SAFETY_HEADERS,
     etag: etagFor(rep, coding),
-    'last-modified': new Date(rep.lastModified).toUTCString(),
+    'last-modified': httpDate(rep.lastModified),
     'cache-control': rep.cacheControl,
     ...(variesByEncoding(rep) ? { vary: 'Accept-Encoding' } : {}),
   };

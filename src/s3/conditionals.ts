@@ -3,6 +3,7 @@
 // If-Modified-Since is 304.
 import type { IncomingMessage } from 'node:http';
 import { S3Error } from '../errors/s3-errors.js';
+import { httpDate } from '../http/http-date.js';
 
 function etagList(v: string): string[] {
   return v.split(',').map((s) => s.trim().replace(/^W\//, ''));
@@ -67,5 +68,5 @@ export function checkReadPreconditions(req: IncomingMessage, etag: string, lastM
   );
   if (!failure) return;
   if (failure.kind === 'failed') throw new S3Error('PreconditionFailed', undefined, { Condition: failure.condition });
-  throw new S3Error('NotModified', undefined, {}, { etag, 'last-modified': new Date(lastModified).toUTCString() });
+  throw new S3Error('NotModified', undefined, {}, { etag, 'last-modified': httpDate(lastModified) });
 }

@@ -2,6 +2,7 @@
 import { validateHeaderValue, type IncomingMessage } from 'node:http';
 import { S3Error } from '../errors/s3-errors.js';
 import type { ObjectRecord } from '../db/repos/objects.js';
+import { httpDate } from '../http/http-date.js';
 
 export type StoredHeaders = Pick<
   ObjectRecord,
@@ -66,7 +67,7 @@ export function objectResponseHeaders(
   query: ReadonlyMap<string, string>,
 ): Record<string, string> {
   const h: Record<string, string> = {
-    'last-modified': new Date(rec.lastModified).toUTCString(),
+    'last-modified': httpDate(rec.lastModified),
     etag: rec.etag,
     'accept-ranges': 'bytes',
   };

@@ -39,11 +39,6 @@ export function requireKey(r: S3Request): string {
   return r.addr.key as string;
 }
 
-/** Last-Modified style date (RFC 7231), second precision. */
-export function httpDate(ms: number): string {
-  return new Date(ms).toUTCString();
-}
-
 /** ListObjects style date: ISO 8601 with milliseconds. */
 export function isoDate(ms: number): string {
   return new Date(ms).toISOString();
