@@ -4,8 +4,7 @@
 // bytes from under a slow reader. A storage failure after the headers went out destroys the socket:
 // the client sees a short read, never a short "success".
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
 import type { AssetRecord } from '../db/repos/assets.js';
 import { isS3Error } from '../errors/s3-errors.js';
@@ -14,6 +13,10 @@ import { parseRange } from '../s3/range.js';
 import type { ReadRange } from '../storage/backend.js';
 import { contentDisposition, type DispositionType } from './content-disposition.js';
 import { httpDate } from '../http/http-date.js';
+import { sendBody } from '../http/send-body.js';
+
+/** The body of a HEAD answer. */
+const EMPTY = Buffer.alloc(0);
 
 /** Served with every asset body: never sniffed into something runnable, and sandboxed if opened anyway. */
 export const SAFETY_HEADERS = {
@@ -148,15 +151,6 @@ export function isBlobGone(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'ENOENT';
 }
 
-class ByteCounter extends Transform {
-  bytes = 0;
-
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    this.bytes += chunk.length;
-    cb(null, chunk);
-  }
-}
-
 export interface SentBody {
   status: number;
   /** Body bytes written to the response (fewer than announced if the client left or storage failed). */
@@ -173,25 +167,8 @@ export async function sendAssetBody(
   body: Readable | undefined,
   log: AppContext['log'],
 ): Promise<SentBody> {
-  res.writeHead(decision.status, decision.headers);
-  if (!body) {
-    res.end();
-    return { status: decision.status, bytes: 0 };
-  }
-  const counter = new ByteCounter();
-  try {
-    await pipeline(body, counter, res);
-  } catch (err) {
-    // A client that went away is routine; a storage error is not.
-    if (!res.destroyed || !isClientGone(err)) log.warn({ err }, 'asset body failed mid-response');
-    res.destroy();
-  }
-  return { status: decision.status, bytes: counter.bytes };
-}
-
-function isClientGone(err: unknown): boolean {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-  return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE';
+  const bytes = await sendBody(res, decision.status, decision.headers, body ?? EMPTY, log);
+  return { status: decision.status, bytes };
 }
 
 /** The Host header's name without the port (`[::1]:9000` -> `[::1]`), lowercased; '' when absent. */

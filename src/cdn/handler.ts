@@ -15,7 +15,7 @@ import { negotiateCoding, type Coding } from './cache/compression.js';
 import type { CacheResult } from './edge-cache.js';
 import { contentHeaders, validatorHeaders, variesByEncoding } from './representation.js';
 import { CdnResolver, type TargetFacts } from './resolve.js';
-import { sendBody } from './send.js';
+import { sendBody } from '../http/send-body.js';
 
 export type CdnHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 

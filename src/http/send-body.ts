@@ -1,5 +1,6 @@
-// Writing a CDN answer's status, headers and body (a buffer from memory, or a stream from a cache
-// file, a fill in progress or storage), counting the body bytes handed to the socket. A body that fails
+// Writing a response's status, headers and body (a buffer from memory, or a stream from a cache
+// file, a fill in progress or storage), counting the body bytes handed to the socket: the CDN's
+// answers and the API's asset downloads. A body that fails
 // after the headers went out destroys the socket: the client sees a short read, never a short success.
 import type { ServerResponse } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
@@ -50,7 +51,7 @@ export async function sendBody(
     await pipeline(body, counter, res);
   } catch (err) {
     // A client that went away is routine; a storage or cache failure is not.
-    if (!res.destroyed || !isClientGone(err)) log.warn({ err }, 'cdn body failed mid-response');
+    if (!res.destroyed || !isClientGone(err)) log.warn({ err }, 'response body failed mid-response');
     res.destroy();
   }
   return counter.bytes;
