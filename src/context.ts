@@ -26,7 +26,7 @@ import { AssetDirectory } from './cdn/asset-directory.js';
 import { EdgeCache } from './cdn/edge-cache.js';
 
 /** The edge cache's disk tier, under the data directory. */
-export const CDN_CACHE_DIR = 'cdn-cache';
+const CDN_CACHE_DIR = 'cdn-cache';
 
 export interface AppContext {
   config: Config;
@@ -81,8 +81,9 @@ export interface ContextOptions {
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
   const log = opts.log ?? pino({ level: config.logLevel });
-  // First: a storage misconfiguration is a ConfigError before anything is opened.
+  // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
   const storage = createStorage(config);
+  const clients = new ClientResolver(config.cdn);
   const { db, repos, masterKey } = openDataDir(config);
   const dbFile = join(config.dataDir, META_DB_FILE);
   let walSync: WalSync | undefined;
@@ -135,13 +136,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       masterKey,
       assetDirectory: new AssetDirectory(repos),
       edge,
-      requestLog: new RequestLog(db, config.cdn.log, { clock: () => clock().getTime(), log }),
-      clients: new ClientResolver(config.cdn),
+      requestLog: new RequestLog(db, config.cdn.log, { clock: () => clock().getTime(), log, usage: repos.usage }),
+      clients,
       async close() {
         await sweeper.stop();
         await ctx.requestLog.close();
         await ctx.edge.close();
-        await ctx.clients.close();
         await storage.close();
         await durability.close();
         await checkpoints.close();

@@ -2,6 +2,7 @@
 // response, never throwing); a timer writes the buffer to SQLite in one transaction. A full buffer drops
 // what does not fit and counts it (metrics), so a stalled disk costs log rows, never requests. Hourly,
 // complete hours are rolled up per owner and old rows expire (log-maintenance.ts).
+import type { Logger } from 'pino';
 import type { CdnLogConfig } from '../config/schema.js';
 import type { Db } from '../db/open.js';
 import { CdnLogRepo } from '../db/repos/cdn-log.js';
@@ -50,7 +51,7 @@ export interface Scheduler {
 }
 
 /** Real timers, unref'd: the log never keeps the process alive (close() flushes what is left). */
-export const UNREF_TIMERS: Scheduler = {
+const UNREF_TIMERS: Scheduler = {
   every(ms, fn) {
     const timer = setInterval(fn, ms);
     timer.unref();
@@ -61,15 +62,13 @@ export const UNREF_TIMERS: Scheduler = {
   },
 };
 
-export interface LogWarnings {
-  warn(obj: object, msg: string): void;
-}
-
 export interface RequestLogOptions {
   /** Unix ms; drives roll-ups and retention. */
   clock?: () => number;
-  log?: LogWarnings;
+  log?: Pick<Logger, 'warn'>;
   scheduler?: Scheduler;
+  /** The server's usage repository, for download events (a private one when absent, as in unit tests). */
+  usage?: UsageRepo;
 }
 
 export interface RequestLogStats {
@@ -126,7 +125,7 @@ export class RequestLog {
   readonly traffic: CdnTrafficRepo;
   private readonly repo: CdnLogRepo;
   private readonly clock: () => number;
-  private readonly log: LogWarnings | undefined;
+  private readonly log: Pick<Logger, 'warn'> | undefined;
   private readonly capacity: number;
   private buffer: CdnRequestRecord[] = [];
   private readonly counters = { dropped: 0, flushed: 0, flushes: 0, flushErrors: 0 };
@@ -141,7 +140,7 @@ export class RequestLog {
     opts: RequestLogOptions = {},
   ) {
     this.clock = opts.clock ?? Date.now;
-    this.repo = new CdnLogRepo(db, new UsageRepo(db, this.clock));
+    this.repo = new CdnLogRepo(db, opts.usage ?? new UsageRepo(db));
     this.traffic = new CdnTrafficRepo(db);
     this.log = opts.log;
     this.capacity = config.bufferSize;

@@ -79,6 +79,4 @@ export class ClientResolver {
     }
     return client;
   }
-
-  async close(): Promise<void> {}
 }
