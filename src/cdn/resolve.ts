@@ -3,7 +3,6 @@
 // how the cache reaches its bytes. Every request is decided here from the metadata rows, before the
 // cache is asked for anything: the cache never decides who may see what.
 import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
 import { LRUCache } from 'lru-cache';
 import { contentDisposition } from '../assets/content-disposition.js';
 import { isActiveExtension, isActiveType } from '../assets/content-safety.js';
@@ -19,7 +18,7 @@ import { UrlSigner } from './signed-url.js';
 import { parseBucketTarget, parseCdnTarget, type AssetTarget, type BucketObjectTarget } from './targets.js';
 
 /** Signed (private) responses may sit in no shared cache. */
-export const SIGNED_CACHE_CONTROL = 'private, no-store';
+const SIGNED_CACHE_CONTROL = 'private, no-store';
 
 /** What the request log learns about a request as it is resolved. */
 export interface TargetFacts {
@@ -113,9 +112,10 @@ export class CdnResolver {
     // effect on the next request.
     const bucket = ctx.repos.buckets.getByName(target.bucket);
     if (!bucket?.public) return NOT_FOUND;
-    const found = ctx.objects.getWithInline(bucket.id, target.key);
-    if (!found) return NOT_FOUND;
-    const { rec, inline } = found;
+    // The row only: a small object's bytes are read from the database when a fill opens them, not on
+    // every request (hits, HEAD, 304 and 403 never need them).
+    const rec = ctx.objects.get(bucket.id, target.key);
+    if (!rec) return NOT_FOUND;
     facts.bucket = bucket.name;
     facts.key = rec.key;
     facts.ownerId = bucket.ownerId;
@@ -141,11 +141,7 @@ export class CdnResolver {
       etag: rec.etag,
       size: rec.size,
       owner: bucket.ownerId,
-      // A small object's bytes came with its row: no second lookup.
-      open: (range) =>
-        inline
-          ? Promise.resolve(Readable.from([range ? inline.subarray(range.start, range.end + 1) : inline], { objectMode: false }))
-          : openObjectBody(ctx, rec, range ? { range } : {}),
+      open: (range) => openObjectBody(ctx, rec, range ? { range } : {}),
     };
     return { kind: 'found', served: { rep, cache } };
   }
