@@ -46,7 +46,7 @@ function bump(counts: Record<string, number>, key: string, n: number): void {
   counts[key] = (Object.hasOwn(counts, key) ? (counts[key] as number) : 0) + n;
 }
 
-export function addGroup(h: HourTraffic, g: TrafficGroup): void {
+function addGroup(h: HourTraffic, g: TrafficGroup): void {
   h.requests += g.requests;
   h.bytes += g.bytes;
   if (g.cacheStatus !== null) h.cacheLookups += g.requests;

@@ -38,11 +38,7 @@ const PROBES = ['1.1.1.1', '8.8.8.8', '193.0.6.139', '2001:4860:4860::8888', '2a
 export class GeoIp {
   private readonly answers = new LRUCache<string, string>({ max: 10_000 });
 
-  private constructor(
-    private readonly reader: Reader<CountryResponse>,
-    /** What was opened, for logs and errors. */
-    readonly source: string,
-  ) {}
+  private constructor(private readonly reader: Reader<CountryResponse>) {}
 
   /** Opens `file`, or the bundled database when it is ''; a missing or unreadable database is a ConfigError. */
   static open(file: string): GeoIp {
@@ -60,7 +56,7 @@ export class GeoIp {
     try {
       const reader = new Reader<CountryResponse>(data);
       for (const ip of PROBES) reader.get(ip);
-      return new GeoIp(reader, path);
+      return new GeoIp(reader);
     } catch (err) {
       throw new ConfigError(`config: ${what} is not a readable MMDB database (${(err as Error).message})`);
     }

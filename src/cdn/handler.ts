@@ -20,7 +20,7 @@ import { sendBody } from '../http/send-body.js';
 export type CdnHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 /** The response header naming where the bytes came from. */
-export const CACHE_STATUS_HEADER = 'x-cache';
+const CACHE_STATUS_HEADER = 'x-cache';
 
 /** What the request log needs to know about a request, filled in as the request is served. */
 interface RequestFacts extends TargetFacts {

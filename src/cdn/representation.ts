@@ -29,7 +29,7 @@ export function variesByEncoding(rep: Representation): boolean {
  * A compressed variant is another representation: its ETag is the weak form of the object's (as nginx
  * does), so If-None-Match with it still gives 304 and If-Range never accepts it.
  */
-export function etagFor(rep: Representation, coding: Coding | undefined): string {
+function etagFor(rep: Representation, coding: Coding | undefined): string {
   return coding ? `W/${rep.etag}` : rep.etag;
 }
 

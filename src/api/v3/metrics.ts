@@ -24,7 +24,7 @@ const CACHE_METRICS: readonly [CacheCounter, Omit<Metric, 'value'>][] = [
   ['fillsInFlight', { name: 's3edge_cdn_cache_fills_in_flight', type: 'gauge', help: 'Storage reads filling the cache right now.' }],
 ];
 
-export function collectMetrics(ctx: AppContext): Metric[] {
+function collectMetrics(ctx: AppContext): Metric[] {
   const log = ctx.requestLog.stats();
   const metrics: Metric[] = [
     { name: 's3edge_cdn_log_buffered', type: 'gauge', value: log.buffered, help: 'CDN request log records waiting for the next flush.' },

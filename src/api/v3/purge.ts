@@ -1,14 +1,12 @@
 // POST /api/v3/cdn/purge (`assets:write`): drops cached copies of the caller's assets and public bucket
 // objects from the edge cache. Another user's asset or bucket is "not found".
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { badRequest, notFound } from '../errors.js';
 import { principalOf, type RouteModule } from '../plugin.js';
 import { ERROR_RESPONSES } from './schemas.js';
 
-export const PurgeResult = Type.Object({ success: Type.Boolean(), purged: Type.Integer() });
-export type PurgeResult = Static<typeof PurgeResult>;
-
+const PurgeResult = Type.Object({ success: Type.Boolean(), purged: Type.Integer() });
 
 /** What a purge names: one asset, a bucket's keys under a prefix, or everything the caller owns. */
 export type PurgeRequest = { assetId: string } | { bucket: string; prefix?: string } | { all: true };
@@ -29,7 +27,7 @@ function nonEmptyString(value: unknown, field: string, maxLength: number): strin
 }
 
 /** By hand: the three forms are told apart by their fields, each with an error that names them. */
-export function parsePurgeRequest(body: unknown): PurgeRequest {
+function parsePurgeRequest(body: unknown): PurgeRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest(`The body must be a JSON object: ${FORMS}`);
   const b = body as Record<string, unknown>;
   if ('assetId' in b) {

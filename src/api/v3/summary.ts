@@ -19,7 +19,7 @@ export function spaceView(s: Space): SpaceView {
  * window (flush the buffer first, so every request that has ended is counted), else from the
  * download usage events (`available: false`).
  */
-export function userAnalytics(ctx: AppContext, userId: string, now: number): Analytics {
+function userAnalytics(ctx: AppContext, userId: string, now: number): Analytics {
   const hostname = ctx.config.cdn.hostname;
   const fromLog = logAnalytics(ctx.requestLog.traffic.ownerHours(userId, windowStart(now), now), now, hostname);
   return fromLog ?? usageFallbackAnalytics(ctx.repos.usage.since(userId, 'download', now - WINDOW_MS + 1), now, hostname);

@@ -13,7 +13,7 @@ const MAX_PARTS = 10_000;
 const xml = new XMLParser();
 
 /** Part n's target size: 8 MiB for the first 1000 parts, 16 MiB for the next 1000, and so on. */
-export function partTarget(partNumber: number): number {
+function partTarget(partNumber: number): number {
   return PART_BYTES * (1 + Math.floor((partNumber - 1) / 1000));
 }
 
