@@ -14,6 +14,7 @@ import type { AppContext } from '../../context.js';
 import type { AssetRecord } from '../../db/repos/assets.js';
 import { DEFAULT_EXPIRES_IN, MAX_EXPIRES_IN, MIN_EXPIRES_IN, UrlSigner } from '../../cdn/signed-url.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
+import { ownedAsset } from './owned.js';
 import { principalOf, type RouteModule } from '../plugin.js';
 import { Asset, AssetListItem, ERROR_RESPONSES, ErrorBody, Pagination, SuccessMessage } from './schemas.js';
 
@@ -85,13 +86,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
   const view = (): ViewContext => ({ cdnBase: ctx.endpoints.cdn, storageName: ctx.config.storageName });
   const signer = UrlSigner.fromMasterKey(ctx.masterKey, ctx.clock);
 
-  /** The caller's asset, or 404 whether it is missing or someone else's. */
-  const ownedAsset = (request: FastifyRequest, id: string): AssetRecord => {
-    const { userId } = principalOf(request);
-    const asset = ctx.repos.assets.get(id);
-    if (!asset || asset.userId !== userId) throw notFound('Asset not found');
-    return asset;
-  };
+  const callersAsset = (request: FastifyRequest, id: string): AssetRecord => ownedAsset(ctx, principalOf(request).userId, id);
 
   app.post(
     '/api/v3/cdn/assets',
@@ -150,14 +145,14 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
   app.get<{ Params: IdParams }>(
     '/api/v3/cdn/assets/:id/download',
     { onRequest: read, schema: { params: IdParams, response: DOWNLOAD_RESPONSES } },
-    async (request, reply) => download(ctx, request, reply, ownedAsset(request, request.params.id)),
+    async (request, reply) => download(ctx, request, reply, callersAsset(request, request.params.id)),
   );
 
   app.delete<{ Params: IdParams }>(
     '/api/v3/cdn/assets/:id',
     { onRequest: write, schema: { params: IdParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
     async (request) => {
-      const asset = ownedAsset(request, request.params.id);
+      const asset = callersAsset(request, request.params.id);
       const deleted = ctx.repos.transaction(() => {
         if (!ctx.repos.assets.delete(asset.id)) return false;
         ctx.repos.usage.record({
@@ -183,7 +178,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
     '/api/v3/cdn/assets/:id/signed-url',
     { onRequest: read, schema: { params: IdParams, response: { 200: SignedUrlResponse, ...ERROR_RESPONSES } } },
     async (request) => {
-      const asset = ownedAsset(request, request.params.id);
+      const asset = callersAsset(request, request.params.id);
       const expiresIn = parseExpiresIn(request.body);
       const sig = signer.sign(asset, expiresIn);
       return {

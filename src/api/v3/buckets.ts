@@ -4,6 +4,7 @@
 // another user's bucket and an unknown one are the same 404.
 import { Type, type Static } from '@sinclair/typebox';
 import { notFound } from '../errors.js';
+import { BUCKET_NOT_FOUND, ownedBucket } from './owned.js';
 import { principalOf, type RouteModule } from '../plugin.js';
 import { ERROR_RESPONSES } from './schemas.js';
 
@@ -24,10 +25,9 @@ export const bucketRoutes: RouteModule = (app, { ctx, requireScope }) => {
       path,
       { onRequest: auth, schema: { params: Params, body: Body, response: { 200: Response, ...ERROR_RESPONSES } } },
       async (request) => {
-        const bucket = ctx.repos.buckets.getByName(request.params.bucket);
-        if (!bucket || bucket.ownerId !== principalOf(request).userId) throw notFound('Bucket not found');
+        const bucket = ownedBucket(ctx, principalOf(request).userId, request.params.bucket);
         const isPublic = request.body.public;
-        if (!ctx.repos.buckets.setPublic(bucket.id, isPublic)) throw notFound('Bucket not found');
+        if (!ctx.repos.buckets.setPublic(bucket.id, isPublic)) throw notFound(BUCKET_NOT_FOUND);
         // Access is checked on every CDN request anyway; this only frees the room its objects took.
         if (!isPublic) ctx.edge.purgePrefix(bucket.id, '');
         return { success: true, bucket: { name: bucket.name, public: isPublic } };

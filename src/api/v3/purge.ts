@@ -2,7 +2,8 @@
 // objects from the edge cache. Another user's asset or bucket is "not found".
 import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
-import { badRequest, notFound } from '../errors.js';
+import { badRequest } from '../errors.js';
+import { ownedAsset, ownedBucket } from './owned.js';
 import { principalOf, type RouteModule } from '../plugin.js';
 import { ERROR_RESPONSES } from './schemas.js';
 
@@ -54,14 +55,10 @@ function parsePurgeRequest(body: unknown): PurgeRequest {
 
 function purge(ctx: AppContext, userId: string, request: PurgeRequest): number {
   if ('assetId' in request) {
-    const asset = ctx.repos.assets.get(request.assetId);
-    if (!asset || asset.userId !== userId) throw notFound('Asset not found');
-    return ctx.edge.purgeAsset(asset.id);
+    return ctx.edge.purgeAsset(ownedAsset(ctx, userId, request.assetId).id);
   }
   if ('bucket' in request) {
-    const bucket = ctx.repos.buckets.getByName(request.bucket);
-    if (!bucket || bucket.ownerId !== userId) throw notFound('Bucket not found');
-    return ctx.edge.purgePrefix(bucket.id, request.prefix ?? '');
+    return ctx.edge.purgePrefix(ownedBucket(ctx, userId, request.bucket).id, request.prefix ?? '');
   }
   return ctx.edge.purgeOwner(userId);
 }

@@ -10,13 +10,13 @@ import { issueAccessKey, type IssuedAccessKey } from '../../auth/access-key-issu
 import type { AppContext } from '../../context.js';
 import { ConstraintError, type AccessKey, type Bucket, type BucketPermission } from '../../db/repos/index.js';
 import { notFound } from '../errors.js';
+import { BUCKET_NOT_FOUND, ownedBucket } from './owned.js';
 import { principalOf, type RouteModule } from '../plugin.js';
 import { CreatedStorageAccessKey, ERROR_RESPONSES, StorageAccessKey, SuccessMessage } from './schemas.js';
 
 /** The same routes answer at both prefixes. */
 const PREFIXES = ['', '/api/v3'] as const;
 
-const BUCKET_NOT_FOUND = 'Bucket not found';
 const KEY_NOT_FOUND = 'Access key not found';
 
 const BucketParams = Type.Object({ bucketId: Type.String() });
@@ -45,13 +45,6 @@ function storageAccessKey(key: AccessKey, permission: BucketPermission, bucket: 
     accessKeyId: key.accessKeyId,
     createdAt: new Date(key.createdAt).toISOString(),
   };
-}
-
-/** The bucket named `name` if `userId` owns it; the same 404 whether it is someone else's or missing. */
-function ownedBucket(ctx: AppContext, userId: string, name: string): Bucket {
-  const bucket = ctx.repos.buckets.getByName(name);
-  if (!bucket || bucket.ownerId !== userId) throw notFound(BUCKET_NOT_FOUND);
-  return bucket;
 }
 
 function issueBucketKey(ctx: AppContext, bucket: Bucket, permission: BucketPermission, name: string): IssuedAccessKey {

@@ -1,0 +1,20 @@
+// The caller's own bucket or asset by name or id: the same 404 whether it is missing or someone
+// else's, so the API never reveals what other users have.
+import type { AppContext } from '../../context.js';
+import type { AssetRecord } from '../../db/repos/assets.js';
+import type { Bucket } from '../../db/repos/index.js';
+import { notFound } from '../errors.js';
+
+export const BUCKET_NOT_FOUND = 'Bucket not found';
+
+export function ownedBucket(ctx: AppContext, userId: string, name: string): Bucket {
+  const bucket = ctx.repos.buckets.getByName(name);
+  if (!bucket || bucket.ownerId !== userId) throw notFound(BUCKET_NOT_FOUND);
+  return bucket;
+}
+
+export function ownedAsset(ctx: AppContext, userId: string, id: string): AssetRecord {
+  const asset = ctx.repos.assets.get(id);
+  if (!asset || asset.userId !== userId) throw notFound('Asset not found');
+  return asset;
+}
