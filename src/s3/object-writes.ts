@@ -93,9 +93,7 @@ export async function commitObject(
     committed = true;
     const guard = (current: ObjectRecord | undefined): void => checkWriteCondition(current, cond, 'commit');
     const replaced = await ctx.commits.run(() => ctx.objects.put(record, guard, staged.inline));
-    // The CDN must not serve the replaced version a moment longer (it also checks the ETag itself).
-    ctx.edge.purgeObject(record.bucketId, record.key);
-    void releaseBlobs(ctx, replaced);
+    versionReplaced(ctx, record.bucketId, record.key, replaced);
   } catch (err) {
     if (committed && !staged.inline) await ctx.storage.remove(staged.blobId).catch(() => undefined);
     else await staged.abort();
@@ -106,9 +104,17 @@ export async function commitObject(
 /** Deletes the key's current version, if any; returns whether there was one. */
 export async function removeObject(ctx: AppContext, bucketId: string, key: string): Promise<boolean> {
   const { existed, blobIds } = await ctx.commits.run(() => ctx.objects.delete(bucketId, key));
-  ctx.edge.purgeObject(bucketId, key);
-  void releaseBlobs(ctx, blobIds);
+  versionReplaced(ctx, bucketId, key, blobIds);
   return existed;
+}
+
+/**
+ * After a commit that replaced or removed a key's version: the CDN must not serve the old version a
+ * moment longer (it also checks the ETag itself), and the old version's bytes go (releaseBlobs).
+ */
+export function versionReplaced(ctx: AppContext, bucketId: string, key: string, oldBlobIds: readonly string[]): void {
+  ctx.edge.purgeObject(bucketId, key);
+  void releaseBlobs(ctx, oldBlobIds);
 }
 
 /**

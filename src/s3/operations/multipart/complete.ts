@@ -12,7 +12,7 @@ import { CHECKSUM_ALGORITHMS, checksumHeader, type ChecksumAlgorithm } from '../
 import { acceptBody, requestBody } from '../../body.js';
 import { childValues, isNode, optionalLeaf, parseXmlDocument } from '../../request-body-xml.js';
 import { MAX_PART_NUMBER } from '../../object-reader.js';
-import { checkWriteCondition, releaseBlobs, type WriteCondition } from '../../object-writes.js';
+import { checkWriteCondition, versionReplaced, type WriteCondition } from '../../object-writes.js';
 import { header, requireBucket, requireKey, type S3Request, type OperationHandler } from '../../operation.js';
 import { xmlResponse, type S3Response } from '../../respond.js';
 import { toXml, type XmlObject } from '../../xml.js';
@@ -290,8 +290,7 @@ export const completeMultipartUpload: OperationHandler = async (r) => {
     if (!done) throw noSuchUpload();
     return result(r, bucket.name, key, done);
   }
-  ctx.edge.purgeObject(bucket.id, key);
-  void releaseBlobs(ctx, outcome.replaced);
+  versionReplaced(ctx, bucket.id, key, outcome.replaced);
   // Parts left out of the list are in the trash now.
   scheduleTrashDrain(r);
   return result(r, bucket.name, key, outcome.plan.completed);
