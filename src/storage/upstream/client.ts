@@ -5,6 +5,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Readable } from 'node:stream';
 import type { UpstreamS3Config } from '../../config/schema.js';
+import { awsUriEncode } from '../../auth/sigv4/canonical.js';
 import { Sha256 } from './sha256.js';
 import { upstreamRejected, upstreamUnavailable } from './errors.js';
 
@@ -47,11 +48,20 @@ export class UpstreamClient {
   private readonly agent: Agent;
   private readonly signer: SignatureV4;
   private readonly base: URL;
+  /** Fixed per client: the Host to sign and the path every key goes under. */
+  private readonly target: { hostname: string; host: string; bucketPath: string };
   private readonly attempts: number;
   private readonly retryBaseMs: number;
 
   constructor(private readonly opts: UpstreamClientOptions) {
     this.base = new URL(opts.endpoint);
+    const hostname = opts.forcePathStyle ? this.base.hostname : `${opts.bucket}.${this.base.hostname}`;
+    const basePath = this.base.pathname.replace(/\/$/, '');
+    this.target = {
+      hostname,
+      host: this.base.port ? `${hostname}:${this.base.port}` : hostname,
+      bucketPath: opts.forcePathStyle ? `${basePath}/${opts.bucket}` : basePath,
+    };
     this.agent = new Agent({
       connections: opts.connections ?? 32,
       keepAliveTimeout: 30_000,
@@ -104,12 +114,8 @@ export class UpstreamClient {
   }
 
   private async once(req: UpstreamRequest): Promise<UpstreamResponse> {
-    const pathStyle = this.opts.forcePathStyle;
-    const hostname = pathStyle ? this.base.hostname : `${this.opts.bucket}.${this.base.hostname}`;
-    const host = this.base.port ? `${hostname}:${this.base.port}` : hostname;
-    const encodedKey = req.key.split('/').map(encodeRfc3986).join('/');
-    const basePath = this.base.pathname.replace(/\/$/, '');
-    const path = pathStyle ? `${basePath}/${this.opts.bucket}/${encodedKey}` : `${basePath}/${encodedKey}`;
+    const { hostname, host, bucketPath } = this.target;
+    const path = `${bucketPath}/${awsUriEncode(req.key, false)}`;
     const query = req.query ?? {};
     const signed = await this.signer.sign({
       method: req.method,
@@ -121,7 +127,7 @@ export class UpstreamClient {
       headers: { ...req.headers, host, 'x-amz-content-sha256': UNSIGNED },
     });
     const qs = Object.entries(query)
-      .map(([k, v]) => (v === '' ? encodeRfc3986(k) : `${encodeRfc3986(k)}=${encodeRfc3986(v)}`))
+      .map(([k, v]) => (v === '' ? awsUriEncode(k) : `${awsUriEncode(k)}=${awsUriEncode(v)}`))
       .join('&');
     const url = `${this.base.protocol}//${host}${path}${qs ? `?${qs}` : ''}`;
     return request(url, {
@@ -136,9 +142,4 @@ export class UpstreamClient {
   async close(): Promise<void> {
     await this.agent.close();
   }
-}
-
-/** SigV4's URI encoding: encodeURIComponent plus the characters it leaves alone. */
-function encodeRfc3986(s: string): string {
-  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }

@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { newBlobId } from '../blob-id.js';
 import type { ReadRange, StagedBlob, StorageBackend } from '../backend.js';
 import { UpstreamClient, type UpstreamClientOptions } from './client.js';
-import { blobMissing, upstreamRejected } from './errors.js';
+import { blobMissing } from './errors.js';
 import { abortUpload, MultipartWriter, PART_BYTES } from './multipart-writer.js';
 
 export interface S3StorageOptions extends UpstreamClientOptions {
@@ -151,14 +151,10 @@ export class S3Storage implements StorageBackend {
   async read(blobId: string, opts: { range?: ReadRange; signal?: AbortSignal } = {}): Promise<Readable> {
     const key = this.blobKey(blobId);
     const headers: Record<string, string> = opts.range ? { range: `bytes=${opts.range.start}-${opts.range.end}` } : {};
-    const res = await this.client.send({ method: 'GET', key, headers, idempotent: true, signal: opts.signal });
+    const res = await this.client.expect({ method: 'GET', key, headers, idempotent: true, signal: opts.signal }, [200, 206, 404]);
     if (res.statusCode === 404) {
       await res.body.dump().catch(() => undefined);
       throw blobMissing();
-    }
-    if (res.statusCode !== 200 && res.statusCode !== 206) {
-      await res.body.dump().catch(() => undefined);
-      throw upstreamRejected(res.statusCode, 'GET');
     }
     // undici's body is a Readable: it errors (never ends short) if the upstream breaks or idles out.
     return res.body;
