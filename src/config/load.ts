@@ -118,7 +118,8 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   if (!validate(cfg)) {
     const e = validate.errors?.[0];
     const key = e ? (e.instancePath.replace(/^\//, '').replace(/\//g, '.') || (e.params as { additionalProperty?: string }).additionalProperty || '(root)') : '(root)';
-    const shown = key.startsWith('root') || key === 'masterKey' || key.startsWith('storage.s3.') ? '' : ` (got ${JSON.stringify(getPath(cfg, key))})`;
+    // A rejected secret is never echoed; any other value is, so the operator sees what was wrong.
+    const shown = (SECRET_KEYS as readonly string[]).includes(key) ? '' : ` (got ${JSON.stringify(getPath(cfg, key))})`;
     throw new ConfigError(`config: ${key} ${e?.message ?? 'is invalid'}${shown}`);
   }
   return cfg;
