@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onReq
 import { type ApiPrincipal, type Scope } from '../auth/api-keys.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from './errors.js';
-import { isS3Error } from '../errors/s3-errors.js';
+import { isStorageUnavailable } from '../errors/s3-errors.js';
 import { strictValidation } from './strict-validation.js';
 import { apiKeyRoutes } from './v3/api-keys.js';
 import { assetRoutes } from './v3/assets.js';
@@ -81,7 +81,7 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
       return sendError(reply, err.statusCode, err.code, err.message, err.extra);
     }
     if (err.validation) return sendError(reply, 400, 'invalid_request', `Invalid request: ${err.message}`);
-    if (isS3Error(err) && err.status === 503) {
+    if (isStorageUnavailable(err)) {
       // The storage backend is unavailable (the upstream S3 is down or refusing us): a retry may
       // succeed. Its headers are Retry-After only; the cause, with upstream details, is logged.
       request.log.warn({ err, reqId: request.id }, 'management API: storage unavailable');

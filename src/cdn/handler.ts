@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { decideRequest, hostnameOf, isBlobGone, SAFETY_HEADERS } from '../assets/delivery.js';
 import { displayKey } from '../assets/view.js';
-import { isS3Error } from '../errors/s3-errors.js';
+import { isStorageUnavailable } from '../errors/s3-errors.js';
 import type { AppContext } from '../context.js';
 import type { CacheStatus } from '../analytics/request-log.js';
 import { negotiateCoding, type Coding } from './cache/compression.js';
@@ -147,7 +147,7 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
     } catch (err) {
       ctx.log.error({ err, url: req.url }, 'cdn request failed');
       // The storage backend's 503 (upstream down) keeps its Retry-After; nothing else of it is shown.
-      if (!res.headersSent && isS3Error(err) && err.status === 503) plain(res, req, 503, 'Service Unavailable', err.headers);
+      if (!res.headersSent && isStorageUnavailable(err)) plain(res, req, 503, 'Service Unavailable', err.headers);
       else if (!res.headersSent) plain(res, req, 500, 'Internal Server Error');
       else res.destroy();
     }

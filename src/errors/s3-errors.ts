@@ -82,3 +82,8 @@ export class S3Error extends Error {
 export function isS3Error(err: unknown): err is S3Error {
   return err instanceof S3Error;
 }
+
+/** The storage backend cannot serve now (an upstream S3 down or refusing us): a 503, maybe with Retry-After. */
+export function isStorageUnavailable(err: unknown): err is S3Error {
+  return err instanceof S3Error && err.status === 503;
+}
