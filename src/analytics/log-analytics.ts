@@ -4,12 +4,12 @@
 // the cache (any cache status), 0 when none did. Countries by English name; unknown ones left out.
 import type { Analytics } from '../api/v3/schemas.js';
 import { countryName } from './country-names.js';
-import { HOUR_MS, type HourTraffic } from './traffic.js';
+import { HOUR_MS, hourOf, type HourTraffic } from './traffic.js';
 import { hourlyBuckets } from './usage-fallback.js';
 
 /** The start of the window: the first hourly point of the series. */
 export function windowStart(nowMs: number): number {
-  return hourlyBuckets(nowMs)[0] as number;
+  return hourOf(nowMs) - 23 * HOUR_MS;
 }
 
 /** Analytics from the user's hourly traffic, or undefined when the log has no request of theirs in the window. */

@@ -4,14 +4,14 @@
 import type { Analytics } from '../api/v3/schemas.js';
 import type { UsageEvent } from '../db/repos/usage.js';
 import { countryName } from './country-names.js';
+import { HOUR_MS, hourOf } from './traffic.js';
 
-const HOUR = 3_600_000;
-export const WINDOW_MS = 24 * HOUR;
+export const WINDOW_MS = 24 * HOUR_MS;
 
 /** The 24 hourly buckets ending with the current hour, oldest first, keyed by their start. */
 export function hourlyBuckets(nowMs: number): number[] {
-  const current = Math.floor(nowMs / HOUR) * HOUR;
-  return Array.from({ length: 24 }, (_, i) => current - (23 - i) * HOUR);
+  const current = hourOf(nowMs);
+  return Array.from({ length: 24 }, (_, i) => current - (23 - i) * HOUR_MS);
 }
 
 export function usageFallbackAnalytics(downloads: readonly UsageEvent[], nowMs: number, hostname: string): Analytics {
@@ -26,7 +26,7 @@ export function usageFallbackAnalytics(downloads: readonly UsageEvent[], nowMs: 
     if (e.createdAt <= nowMs - WINDOW_MS || e.createdAt > nowMs) continue;
     requests++;
     bytes += e.bytes;
-    const point = series[Math.floor((e.createdAt - first) / HOUR)];
+    const point = series[Math.floor((e.createdAt - first) / HOUR_MS)];
     if (point) {
       point.requests++;
       point.bytes += e.bytes;
