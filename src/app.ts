@@ -7,6 +7,7 @@ import Fastify, { type FastifyReply } from 'fastify';
 import type { AppContext } from './context.js';
 import { createS3Handler } from './s3/handler.js';
 import { managementApi } from './api/plugin.js';
+import { parseQueryFirstValue } from './api/query.js';
 import { createCdnHandler, isCdnHost, notFound as cdnNotFound } from './cdn/handler.js';
 
 export interface App {
@@ -26,6 +27,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   let fastifyListener: RequestListener | undefined;
   const fastify = Fastify({
     loggerInstance: ctx.log,
+    routerOptions: { querystringParser: parseQueryFirstValue },
     // Malformed URLs (bad percent-encoding, over-long segments) get the API's JSON envelope too.
     frameworkErrors: (err, _req, reply) => {
       const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;

@@ -1,6 +1,6 @@
 // The asset list's query string, read leniently: SPEC.md §7/§8 say an invalid page or limit falls back
-// to safe defaults rather than failing, so nothing here ever throws. Values arrive as fastify's parser
-// leaves them: a string, an array of strings (a repeated key), or absent.
+// to safe defaults rather than failing, so nothing here ever throws. Values arrive as the API's query
+// parser leaves them (api/query.ts: one string per key, the first of a repeated key) or absent.
 import { positiveInt } from '../api/query.js';
 import type { AssetKind } from '../db/repos/assets.js';
 
@@ -18,22 +18,21 @@ export interface AssetListParams {
   kind?: AssetKind;
 }
 
-function first(v: unknown): string | undefined {
-  if (Array.isArray(v)) return first(v[0]);
+function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
 export function parseAssetListQuery(query: unknown): AssetListParams {
   const q = (query && typeof query === 'object' ? query : {}) as Record<string, unknown>;
-  const page = positiveInt(first(q['page']));
-  const limit = positiveInt(first(q['limit']));
+  const page = positiveInt(str(q['page']));
+  const limit = positiveInt(str(q['limit']));
   const out: AssetListParams = {
     page: page !== undefined && page <= MAX_PAGE ? page : DEFAULT_PAGE,
     limit: limit === undefined ? DEFAULT_LIMIT : Math.min(limit, MAX_LIMIT),
   };
-  const search = first(q['search'])?.slice(0, MAX_SEARCH_CHARS);
+  const search = str(q['search'])?.slice(0, MAX_SEARCH_CHARS);
   if (search) out.search = search;
-  const kind = first(q['kind']);
+  const kind = str(q['kind']);
   if (kind === 'file' || kind === 'artifact') out.kind = kind;
   return out;
 }

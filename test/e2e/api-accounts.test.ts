@@ -166,6 +166,10 @@ t.test('management API accounts', async (t) => {
     t.equal(u.creditLedger.length, 1, 'limit applies');
     t.match(u.creditLedger[0], { eventType: 'grant', credits: -12.5, balanceAfter: 62.5 });
     t.equal(u.credits.balance, 62.5);
+    // A repeated parameter means its first value here as on the asset list (SPEC.md §7: never an error).
+    const repeated = await client.raw('GET', '/api/v3/cdn/usage?limit=1&limit=3');
+    t.equal(repeated.status, 200);
+    t.equal((JSON.parse(repeated.body.toString()) as { creditLedger: unknown[] }).creditLedger.length, 1, 'limit=1&limit=3: the first value');
     for (const amount of ['0', '-3', '1.2345', 'ten']) {
       const r = await server.cli(['credits', 'grant', '--user', name, `--amount=${amount}`]);
       t.match(r.json, { error: { code: 'InvalidAmount' } }, `--amount ${amount}`);

@@ -169,6 +169,13 @@ t.test('upload: defaults, a 3 MiB streamed file, fields after the file', async (
   t.equal(asset.sha256, sha256(big));
   t.equal(asset.contentType, 'application/octet-stream', 'an untyped Blob part');
 
+  // SPEC.md 2.1: the type supplied on upload, or application/octet-stream when none (not RFC 7578's text/plain).
+  const untyped = await rawUpload(server, alice.token, multipart([{ headers: ['Content-Disposition: form-data; name="file"; filename="notes"'], body: 'no type' }]));
+  t.equal(untyped.status, 201);
+  t.match(json(untyped)['asset'], { fileName: 'notes', contentType: 'application/octet-stream' }, 'a file part without Content-Type');
+  const emptyType = await rawUpload(server, alice.token, multipart([filePart('empty type', 'form-data; name="file"; filename="e.txt"', '')]));
+  t.match(json(emptyType)['asset'], { contentType: 'application/octet-stream' }, 'an empty Content-Type is none');
+
   // The form's order is the client's business: fields after the file part count the same.
   const form = multipart([filePart('late fields', 'form-data; name="file"; filename="late.txt"', 'text/plain'), fieldPart('visibility', 'private'),
     fieldPart('kind', 'artifact'), fieldPart('projectId', 'p-9'), fieldPart('ignored', 'extra fields are ignored')]);
@@ -314,6 +321,14 @@ t.test('list: only the caller\'s assets, pagination, search, kind, lenient defau
     const r = await carol.client.raw('GET', `/api/v3/cdn/assets?${qs}`);
     t.equal(r.status, 200, `${qs}: not an error`);
     t.same((JSON.parse(r.body.toString()) as { pagination: unknown }).pagination, { page: 1, limit: 20, total: 7, pages: 1 }, `${qs}: defaults`);
+  }
+  // A repeated key means its first value, on this route as on every other (src/api/query.ts).
+  for (const [qs, pagination] of [
+    ['page=2&page=3&limit=2&limit=3', { page: 2, limit: 2, total: 7, pages: 4 }],
+    ['limit=3&limit=abc&page=x&page=2', { page: 1, limit: 3, total: 7, pages: 3 }],
+  ] as const) {
+    const r = await carol.client.raw('GET', `/api/v3/cdn/assets?${qs}`);
+    t.same((JSON.parse(r.body.toString()) as { pagination: unknown }).pagination, pagination, `${qs}: the first value of each`);
   }
   const kinds = await carol.client.listAssets({ kind: 'artifact' });
   t.same(kinds.assets.map((a) => a.fileName).sort(), ['build-1.zip', 'build-2.zip'], 'kind=artifact');

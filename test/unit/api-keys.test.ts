@@ -1,7 +1,7 @@
 import t from 'tap';
 import { join } from 'node:path';
 import { ApiKeyVerifier, mintApiKey, parseScopes } from '../../src/auth/api-keys.js';
-import { intParam } from '../../src/api/query.js';
+import { intParam, parseQueryFirstValue } from '../../src/api/query.js';
 import { openDatabase } from '../../src/db/open.js';
 import { createRepos } from '../../src/db/repos/index.js';
 import { tempDir } from '../helpers/temp-data.js';
@@ -41,5 +41,14 @@ t.test('lenient integer query parameters', async (t) => {
   t.equal(intParam('1.5', 20, 1, 200), 20);
   t.equal(intParam('7', 20, 1, 200), 7);
   t.equal(intParam('5000', 20, 1, 200), 200, 'capped');
-  t.equal(intParam(['3'], 20, 1, 200), 20, 'repeated parameter');
+  t.equal(intParam(['3'], 20, 1, 200), 20, 'an array is no value (the API parser never makes one)');
+});
+
+t.test('the API query parser: one string per key, the first of a repeated key', async (t) => {
+  t.same({ ...parseQueryFirstValue('limit=2&limit=3&page=1') }, { limit: '2', page: '1' });
+  t.same({ ...parseQueryFirstValue('search=a+b%20c&kind=') }, { search: 'a b c', kind: '' });
+  const odd = parseQueryFirstValue('__proto__=x&constructor=y&hasOwnProperty=z');
+  t.equal(Object.getPrototypeOf(odd), null, 'no prototype to pollute');
+  t.same([odd['__proto__'], odd['constructor'], odd['hasOwnProperty']], ['x', 'y', 'z'], 'ordinary keys');
+  t.same({ ...parseQueryFirstValue('') }, {});
 });

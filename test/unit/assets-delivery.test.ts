@@ -4,6 +4,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import t from 'tap';
 import { decideDelivery, hostnameOf } from '../../src/assets/delivery.js';
+import { parseQueryFirstValue } from '../../src/api/query.js';
 import { pageCount, parseAssetListQuery } from '../../src/assets/list-query.js';
 import { UploadLimitError, UploadMeter } from '../../src/assets/upload-meter.js';
 import type { AssetRecord } from '../../src/db/repos/assets.js';
@@ -84,7 +85,8 @@ t.test('list query: invalid values fall back to the defaults, limit capped at 20
   for (const bad of ['0', '-1', 'abc', '1.5', '1e3', '', ' ', '0x10', '99999999999999999999']) {
     t.same(parseAssetListQuery({ page: bad, limit: bad }), { page: 1, limit: 20 }, `page=limit=${JSON.stringify(bad)}`);
   }
-  t.same(parseAssetListQuery({ page: ['2', '5'], limit: ['7'] }), { page: 2, limit: 7 }, 'a repeated key: the first value');
+  t.same(parseAssetListQuery(parseQueryFirstValue('page=2&page=5&limit=7&limit=x')), { page: 2, limit: 7 }, 'a repeated key: the first value');
+  t.same(parseAssetListQuery({ page: ['2', '5'] }), { page: 1, limit: 20 }, 'an array (never from the API parser) is no value');
   t.same(parseAssetListQuery({ kind: 'folder', search: '' }), { page: 1, limit: 20 }, 'unknown kind and empty search: no filter');
   t.equal(parseAssetListQuery({ search: 'x'.repeat(1000) }).search?.length, 256);
   t.equal(pageCount(0, 20), 0);
