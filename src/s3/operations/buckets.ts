@@ -24,6 +24,14 @@ export const listBuckets: OperationHandler = async (r) => {
 };
 
 export const createBucketOp: OperationHandler = async (r) => {
+  const name = r.addr.bucket as string;
+  if (r.principal.kind === 'bucket') {
+    // A bucket key may not create buckets, but its own bucket exists and it may use it: it gets the
+    // owner's answer, which rclone (its check-bucket step), aws cli and restic take as success.
+    // Any other name is AccessDenied, without learning whether that bucket exists.
+    if (name !== r.principal.bucketName) throw new S3Error('AccessDenied');
+    throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: name });
+  }
   authorize(r.principal, 'CreateBucket');
   const body = await readXmlBody(r.req, 64 * 1024);
   const config = body?.CreateBucketConfiguration as { LocationConstraint?: unknown } | undefined;
@@ -37,7 +45,7 @@ export const createBucketOp: OperationHandler = async (r) => {
       { ArgumentName: 'LocationConstraint' },
     );
   }
-  const bucket = createBucket(r.ctx.repos, { name: r.addr.bucket as string, ownerId: r.principal.userId, region });
+  const bucket = createBucket(r.ctx.repos, { name, ownerId: r.principal.userId, region });
   return { status: 200, headers: { location: `/${bucket.name}`, 'content-length': 0 } };
 };
 
