@@ -3,25 +3,26 @@
 // Each command loads only its own modules: an admin command never pays for the server's imports.
 const runServe = async (argv: string[]): Promise<number> => (await import('../src/cli/serve.js')).runServe(argv);
 const runAdmin = async (argv: string[]): Promise<number> => (await import('../src/cli/admin.js')).runAdmin(argv);
-
-const USAGE = `usage: s3edge <command> [options]
-
-commands:
-  serve                      start the gateway (default)
-  users create|list|delete   accounts that own buckets
-  account-keys create|list|delete
-  buckets create|list|delete
-  access-keys create|list|delete   bucket-scoped keys (read | read_write)
-
-Run 's3edge serve --help' for server options.`;
+const help = async () => import('../src/cli/help.js');
 
 async function main(argv: string[]): Promise<number> {
-  const [command] = argv;
-  if (command === undefined || command.startsWith('-')) return runServe(argv);
-  if (command === 'serve') return runServe(argv.slice(1));
-  if (command === 'help' || command === '--help') {
-    process.stdout.write(USAGE + '\n');
+  const [command, ...rest] = argv;
+  // A bare `s3edge` explains itself; starting a server (and creating ./data) takes `s3edge serve`.
+  if (command === undefined || command === '--help' || command === '-h' || (command === 'help' && rest.length === 0)) {
+    process.stdout.write((await help()).mainHelp() + '\n');
     return 0;
+  }
+  if (command === '--version' || command === 'version') {
+    process.stdout.write(`s3edge ${(await help()).version()}\n`);
+    return 0;
+  }
+  // `s3edge help access-keys create` is `s3edge access-keys create --help`.
+  if (command === 'help') return main([...rest, '--help']);
+  if (command === 'serve') return runServe(rest);
+  if (command.startsWith('-')) {
+    process.stderr.write(`s3edge: '${command}' is an option, not a command. To start the server with it: s3edge serve ${argv.join(' ')}\n`);
+    process.stderr.write("Run 's3edge --help' for the list of commands.\n");
+    return 2;
   }
   return runAdmin(argv);
 }

@@ -85,6 +85,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
     tlsUrl = urlOf('https', await listen(https as unknown as Server, config.tls.port, config.tls.host || config.host));
   }
 
+  ctx.repos.settings.setServerEndpoints({ s3: url, s3Tls: tlsUrl ?? null, cdn: ctx.endpoints.cdn });
   return {
     url,
     tlsUrl,

@@ -12,6 +12,7 @@ import { S3Error } from '../errors/s3-errors.js';
 import { bucketNameProblem } from '../s3/bucket-name.js';
 import { createBucket, deleteBucket } from '../s3/bucket-service.js';
 import { openDataDir } from './data-dir.js';
+import { didYouMean, unknownOption } from './suggest.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -22,6 +23,8 @@ interface Command {
   flags: readonly string[];
   required?: readonly string[];
   summary: string;
+  /** One command line that works as written (after the names it uses exist). */
+  example: string;
   run(ctx: RunContext): unknown;
 }
 
@@ -48,7 +51,9 @@ class AdminError extends Error {
 class UsageError extends Error {
   constructor(
     message: string,
+    /** The group (and command) whose usage to print; none: the command list. */
     readonly group?: string,
+    readonly action?: string,
   ) {
     super(message);
     this.name = 'UsageError';
@@ -64,6 +69,20 @@ const COMMAND_FLAGS = {
   amount: { type: 'string' },
 } as const;
 
+/** The sections of `s3edge --help`, in order, and each group's one line there. */
+export const GROUPS: Readonly<Record<string, { section: string; summary: string }>> = {
+  users: { section: 'Accounts and keys', summary: 'accounts that own buckets, assets and credits' },
+  'account-keys': { section: 'Accounts and keys', summary: "S3 keys with a user's rights: create buckets, use all of theirs" },
+  'access-keys': { section: 'Accounts and keys', summary: 'S3 keys for one bucket, read or read_write' },
+  'api-keys': { section: 'Accounts and keys', summary: 'bearer tokens for the management API, with scopes' },
+  buckets: { section: 'Buckets', summary: 'create, list and delete buckets; serve one publicly on the CDN' },
+  spaces: { section: 'Spaces and credits', summary: "suspend or resume a user's space" },
+  credits: { section: 'Spaces and credits', summary: 'grant credits to a user' },
+};
+
+/** Options every admin command takes besides its own. */
+const COMMON_OPTIONS = ['json', 'help', 'config'] as const;
+
 const PERMISSIONS: readonly BucketPermission[] = ['read', 'read_write'];
 const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 const MAX_LABEL = 128;
@@ -72,14 +91,17 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-function endpoint(config: Config): string {
+/**
+ * The S3 endpoint clients should use: the configured publicUrl, else the endpoint the server recorded
+ * when it last started on this data directory, else null (unknown: never a guess from host and port,
+ * which is wrong whenever the server runs with other flags or on port 0).
+ */
+function endpoint(config: Config, repos: Repos): string | null {
   if (config.publicUrl !== '') return config.publicUrl;
-  let host = config.host;
-  if (host === '0.0.0.0') host = '127.0.0.1';
-  else if (host === '::') host = '[::1]';
-  else if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
-  return `http://${host}:${config.port}`;
+  return repos.settings.serverEndpoints()?.s3 ?? null;
 }
+
+const UNKNOWN_ENDPOINT = 'unknown: no server has started on this data directory yet (start it, or pass --public-url)';
 
 function requireUser(repos: Repos, name: string): User {
   const user = repos.users.getByName(name);
@@ -159,6 +181,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       args: ['NAME'],
       flags: [],
       summary: 'create a user (an account that owns buckets)',
+      example: 's3edge users create alice',
       run: ({ repos, args }) => {
         const name = args.NAME as string;
         if (!USER_NAME.test(name)) {
@@ -180,12 +203,14 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       args: [],
       flags: [],
       summary: 'list users',
+      example: 's3edge users list --json',
       run: ({ repos }) => repos.users.list().map((u) => ({ id: u.id, name: u.name, createdAt: iso(u.createdAt) })),
     },
     delete: {
       args: ['NAME'],
       flags: [],
       summary: 'delete a user and its keys (it must own no buckets and no assets)',
+      example: 's3edge users delete alice',
       run: ({ repos, args }) => {
         const name = args.NAME as string;
         if (name === ROOT_USER) throw new AdminError('InvalidUserName', `'${ROOT_USER}' is the built-in root user and cannot be deleted`);
@@ -208,6 +233,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['user', 'name'],
       required: ['user'],
       summary: "create a key with the user's rights: its buckets, and creating buckets",
+      example: 's3edge account-keys create --user alice --name laptop',
       run: ({ repos, masterKey, config, flags }) => {
         const user = requireUser(repos, flags.user as string);
         const name = label(flags.name);
@@ -217,7 +243,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
           secretAccessKey,
           user: user.name,
           name: key.name,
-          endpoint: endpoint(config),
+          endpoint: endpoint(config, repos),
           region: config.region,
         };
       },
@@ -226,6 +252,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       args: [],
       flags: ['user'],
       summary: 'list account keys (never their secrets)',
+      example: 's3edge account-keys list --user alice',
       run: ({ repos, flags }) => {
         const userId = flags.user === undefined ? undefined : requireUser(repos, flags.user).id;
         const nameOf = userNames(repos);
@@ -238,6 +265,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       args: ['ACCESS_KEY_ID'],
       flags: [],
       summary: 'delete an account key',
+      example: 's3edge account-keys delete SEEXAMPLEKEYID234567',
       run: ({ repos, args }) => deleteKey(repos, args.ACCESS_KEY_ID as string, 'account'),
     },
   },
@@ -247,6 +275,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['user'],
       required: ['user'],
       summary: 'create a bucket owned by a user',
+      example: 's3edge buckets create photos --user alice',
       run: ({ repos, config, args, flags }) => {
         const user = requireUser(repos, flags.user as string);
         const name = args.NAME as string;
@@ -270,6 +299,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       args: [],
       flags: ['user'],
       summary: 'list buckets with their object counts',
+      example: 's3edge buckets list --user alice',
       run: ({ repos, flags }) => {
         const ownerId = flags.user === undefined ? undefined : requireUser(repos, flags.user).id;
         const nameOf = userNames(repos);
@@ -287,18 +317,21 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       args: ['NAME'],
       flags: [],
       summary: 'serve the bucket\'s objects to anyone on the CDN host at /b/NAME/<key>',
+      example: 's3edge buckets public photos',
       run: ({ repos, args }) => setBucketPublic(repos, args.NAME as string, true),
     },
     private: {
       args: ['NAME'],
       flags: [],
       summary: 'stop serving the bucket\'s objects on the CDN host (the default)',
+      example: 's3edge buckets private photos',
       run: ({ repos, args }) => setBucketPublic(repos, args.NAME as string, false),
     },
     delete: {
       args: ['NAME'],
       flags: [],
       summary: 'delete an empty bucket and its access keys',
+      example: 's3edge buckets delete photos',
       run: ({ repos, args }) => {
         const bucket = requireBucket(repos, args.NAME as string);
         try {
@@ -320,6 +353,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['user', 'scopes', 'name'],
       required: ['user', 'scopes'],
       summary: `create a management API key (bearer token); scopes: ${ALL_SCOPES.join(',')}`,
+      example: 's3edge api-keys create --user alice --scopes assets:read,assets:write --name backend',
       run: ({ repos, flags }) => {
         const user = requireUser(repos, flags.user as string);
         const { scopes, unknown } = parseScopes(flags.scopes ?? '');
@@ -333,6 +367,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       args: [],
       flags: ['user'],
       summary: 'list API keys (never their tokens)',
+      example: 's3edge api-keys list --user alice',
       run: ({ repos, flags }) => {
         const userId = flags.user === undefined ? undefined : requireUser(repos, flags.user).id;
         const nameOf = userNames(repos);
@@ -345,6 +380,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       args: ['ID'],
       flags: [],
       summary: 'delete an API key (it stops working within a second)',
+      example: 's3edge api-keys delete 3f2a9c0d1e4b5a6f7e8d9c0b1a2f3e4d',
       run: ({ repos, args }) => {
         const id = args.ID as string;
         if (!repos.apiKeys.delete(id)) throw new AdminError('NoSuchApiKey', `no API key '${id}'`);
@@ -358,6 +394,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['user'],
       required: ['user'],
       summary: "suspend a user's space: uploads are refused and its public assets are no longer served",
+      example: 's3edge spaces suspend --user alice',
       run: ({ repos, flags }) => {
         const user = requireUser(repos, flags.user as string);
         return spaceView(repos.spaces.setStatus(user.id, 'suspended'), user.name);
@@ -368,6 +405,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['user'],
       required: ['user'],
       summary: "resume a suspended space",
+      example: 's3edge spaces resume --user alice',
       run: ({ repos, flags }) => {
         const user = requireUser(repos, flags.user as string);
         return spaceView(repos.spaces.setStatus(user.id, 'active'), user.name);
@@ -380,6 +418,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['user', 'amount'],
       required: ['user', 'amount'],
       summary: 'add credits to a user (a ledger entry)',
+      example: 's3edge credits grant --user alice --amount 100',
       run: ({ repos, config, flags }) => {
         const user = requireUser(repos, flags.user as string);
         const amount = creditAmount(flags.amount);
@@ -398,6 +437,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['bucket', 'permission', 'name'],
       required: ['bucket', 'permission'],
       summary: 'create a key limited to one bucket (read | read_write)',
+      example: 's3edge access-keys create --bucket photos --permission read_write --name ci',
       run: ({ repos, masterKey, config, flags }) => {
         const perm = permission(flags.permission);
         const name = label(flags.name);
@@ -415,7 +455,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
           name: key.name,
           bucket: bucket.name,
           permission: perm,
-          endpoint: endpoint(config),
+          endpoint: endpoint(config, repos),
           region: bucket.region,
           forcePathStyle: true,
         };
@@ -425,6 +465,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       args: [],
       flags: ['bucket'],
       summary: 'list bucket access keys (never their secrets)',
+      example: 's3edge access-keys list --bucket photos',
       run: ({ repos, flags }) => {
         const bucketId = flags.bucket === undefined ? undefined : requireBucket(repos, flags.bucket).id;
         const bucketNames = new Map(repos.buckets.list().map((b) => [b.id, b.name]));
@@ -441,6 +482,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       args: ['ACCESS_KEY_ID'],
       flags: [],
       summary: 'delete a bucket access key',
+      example: 's3edge access-keys delete SEEXAMPLEKEYID234567',
       run: ({ repos, args }) => deleteKey(repos, args.ACCESS_KEY_ID as string, 'bucket'),
     },
   },
@@ -455,17 +497,35 @@ function synopsis(group: string, action: string, cmd: Command): string {
   return ['s3edge', group, action, ...cmd.args, ...flags].join(' ');
 }
 
-function usage(group?: string): string {
-  const groups = group !== undefined && COMMANDS[group] ? [group] : Object.keys(COMMANDS);
-  const entries = groups.flatMap((g) => Object.entries(COMMANDS[g] ?? {}).map(([action, cmd]) => [synopsis(g, action, cmd), cmd.summary] as const));
-  const width = Math.max(...entries.map(([syn]) => syn.length));
-  const lines = ['usage:', ...entries.map(([syn, summary]) => `  ${syn.padEnd(width)}  ${summary}`)];
-  lines.push(
-    '',
-    'common options: --json (machine-readable output), --data-dir DIR, --config FILE, and every',
-    "'s3edge serve' option (--region, --public-url, --master-key, ...); S3EDGE_* environment variables apply too.",
-  );
+const COMMON_HELP = [
+  'common options: --json (machine-readable output), --data-dir DIR, --config FILE, and every',
+  "'s3edge serve' option (--region, --public-url, --master-key, ...); S3EDGE_* environment variables apply too.",
+  'Admin commands work on the data directory directly, also while the server runs.',
+];
+
+/** A group's help (`s3edge users --help`), or one command's (`s3edge users create --help`): synopsis, what it does, an example. */
+export function usage(group: string, action?: string): string {
+  const actions = COMMANDS[group] ?? {};
+  const chosen = action !== undefined && actions[action] ? [[action, actions[action]] as const] : Object.entries(actions);
+  const lines = [`usage:`];
+  for (const [name, cmd] of chosen) lines.push(`  ${synopsis(group, name, cmd)}`, `      ${cmd.summary}`, `      example: ${cmd.example}`, '');
+  lines.push(...COMMON_HELP);
   return lines.join('\n');
+}
+
+/** The admin part of `s3edge --help`: sections, then one line per group with its actions. */
+export function adminSections(): { section: string; lines: [string, string][] }[] {
+  const sections: { section: string; lines: [string, string][] }[] = [];
+  for (const [group, meta] of Object.entries(GROUPS)) {
+    let section = sections.find((s) => s.section === meta.section);
+    if (!section) sections.push((section = { section: meta.section, lines: [] }));
+    section.lines.push([`${group} ${Object.keys(COMMANDS[group] ?? {}).join('|')}`, meta.summary]);
+  }
+  return sections;
+}
+
+export function isAdminGroup(name: string): boolean {
+  return Object.hasOwn(COMMANDS, name);
 }
 
 /** Renders rows as a left-aligned text table. */
@@ -481,7 +541,7 @@ function table(rows: Record<string, unknown>[]): string {
 function human(result: unknown): string {
   if (Array.isArray(result)) return table(result as Record<string, unknown>[]);
   const obj = result as Record<string, unknown>;
-  const lines = Object.entries(obj).map(([k, v]) => `${(k + ':').padEnd(17)} ${String(v)}`);
+  const lines = Object.entries(obj).map(([k, v]) => `${(k + ':').padEnd(17)} ${k === 'endpoint' && v === null ? UNKNOWN_ENDPOINT : String(v)}`);
   if ('secretAccessKey' in obj) lines.push('', 'The secret access key is shown only now: store it somewhere safe.');
   return lines.join('\n');
 }
@@ -497,10 +557,19 @@ interface Parsed {
 interface Help {
   help: true;
   group?: string;
+  action?: string;
 }
 
 function parse(argv: string[]): Parsed | Help {
   const configOptions = Object.fromEntries([...configFlags().keys()].map((f) => [f, { type: 'string' as const }]));
+  const [first, second] = argv.filter((a) => !a.startsWith('-'));
+  const ownFlags = first !== undefined && second !== undefined ? (COMMANDS[first]?.[second]?.flags ?? []) : [];
+  const unknown = unknownOption(argv, [...COMMON_OPTIONS, ...Object.keys(configOptions), ...Object.keys(COMMAND_FLAGS)]);
+  if (unknown !== undefined) {
+    // Suggest the command's own options first: they are what a typo most likely meant.
+    const hint = didYouMean(unknown, ownFlags, (f) => `--${f}`) || didYouMean(unknown, [...COMMON_OPTIONS, ...Object.keys(configOptions)], (f) => `--${f}`);
+    throw new UsageError(`Unknown option '--${unknown}'.${hint}`, first, second);
+  }
   let values: Values;
   let positionals: string[];
   try {
@@ -518,31 +587,33 @@ function parse(argv: string[]): Parsed | Help {
     }));
   } catch (err) {
     const message = ((err as Error).message.split('\n')[0] ?? '').replace(/\. To specify a positional argument.*$/, '');
-    throw new UsageError(message || 'invalid arguments', argv[0]);
+    throw new UsageError(message || 'invalid arguments', first, second);
   }
   const [group, action, ...rest] = positionals;
   const actions = group === undefined ? undefined : COMMANDS[group];
   if (!actions) {
     if (values.help && group === undefined) return { help: true };
-    throw new UsageError(group === undefined ? 'missing command' : `unknown command '${group}'`);
+    if (group === undefined) throw new UsageError('missing command');
+    throw new UsageError(`unknown command '${group}'.${didYouMean(group, [...Object.keys(COMMANDS), 'serve', 'help'])}`);
   }
-  if (values.help && (action === undefined || actions[action])) return { help: true, group };
+  if (values.help && (action === undefined || actions[action])) return { help: true, group, ...(action !== undefined ? { action } : {}) };
   const cmd = action === undefined ? undefined : actions[action];
   if (!cmd) {
-    throw new UsageError(action === undefined ? `missing ${group} action` : `unknown command '${group} ${action}'`, group);
+    if (action === undefined) throw new UsageError(`missing ${group} action: one of ${Object.keys(actions).join(', ')}`, group);
+    throw new UsageError(`unknown command '${group} ${action}'.${didYouMean(action, Object.keys(actions), (a) => `${group} ${a}`)}`, group);
   }
   const where = `${group} ${action as string}`;
   for (const flag of Object.keys(COMMAND_FLAGS)) {
-    if (values[flag] !== undefined && !cmd.flags.includes(flag)) throw new UsageError(`'${where}' does not take --${flag}`, group);
+    if (values[flag] !== undefined && !cmd.flags.includes(flag)) throw new UsageError(`'${where}' does not take --${flag}`, group, action);
   }
   for (const flag of cmd.required ?? []) {
-    if (values[flag] === undefined || values[flag] === '') throw new UsageError(`'${where}' requires --${flag}`, group);
+    if (values[flag] === undefined || values[flag] === '') throw new UsageError(`'${where}' requires --${flag}`, group, action);
   }
-  if (rest.length < cmd.args.length) throw new UsageError(`'${where}' requires ${cmd.args.slice(rest.length).join(' ')}`, group);
-  if (rest.length > cmd.args.length) throw new UsageError(`'${where}': unexpected argument '${rest[cmd.args.length] ?? ''}'`, group);
+  if (rest.length < cmd.args.length) throw new UsageError(`'${where}' requires ${cmd.args.slice(rest.length).join(' ')}`, group, action);
+  if (rest.length > cmd.args.length) throw new UsageError(`'${where}': unexpected argument '${rest[cmd.args.length] ?? ''}'`, group, action);
   const args = Object.fromEntries(cmd.args.map((name, i) => [name, rest[i] as string]));
   for (const [name, value] of Object.entries(args)) {
-    if (value === '') throw new UsageError(`'${where}': ${name} must not be empty`, group);
+    if (value === '') throw new UsageError(`'${where}': ${name} must not be empty`, group, action);
   }
   return { group: group as string, action: action as string, cmd, values, args };
 }
@@ -561,11 +632,11 @@ export async function runAdmin(argv: string[]): Promise<number> {
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     fail(json, 'UsageError', err.message);
-    process.stderr.write(usage(err.group) + '\n');
+    process.stderr.write((err.group !== undefined && isAdminGroup(err.group) ? usage(err.group, err.action) : "Run 's3edge --help' for the list of commands.") + '\n');
     return 2;
   }
   if ('help' in parsed) {
-    process.stdout.write(usage(parsed.group) + '\n');
+    process.stdout.write((parsed.group === undefined ? (await import('./help.js')).mainHelp() : usage(parsed.group, parsed.action)) + '\n');
     return 0;
   }
 

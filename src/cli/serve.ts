@@ -3,13 +3,50 @@ import { parseArgs } from 'node:util';
 import { configFlags, ConfigError, loadConfig } from '../config/load.js';
 import { createContext } from '../context.js';
 import { startServer } from '../server.js';
+import { didYouMean, unknownOption } from './suggest.js';
+
+/** Columns of `all settings` in the help: flag names wrapped to about 100 characters a line. */
+function wrapped(words: string[], width = 100): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const w of words) {
+    if (line && line.length + 1 + w.length > width) {
+      lines.push(line);
+      line = '';
+    }
+    line = line ? `${line} ${w}` : w;
+  }
+  if (line) lines.push(line);
+  return lines.map((l) => `  ${l}`);
+}
 
 function help(flags: Iterable<string>): string {
-  return `usage: s3edge serve [--json] [--config FILE] ${[...flags].map((f) => `[--${f} VALUE]`).join(' ')}
-
-Every option is also an environment variable: --data-dir is S3EDGE_DATA_DIR, --tls-port is S3EDGE_TLS_PORT.
-Root credentials come from S3EDGE_ROOT_ACCESS_KEY / S3EDGE_ROOT_SECRET_KEY, or are generated once and
-printed on the first start only.`;
+  return [
+    'usage: s3edge serve [options]',
+    '',
+    'Starts the gateway: the S3 API and the management API (/api/v3, /storage) on --port, the CDN on',
+    '--cdn-port and on --port for requests whose Host is the CDN hostname. Stop it with Ctrl-C or SIGTERM.',
+    '',
+    'Main options (each is also an environment variable: --data-dir is S3EDGE_DATA_DIR):',
+    '  --data-dir DIR              metadata (meta.db), object bytes and master.key; default ./data',
+    '  --host ADDR                 interface to listen on; default 127.0.0.1 (0.0.0.0 serves other machines)',
+    '  --port N                    S3 and management API port; default 9000, 0 picks a free one',
+    '  --public-url URL            the S3 endpoint given to clients, e.g. behind a reverse proxy',
+    '  --cdn-port N                the CDN listener; default 9080 (null: Host-routed on --port only)',
+    '  --tls-port N --tls-cert FILE --tls-key FILE   an HTTPS listener beside HTTP',
+    '  --storage-backend disk|s3   where object bytes live (s3: an upstream bucket, docs/upstream.md)',
+    '  --config FILE               a JSON file with any settings of config/default.json',
+    '  --json                      print one JSON line with the endpoints instead of text',
+    '',
+    'Every setting of config/default.json is an option:',
+    ...wrapped([...flags].map((f) => `--${f}`)),
+    '',
+    'Sizes take units (256MiB, 10GB, 4096), durations too (30s, 5m, 12h, 7d; a bare number is the',
+    "setting's own unit), header names any case. Root credentials come from S3EDGE_ROOT_ACCESS_KEY /",
+    'S3EDGE_ROOT_SECRET_KEY, or are generated once and printed on the first start only.',
+    '',
+    'example: s3edge serve --data-dir /var/lib/s3edge --host 0.0.0.0 --public-url https://s3.example.com',
+  ].join('\n');
 }
 
 async function start(flags: Record<string, string>, configFile: string | undefined) {
@@ -25,6 +62,12 @@ async function start(flags: Record<string, string>, configFile: string | undefin
 
 export async function runServe(argv: string[]): Promise<number> {
   const flagMap = configFlags();
+  const unknown = unknownOption(argv, ['json', 'help', 'config', ...flagMap.keys()]);
+  if (unknown !== undefined) {
+    const hint = didYouMean(unknown, ['json', 'help', 'config', ...flagMap.keys()], (f) => `--${f}`);
+    process.stderr.write(`s3edge serve: unknown option '--${unknown}'.${hint}\nRun 's3edge serve --help' for the options.\n`);
+    return 2;
+  }
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -39,7 +82,7 @@ export async function runServe(argv: string[]): Promise<number> {
       },
     }));
   } catch (err) {
-    process.stderr.write(`s3edge serve: ${(err as Error).message}\n${help(flagMap.keys())}\n`);
+    process.stderr.write(`s3edge serve: ${(err as Error).message}\nRun 's3edge serve --help' for the options.\n`);
     return 2;
   }
   if (values.help) {

@@ -6,6 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../helpers/temp-data.js';
+import { startServer } from '../helpers/server.js';
 
 const CLI = fileURLToPath(new URL('../../bin/s3edge.js', import.meta.url));
 
@@ -145,8 +146,14 @@ t.test('admin CLI end to end', async (t) => {
     });
     accountKeyId = k.accessKeyId as string;
     secrets.push(k.secretAccessKey as string);
+    // No publicUrl and no server ever started here: the endpoint is unknown, never guessed from --port.
     const k2 = (await ok(t, ['account-keys', 'create', '--user', 'alice'], 'no label', ['--host', '0.0.0.0', '--port', '9100'])) as Record<string, unknown>;
-    t.match(k2, { name: '', endpoint: 'http://127.0.0.1:9100' });
+    t.match(k2, { name: '', endpoint: null });
+    const human = await run(['account-keys', 'create', '--user', 'alice', ...base]);
+    t.match(human.stdout, /^endpoint:\s+unknown: no server has started on this data directory yet \(start it, or pass --public-url\)$/m, 'human output says so');
+    const humanId = /^accessKeyId:\s+(\S+)$/m.exec(human.stdout)?.[1] ?? '';
+    secrets.push(/^secretAccessKey:\s+(\S+)$/m.exec(human.stdout)?.[1] ?? '');
+    await ok(t, ['account-keys', 'delete', humanId], 'delete the human-output key');
     secrets.push(k2.secretAccessKey as string);
 
     const list = (await ok(t, ['account-keys', 'list', '--user', 'alice'], 'account-keys list')) as Record<string, unknown>[];
@@ -171,7 +178,7 @@ t.test('admin CLI end to end', async (t) => {
       name: 'ci',
       bucket: 'photos',
       permission: 'read_write',
-      endpoint: 'http://127.0.0.1:9000',
+      endpoint: null,
       region: 'eu-west-3',
       forcePathStyle: true,
     });
@@ -197,7 +204,7 @@ t.test('admin CLI end to end', async (t) => {
   });
 
   await t.test('secrets are stored encrypted', async (t) => {
-    t.equal(secrets.length, 4);
+    t.equal(secrets.length, 5);
     for (const name of readdirSync(dataDir)) {
       const bytes = readFileSync(join(dataDir, name));
       for (const s of secrets) t.equal(bytes.indexOf(s), -1, `${name} does not contain a secret in plaintext`);
@@ -259,7 +266,8 @@ t.test('usage errors exit 2 with a usage text and no stack', async (t) => {
     const what = args.join(' ');
     t.equal(r.code, 2, `${what}: exit 2`);
     t.match(r.stderr, message, `${what}: says why`);
-    t.match(r.stderr, /usage:\n\s+s3edge /, `${what}: prints usage`);
+    // A command's own usage, or (no known command) where the list is.
+    t.match(r.stderr, /usage:\n\s+s3edge |\nRun 's3edge --help' for the list of commands\.\n$/, `${what}: prints usage`);
     assertClean(t, r, what);
   }
   const j = await run(['users', 'create', '--json', '--data-dir', dataDir]);
@@ -289,4 +297,86 @@ t.test('help exits 0', async (t) => {
     t.equal(r.code, 0, args.join(' '));
     t.match(r.stdout, /usage:/);
   }
+});
+
+const GROUPS = ['users', 'account-keys', 'access-keys', 'api-keys', 'buckets', 'spaces', 'credits'];
+
+t.test('s3edge, s3edge --help and s3edge help: the whole command list, grouped; nothing started or created', async (t) => {
+  const cwd = tempDir(t);
+  const outputs: string[] = [];
+  for (const args of [[], ['--help'], ['-h'], ['help']]) {
+    const r = await new Promise<Result>((resolve, reject) => {
+      const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    t.same([r.code, r.stderr], [0, ''], `s3edge ${args.join(' ')}: exit 0, quiet stderr`);
+    outputs.push(r.stdout);
+  }
+  t.equal(new Set(outputs).size, 1, 'the same list every way');
+  const list = outputs[0] ?? '';
+  for (const section of ['Server:', 'Accounts and keys:', 'Buckets:', 'Spaces and credits:']) t.match(list, `\n${section}\n`, section);
+  t.match(list, /^  serve /m, 'serve');
+  for (const group of GROUPS) t.match(list, new RegExp(`^  ${group} [a-z|]+ `, 'm'), `${group} with its actions`);
+  t.match(list, /^  buckets create\|list\|public\|private\|delete /m);
+  t.same(readdirSync(cwd), [], 'no ./data: help starts no server');
+});
+
+t.test('<command> --help explains it with an example; help COMMAND is the same', async (t) => {
+  for (const group of GROUPS) {
+    const r = await run([group, '--help']);
+    t.equal(r.code, 0, `${group} --help`);
+    t.match(r.stdout, /example: s3edge /, `${group}: an example`);
+    t.same((await run(['help', group])).stdout, r.stdout, `help ${group}`);
+  }
+  const one = await run(['access-keys', 'create', '--help']);
+  t.match(one.stdout, /s3edge access-keys create --bucket NAME --permission read\|read_write/);
+  t.match(one.stdout, /example: s3edge access-keys create --bucket photos --permission read_write/);
+  t.notMatch(one.stdout, /access-keys list/, 'one command only');
+  const serve = await run(['serve', '--help']);
+  t.equal(serve.code, 0);
+  t.match(serve.stdout, /usage: s3edge serve \[options\]/);
+  t.match(serve.stdout, /--data-dir DIR/);
+  t.match(serve.stdout, /example: s3edge serve /);
+  t.same((await run(['help', 'serve'])).stdout, serve.stdout, 'help serve');
+  const version = await run(['--version']);
+  t.match(version.stdout, /^s3edge \d+\.\d+\.\d+\n$/);
+});
+
+t.test('unknown commands and options suggest the closest one', async (t) => {
+  const cases: [string[], RegExp][] = [
+    [['sevre'], /unknown command 'sevre'\. Did you mean 'serve'\?/],
+    [['acess-keys', 'list'], /unknown command 'acess-keys'\. Did you mean 'access-keys'\?/],
+    [['buckets', 'craete', 'x'], /unknown command 'buckets craete'\. Did you mean 'buckets create'\?/],
+    [['access-keys', 'create', '--bukcet', 'b', '--permission', 'read'], /Unknown option '--bukcet'\. Did you mean '--bucket'\?/],
+    [['users', 'list', '--data-dri', 'x'], /Unknown option '--data-dri'\. Did you mean '--data-dir'\?/],
+    [['serve', '--prot', '9000'], /unknown option '--prot'\. Did you mean '--port'\?/],
+    [['--port', '9000'], /'--port' is an option, not a command\. To start the server with it: s3edge serve --port 9000/],
+  ];
+  for (const [args, message] of cases) {
+    const r = await run(args);
+    t.equal(r.code, 2, `${args.join(' ')}: exit 2`);
+    t.match(r.stderr, message, `${args.join(' ')}: suggests`);
+    assertClean(t, r, args.join(' '));
+  }
+  const far = await run(['frobnicate']);
+  t.notMatch(far.stderr, /Did you mean/, 'nothing close: no suggestion');
+});
+
+t.test('admin commands print the endpoint the server really serves', async (t) => {
+  const server = await startServer();
+  t.teardown(() => server.stop());
+  await server.admin(['users', 'create', 'erin']);
+  await server.admin(['buckets', 'create', 'erin-bucket', '--user', 'erin']);
+  t.not(new URL(server.url).port, '9000', 'a port other than the default');
+  const key = await server.admin(['access-keys', 'create', '--bucket', 'erin-bucket', '--permission', 'read']);
+  t.equal(key['endpoint'], server.url, 'access-keys create: the bound URL, not http://127.0.0.1:9000');
+  const account = await server.admin(['account-keys', 'create', '--user', 'erin']);
+  t.equal(account['endpoint'], server.url, 'account-keys create too');
+  const viaPublic = await server.admin(['access-keys', 'create', '--bucket', 'erin-bucket', '--permission', 'read', '--public-url', 'https://s3.example.net']);
+  t.equal(viaPublic['endpoint'], 'https://s3.example.net', 'a configured publicUrl wins');
 });
