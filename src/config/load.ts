@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
-import { configSchema, SECRET_KEYS, type Config } from './schema.js';
+import { configSchema, DURATION_KEYS, HEADER_NAME_KEYS, SECRET_KEYS, SIZE_KEYS, type Config } from './schema.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -80,6 +80,56 @@ function coerce(raw: string, like: unknown): unknown {
   return raw;
 }
 
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4,
+};
+const DURATION_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const UNIT_NAMES: Readonly<Record<string, string>> = { ms: 'milliseconds', s: 'seconds', d: 'days' };
+
+/** `256MiB` -> 268435456, `10GB` -> 1e10, `4096` -> 4096 (IEC units are 1024-based, SI ones 1000-based); undefined if not a size. */
+export function parseSize(raw: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(raw);
+  const unit = SIZE_UNITS[(m?.[2] || 'b').toLowerCase()];
+  if (!m || unit === undefined) return undefined;
+  const bytes = Number(m[1]) * unit;
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+/** `1h30m` -> 5400000 ms; a bare number is in `unit`. Undefined if not a duration. */
+export function parseDurationMs(raw: string, unit: string): number | undefined {
+  const s = raw.trim().toLowerCase();
+  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * (DURATION_MS[unit] ?? 1);
+  if (!/^(\d+(\.\d+)?(ms|s|m|h|d))+$/.test(s)) return undefined;
+  let ms = 0;
+  for (const [, n, u] of s.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)) ms += Number(n) * (DURATION_MS[u as string] ?? 0);
+  return ms;
+}
+
+/** Sizes, durations and header names as users type them -> the number or form each setting holds. */
+function normalizeForms(cfg: Json): void {
+  for (const key of SIZE_KEYS) {
+    const v = getPath(cfg, key);
+    if (typeof v !== 'string') continue;
+    const bytes = parseSize(v);
+    if (bytes === undefined) throw new ConfigError(`config: ${key} must be a size like 256MiB, 10GB or a number of bytes (got ${JSON.stringify(v)})`);
+    setPath(cfg, key, bytes);
+  }
+  for (const [key, unit] of Object.entries(DURATION_KEYS)) {
+    const v = getPath(cfg, key);
+    if (typeof v !== 'string') continue;
+    const ms = parseDurationMs(v, unit);
+    const unitName = UNIT_NAMES[unit] ?? unit;
+    if (ms === undefined) throw new ConfigError(`config: ${key} must be a duration like 30s, 5m, 12h or 7d, or a number of ${unitName} (got ${JSON.stringify(v)})`);
+    const value = ms / (DURATION_MS[unit] ?? 1);
+    if (!Number.isInteger(value)) throw new ConfigError(`config: ${key} must be a whole number of ${unitName} (got ${JSON.stringify(v)})`);
+    setPath(cfg, key, value);
+  }
+  for (const key of HEADER_NAME_KEYS) {
+    const v = getPath(cfg, key);
+    if (typeof v === 'string') setPath(cfg, key, v.trim().toLowerCase());
+  }
+}
+
 export interface LoadOptions {
   /** Values from command-line flags, by config path (`dataDir`, `tls.port`). */
   flags?: Record<string, string | undefined>;
@@ -115,6 +165,7 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     if (flag !== undefined) setPath(cfg, path, coerce(flag, like));
   }
 
+  normalizeForms(cfg);
   if (!validate(cfg)) {
     const e = validate.errors?.[0];
     const key = e ? (e.instancePath.replace(/^\//, '').replace(/\//g, '.') || (e.params as { additionalProperty?: string }).additionalProperty || '(root)') : '(root)';

@@ -251,3 +251,21 @@ export const configSchema = {
 export const SECRET_KEYS = [
   'rootAccessKey', 'rootSecretKey', 'masterKey', 'storage.s3.accessKeyId', 'storage.s3.secretAccessKey',
 ] as const;
+
+/** Byte-valued settings: a number of bytes, or a size with a unit (`256MiB`, `10GB`), see load.ts. */
+export const SIZE_KEYS = [
+  'maxObjectSize', 'inlineObjectMaxBytes', 'hashing.workerThreshold', 'cdn.cache.memoryBytes', 'cdn.cache.memoryEntryMaxBytes',
+  'cdn.cache.diskBytes', 'credits.uploadCreditUnitBytes',
+] as const;
+
+/** Time-valued settings and the unit each is held in: a bare number is in that unit, or `30s`, `5m`, `12h`, `7d`, `250ms`. */
+export const DURATION_KEYS = {
+  maxSkewSeconds: 's',
+  multipartMaxAgeSeconds: 's',
+  'cdn.log.flushIntervalMs': 'ms',
+  'cdn.log.retentionDays': 'd',
+} as const;
+
+/** HTTP header names: accepted in any case (`CF-IPCountry`), held lowercased. */
+export const HEADER_NAME_KEYS = ['cdn.countryHeader'] as const;
+

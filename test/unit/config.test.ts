@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, configFlags, envName, flagName, loadConfig } from '../../src/config/load.js';
+import { ConfigError, configFlags, envName, flagName, loadConfig, parseDurationMs, parseSize } from '../../src/config/load.js';
 
 t.test('names of env variables and flags follow the config paths', async (t) => {
   t.equal(envName('dataDir'), 'S3EDGE_DATA_DIR');
@@ -95,4 +95,49 @@ t.test('storage backend: disk by default; s3 settings from env, credentials also
   t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_S3_PREFIX: 'no-slash' } }), /storage\.s3\.prefix/);
   const err = t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_S3_SECRET_ACCESS_KEY: 'x'.repeat(300) } })) as Error;
   t.notMatch(err.message, /xxxx/, 'a rejected secret is not echoed');
+});
+
+t.test('sizes, durations and header names as users type them, from env, flags and a file', async (t) => {
+  t.equal(parseSize('256MiB'), 256 * 1024 * 1024);
+  t.equal(parseSize('10GB'), 10e9);
+  t.equal(parseSize('64 kib'), 65536);
+  t.equal(parseSize('1.5MiB'), 1572864);
+  t.equal(parseSize('4096'), 4096);
+  for (const bad of ['lots', '12XB', '-1MiB', '', '0.5B', 'MiB']) t.equal(parseSize(bad), undefined, `not a size: ${JSON.stringify(bad)}`);
+  t.equal(parseDurationMs('30s', 's'), 30_000);
+  t.equal(parseDurationMs('1h30m', 's'), 5_400_000);
+  t.equal(parseDurationMs('250ms', 'ms'), 250);
+  t.equal(parseDurationMs('7', 'd'), 7 * 86_400_000, 'a bare number is the setting\'s own unit');
+  for (const bad of ['soon', '5 minutes', '1y', '']) t.equal(parseDurationMs(bad, 's'), undefined, `not a duration: ${JSON.stringify(bad)}`);
+
+  const c = loadConfig({
+    env: { S3EDGE_CDN_CACHE_MEMORY_BYTES: '256MiB', S3EDGE_CDN_LOG_FLUSH_INTERVAL_MS: '2s', S3EDGE_CDN_COUNTRY_HEADER: 'CF-IPCountry' },
+    flags: { maxObjectSize: '1GiB', multipartMaxAgeSeconds: '7d', 'cdn.log.retentionDays': '14', maxSkewSeconds: '15m' },
+  });
+  t.equal(c.cdn.cache.memoryBytes, 268435456);
+  t.equal(c.cdn.log.flushIntervalMs, 2000);
+  t.equal(c.cdn.countryHeader, 'cf-ipcountry', 'header names in any case, held lowercased');
+  t.equal(c.maxObjectSize, 1073741824);
+  t.equal(c.multipartMaxAgeSeconds, 604800);
+  t.equal(c.cdn.log.retentionDays, 14);
+  t.equal(c.maxSkewSeconds, 900);
+
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-config-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'c.json'), JSON.stringify({ inlineObjectMaxBytes: '32KiB', cdn: { log: { retentionDays: '2d' }, cache: { diskBytes: 1000 } } }));
+  const f = loadConfig({ env: {}, configFile: join(dir, 'c.json') });
+  t.equal(f.inlineObjectMaxBytes, 32768, 'a size in the JSON file');
+  t.equal(f.cdn.log.retentionDays, 2, 'a duration in the JSON file');
+  t.equal(f.cdn.cache.diskBytes, 1000, 'numbers still work');
+
+  const bad: [Record<string, string>, string][] = [
+    [{ 'cdn.cache.memoryBytes': 'lots' }, 'config: cdn.cache.memoryBytes must be a size like 256MiB, 10GB or a number of bytes (got "lots")'],
+    [{ 'cdn.log.flushIntervalMs': 'soon' }, 'config: cdn.log.flushIntervalMs must be a duration like 30s, 5m, 12h or 7d, or a number of milliseconds (got "soon")'],
+    [{ 'cdn.log.retentionDays': '36h' }, 'config: cdn.log.retentionDays must be a whole number of days (got "36h")'],
+    [{ maxObjectSize: '6TiB' }, 'config: maxObjectSize must be <= 5497558138880 (got 6597069766656)'],
+    [{ 'cdn.countryHeader': 'CF IPCountry' }, 'config: cdn.countryHeader must match pattern "^([a-z0-9-]{1,64})?$" (got "cf ipcountry")'],
+  ];
+  for (const [flags, message] of bad) {
+    t.throws(() => loadConfig({ env: {}, flags }), new ConfigError(message), message);
+  }
 });
