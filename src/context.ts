@@ -89,7 +89,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   let walSync: WalSync | undefined;
   let checkpointer: Checkpointer | undefined;
   let edge: EdgeCache | undefined;
-  const hashPool = config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold }) : undefined;
+  const hashPool = config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold, threads: config.hashing.workerThreads }) : undefined;
   try {
     // Commits only write the WAL; requests that must be durable await one shared flush (db/wal-sync.ts),
     // and checkpoints run in a worker thread (db/checkpointer.ts): no fsync on the event loop.

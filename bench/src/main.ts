@@ -6,6 +6,8 @@
 //          --s3edge-env KEY=VALUE (repeatable)  --s3edge-arg ARG (repeatable)
 //          --s3edge-node-arg ARG (repeatable: node flags, e.g. --cpu-prof --cpu-prof-dir=DIR)
 //          --upstream (s3edge stores bytes on a moto of its own: compare with --targets s3edge,moto)
+//          --hashing (hashing on the event loop vs in the worker: small-GET latency during 4 large uploads;
+//          bench/RESULTS-hashing.md; --rounds, --out and --smoke apply)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
 import { tmpdir } from 'node:os';
@@ -13,6 +15,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runCeilingServer } from './ceiling.js';
+import { runHashingBench } from './hashing.js';
 import { installExitHandlers } from './proc.js';
 import { formatFigure } from './report.js';
 import { runBench, type BenchOptions } from './run.js';
@@ -50,6 +53,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       's3edge-arg': { type: 'string', multiple: true },
       's3edge-node-arg': { type: 'string', multiple: true },
       upstream: { type: 'boolean' },
+      hashing: { type: 'boolean' },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -101,9 +105,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
-  const partial = smoke || values.upstream === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
+  const partial = smoke || values.upstream === true || values.hashing === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
-  const out = values.out ?? (partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
+  const hashingResults = join(repoRoot(), 'bench', 'RESULTS-hashing.md');
+  const out = values.out ?? (values.hashing === true && !smoke ? hashingResults : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
   const cdnOnly = !smoke && values.out === undefined && workloads !== undefined && workloads.every((w) => w === 'CDN');
   const rounds = positive('rounds', values.rounds);
   return {
@@ -123,6 +128,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(values['no-profile'] === true ? { profileMisses: false } : {}),
     s3edgeEnv,
     ...(values.upstream === true ? { upstream: true } : {}),
+    ...(values.hashing === true ? { hashing: true } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
     ...(cdnOnly ? { cdnResults: results } : {}),
@@ -145,6 +151,24 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   installExitHandlers();
+  if (opts.hashing) {
+    const MiB = 1024 * 1024;
+    const result = await runHashingBench({
+      rounds: opts.rounds ?? (opts.smoke ? 1 : 4),
+      uploads: 4,
+      uploadBytes: opts.smoke ? 2 * MiB : 256 * MiB,
+      getBytes: 4 * 1024,
+      getRate: 200,
+      idleMs: opts.smoke ? 300 : 3000,
+      out: opts.out,
+      command: opts.command ?? 'node bench/dist/main.js --hashing',
+    });
+    for (const s of result.summary) {
+      process.stdout.write(`${s.variant}: GET p99 idle ${s.idleP99Ms.toFixed(2)} ms, during uploads ${s.loadedP99Ms.toFixed(2)} ms; uploads ${s.uploadMBps.toFixed(0)} MB/s\n`);
+    }
+    process.stdout.write(`report: ${opts.out}\n`);
+    return result.summary.some((s) => s.errors > 0) ? 1 : 0;
+  }
   let upstream: Upstream | undefined;
   if (opts.upstream) {
     upstream = await startUpstream();

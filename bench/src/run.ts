@@ -34,6 +34,8 @@ export interface BenchOptions extends PlanOptions {
   s3edgeEnv?: Record<string, string>;
   /** s3edge's bytes live on an upstream S3 (bench/src/upstream.ts); set by main before the run. */
   upstream?: boolean;
+  /** The hashing comparison (bench/src/hashing.ts) instead of the matrix. */
+  hashing?: boolean;
   s3edgeArgs?: readonly string[];
   s3edgeNodeArgs?: readonly string[];
   log?: (line: string) => void;

@@ -82,7 +82,7 @@ function describe(method: string, key: string, r: Reply, want: string): string {
   return `${method} ${key}: ${r.status} (want ${want}) ${body}`.trim();
 }
 
-function percentile(sorted: Float64Array, p: number): number {
+export function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return 0;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[i] ?? 0;

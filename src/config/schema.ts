@@ -11,12 +11,15 @@ export interface TlsConfig {
 
 export interface HashingConfig {
   /**
-   * Upload bodies of at least this many bytes (or of unknown length) are hashed partly in a worker
-   * thread, in 1 MiB batches; smaller ones inline, where a worker task would cost more than it saves.
-   * 0 turns the worker off (no thread is started): the default, because on the 2-core bench machine
-   * one 256 MiB PUT measured slower with the worker (207 vs 219 MB/s, docs/ARCHITECTURE.md).
+   * Upload bodies of at least this many bytes (or of unknown length) are hashed in a worker thread (MD5,
+   * SHA-256 and the requested checksum, in 1 MiB batches); smaller ones inline, where a worker task would
+   * cost more than it saves. 0 turns the worker off (no thread is started). Default 1 MiB: with four
+   * 256 MiB uploads running, small GETs answered in a quarter of the time at the median and 25% sooner
+   * at p99, for 14% less upload throughput on 2 cores (bench/RESULTS-hashing.md, docs/ARCHITECTURE.md).
    */
   workerThreshold: number;
+  /** Hashing worker threads (each upload's batches stay on one); bench/RESULTS-hashing.md measured 1 and 2. */
+  workerThreads: number;
 }
 
 export interface CdnCacheConfig {
@@ -151,9 +154,10 @@ export const configSchema = {
     hashing: {
       type: 'object',
       additionalProperties: false,
-      required: ['workerThreshold'],
+      required: ['workerThreshold', 'workerThreads'],
       properties: {
         workerThreshold: { type: 'integer', minimum: 0, maximum: 5497558138880 },
+        workerThreads: { type: 'integer', minimum: 1, maximum: 64 },
       },
     },
     storageName: { type: 'string', minLength: 1, maxLength: 64 },

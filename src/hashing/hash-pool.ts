@@ -1,7 +1,8 @@
-// The hashing worker pool: one piscina worker thread that hashes large uploads in 1 MiB batches, so
-// MD5 (the slowest digest, ~0.6 GB/s on one core) runs beside the event loop instead of on it. One
-// thread, on purpose: a session's batches must run in order on the thread that holds its hash state,
-// and on this 2-core machine a second hashing thread would only compete with the event loop.
+// The hashing worker pool: worker threads that hash large uploads in 1 MiB batches (MD5, SHA-256 and the
+// requested checksum), so that work runs beside the event loop instead of on it. One thread by default
+// (hashing.workerThreads): a session's batches must run in order on the thread that holds its hash
+// state, so each session keeps to one lane; on the 2-core bench machine a second thread only competed
+// with the event loop (bench/RESULTS-hashing.md).
 // Each session fills the slots of a ring (a SharedArrayBuffer the worker reads in place); rings are
 // kept for reuse, because freshly touched memory is slow on this VM.
 import { Piscina } from 'piscina';
@@ -16,27 +17,37 @@ const KEPT_RINGS = 8;
 export interface HashPoolOptions {
   /** Bodies of at least this many bytes, or of unknown length, are hashed in the worker. */
   threshold: number;
+  /** Worker threads; an upload's batches all go to one of them (its session id picks which). Default 1. */
+  threads?: number;
 }
 
 export class HashPool {
   readonly threshold: number;
-  private readonly piscina: Piscina<HashTask, WorkerDigests | number | undefined>;
+  /**
+   * One single-thread piscina per lane: a session's batches must run in order on the thread holding
+   * its hash state, which one pool of N threads cannot promise.
+   */
+  private readonly lanes: Piscina<HashTask, WorkerDigests | number | undefined>[];
   private readonly free: SharedArrayBuffer[] = [];
   private nextId = 1;
   private closed = false;
 
   constructor(opts: HashPoolOptions) {
     this.threshold = opts.threshold;
-    this.piscina = new Piscina({
-      filename: new URL('./hash-worker.js', import.meta.url).href,
-      minThreads: 1,
-      maxThreads: 1,
-      // The thread lives as long as the pool: starting one costs tens of milliseconds.
-      idleTimeout: Number.MAX_SAFE_INTEGER,
-      // By default piscina moves a task it could not hand out to the back of the queue; a session's
-      // batches must stay in order (the worker checks their seq and fails the upload otherwise).
-      stricterFIFO: true,
-    });
+    this.lanes = Array.from(
+      { length: Math.max(1, opts.threads ?? 1) },
+      () =>
+        new Piscina({
+          filename: new URL('./hash-worker.js', import.meta.url).href,
+          minThreads: 1,
+          maxThreads: 1,
+          // The thread lives as long as the pool: starting one costs tens of milliseconds.
+          idleTimeout: Number.MAX_SAFE_INTEGER,
+          // By default piscina moves a task it could not hand out to the back of the queue; a session's
+          // batches must stay in order (the worker checks their seq and fails the upload otherwise).
+          stricterFIFO: true,
+        }),
+    );
   }
 
   /** True when a body of this declared length (undefined: unknown) should be hashed in the worker. */
@@ -57,21 +68,23 @@ export class HashPool {
     if (!this.closed && this.free.length < KEPT_RINGS) this.free.push(ring);
   }
 
-  run(task: HashTask): Promise<WorkerDigests | number | undefined> {
+  /** Runs a task on the thread of session `id`. */
+  run(task: HashTask, id: number): Promise<WorkerDigests | number | undefined> {
     if (this.closed) return Promise.reject(new Error('hash pool is closed'));
-    return this.piscina.run(task);
+    return (this.lanes[id % this.lanes.length] as Piscina<HashTask, WorkerDigests | number | undefined>).run(task);
   }
 
-  /** Open sessions in the worker (for tests and leak checks). */
+  /** Open sessions in the workers (for tests and leak checks); queued behind every lane's tasks. */
   async openSessions(): Promise<number> {
-    return (await this.run({ op: 'sessions' })) as number;
+    const counts = await Promise.all(this.lanes.map((_, lane) => this.run({ op: 'sessions' }, lane)));
+    return counts.reduce<number>((n, c) => n + (c as number), 0);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.free.length = 0;
-    await this.piscina.close();
+    await Promise.all(this.lanes.map((lane) => lane.close()));
   }
 }
 
@@ -116,7 +129,7 @@ export class HashSession {
     const task: HashTask = { op: 'update', id: this.id, seq: this.seq++, length, ...(first ? { spec: this.spec, ring: this.ring } : {}) };
     this.pending++;
     try {
-      await this.pool.run(task);
+      await this.pool.run(task, this.id);
     } finally {
       this.pending--;
       this.releaseRing();
@@ -126,7 +139,7 @@ export class HashSession {
   async finish(): Promise<WorkerDigests> {
     this.ended = true;
     try {
-      return (await this.pool.run({ op: 'finish', id: this.id, seq: this.seq, spec: this.spec })) as WorkerDigests;
+      return (await this.pool.run({ op: 'finish', id: this.id, seq: this.seq, spec: this.spec }, this.id)) as WorkerDigests;
     } finally {
       this.releaseRing();
     }
@@ -137,7 +150,7 @@ export class HashSession {
     if (this.ended) return;
     this.ended = true;
     this.releaseRing();
-    await this.pool.run({ op: 'abort', id: this.id });
+    await this.pool.run({ op: 'abort', id: this.id }, this.id);
   }
 
   /** The ring goes back once the session is over and the worker has no batch of it left. */

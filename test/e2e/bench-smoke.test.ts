@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseBenchArgs, runBench } from '../../bench/src/main.js';
+import { HASHING_VARIANTS, runHashingBench } from '../../bench/src/hashing.js';
 import { fullPlan } from '../../bench/src/plan.js';
 
 const RESULTS = fileURLToPath(new URL('../../../bench/RESULTS.md', import.meta.url));
@@ -89,3 +90,19 @@ t.test('--concurrency keeps only the cells with those connection counts', async 
   const cells = fullPlan(opts).cells;
   t.same(cells.map((c) => [c.workload, c.size, c.concurrency]), [['PUT', 256 * 1024 * 1024, 1]]);
 });
+
+t.test('bench --hashing --smoke runs every hashing mode and writes its report where told', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-bench-hashing-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'hashing.md');
+  const opts = parseBenchArgs(['--hashing', '--smoke', '--out', out]);
+  t.equal(opts.hashing, true);
+  const result = await runHashingBench({ rounds: 1, uploads: 4, uploadBytes: 2 * 1024 * 1024, getBytes: 4096, getRate: 200, idleMs: 300, out, command: 'test', log: () => undefined });
+  t.same(result.summary.map((s) => s.variant), HASHING_VARIANTS.map((v) => v.name), 'every server measured');
+  for (const s of result.summary) {
+    t.equal(s.errors, 0, `${s.variant}: every GET and upload succeeded`);
+    t.ok(s.uploadMBps > 0 && s.idleP99Ms > 0 && s.loadedP99Ms > 0, `${s.variant}: figures measured`);
+  }
+  t.match(readFileSync(out, 'utf8'), /\| worker \|/, 'the report was written');
+});
+

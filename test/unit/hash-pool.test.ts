@@ -110,3 +110,15 @@ t.test('a closed pool fails the upload instead of hanging it', async (t) => {
   t.notOk(pool.wants(undefined), 'a closed pool takes no new uploads');
   await t.rejects(hashThrough(hasher, chunksOf(randomBytes(2 * SLOT_BYTES), 65536)), /closed/);
 });
+
+t.test('two lanes: concurrent uploads keep their batches in order on their own thread', async (t) => {
+  const pool = new HashPool({ threshold: 1, threads: 2 });
+  t.teardown(() => pool.close());
+  const bodies = Array.from({ length: 5 }, (_, i) => randomBytes(3 * SLOT_BYTES + i * 4099));
+  const results = await Promise.all(
+    bodies.map((body, i) => hashThrough(new UploadHasher({ maxSize: 10 * MiB, pool, checksumAlgorithm: i % 2 ? 'CRC32' : 'SHA256' }), chunksOf(body, 65536 + i))),
+  );
+  for (const [i, body] of bodies.entries()) t.same(results[i]?.digests, await expected(body, i % 2 ? 'CRC32' : 'SHA256'), `upload ${i}`);
+  t.equal(await pool.openSessions(), 0, 'no state left on either thread');
+});
+
