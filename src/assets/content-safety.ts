@@ -1,11 +1,23 @@
-// Unsafe active content: anything a browser may run as a document or script when it is opened from our
-// CDN host (HTML, XHTML, SVG, XML with its stylesheets, JavaScript, and a few legacy cousins). Such an
-// upload is forced private (SPEC.md §3) whatever was asked, and is always served as an attachment.
+// Unsafe active content: anything a browser may run as a document or script when it is opened from one
+// of our origins (HTML, XHTML, SVG, XML with its stylesheets, JavaScript, PDF, whose viewers run script,
+// WebAssembly, and a few legacy cousins), and any body stored with a Content-Encoding, which a browser
+// decodes into bytes no check here has seen (gzip declared image/png). This is the one list: an API
+// upload of it is forced private (SPEC.md §3), the CDN serves it only as an attachment (assets and
+// public-bucket objects), and every answer of every door carries SAFETY_HEADERS besides.
 //
 // Judged three ways, any one suffices: the declared content type, the file name's extension, and the
 // first bytes themselves, because a declared type or an extension is whatever the uploader chose (an
 // SVG sent as image/png named x.png is still an SVG to a sniffing browser).
 import { essenceOf } from './content-type.js';
+
+/**
+ * On every answer that may carry user bytes (asset downloads, the CDN, the S3 door): never sniffed into
+ * something runnable, and if a browser opens it anyway, a sandboxed document that may load nothing.
+ */
+export const SAFETY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; sandbox",
+} as const;
 
 /** How many leading bytes sniffing looks at (browsers sniff at most 512; old IE scanned 256 for tags). */
 export const SNIFF_BYTES = 1024;
@@ -32,11 +44,14 @@ const ACTIVE_TYPES = new Set([
   'message/rfc822',
   'application/x-mimearchive',
   'text/x-component',
+  'application/pdf',
+  'application/x-pdf',
+  'application/wasm',
 ]);
 
 const ACTIVE_EXTENSIONS = new Set([
   'html', 'htm', 'shtml', 'shtm', 'xhtml', 'xht', 'svg', 'svgz', 'xml', 'xsl', 'xslt', 'js', 'mjs', 'cjs',
-  'jsx', 'swf', 'hta', 'mht', 'mhtml', 'htc',
+  'jsx', 'swf', 'hta', 'mht', 'mhtml', 'htc', 'pdf', 'wasm',
 ]);
 
 export function isActiveType(contentType: string): boolean {
@@ -58,6 +73,10 @@ const LEADING_TAGS = [
 ];
 // Unambiguous markup anywhere in the sniffed bytes (old browsers scanned for these past the start).
 const EMBEDDED_TAGS = ['<script', '<html', '<svg', '<!doctype html', '<iframe', '<?xml-stylesheet'];
+// Binary formats a browser runs whatever they are called: PDF (viewers look for the header in the
+// first KiB) and WebAssembly's magic number.
+const PDF_HEADER = '%pdf-';
+const WASM_MAGIC = Buffer.from([0x00, 0x61, 0x73, 0x6d]);
 
 const TAG_END = /^[\s>/]/;
 
@@ -76,7 +95,9 @@ function sniffText(head: Buffer): string {
 }
 
 export function looksActive(head: Buffer): boolean {
+  if (head.subarray(0, 4).equals(WASM_MAGIC)) return true;
   const text = sniffText(head);
+  if (text.includes(PDF_HEADER)) return true;
   for (const tag of LEADING_TAGS) {
     if (!text.startsWith(tag)) continue;
     const after = text.slice(tag.length);
@@ -86,7 +107,18 @@ export function looksActive(head: Buffer): boolean {
   return EMBEDDED_TAGS.some((tag) => text.includes(tag));
 }
 
+/** A Content-Encoding other than none/identity: the browser decodes it, so what runs is unknown. */
+export function isEncoded(contentEncoding: string | null | undefined): boolean {
+  const e = (contentEncoding ?? '').trim().toLowerCase();
+  return e !== '' && e !== 'identity';
+}
+
+/** True when stored bytes must never be served inline: by type, name or encoding (the bytes were judged on upload). */
+export function servesAsAttachment(input: { contentType: string; fileName: string; contentEncoding?: string | null }): boolean {
+  return isActiveType(input.contentType) || isActiveExtension(input.fileName) || isEncoded(input.contentEncoding);
+}
+
 /** True when the upload must be private and downloaded, never rendered. */
-export function isUnsafeActiveContent(input: { contentType: string; fileName: string; head: Buffer }): boolean {
-  return isActiveType(input.contentType) || isActiveExtension(input.fileName) || looksActive(input.head);
+export function isUnsafeActiveContent(input: { contentType: string; fileName: string; head: Buffer; contentEncoding?: string | null }): boolean {
+  return servesAsAttachment(input) || looksActive(input.head);
 }

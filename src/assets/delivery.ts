@@ -13,16 +13,12 @@ import { parseRange } from '../s3/range.js';
 import type { ReadRange } from '../storage/backend.js';
 import { contentDisposition, type DispositionType } from './content-disposition.js';
 import { httpDate } from '../http/http-date.js';
+import { SAFETY_HEADERS } from './content-safety.js';
 import { sendBody } from '../http/send-body.js';
 
 /** The body of a HEAD answer. */
 const EMPTY = Buffer.alloc(0);
 
-/** Served with every asset body: never sniffed into something runnable, and sandboxed if opened anyway. */
-export const SAFETY_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'content-security-policy': "default-src 'none'; sandbox",
-} as const;
 
 export interface DeliveryStyle {
   disposition: DispositionType;

@@ -247,6 +247,7 @@ async function commitAsset(
     // SPEC.md §3: unsafe active content is private whatever was asked.
     visibility: unsafe ? 'private' : fields.visibility,
     kind: fields.kind,
+    activeContent: unsafe,
     createdAt: now,
     updatedAt: now,
   };

@@ -6,7 +6,8 @@
 // 404, so the CDN tells a stranger nothing about what exists; what would be served of a suspended
 // space is a bare 403. Every request is reported to the request log.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { decideRequest, hostnameOf, isBlobGone, SAFETY_HEADERS } from '../assets/delivery.js';
+import { decideRequest, hostnameOf, isBlobGone } from '../assets/delivery.js';
+import { SAFETY_HEADERS } from '../assets/content-safety.js';
 import { displayKey } from '../assets/view.js';
 import { isStorageUnavailable } from '../errors/s3-errors.js';
 import type { AppContext } from '../context.js';

@@ -1,7 +1,7 @@
 // What the CDN answers for one version of an asset or object, from its metadata alone: the response
 // headers and whether the type is one we compress (conditionals and ranges: decideRequest in
 // assets/delivery.ts). The bytes come later, from the edge cache.
-import { SAFETY_HEADERS } from '../assets/delivery.js';
+import { SAFETY_HEADERS } from '../assets/content-safety.js';
 import { isCompressibleType, type Coding } from './cache/compression.js';
 import { httpDate } from '../http/http-date.js';
 

@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import { contentDisposition } from '../assets/content-disposition.js';
-import { isActiveExtension, isActiveType } from '../assets/content-safety.js';
+import { servesAsAttachment } from '../assets/content-safety.js';
 import { OCTET_STREAM } from '../assets/content-type.js';
 import { openAssetBody } from '../assets/delivery.js';
 import { sanitizeFileName } from '../assets/file-name.js';
@@ -84,8 +84,8 @@ export class CdnResolver {
     if (!signed && asset.visibility !== 'public') return NOT_FOUND;
     // 403 only for what this caller could otherwise see: it reveals nothing a 404 would hide.
     if (this.suspended(asset.userId)) return { kind: 'forbidden' };
-    // Active content (HTML, SVG, XML, JS) is only ever a download, even through a signed URL.
-    const active = isActiveType(asset.contentType) || isActiveExtension(asset.fileName);
+    // Active content (HTML, SVG, XML, JS, PDF, wasm) is only ever a download, even through a signed URL.
+    const active = asset.activeContent || servesAsAttachment({ contentType: asset.contentType, fileName: asset.fileName });
     const rep: Representation = {
       etag: asset.etag,
       lastModified: asset.updatedAt,
@@ -121,8 +121,8 @@ export class CdnResolver {
     facts.ownerId = bucket.ownerId;
     if (this.suspended(bucket.ownerId)) return { kind: 'forbidden' };
     const contentType = rec.contentType || OCTET_STREAM;
-    // The key's last segment stands in for a file name; active content is never rendered inline.
-    const active = isActiveType(contentType) || isActiveExtension(sanitizeFileName(rec.key));
+    // The key's last segment stands in for a file name; active or encoded content is never rendered inline.
+    const active = servesAsAttachment({ contentType, fileName: sanitizeFileName(rec.key), contentEncoding: rec.contentEncoding });
     const extra: Record<string, string> = {};
     if (rec.contentLanguage) extra['content-language'] = rec.contentLanguage;
     if (rec.expires) extra.expires = rec.expires;

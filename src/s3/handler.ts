@@ -1,4 +1,5 @@
 // The S3 surface: address -> operation -> SigV4 -> principal -> handler -> one responder.
+import { SAFETY_HEADERS } from '../assets/content-safety.js';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
@@ -109,6 +110,9 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
   res.setHeader('x-amz-request-id', requestId);
   res.setHeader('x-amz-id-2', requestId);
   res.setHeader('server', 's3edge');
+  // Object bytes on this origin (presigned links opened in a browser, response-content-type=text/html)
+  // are inert, as on the CDN: S3 clients ignore both headers, browsers never run what they are given.
+  for (const [name, value] of Object.entries(SAFETY_HEADERS)) res.setHeader(name, value);
   trackContinue(req, res);
   const rawUrl = req.url ?? '/';
   let addr: S3Address | undefined;

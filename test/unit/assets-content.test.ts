@@ -2,7 +2,7 @@
 // (by type, extension and sniffed bytes) and the Content-Disposition header built from any name.
 import t from 'tap';
 import { contentDisposition } from '../../src/assets/content-disposition.js';
-import { isActiveExtension, isActiveType, isUnsafeActiveContent, looksActive } from '../../src/assets/content-safety.js';
+import { isActiveExtension, isActiveType, isEncoded, isUnsafeActiveContent, looksActive, servesAsAttachment } from '../../src/assets/content-safety.js';
 import { normalizeContentType } from '../../src/assets/content-type.js';
 import { sanitizeFileName } from '../../src/assets/file-name.js';
 
@@ -45,9 +45,11 @@ t.test('active content by declared type and by extension', async (t) => {
     'application/rss+xml', 'text/javascript', 'application/javascript', 'application/ecmascript', 'text/javascript1.5']) {
     t.ok(isActiveType(type), type);
   }
-  for (const type of ['image/png', 'application/pdf', 'text/plain', 'application/json', 'application/octet-stream', 'text/css']) {
+  for (const type of ['application/pdf', 'application/x-pdf', 'application/wasm', 'APPLICATION/PDF; x=y']) t.ok(isActiveType(type), `${type}: viewers and runtimes run it`);
+  for (const type of ['image/png', 'text/plain', 'application/json', 'application/octet-stream', 'text/css']) {
     t.notOk(isActiveType(type), type);
   }
+  for (const name of ['report.pdf', 'REPORT.PDF', 'module.wasm']) t.ok(isActiveExtension(name), name);
   for (const name of ['a.html', 'A.HTM', 'x.svg', 'x.SVGZ', 'feed.xml', 'app.js', 'mod.mjs', 'page.xhtml', 'a.b.shtml']) {
     t.ok(isActiveExtension(name), name);
   }
@@ -75,7 +77,7 @@ t.test('active content by its first bytes, whatever the declared type', async (t
   t.ok(looksActive(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('<svg>', 'utf16le')])), 'UTF-16LE with BOM');
   t.ok(looksActive(Buffer.from('<html>', 'utf16le')), 'UTF-16LE without BOM');
   t.ok(looksActive(Buffer.from([0xfe, 0xff, 0, 0x3c, 0, 0x73, 0, 0x76, 0, 0x67, 0, 0x3e])), 'UTF-16BE with BOM');
-  const no = ['\x89PNG\r\n\x1a\n', '%PDF-1.7', 'plain text file', '{"json": true}', '<bold>not a tag we know', '< html>', ''];
+  const no = ['\x89PNG\r\n\x1a\n', 'plain text file', '{"json": true}', '<bold>not a tag we know', '< html>', ''];
   for (const s of no) t.notOk(looksActive(Buffer.from(s, 'latin1')), JSON.stringify(s));
 });
 
@@ -103,3 +105,16 @@ t.test('Content-Disposition: one safe header from any name', async (t) => {
     'no %XX in the fallback (some browsers decode it)');
   t.equal(contentDisposition('attachment', ''), `attachment; filename="file"; filename*=UTF-8''`);
 });
+
+t.test('PDF and wasm by their bytes; any Content-Encoding makes stored bytes an attachment', async (t) => {
+  t.ok(looksActive(Buffer.from('%PDF-1.7\n%\xe2\xe3\n1 0 obj', 'latin1')), 'a PDF header');
+  t.ok(looksActive(Buffer.concat([Buffer.from('junk before the header '), Buffer.from('%PDF-1.4')])), 'a PDF header within the first KiB');
+  t.ok(looksActive(Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00])), 'wasm magic');
+  t.notOk(looksActive(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])), 'a PNG');
+  for (const enc of ['gzip', 'br', 'GZIP', 'deflate', 'aws-chunked']) t.ok(isEncoded(enc), enc);
+  for (const enc of [null, undefined, '', 'identity', ' Identity ']) t.notOk(isEncoded(enc), String(enc));
+  t.ok(servesAsAttachment({ contentType: 'image/png', fileName: 'x.png', contentEncoding: 'gzip' }), 'gzip bytes declared image/png');
+  t.notOk(servesAsAttachment({ contentType: 'image/png', fileName: 'x.png', contentEncoding: null }), 'a plain PNG is inline');
+  t.ok(isUnsafeActiveContent({ contentType: 'image/png', fileName: 'x.png', head: Buffer.from('%PDF-1.5'), contentEncoding: null }), 'a PDF named x.png');
+});
+

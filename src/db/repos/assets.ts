@@ -19,6 +19,8 @@ export interface AssetRecord {
   etag: string;
   visibility: AssetVisibility;
   kind: AssetKind;
+  /** Judged active content on upload (then private, and only ever an attachment on the CDN). */
+  activeContent: boolean;
   /** Unix milliseconds. */
   createdAt: number;
   updatedAt: number;
@@ -51,6 +53,7 @@ interface AssetRow {
   etag: string;
   visibility: AssetVisibility;
   kind: AssetKind;
+  active_content: 0 | 1;
   created_at: number;
   updated_at: number;
 }
@@ -69,13 +72,14 @@ function toAsset(r: AssetRow): AssetRecord {
     etag: r.etag,
     visibility: r.visibility,
     kind: r.kind,
+    activeContent: r.active_content === 1,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
 }
 
 const COLUMNS =
-  'id, user_id, project_id, deployment_id, blob_id, file_name, content_type, size, sha256, etag, visibility, kind, created_at, updated_at';
+  'id, user_id, project_id, deployment_id, blob_id, file_name, content_type, size, sha256, etag, visibility, kind, active_content, created_at, updated_at';
 
 /** `%` and `_` are LIKE wildcards: a search for them must match them literally. */
 function likePattern(search: string): string {
@@ -100,7 +104,7 @@ export class AssetsRepo {
   private readonly createdSinceStmt: Statement<[string, number], { n: number }>;
 
   constructor(db: Db) {
-    this.insertStmt = db.prepare(`INSERT INTO assets (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.insertStmt = db.prepare(`INSERT INTO assets (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM assets WHERE id = ?`);
     this.deleteStmt = db.prepare('DELETE FROM assets WHERE id = ?');
     this.pageStmt = db.prepare(`SELECT ${COLUMNS} FROM assets WHERE ${WHERE} ORDER BY created_at DESC, id LIMIT @limit OFFSET @offset`);
@@ -112,7 +116,7 @@ export class AssetsRepo {
   insert(a: AssetRecord): void {
     this.insertStmt.run(
       a.id, a.userId, a.projectId, a.deploymentId, a.blobId, a.fileName, a.contentType, a.size, a.sha256, a.etag,
-      a.visibility, a.kind, a.createdAt, a.updatedAt,
+      a.visibility, a.kind, a.activeContent ? 1 : 0, a.createdAt, a.updatedAt,
     );
   }
 
