@@ -2,6 +2,7 @@
 // S3 traffic goes straight to the S3 handler (raw URLs matter: keys are opaque bytes, no router
 // normalisation); the management prefixes (/api/, /storage/) go through fastify. Never listens, never
 // reads env.
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import Fastify, { type FastifyReply } from 'fastify';
 import type { AppContext } from './context.js';
@@ -9,6 +10,8 @@ import { createS3Handler } from './s3/handler.js';
 import { managementApi } from './api/plugin.js';
 import { parseQueryFirstValue } from './api/query.js';
 import { createCdnHandler, isCdnHost, notFound as cdnNotFound } from './cdn/handler.js';
+import { answerAndClose, repeatedHeader, watchBodyRate } from './http/request-guard.js';
+import { toXml } from './s3/xml.js';
 
 export interface App {
   close(): Promise<void>;
@@ -22,6 +25,46 @@ export interface App {
 export function isManagementPath(url: string | undefined): boolean {
   return !!url && (url === '/api' || url.startsWith('/api/') || url.startsWith('/api?') || url.startsWith('/storage/'));
 }
+
+type Door = 's3' | 'api' | 'cdn';
+
+/** An early answer in the door's own language: S3 XML, the API's JSON envelope, or the CDN's plain text. */
+function earlyAnswer(door: Door, status: number, s3Code: string, apiCode: string, message: string): { type: string; body: string } {
+  switch (door) {
+    case 's3':
+      return { type: 'application/xml', body: toXml('Error', { Code: s3Code, Message: message, RequestId: randomUUID() }, { namespace: false }) };
+    case 'api':
+      return { type: 'application/json; charset=utf-8', body: JSON.stringify({ success: false, message, code: apiCode }) };
+    case 'cdn':
+      return { type: 'text/plain; charset=utf-8', body: `${status === 400 ? 'Bad Request' : 'Error'}: ${message}\n` };
+  }
+}
+
+/**
+ * The checks every request passes before its door's handler (src/http/request-guard.ts): a repeated
+ * Authorization or Host header is refused at once; a body that stalls or drips is answered 400
+ * RequestTimeout and its connection closed. Returns false when it answered.
+ */
+function requestGuard(ctx: AppContext): (req: IncomingMessage, res: ServerResponse, door: Door) => boolean {
+  const rate = { windowMs: ctx.config.limits.bodyTimeoutSeconds * 1000, minBytesPerSecond: ctx.config.limits.minBodyBytesPerSecond };
+  return (req, res, door) => {
+    const repeated = repeatedHeader(req.rawHeaders);
+    if (repeated !== undefined) {
+      const name = repeated === 'host' ? 'Host' : 'Authorization';
+      const a = earlyAnswer(door, 400, 'InvalidRequest', 'invalid_request', `The request carries more than one ${name} header.`);
+      answerAndClose(res, 400, a.type, a.body);
+      return false;
+    }
+    watchBodyRate(req, res, rate, () => {
+      const a = earlyAnswer(door, 400, 'RequestTimeout', 'request_timeout', REQUEST_TIMEOUT_MESSAGE);
+      ctx.log.info({ url: req.url, door }, 'request body too slow: answered 400 RequestTimeout and closed');
+      answerAndClose(res, 400, a.type, a.body);
+    });
+    return true;
+  };
+}
+
+const REQUEST_TIMEOUT_MESSAGE = 'Your socket connection to the server was not read from or written to within the timeout period.';
 
 export async function buildApp(ctx: AppContext): Promise<App> {
   let fastifyListener: RequestListener | undefined;
@@ -49,20 +92,23 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   const cdn = createCdnHandler(ctx);
   const cdnHostname = ctx.config.cdn.hostname;
 
+  const guard = requestGuard(ctx);
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
     if (isCdnHost(req.headers.host, cdnHostname)) {
-      void cdn(req, res);
+      if (guard(req, res, 'cdn')) void cdn(req, res);
       return;
     }
     if (isManagementPath(req.url)) {
+      if (!guard(req, res, 'api')) return;
       // The management API reads bodies itself: let clients that wait for 100 Continue send them.
       if ((req.headers.expect ?? '').toLowerCase() === '100-continue') res.writeContinue();
       management(req, res);
       return;
     }
-    void s3(req, res);
+    if (guard(req, res, 's3')) void s3(req, res);
   };
   const cdnListener: RequestListener = (req, res) => {
+    if (!guard(req, res, 'cdn')) return;
     if (isCdnHost(req.headers.host, cdnHostname)) void cdn(req, res);
     else cdnNotFound(req, res);
   };

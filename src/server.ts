@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import { ConfigError } from './config/load.js';
 import type { AppContext } from './context.js';
+import type { Config } from './config/schema.js';
 
 export interface RunningServer {
   /** e.g. http://127.0.0.1:9000 */
@@ -41,11 +42,17 @@ function readTlsFile(path: string, key: 'tls.cert' | 'tls.key'): Buffer {
   }
 }
 
-function tune(server: Server, listener: RequestListener): void {
+/** Node checks headersTimeout every connectionsCheckingInterval: this keeps the cut within a quarter more. */
+function serverOptions(config: Config): { maxHeaderSize: number; connectionsCheckingInterval: number } {
+  return { maxHeaderSize: 64 * 1024, connectionsCheckingInterval: Math.min(5000, (config.limits.headersTimeoutSeconds * 1000) / 4) };
+}
+
+function tune(server: Server, listener: RequestListener, config: Config): void {
   // Without this node answers "100 Continue" itself, before we know whether the request is allowed.
   server.on('checkContinue', listener);
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 70_000;
+  // Slow headers (a slowloris) are cut after this; slow bodies by the request guard (src/http/request-guard.ts).
+  server.headersTimeout = config.limits.headersTimeoutSeconds * 1000;
   // Uploads can be long; an idle socket is closed by the per-request timeout below.
   server.requestTimeout = 0;
   server.timeout = 120_000;
@@ -55,8 +62,8 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
   const { config } = ctx;
   const app = await buildApp(ctx);
   const servers: Server[] = [];
-  const http = createServer({ maxHeaderSize: 64 * 1024 }, app.listener);
-  tune(http, app.listener);
+  const http = createServer(serverOptions(config), app.listener);
+  tune(http, app.listener, config);
   servers.push(http);
   const addr = await listen(http, config.port, config.host);
   const url = config.publicUrl || urlOf('http', addr);
@@ -65,8 +72,8 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
   let cdnUrl: string | undefined;
   let cdnPort = addr.port;
   if (config.cdn.port !== null) {
-    const cdn = createServer({ maxHeaderSize: 64 * 1024 }, app.cdnListener);
-    tune(cdn, app.cdnListener);
+    const cdn = createServer(serverOptions(config), app.cdnListener);
+    tune(cdn, app.cdnListener, config);
     servers.push(cdn);
     const cdnAddr = await listen(cdn, config.cdn.port, config.cdn.host || config.host);
     cdnUrl = urlOf('http', cdnAddr);
@@ -77,10 +84,10 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
   let tlsUrl: string | undefined;
   if (config.tls.port !== null) {
     const https = createHttpsServer(
-      { cert: readTlsFile(config.tls.cert, 'tls.cert'), key: readTlsFile(config.tls.key, 'tls.key'), maxHeaderSize: 64 * 1024 },
+      { cert: readTlsFile(config.tls.cert, 'tls.cert'), key: readTlsFile(config.tls.key, 'tls.key'), ...serverOptions(config) },
       app.listener,
     );
-    tune(https as unknown as Server, app.listener);
+    tune(https as unknown as Server, app.listener, config);
     servers.push(https as unknown as Server);
     tlsUrl = urlOf('https', await listen(https as unknown as Server, config.tls.port, config.tls.host || config.host));
   }

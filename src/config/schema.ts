@@ -92,6 +92,15 @@ export interface StorageConfig {
   s3: UpstreamS3Config;
 }
 
+/** How long slow clients may take (src/http/request-guard.ts, src/server.ts). */
+export interface LimitsConfig {
+  /** All request headers must arrive within this; past it the connection is closed. */
+  headersTimeoutSeconds: number;
+  /** A body must bring minBodyBytesPerSecond over every window this long, else 400 RequestTimeout and a close. */
+  bodyTimeoutSeconds: number;
+  minBodyBytesPerSecond: number;
+}
+
 export interface Config {
   dataDir: string;
   host: string;
@@ -122,6 +131,7 @@ export interface Config {
   cdn: CdnConfig;
   credits: CreditsConfig;
   storage: StorageConfig;
+  limits: LimitsConfig;
 }
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -133,7 +143,7 @@ export const configSchema = {
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
     'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
-    'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage',
+    'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -237,6 +247,16 @@ export const configSchema = {
         },
       },
     },
+    limits: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['headersTimeoutSeconds', 'bodyTimeoutSeconds', 'minBodyBytesPerSecond'],
+      properties: {
+        headersTimeoutSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
+        bodyTimeoutSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
+        minBodyBytesPerSecond: { type: 'integer', minimum: 0, maximum: 1073741824 },
+      },
+    },
     tls: {
       type: 'object',
       additionalProperties: false,
@@ -259,7 +279,7 @@ export const SECRET_KEYS = [
 /** Byte-valued settings: a number of bytes, or a size with a unit (`256MiB`, `10GB`), see load.ts. */
 export const SIZE_KEYS = [
   'maxObjectSize', 'inlineObjectMaxBytes', 'hashing.workerThreshold', 'cdn.cache.memoryBytes', 'cdn.cache.memoryEntryMaxBytes',
-  'cdn.cache.diskBytes', 'credits.uploadCreditUnitBytes',
+  'cdn.cache.diskBytes', 'credits.uploadCreditUnitBytes', 'limits.minBodyBytesPerSecond',
 ] as const;
 
 /** Time-valued settings and the unit each is held in: a bare number is in that unit, or `30s`, `5m`, `12h`, `7d`, `250ms`. */
@@ -268,6 +288,8 @@ export const DURATION_KEYS = {
   multipartMaxAgeSeconds: 's',
   'cdn.log.flushIntervalMs': 'ms',
   'cdn.log.retentionDays': 'd',
+  'limits.headersTimeoutSeconds': 's',
+  'limits.bodyTimeoutSeconds': 's',
 } as const;
 
 /** HTTP header names: accepted in any case (`CF-IPCountry`), held lowercased. */

@@ -3,8 +3,8 @@
 
 Creates --count keys under --prefix, deletes them with one delete_objects call (new botocore sends
 x-amz-checksum-crc32 and no Content-MD5: the wire headers are recorded), lists what is left, then
-deletes a second batch in Quiet mode together with an over-long key (a per-key error, not a failed
-request). Finally copy_object with ChecksumAlgorithm=SHA256 and a COPY of that copy. Prints one JSON
+sends a second batch in Quiet mode together with an over-long key (the whole request is refused with
+KeyTooLongError and nothing is deleted), then deletes that batch in Quiet mode. Finally copy_object with ChecksumAlgorithm=SHA256 and a COPY of that copy. Prints one JSON
 document; the TS side asserts on it. Credentials come from the environment.
 """
 import argparse
@@ -67,13 +67,21 @@ def main():
     quiet_batch = [f"{args.prefix}quiet/{i:04d}" for i in range(args.count - 1)]
     create(quiet_batch)
     too_long = "x" * 1025
-    r = s3.delete_objects(
-        Bucket=args.bucket,
-        Delete={"Quiet": True, "Objects": [{"Key": k} for k in quiet_batch] + [{"Key": too_long}]},
-    )
+    try:
+        s3.delete_objects(
+            Bucket=args.bucket,
+            Delete={"Quiet": True, "Objects": [{"Key": k} for k in quiet_batch] + [{"Key": too_long}]},
+        )
+        refused = None
+    except ClientError as err:
+        refused = err.response.get("Error", {}).get("Code")
+    left_after_refusal = len(remaining(f"{args.prefix}quiet/"))
+    r = s3.delete_objects(Bucket=args.bucket, Delete={"Quiet": True, "Objects": [{"Key": k} for k in quiet_batch]})
     out["quiet"] = {
+        "refused": refused,
+        "leftAfterRefusal": left_after_refusal,
         "deletedCount": len(r.get("Deleted", [])),
-        "errors": [{"Code": e.get("Code"), "KeyLength": len(e.get("Key", ""))} for e in r.get("Errors", [])],
+        "errors": r.get("Errors", []),
         "left": len(remaining(f"{args.prefix}quiet/")),
     }
     out["wire"] = wire

@@ -1,7 +1,8 @@
 // DeleteObjects (POST /bucket?delete): up to 1000 keys in one verified XML body, one result per key.
-// A key that cannot be deleted is an <Error> entry, never a failed request.
+// A key that cannot be deleted is an <Error> entry, never a failed request; a key that cannot exist
+// at all (over 1024 bytes, characters XML cannot carry) refuses the request.
 import { S3Error, isS3Error } from '../../errors/s3-errors.js';
-import { validateKey } from '../addressing.js';
+import { keyProblem, validateKey } from '../addressing.js';
 import { removeObject } from '../object-writes.js';
 import { requireBucket, type OperationHandler } from '../operation.js';
 import { xmlResponse } from '../respond.js';
@@ -34,6 +35,11 @@ export function parseDeleteRequest(body: Buffer): DeleteRequest {
     }
     const key = optionalLeaf(entry, 'Key');
     if (key === undefined) throw new S3Error('MalformedXML');
+    // A key no object can have (too long, or with characters XML cannot carry back) refuses the whole
+    // request: a per-key <Error> would echo it (a 200 KB key from character references, or bytes
+    // that make the answer unreadable XML). The empty key stays a per-key error.
+    const problem = key === '' ? undefined : keyProblem(key);
+    if (problem) throw problem;
     const versionId = optionalLeaf(entry, 'VersionId');
     return versionId === undefined ? { key } : { key, versionId };
   });

@@ -1,0 +1,82 @@
+// Checks every request of every door before its handler runs, and watches its body while it arrives:
+//  - two Authorization or two Host headers are refused: Node keeps the first copy, a proxy in front of
+//    us may have acted on the other, so the request means different things to each;
+//  - a body must keep coming: fewer than `minBytesPerSecond` x `windowMs` bytes in the last window (a
+//    stall, or a drip of a byte a second) ends the request with a 400 and a closed connection. Time in
+//    which we were not reading (backpressure while storage is slow) is not counted against the client.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** Header names that must appear at most once (lowercase). */
+const SINGLE_HEADERS = ['authorization', 'host'] as const;
+
+/** The first of SINGLE_HEADERS the raw headers repeat, if any. */
+export function repeatedHeader(rawHeaders: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] ?? '').toLowerCase();
+    if (!(SINGLE_HEADERS as readonly string[]).includes(name)) continue;
+    if (seen.has(name)) return name;
+    seen.add(name);
+  }
+  return undefined;
+}
+
+export interface BodyRateOptions {
+  /** The window over which the rate is judged; also how long a stalled body may stall. */
+  windowMs: number;
+  minBytesPerSecond: number;
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * Calls `onTimeout` once if the body of `req` arrives too slowly; stops by itself when the body is
+ * complete or the request is gone. Judged on the socket's byte count, sampled a few times a window.
+ */
+export function watchBodyRate(req: IncomingMessage, res: ServerResponse, opts: BodyRateOptions, onTimeout: () => void): void {
+  if (!hasBody(req) || opts.windowMs <= 0) return;
+  const socket = req.socket;
+  const tick = Math.max(50, Math.min(1000, opts.windowMs / 4));
+  const needed = (opts.minBytesPerSecond * opts.windowMs) / 1000;
+  // Samples of (time, bytes read so far) within the current window of active reading.
+  let samples: { at: number; bytes: number }[] = [{ at: Date.now(), bytes: socket.bytesRead }];
+  const stop = (): void => clearInterval(timer);
+  const timer = setInterval(() => {
+    if (req.complete || req.destroyed || socket.destroyed || res.writableEnded) return stop();
+    const now = Date.now();
+    if (req.isPaused() || socket.isPaused()) {
+      // We are not reading: the client is not to blame for what does not arrive meanwhile.
+      samples = [{ at: now, bytes: socket.bytesRead }];
+      return;
+    }
+    samples.push({ at: now, bytes: socket.bytesRead });
+    while (samples.length > 1 && now - (samples[1] as { at: number }).at >= opts.windowMs) samples.shift();
+    const first = samples[0] as { at: number; bytes: number };
+    if (now - first.at >= opts.windowMs && socket.bytesRead - first.bytes < needed) {
+      stop();
+      onTimeout();
+    }
+  }, tick);
+  timer.unref();
+  res.once('close', stop);
+}
+
+/**
+ * Writes a small early answer with `Connection: close`, then closes the socket once it is flushed (or
+ * after a second): the rest of the body is never read.
+ */
+export function answerAndClose(res: ServerResponse, status: number, contentType: string, body: string): void {
+  const socket = res.socket;
+  if (!res.headersSent) {
+    res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+  }
+  const close = (): void => {
+    socket?.destroy();
+  };
+  res.once('finish', close);
+  setTimeout(close, 1000).unref();
+}

@@ -1,0 +1,141 @@
+// Slow and ambiguous clients on every door, over raw sockets (docs/COMPATIBILITY.md "Slow clients").
+// The server runs with 2-second limits so the test stays short; the defaults are 20 s.
+//  - bodies that drip (a few bytes a second) or stall are answered 400 RequestTimeout (S3 XML, API
+//    JSON) with Connection: close, side by side, and leave no object, asset or staged file;
+//  - headers that never finish are cut;
+//  - two Authorization or two Host headers are 400 on the S3 port, the API and the CDN listener.
+import t, { type Test } from 'tap';
+import { connect, type Socket } from 'node:net';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { apiUser, query } from '../helpers/api.js';
+import { RawS3 } from '../helpers/s3-client.js';
+import { rawRequest } from '../helpers/raw-http.js';
+import { startServer } from '../helpers/server.js';
+import { UNSIGNED_PAYLOAD } from '../helpers/signer.js';
+
+const server = await startServer({ env: { S3EDGE_LIMITS_BODY_TIMEOUT_SECONDS: '2', S3EDGE_LIMITS_HEADERS_TIMEOUT_SECONDS: '2' } });
+t.teardown(() => server.stop());
+const s3 = new RawS3({ url: server.url }, server.rootKey);
+const BUCKET = 'slow';
+t.equal((await s3.createBucket(BUCKET)).status, 200);
+const { port } = new URL(server.url);
+
+interface Dripped {
+  /** Everything the server sent back. */
+  answer: string;
+  /** Body bytes we had sent when the server closed the connection. */
+  sent: number;
+}
+
+/**
+ * Sends `head` at once, then `body` a few bytes at a time every `everyMs` (none at all: `stallAfter`
+ * bytes, then nothing), until the server closes the connection. A safety net ends it after 30 s.
+ */
+function drip(head: string, body: Buffer, opts: { everyMs: number; bytesPerTick?: number; stallAfter?: number }): Promise<Dripped> {
+  return new Promise((resolve) => {
+    const socket: Socket = connect(Number(port), '127.0.0.1');
+    socket.setNoDelay(true);
+    const chunks: Buffer[] = [];
+    let sent = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const done = (): void => {
+      clearInterval(timer);
+      clearTimeout(safety);
+      resolve({ answer: Buffer.concat(chunks).toString('latin1'), sent });
+    };
+    const safety = setTimeout(() => socket.destroy(), 30_000);
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('close', done);
+    socket.on('error', () => undefined);
+    socket.write(head, 'latin1', () => {
+      timer = setInterval(() => {
+        if (opts.stallAfter !== undefined && sent >= opts.stallAfter) return;
+        const n = Math.min(opts.bytesPerTick ?? 1, body.length - sent);
+        if (n <= 0 || socket.destroyed) return;
+        socket.write(body.subarray(sent, sent + n));
+        sent += n;
+      }, opts.everyMs);
+    });
+  });
+}
+
+function statusOf(answer: string): number {
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
+}
+
+async function signedPutHead(key: string, length: number): Promise<string> {
+  const signed = await s3.sign({ method: 'PUT', bucket: BUCKET, key, payloadHash: UNSIGNED_PAYLOAD });
+  const lines = [`PUT ${signed.target} HTTP/1.1`, ...signed.headers.map(([k, v]) => `${k}: ${v}`), `content-length: ${length}`];
+  return `${lines.join('\r\n')}\r\n\r\n`;
+}
+
+function stagedFiles(): string[] {
+  return readdirSync(join(server.dataDir, 'storage', 'tmp'));
+}
+
+function assertTimedOut(t: Test, r: Dripped, declared: number, what: string, body: RegExp): void {
+  t.equal(statusOf(r.answer), 400, `${what}: 400`);
+  t.match(r.answer, /\r\nconnection: close\r\n/i, `${what}: Connection: close`);
+  t.match(r.answer, body, `${what}: says why`);
+  t.ok(r.sent < declared, `${what}: cut before the body was complete (${r.sent} of ${declared} bytes)`);
+}
+
+t.test('S3 bodies that drip or stall: 400 RequestTimeout, closed, nothing stored', async (t) => {
+  const declared = 4096;
+  const body = Buffer.alloc(declared, 0x61);
+  const drippers = await Promise.all([
+    ...Array.from({ length: 4 }, async (_, i) => drip(await signedPutHead(`drip-${i}`, declared), body, { everyMs: 200 })),
+    (async () => drip(await signedPutHead('stalled', declared), body, { everyMs: 10, bytesPerTick: 512, stallAfter: 2048 }))(),
+  ]);
+  for (const [i, r] of drippers.entries()) {
+    assertTimedOut(t, r, declared, i < 4 ? `dripper ${i}` : 'stalled body', /<Code>RequestTimeout<\/Code>/);
+  }
+  const list = await s3.listObjectsV2(BUCKET);
+  t.same(list.list.keys, [], 'no object was stored');
+  t.same(stagedFiles(), [], 'no staged bytes left');
+  t.equal((await s3.putObject(BUCKET, 'fast', Buffer.alloc(1 << 20, 1))).status, 200, 'a body at a normal pace is stored');
+});
+
+t.test('an API upload that drips: 400 request_timeout JSON, no asset', async (t) => {
+  const alice = await apiUser(server, ['assets:read', 'assets:write']);
+  const boundary = 'drip-boundary';
+  const form = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\nContent-Type: application/octet-stream\r\n\r\n${'x'.repeat(3000)}\r\n--${boundary}--\r\n`,
+  );
+  const head = [
+    'POST /api/v3/cdn/assets HTTP/1.1', `Host: 127.0.0.1:${port}`, `Authorization: Bearer ${alice.token}`,
+    `Content-Type: multipart/form-data; boundary=${boundary}`, `Content-Length: ${form.length}`,
+  ].join('\r\n');
+  const r = await drip(`${head}\r\n\r\n`, form, { everyMs: 100, bytesPerTick: 2 });
+  assertTimedOut(t, r, form.length, 'API upload', /"code":"request_timeout"/);
+  t.match(r.answer, /"success":false/);
+  t.same(query(server, 'SELECT id FROM assets'), [], 'no asset row');
+  t.same(stagedFiles(), [], 'no staged bytes left');
+});
+
+t.test('headers that never finish are cut', async (t) => {
+  const r = await drip(`GET /${BUCKET} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: `, Buffer.alloc(1000, 0x61), { everyMs: 200 });
+  t.ok(r.sent < 1000, `the connection was closed while the headers dripped (${r.sent} bytes of a header sent)`);
+  t.notMatch(r.answer, /^HTTP\/1\.1 200/, 'never served');
+});
+
+t.test('two Authorization or two Host headers: 400 on every door', async (t) => {
+  const signed = await s3.sign({ method: 'GET', bucket: BUCKET, payloadHash: UNSIGNED_PAYLOAD });
+  const auth = signed.headers.find(([k]) => k.toLowerCase() === 'authorization')?.[1] ?? '';
+  const others = signed.headers.filter(([k]) => k.toLowerCase() !== 'authorization');
+  const doors = [
+    { name: 'S3', url: server.url, target: signed.target, pattern: /<Code>InvalidRequest<\/Code><Message>The request carries more than one (Authorization|Host) header/ },
+    { name: 'API', url: server.url, target: '/api/v3/cdn/summary', pattern: /"success":false.*"code":"invalid_request"/ },
+    { name: 'CDN', url: server.cdnUrl, target: '/some/asset.png', pattern: /more than one (Authorization|Host) header/ },
+  ];
+  for (const door of doors) {
+    const twoAuth = await rawRequest({ url: door.url }, { method: 'GET', target: door.target, headers: [...others, ['Authorization', auth], ['authorization', 'AWS4-HMAC-SHA256 Credential=other']] });
+    t.equal(twoAuth.status, 400, `${door.name}: two Authorization headers`);
+    t.match(twoAuth.text, door.pattern, `${door.name}: says which`);
+    const twoHost = await rawRequest({ url: door.url }, { method: 'GET', target: door.target, headers: [['Host', new URL(door.url).host], ['Host', 'evil.example'], ['Authorization', auth]] });
+    t.equal(twoHost.status, 400, `${door.name}: two Host headers`);
+    t.match(twoHost.text, door.pattern);
+  }
+  t.equal((await s3.listObjectsV2(BUCKET)).res.status, 200, 'one of each is fine');
+});
