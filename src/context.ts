@@ -18,6 +18,7 @@ import { createStorage } from './storage/select.js';
 import { BlobLeases } from './storage/blob-leases.js';
 import { HashPool } from './hashing/hash-pool.js';
 import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
+import { BlobCollector } from './storage/blob-gc.js';
 import { ApiKeyVerifier } from './auth/api-keys.js';
 import { CreditsService } from './credits/credits.js';
 import { RequestLog } from './analytics/request-log.js';
@@ -46,6 +47,8 @@ export interface AppContext {
   keys: KeyStore;
   /** Buckets by name, found ones reused for up to a second (s3/bucket-directory.ts). */
   bucketDirectory: BucketDirectory;
+  /** The unreferenced-blob collector (set once the context is built). */
+  blobGc?: BlobCollector;
   /** The hashing worker thread for large uploads; absent when hashing.workerThreshold is 0. */
   hashPool?: HashPool;
   root: { accessKeyId: string; secretAccessKey?: string; generated: boolean };
@@ -140,6 +143,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       clients,
       async close() {
         await sweeper.stop();
+        await ctx.blobGc?.stop();
         await ctx.requestLog.close();
         await ctx.edge.close();
         await storage.close();
@@ -151,6 +155,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     };
     // Abandoned multipart uploads: swept now and every hour.
     const sweeper = startMultipartSweeper(ctx);
+    // Unreferenced blobs (left by a crash): collected now, in the background, and every interval.
+    const blobGc = new BlobCollector(
+      { storage, blobRefs: repos.blobRefs, leases, clock, log, graceMs: config.integrity.gcGraceSeconds * 1000 },
+      config.integrity.gcIntervalSeconds * 1000,
+    );
+    ctx.blobGc = blobGc;
     return ctx;
   } catch (err) {
     await edge?.close();

@@ -101,6 +101,14 @@ export interface LimitsConfig {
   minBodyBytesPerSecond: number;
 }
 
+/** Keeping stored bytes honest (src/storage/blob-gc.ts). */
+export interface IntegrityConfig {
+  /** Unreferenced blobs younger than this are never collected: a commit in flight lands well within it. */
+  gcGraceSeconds: number;
+  /** How often the blob collector runs after its pass at start-up. */
+  gcIntervalSeconds: number;
+}
+
 export interface Config {
   dataDir: string;
   host: string;
@@ -132,6 +140,7 @@ export interface Config {
   credits: CreditsConfig;
   storage: StorageConfig;
   limits: LimitsConfig;
+  integrity: IntegrityConfig;
 }
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -143,7 +152,7 @@ export const configSchema = {
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
     'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
-    'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits',
+    'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -257,6 +266,15 @@ export const configSchema = {
         minBodyBytesPerSecond: { type: 'integer', minimum: 0, maximum: 1073741824 },
       },
     },
+    integrity: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['gcGraceSeconds', 'gcIntervalSeconds'],
+      properties: {
+        gcGraceSeconds: { type: 'integer', minimum: 0, maximum: 315360000 },
+        gcIntervalSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
+      },
+    },
     tls: {
       type: 'object',
       additionalProperties: false,
@@ -290,6 +308,8 @@ export const DURATION_KEYS = {
   'cdn.log.retentionDays': 'd',
   'limits.headersTimeoutSeconds': 's',
   'limits.bodyTimeoutSeconds': 's',
+  'integrity.gcGraceSeconds': 's',
+  'integrity.gcIntervalSeconds': 's',
 } as const;
 
 /** HTTP header names: accepted in any case (`CF-IPCountry`), held lowercased. */

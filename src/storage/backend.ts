@@ -29,6 +29,13 @@ export interface ReadRange {
  * Where object bytes live. Blobs are named by internal ids, never by object keys; what a key means is
  * the metadata database's business. Implementations throw S3Error for conditions a client can cause.
  */
+export interface StoredBlob {
+  blobId: string;
+  size: number;
+  /** Unix milliseconds: the file's mtime, or the upstream object's LastModified. */
+  modifiedAt: number;
+}
+
 export interface StorageBackend {
   /** Removes what an earlier process left half-written. */
   init(): Promise<void>;
@@ -38,5 +45,7 @@ export interface StorageBackend {
   read(blobId: string, opts?: { range?: ReadRange; signal?: AbortSignal }): Promise<Readable>;
   /** Deletes a committed blob; a missing blob is not an error. */
   remove(blobId: string): Promise<void>;
+  /** Every committed blob, with its size and when it was written (for the blob collector). */
+  list(): AsyncIterable<StoredBlob>;
   close(): Promise<void>;
 }

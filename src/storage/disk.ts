@@ -1,11 +1,11 @@
 // Local-disk StorageBackend: <root>/tmp/<id> while streaming, fsync, then rename to <root>/blobs/<ab>/<id>.
-import { mkdir, open, readdir, rename, rm, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { newBlobId } from './blob-id.js';
 import { BufferPool, IO_BUFFER_BYTES } from './buffer-pool.js';
 import { FileBody } from './file-body.js';
-import type { ReadRange, StagedBlob, StorageBackend } from './backend.js';
+import type { ReadRange, StagedBlob, StorageBackend, StoredBlob } from './backend.js';
 
 /** Large buffers: node's 16 KiB/64 KiB stream defaults halve file throughput. */
 const IO_CHUNK = IO_BUFFER_BYTES;
@@ -90,6 +90,16 @@ export class DiskStorage implements StorageBackend {
     await unlink(this.blobPath(blobId).file).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'ENOENT') throw err;
     });
+  }
+
+  async *list(): AsyncIterable<StoredBlob> {
+    for (const dir of await readdir(this.blobDir).catch(() => [] as string[])) {
+      const names = await readdir(join(this.blobDir, dir)).catch(() => [] as string[]);
+      for (const blobId of names) {
+        const info = await stat(join(this.blobDir, dir, blobId)).catch(() => undefined);
+        if (info?.isFile()) yield { blobId, size: info.size, modifiedAt: info.mtimeMs };
+      }
+    }
   }
 
   async close(): Promise<void> {

@@ -26,7 +26,12 @@ const CACHE_METRICS: readonly [CacheCounter, Omit<Metric, 'value'>][] = [
 
 function collectMetrics(ctx: AppContext): Metric[] {
   const log = ctx.requestLog.stats();
+  const gc = ctx.blobGc?.stats() ?? { runs: 0, failures: 0, collected: 0, bytes: 0 };
   const metrics: Metric[] = [
+    { name: 's3edge_blob_gc_runs_total', type: 'counter', value: gc.runs, help: 'Completed passes of the unreferenced-blob collector.' },
+    { name: 's3edge_blob_gc_failures_total', type: 'counter', value: gc.failures, help: 'Passes of the blob collector that failed (logged).' },
+    { name: 's3edge_blob_gc_collected_total', type: 'counter', value: gc.collected, help: 'Unreferenced blobs removed from storage.' },
+    { name: 's3edge_blob_gc_collected_bytes_total', type: 'counter', value: gc.bytes, help: 'Bytes of the unreferenced blobs removed.' },
     { name: 's3edge_cdn_log_buffered', type: 'gauge', value: log.buffered, help: 'CDN request log records waiting for the next flush.' },
     { name: 's3edge_cdn_log_buffer_capacity', type: 'gauge', value: log.capacity, help: 'Records the request log buffer holds before it drops (cdn.log.bufferSize).' },
     { name: 's3edge_cdn_log_dropped_total', type: 'counter', value: log.dropped, help: 'CDN request log records lost because the buffer was full (or the log closed).' },

@@ -3,6 +3,7 @@ import type { Db } from '../open.js';
 import { AccessKeysRepo } from './access-keys.js';
 import { ApiKeysRepo } from './api-keys.js';
 import { AssetsRepo } from './assets.js';
+import { BlobRefsRepo } from './blob-refs.js';
 import { CreditsRepo } from './credits.js';
 import { SpacesRepo } from './spaces.js';
 import { UsageRepo } from './usage.js';
@@ -11,7 +12,7 @@ import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
 
-export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BucketCorsRepo, BucketsRepo, CreditsRepo, SettingsRepo, SpacesRepo, UsageRepo, UsersRepo };
+export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, BucketsRepo, CreditsRepo, SettingsRepo, SpacesRepo, UsageRepo, UsersRepo };
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
 export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
 export type { CorsRule } from './bucket-cors.js';
@@ -35,6 +36,7 @@ export interface Repos {
   assets: AssetsRepo;
   usage: UsageRepo;
   credits: CreditsRepo;
+  blobRefs: BlobRefsRepo;
   /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T;
 }
@@ -57,6 +59,7 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     assets: new AssetsRepo(db),
     usage: new UsageRepo(db, clock),
     credits: new CreditsRepo(db, clock),
+    blobRefs: new BlobRefsRepo(db),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
   };
 }

@@ -5,7 +5,7 @@
 import { XMLParser } from 'fast-xml-parser';
 import type { Readable } from 'node:stream';
 import { newBlobId } from '../blob-id.js';
-import type { ReadRange, StagedBlob, StorageBackend } from '../backend.js';
+import type { ReadRange, StagedBlob, StorageBackend, StoredBlob } from '../backend.js';
 import { UpstreamClient, type UpstreamClientOptions } from './client.js';
 import { blobMissing } from './errors.js';
 import { abortUpload, MultipartWriter, PART_BYTES } from './multipart-writer.js';
@@ -17,7 +17,7 @@ export interface S3StorageOptions extends UpstreamClientOptions {
   staleUploadMs?: number;
 }
 
-const xml = new XMLParser({ isArray: (name) => name === 'Upload' });
+const xml = new XMLParser({ isArray: (name) => name === 'Upload' || name === 'Contents', parseTagValue: false });
 
 export class S3Storage implements StorageBackend {
   private readonly client: UpstreamClient;
@@ -163,6 +163,33 @@ export class S3Storage implements StorageBackend {
   async remove(blobId: string): Promise<void> {
     const res = await this.client.expect({ method: 'DELETE', key: this.blobKey(blobId), idempotent: true }, [204, 200, 404]);
     await res.body.dump();
+  }
+
+  /** Every object under <prefix>blobs/ (ListObjectsV2, every page). */
+  async *list(): AsyncIterable<StoredBlob> {
+    const keyPrefix = `${this.prefix}blobs/`;
+    let token: Record<string, string> = {};
+    for (;;) {
+      const res = await this.client.expect(
+        { method: 'GET', key: '', query: { 'list-type': '2', prefix: keyPrefix, ...token }, idempotent: true },
+        [200],
+      );
+      const doc = xml.parse(await res.body.text()) as {
+        ListBucketResult?: {
+          Contents?: { Key: string; Size: string | number; LastModified: string }[] | { Key: string; Size: string | number; LastModified: string };
+          IsTruncated?: boolean | string;
+          NextContinuationToken?: string;
+        };
+      };
+      const page = doc.ListBucketResult;
+      const contents = page?.Contents === undefined ? [] : Array.isArray(page.Contents) ? page.Contents : [page.Contents];
+      for (const c of contents) {
+        const blobId = String(c.Key).slice(keyPrefix.length);
+        if (blobId !== '' && !blobId.includes('/')) yield { blobId, size: Number(c.Size), modifiedAt: Date.parse(String(c.LastModified)) };
+      }
+      if (String(page?.IsTruncated) !== 'true' || !page?.NextContinuationToken) return;
+      token = { 'continuation-token': String(page.NextContinuationToken) };
+    }
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,25 @@
+// Every blob id a row points at: object versions (a blob, or a multipart manifest's parts), parts of
+// uploads in progress, assets, and the trash the multipart sweep empties. The blob collector
+// (src/storage/blob-gc.ts) removes only stored blobs outside this set.
+import type { Statement } from 'better-sqlite3';
+import type { Db } from '../open.js';
+
+export class BlobRefsRepo {
+  private readonly allStmt: Statement<[], { id: string | null }>;
+
+  constructor(db: Db) {
+    this.allStmt = db.prepare(`
+      SELECT blob_id AS id FROM objects WHERE parts IS NULL
+      UNION ALL SELECT json_extract(j.value, '$.blobId') FROM objects AS o, json_each(o.parts) AS j WHERE o.parts IS NOT NULL
+      UNION ALL SELECT blob_id FROM multipart_parts
+      UNION ALL SELECT blob_id FROM assets
+      UNION ALL SELECT blob_id FROM blob_trash`);
+  }
+
+  /** The referenced ids, read in one statement (one consistent snapshot of the database). */
+  referenced(): Set<string> {
+    const out = new Set<string>();
+    for (const row of this.allStmt.iterate()) if (row.id) out.add(row.id);
+    return out;
+  }
+}
