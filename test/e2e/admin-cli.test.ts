@@ -16,11 +16,11 @@ interface Result {
   stderr: string;
 }
 
-function run(args: string[], extraEnv: Record<string, string> = {}): Promise<Result> {
+function run(args: string[], extraEnv: Record<string, string> = {}, cwd?: string): Promise<Result> {
   // The child sees none of the developer's S3EDGE_* settings.
   const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('S3EDGE_')));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -305,15 +305,7 @@ t.test('s3edge, s3edge --help and s3edge help: the whole command list, grouped; 
   const cwd = tempDir(t);
   const outputs: string[] = [];
   for (const args of [[], ['--help'], ['-h'], ['help']]) {
-    const r = await new Promise<Result>((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    const r = await run(args, {}, cwd);
     t.same([r.code, r.stderr], [0, ''], `s3edge ${args.join(' ')}: exit 0, quiet stderr`);
     outputs.push(r.stdout);
   }
