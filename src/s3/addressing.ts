@@ -47,7 +47,8 @@ const NOT_XML_CHARS = /[\u0001-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
 
 /** The error for a key S3 cannot store, if any. */
 export function keyProblem(key: string): S3Error | undefined {
-  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) return new S3Error('KeyTooLongError');
+  const bytes = Buffer.byteLength(key, 'utf8');
+  if (bytes > MAX_KEY_BYTES) return new S3Error('KeyTooLongError', undefined, { Size: String(bytes), MaxSizeAllowed: String(MAX_KEY_BYTES) });
   if (key.includes('\u0000')) return new S3Error('InvalidArgument', 'Object key must not contain a NUL character.');
   if (NOT_XML_CHARS.test(key)) {
     return new S3Error('InvalidArgument', 'Object key must not contain control characters other than tab, line feed and carriage return.');

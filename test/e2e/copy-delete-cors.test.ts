@@ -379,6 +379,7 @@ t.test('DeleteObjects over raw requests: digests, framing, limits, per-key error
     const refused = await post(body, { 'content-md5': md5Base64(body) });
     t.equal(refused.status, 400, `${what}: 400`);
     t.equal(errorCode(refused), 'KeyTooLongError', `${what}: KeyTooLongError`);
+    t.match(refused.text, /<MaxSizeAllowed>1024<\/MaxSizeAllowed>/, `${what}: the limit, as AWS gives it`);
     t.ok(refused.body.length < 1024, `${what}: a short answer (${refused.body.length} bytes), no echo`);
   }
   t.same(await root.listAllKeys(DST, { prefix: 'raw/exists' }), ['raw/exists'], 'nothing was deleted');
