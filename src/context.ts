@@ -19,6 +19,7 @@ import { BlobLeases } from './storage/blob-leases.js';
 import { HashPool } from './hashing/hash-pool.js';
 import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
 import { BlobCollector } from './storage/blob-gc.js';
+import { Scrubber } from './storage/scrub.js';
 import { ApiKeyVerifier } from './auth/api-keys.js';
 import { CreditsService } from './credits/credits.js';
 import { RequestLog } from './analytics/request-log.js';
@@ -49,6 +50,8 @@ export interface AppContext {
   bucketDirectory: BucketDirectory;
   /** The unreferenced-blob collector (set once the context is built). */
   blobGc?: BlobCollector;
+  /** The background scrub; absent when integrity.scrubBytesPerSecond is 0. */
+  scrubber?: Scrubber;
   /** The hashing worker thread for large uploads; absent when hashing.workerThreshold is 0. */
   hashPool?: HashPool;
   root: { accessKeyId: string; secretAccessKey?: string; generated: boolean };
@@ -144,6 +147,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       async close() {
         await sweeper.stop();
         await ctx.blobGc?.stop();
+        await ctx.scrubber?.stop();
         await ctx.requestLog.close();
         await ctx.edge.close();
         await storage.close();
@@ -161,6 +165,14 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       config.integrity.gcIntervalSeconds * 1000,
     );
     ctx.blobGc = blobGc;
+    // Stored bytes re-hashed against their digests, at a bounded rate: now, then every interval.
+    if (config.integrity.scrubBytesPerSecond > 0) {
+      ctx.scrubber = new Scrubber(
+        { storage, integrity: repos.integrity, clock, log },
+        config.integrity.scrubBytesPerSecond,
+        config.integrity.scrubIntervalSeconds * 1000,
+      );
+    }
     return ctx;
   } catch (err) {
     await edge?.close();

@@ -107,6 +107,10 @@ export interface IntegrityConfig {
   gcGraceSeconds: number;
   /** How often the blob collector runs after its pass at start-up. */
   gcIntervalSeconds: number;
+  /** The background scrub reads at most this many bytes a second; 0 turns it off. */
+  scrubBytesPerSecond: number;
+  /** Time between the end of one scrub pass and the start of the next. */
+  scrubIntervalSeconds: number;
 }
 
 export interface Config {
@@ -269,10 +273,12 @@ export const configSchema = {
     integrity: {
       type: 'object',
       additionalProperties: false,
-      required: ['gcGraceSeconds', 'gcIntervalSeconds'],
+      required: ['gcGraceSeconds', 'gcIntervalSeconds', 'scrubBytesPerSecond', 'scrubIntervalSeconds'],
       properties: {
         gcGraceSeconds: { type: 'integer', minimum: 0, maximum: 315360000 },
         gcIntervalSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
+        scrubBytesPerSecond: { type: 'integer', minimum: 0, maximum: 1099511627776 },
+        scrubIntervalSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
       },
     },
     tls: {
@@ -298,6 +304,7 @@ export const SECRET_KEYS = [
 export const SIZE_KEYS = [
   'maxObjectSize', 'inlineObjectMaxBytes', 'hashing.workerThreshold', 'cdn.cache.memoryBytes', 'cdn.cache.memoryEntryMaxBytes',
   'cdn.cache.diskBytes', 'credits.uploadCreditUnitBytes', 'limits.minBodyBytesPerSecond',
+  'integrity.scrubBytesPerSecond',
 ] as const;
 
 /** Time-valued settings and the unit each is held in: a bare number is in that unit, or `30s`, `5m`, `12h`, `7d`, `250ms`. */
@@ -310,6 +317,7 @@ export const DURATION_KEYS = {
   'limits.bodyTimeoutSeconds': 's',
   'integrity.gcGraceSeconds': 's',
   'integrity.gcIntervalSeconds': 's',
+  'integrity.scrubIntervalSeconds': 's',
 } as const;
 
 /** HTTP header names: accepted in any case (`CF-IPCountry`), held lowercased. */

@@ -4,6 +4,7 @@ import { AccessKeysRepo } from './access-keys.js';
 import { ApiKeysRepo } from './api-keys.js';
 import { AssetsRepo } from './assets.js';
 import { BlobRefsRepo } from './blob-refs.js';
+import { IntegrityRepo } from './integrity.js';
 import { CreditsRepo } from './credits.js';
 import { SpacesRepo } from './spaces.js';
 import { UsageRepo } from './usage.js';
@@ -12,7 +13,7 @@ import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
 
-export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, BucketsRepo, CreditsRepo, SettingsRepo, SpacesRepo, UsageRepo, UsersRepo };
+export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditsRepo, SettingsRepo, SpacesRepo, UsageRepo, UsersRepo };
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
 export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
 export type { CorsRule } from './bucket-cors.js';
@@ -37,6 +38,7 @@ export interface Repos {
   usage: UsageRepo;
   credits: CreditsRepo;
   blobRefs: BlobRefsRepo;
+  integrity: IntegrityRepo;
   /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T;
 }
@@ -60,6 +62,7 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     usage: new UsageRepo(db, clock),
     credits: new CreditsRepo(db, clock),
     blobRefs: new BlobRefsRepo(db),
+    integrity: new IntegrityRepo(db),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
   };
 }
