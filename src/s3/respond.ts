@@ -79,6 +79,8 @@ export function sendError(
     { namespace: false },
   );
   afterDrain(req, (close) => {
+    // The request guard may have answered meanwhile (a body too slow while we drained it).
+    if (res.headersSent) return;
     res.statusCode = e.status;
     setHeaders(res, e.headers);
     if (close) res.setHeader('connection', 'close');

@@ -32,9 +32,9 @@ interface Dripped {
  * Sends `head` at once, then `body` a few bytes at a time every `everyMs` (none at all: `stallAfter`
  * bytes, then nothing), until the server closes the connection. A safety net ends it after 30 s.
  */
-function drip(head: string, body: Buffer, opts: { everyMs: number; bytesPerTick?: number; stallAfter?: number }): Promise<Dripped> {
+function drip(head: string, body: Buffer, opts: { everyMs: number; bytesPerTick?: number; stallAfter?: number; port?: string }): Promise<Dripped> {
   return new Promise((resolve) => {
-    const socket: Socket = connect(Number(port), '127.0.0.1');
+    const socket: Socket = connect(Number(opts.port ?? port), '127.0.0.1');
     socket.setNoDelay(true);
     const chunks: Buffer[] = [];
     let sent = 0;
@@ -112,6 +112,22 @@ t.test('an API upload that drips: 400 request_timeout JSON, no asset', async (t)
   t.match(r.answer, /"success":false/);
   t.same(query(server, 'SELECT id FROM assets'), [], 'no asset row');
   t.same(stagedFiles(), [], 'no staged bytes left');
+});
+
+t.test('a body that drips while an early error drains it: one answer, and the server carries on', async (t) => {
+  // A 1 s window: the guard fires while the error's drain (up to 2 s) still waits for the body.
+  const quick = await startServer({ env: { S3EDGE_LIMITS_BODY_TIMEOUT_SECONDS: '1' } });
+  t.teardown(() => quick.stop());
+  const quickPort = new URL(quick.url).port;
+  const head = [`PUT /${BUCKET}/refused HTTP/1.1`, `Host: 127.0.0.1:${quickPort}`, 'Authorization: AWS4-HMAC-SHA256 garbage', 'Content-Length: 4096'].join('\r\n');
+  const results = await Promise.all(Array.from({ length: 3 }, () => drip(`${head}\r\n\r\n`, Buffer.alloc(4096, 0x62), { everyMs: 150, port: quickPort })));
+  for (const r of results) {
+    t.ok([400, 403].includes(statusOf(r.answer)), `answered ${statusOf(r.answer)}`);
+    t.equal(r.answer.split('HTTP/1.1 ').length - 1, 1, 'exactly one answer');
+  }
+  const after = await rawRequest({ url: quick.url }, { method: 'GET', target: '/', headers: [['Host', new URL(quick.url).host]] });
+  t.ok(after.status > 0 && after.status < 500, 'the server still answers');
+  t.notMatch(quick.output(), /ERR_HTTP_HEADERS_SENT|"level":50/, 'no error logged');
 });
 
 t.test('headers that never finish are cut', async (t) => {
