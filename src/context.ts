@@ -20,6 +20,7 @@ import { HashPool } from './hashing/hash-pool.js';
 import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
 import { BlobCollector } from './storage/blob-gc.js';
 import { Scrubber } from './storage/scrub.js';
+import { CorruptionReporter } from './storage/corruption.js';
 import { ApiKeyVerifier } from './auth/api-keys.js';
 import { CreditsService } from './credits/credits.js';
 import { RequestLog } from './analytics/request-log.js';
@@ -50,6 +51,8 @@ export interface AppContext {
   bucketDirectory: BucketDirectory;
   /** The unreferenced-blob collector (set once the context is built). */
   blobGc?: BlobCollector;
+  /** Stored bytes found not to match their digest, by a read or the scrub: marked, logged, counted. */
+  corruption: CorruptionReporter;
   /** The background scrub; absent when integrity.scrubBytesPerSecond is 0. */
   scrubber?: Scrubber;
   /** The hashing worker thread for large uploads; absent when hashing.workerThreshold is 0. */
@@ -132,6 +135,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       multipart: new MultipartRepo(db, objects),
       storage,
       leases,
+      corruption: new CorruptionReporter(repos.integrity, log, clock),
       keys: new KeyStore(repos, masterKey),
       bucketDirectory: new BucketDirectory(repos),
       ...(hashPool ? { hashPool } : {}),
@@ -168,7 +172,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     // Stored bytes re-hashed against their digests, at a bounded rate: now, then every interval.
     if (config.integrity.scrubBytesPerSecond > 0) {
       ctx.scrubber = new Scrubber(
-        { storage, integrity: repos.integrity, clock, log },
+        { storage, integrity: repos.integrity, corruption: ctx.corruption, log },
         config.integrity.scrubBytesPerSecond,
         config.integrity.scrubIntervalSeconds * 1000,
       );

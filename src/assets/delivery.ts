@@ -11,6 +11,7 @@ import { isS3Error } from '../errors/s3-errors.js';
 import { evaluatePreconditions } from '../s3/conditionals.js';
 import { parseRange } from '../s3/range.js';
 import type { ReadRange } from '../storage/backend.js';
+import { expectedDigest } from '../storage/blob-digest.js';
 import { contentDisposition, type DispositionType } from './content-disposition.js';
 import { httpDate } from '../http/http-date.js';
 import { SAFETY_HEADERS } from './content-safety.js';
@@ -132,8 +133,12 @@ export function decideDelivery(asset: AssetRecord, h: IncomingHttpHeaders, style
  */
 export async function openAssetBody(ctx: AppContext, asset: AssetRecord, range: ReadRange | undefined, signal?: AbortSignal): Promise<Readable> {
   const lease = ctx.leases.acquire([asset.blobId]);
+  // A read of all of it is checked against the digest recorded at upload (storage/blob-digest.ts).
+  const whole = !range || (range.start === 0 && range.end === asset.size - 1);
+  const expected = whole ? expectedDigest(asset.crc32c, asset.etag) : undefined;
+  const verify = expected && ctx.corruption.readCheck(asset.blobId, expected, () => `asset ${asset.id}`);
   try {
-    const body = await ctx.storage.read(asset.blobId, { ...(range ? { range } : {}), ...(signal ? { signal } : {}) });
+    const body = await ctx.storage.read(asset.blobId, { ...(range ? { range } : {}), ...(signal ? { signal } : {}), ...(verify ? { verify } : {}) });
     if (body.destroyed) lease.release();
     else body.once('close', () => lease.release());
     return body;

@@ -239,6 +239,7 @@ async function commitAsset(
     projectId: fields.projectId,
     deploymentId: fields.deploymentId,
     blobId: file.staged.blobId,
+    crc32c: file.staged.crc32c,
     fileName: file.fileName,
     contentType: file.contentType,
     size: file.digests.size,

@@ -14,7 +14,7 @@ import { createBucket, deleteBucket } from '../s3/bucket-service.js';
 import { openDataDir } from './data-dir.js';
 import { createStorage } from '../storage/select.js';
 import { scrubBlobs } from '../storage/scrub.js';
-import type { Logger } from 'pino';
+import { CorruptionReporter } from '../storage/corruption.js';
 import { didYouMean, unknownOption } from './suggest.js';
 
 type Values = Record<string, string | boolean | undefined>;
@@ -81,7 +81,7 @@ export const GROUPS: Readonly<Record<string, { section: string; summary: string 
   buckets: { section: 'Buckets', summary: 'create, list and delete buckets; serve one publicly on the CDN' },
   spaces: { section: 'Spaces and credits', summary: "suspend or resume a user's space" },
   credits: { section: 'Spaces and credits', summary: 'grant credits to a user' },
-  scrub: { section: 'Storage', summary: 're-hash stored bytes against their digests; list what was found corrupt' },
+  scrub: { section: 'Storage', summary: 're-read stored bytes against their digests; list what was found corrupt' },
 };
 
 /** Options every admin command takes besides its own. */
@@ -439,14 +439,16 @@ const COMMANDS: Record<string, Record<string, Command>> = {
     run: {
       args: [],
       flags: [],
-      summary: 're-read every stored blob now, at full speed, and compare its MD5 with the one recorded at write time',
+      summary: 're-read every stored blob now, at full speed, and check it against the digest recorded at write time',
       example: 's3edge scrub run --json',
       run: async ({ config, repos }) => {
         // No init(): it would clear a running server's uploads in flight.
         const storage = createStorage(config);
         try {
-          const quiet = { info: () => undefined, warn: () => undefined } as unknown as Pick<Logger, 'info' | 'warn'>;
-          const result = await scrubBlobs({ storage, integrity: repos.integrity, clock: () => new Date(), log: quiet }, { bytesPerSecond: 0 });
+          // What it finds is marked for `scrub list` and reported here; the log stays quiet.
+          const quiet = { warn: () => undefined };
+          const corruption = new CorruptionReporter(repos.integrity, quiet, () => new Date());
+          const result = await scrubBlobs({ storage, integrity: repos.integrity, corruption, log: quiet }, { bytesPerSecond: 0 });
           return { checked: result.checked, bytes: result.bytes, corrupt: result.corrupt.length, missing: result.missing.length, corruptBlobs: result.corrupt.map((c) => c.owner).join(', ') };
         } finally {
           await storage.close();
@@ -456,10 +458,10 @@ const COMMANDS: Record<string, Record<string, Command>> = {
     list: {
       args: [],
       flags: [],
-      summary: 'list the blobs any scrub found corrupt (until they check out again or their object is rewritten)',
+      summary: 'list the blobs a scrub or a read found corrupt (until they check out again or their object is rewritten)',
       example: 's3edge scrub list',
       run: ({ repos }) =>
-        repos.integrity.corrupt().map((c) => ({ owner: c.owner, expectedMd5: c.md5Hex, actualMd5: c.actualMd5Hex, detectedAt: iso(c.detectedAt) })),
+        repos.integrity.corrupt().map((c) => ({ owner: c.owner, expected: c.expected, actual: c.actual, foundBy: c.foundBy, detectedAt: iso(c.detectedAt) })),
     },
   },
   'access-keys': {

@@ -1,14 +1,18 @@
 // Opening an object's bytes: the one place that knows how a record maps onto stored blobs. A plain
 // object is one blob; a completed multipart upload is its parts' blobs in order (a manifest, never a
 // concatenated copy). Every blob of the version is leased for as long as the stream lives, so an
-// overwrite cannot remove bytes from under a reader.
+// overwrite cannot remove bytes from under a reader. Every blob read whole (and every inline blob,
+// always in memory whole) is checked against the digest recorded when it was written
+// (storage/blob-digest.ts): a mismatch is reported (storage/corruption.ts) and fails the read before
+// its last bytes go out.
 import { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
 import { objectBlobIds, type ObjectPart, type ObjectRecord } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
 import type { ReadRange } from '../storage/backend.js';
+import { checkBuffer, expectedDigest, type BlobDigest, type ReadVerification } from '../storage/blob-digest.js';
 import type { BlobLease } from '../storage/blob-leases.js';
-import { isInlineBlobId } from '../storage/blob-id.js';
+import { blobGone, isInlineBlobId } from '../storage/blob-id.js';
 
 export const MAX_PART_NUMBER = 10000;
 
@@ -16,6 +20,8 @@ export const MAX_PART_NUMBER = 10000;
 interface Segment {
   blobId: string;
   range: ReadRange;
+  /** The blob is rec.parts[part]; absent for an object of one blob. */
+  part?: number;
 }
 
 /** The blobs (and the bytes of each) that make up `range` of the object; zero-length parts are skipped. */
@@ -26,13 +32,13 @@ export function segmentsOf(rec: Pick<ObjectRecord, 'blobId' | 'parts' | 'size'>,
   if (!rec.parts) return [{ blobId: rec.blobId, range: { start, end } }];
   const out: Segment[] = [];
   let offset = 0;
-  for (const part of rec.parts) {
+  for (const [index, part] of rec.parts.entries()) {
     const first = offset;
     const last = offset + part.size - 1;
     offset += part.size;
     if (part.size === 0 || last < start) continue;
     if (first > end) break;
-    out.push({ blobId: part.blobId, range: { start: Math.max(start, first) - first, end: Math.min(end, last) - first } });
+    out.push({ blobId: part.blobId, range: { start: Math.max(start, first) - first, end: Math.min(end, last) - first }, part: index });
   }
   return out;
 }
@@ -62,15 +68,41 @@ export function partRange(rec: Pick<ObjectRecord, 'parts' | 'size'>, partNumber:
   return { range: size > 0 ? { start, end: start + size - 1 } : undefined, count: parts.length };
 }
 
-function blobGone(blobId: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`blob ${blobId} is gone`), { code: 'ENOENT' });
+/** `object photos/a.jpg` or `part 3 of photos/a.jpg` (rec.parts[part]), as the scrub names them too. */
+function ownerOf(ctx: AppContext, rec: ObjectRecord, part?: number): string {
+  const name = `${ctx.repos.buckets.getById(rec.bucketId)?.name ?? rec.bucketId}/${rec.key}`;
+  return part === undefined ? `object ${name}` : `part ${part + 1} of ${name}`;
+}
+
+/** The check of a segment's blob, when the segment is all of it and the record holds its digest. */
+function segmentVerification(ctx: AppContext, rec: ObjectRecord, segment: Segment): ReadVerification | undefined {
+  const part = segment.part === undefined ? undefined : rec.parts?.[segment.part];
+  const size = part ? part.size : rec.size;
+  const expected = part ? expectedDigest(part.crc32c, part.etag) : expectedDigest(rec.blobCrc32c, rec.etag);
+  const whole = segment.range.start === 0 && segment.range.end === size - 1;
+  return whole && expected ? ctx.corruption.readCheck(segment.blobId, expected, () => ownerOf(ctx, rec, segment.part)) : undefined;
+}
+
+/**
+ * Checks the bytes of a small object kept in the metadata database (SQLite has no checksums of its
+ * own) against their recorded CRC32C; throws BlobDigestMismatch, reported, before anything is sent.
+ * Rows from before CRC32Cs were recorded are not checked here: an MD5 per small GET costs too much.
+ */
+export function checkInlineObject(ctx: AppContext, rec: ObjectRecord, data: Buffer): void {
+  if (rec.blobCrc32c === undefined) return;
+  const expected: BlobDigest = { kind: 'crc32c', value: rec.blobCrc32c };
+  checkBuffer(data, ctx.corruption.readCheck(rec.blobId, expected, () => ownerOf(ctx, rec)));
 }
 
 /** Opens one segment, from the metadata database or the storage backend. */
-async function openSegment(ctx: AppContext, segment: Segment, signal?: AbortSignal): Promise<Readable> {
-  if (!isInlineBlobId(segment.blobId)) return ctx.storage.read(segment.blobId, { range: segment.range, signal });
+async function openSegment(ctx: AppContext, rec: ObjectRecord, segment: Segment, signal?: AbortSignal): Promise<Readable> {
+  if (!isInlineBlobId(segment.blobId)) {
+    const verify = segmentVerification(ctx, rec, segment);
+    return ctx.storage.read(segment.blobId, { range: segment.range, signal, ...(verify ? { verify } : {}) });
+  }
   const data = ctx.objects.inlineData(segment.blobId);
   if (!data) throw blobGone(segment.blobId);
+  checkInlineObject(ctx, rec, data);
   return Readable.from([data.subarray(segment.range.start, segment.range.end + 1)], { objectMode: false });
 }
 
@@ -94,8 +126,8 @@ export async function openObjectBody(
       stream = Readable.from([]);
     } else {
       // The first blob is opened before anything is sent, so a missing blob is still a clean error.
-      const opened = await openSegment(ctx, first, opts.signal);
-      stream = segments.length === 1 ? opened : concatenate(ctx, opened, segments.slice(1), opts.signal);
+      const opened = await openSegment(ctx, rec, first, opts.signal);
+      stream = segments.length === 1 ? opened : concatenate(ctx, rec, opened, segments.slice(1), opts.signal);
     }
   } catch (err) {
     lease.release();
@@ -114,13 +146,13 @@ function releaseOnClose(stream: Readable, lease: BlobLease): void {
 }
 
 /** The already-open first segment, then each further segment opened as the previous one ends. */
-function concatenate(ctx: AppContext, first: Readable, rest: Segment[], signal?: AbortSignal): Readable {
+function concatenate(ctx: AppContext, rec: ObjectRecord, first: Readable, rest: Segment[], signal?: AbortSignal): Readable {
   async function* chunks(): AsyncGenerator<Buffer> {
     let current: Readable | undefined = first;
     try {
       yield* current as AsyncIterable<Buffer>;
       for (const segment of rest) {
-        current = await openSegment(ctx, segment, signal);
+        current = await openSegment(ctx, rec, segment, signal);
         yield* current as AsyncIterable<Buffer>;
       }
     } finally {

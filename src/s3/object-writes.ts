@@ -51,6 +51,7 @@ export function singleBlobRecord(
   return {
     ...target,
     blobId: staged.blobId,
+    blobCrc32c: staged.crc32c,
     size: digests.size,
     etag: `"${digests.md5Hex}"`,
     sha256: digests.sha256Hex,

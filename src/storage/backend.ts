@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { ReadVerification } from './blob-digest.js';
 
 /**
  * Bytes written durably under a fresh blob id, not yet committed. Nothing refers to the id before the
@@ -8,6 +9,8 @@ import type { Readable } from 'node:stream';
 export interface StagedBlob {
   readonly blobId: string;
   readonly size: number;
+  /** CRC32C of the bytes staged, recorded with the row that references the blob: reads are checked against it. */
+  readonly crc32c: number;
   /**
    * Set for a small body held in memory under an inline blob id: it is stored with the object's row,
    * in the same metadata transaction, instead of in the backend (commit and abort do nothing).
@@ -25,10 +28,13 @@ export interface ReadRange {
   end: number;
 }
 
-/**
- * Where object bytes live. Blobs are named by internal ids, never by object keys; what a key means is
- * the metadata database's business. Implementations throw S3Error for conditions a client can cause.
- */
+export interface ReadOptions {
+  range?: ReadRange;
+  signal?: AbortSignal;
+  verify?: ReadVerification;
+}
+
+/** A committed blob as the backend lists it. */
 export interface StoredBlob {
   blobId: string;
   size: number;
@@ -36,13 +42,21 @@ export interface StoredBlob {
   modifiedAt: number;
 }
 
+/**
+ * Where object bytes live. Blobs are named by internal ids, never by object keys; what a key means is
+ * the metadata database's business. Implementations throw S3Error for conditions a client can cause.
+ */
 export interface StorageBackend {
   /** Removes what an earlier process left half-written. */
   init(): Promise<void>;
   /** Streams body into a new staged blob. Rejects (leaving nothing behind) if body errors or signal aborts. */
   stage(body: Readable, opts?: { signal?: AbortSignal }): Promise<StagedBlob>;
-  /** Opens a committed blob for reading; rejects with code 'ENOENT' if it is gone. */
-  read(blobId: string, opts?: { range?: ReadRange; signal?: AbortSignal }): Promise<Readable>;
+  /**
+   * Opens a committed blob for reading; rejects with code 'ENOENT' if it is gone. With `verify` (only for
+   * a read of the whole blob), the bytes are checked as they pass and the stream fails instead of
+   * delivering its last bytes when they do not match (blob-digest.ts).
+   */
+  read(blobId: string, opts?: ReadOptions): Promise<Readable>;
   /** Deletes a committed blob; a missing blob is not an error. */
   remove(blobId: string): Promise<void>;
   /** Every committed blob, with its size and when it was written (for the blob collector). */

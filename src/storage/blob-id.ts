@@ -32,3 +32,8 @@ export function newInlineBlobId(): string {
 export function isInlineBlobId(blobId: string): boolean {
   return blobId.startsWith(INLINE_PREFIX);
 }
+
+/** A blob that is not there (any more), in the shape the StorageBackend contract promises (code 'ENOENT'). */
+export function blobGone(blobId: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`blob ${blobId} is gone`), { code: 'ENOENT' });
+}

@@ -5,7 +5,8 @@ import type { Readable } from 'node:stream';
 import { newBlobId } from './blob-id.js';
 import { BufferPool, IO_BUFFER_BYTES } from './buffer-pool.js';
 import { FileBody } from './file-body.js';
-import type { ReadRange, StagedBlob, StorageBackend, StoredBlob } from './backend.js';
+import type { ReadOptions, StagedBlob, StorageBackend, StoredBlob } from './backend.js';
+import { Crc32c, DigestCheck } from './blob-digest.js';
 
 /** Large buffers: node's 16 KiB/64 KiB stream defaults halve file throughput. */
 const IO_CHUNK = IO_BUFFER_BYTES;
@@ -40,8 +41,9 @@ export class DiskStorage implements StorageBackend {
     const tmp = join(this.tmpDir, blobId);
     const fh = await open(tmp, 'wx', 0o600);
     let size = 0;
+    const crc = new Crc32c();
     try {
-      size = await writeAll(body, fh, opts.signal);
+      size = await writeAll(body, fh, crc, opts.signal);
       await fh.sync();
     } catch (err) {
       body.destroy();
@@ -55,6 +57,7 @@ export class DiskStorage implements StorageBackend {
     return {
       blobId,
       size,
+      crc32c: crc.value,
       commit: async () => {
         const { dir, file } = this.blobPath(blobId);
         if (!this.knownDirs.has(dir)) {
@@ -73,13 +76,13 @@ export class DiskStorage implements StorageBackend {
     };
   }
 
-  async read(blobId: string, opts: { range?: ReadRange; signal?: AbortSignal } = {}): Promise<Readable> {
+  async read(blobId: string, opts: ReadOptions = {}): Promise<Readable> {
     const { file } = this.blobPath(blobId);
     // Open first so a missing blob rejects here (ENOENT) rather than as a stream error mid-response.
     const fh = await open(file, 'r');
     try {
       const end = opts.range ? opts.range.end + 1 : (await fh.stat()).size;
-      return new FileBody(fh, opts.range?.start ?? 0, end, this.buffers, opts.signal);
+      return new FileBody(fh, opts.range?.start ?? 0, end, this.buffers, { signal: opts.signal, check: opts.verify && new DigestCheck(opts.verify) });
     } catch (err) {
       await fh.close();
       throw err;
@@ -108,8 +111,8 @@ export class DiskStorage implements StorageBackend {
   }
 }
 
-/** Copies body into the file in batches of about IO_CHUNK bytes (one writev each); returns the byte count. */
-async function writeAll(body: Readable, fh: FileHandle, signal?: AbortSignal): Promise<number> {
+/** Copies body into the file in batches of about IO_CHUNK bytes (one writev each), into `crc` too; returns the byte count. */
+async function writeAll(body: Readable, fh: FileHandle, crc: Crc32c, signal?: AbortSignal): Promise<number> {
   let batch: Buffer[] = [];
   let batched = 0;
   let total = 0;
@@ -125,6 +128,7 @@ async function writeAll(body: Readable, fh: FileHandle, signal?: AbortSignal): P
   for await (const chunk of body) {
     signal?.throwIfAborted();
     const buf = chunk as Buffer;
+    crc.update(buf);
     batch.push(buf);
     batched += buf.length;
     total += buf.length;

@@ -3,6 +3,7 @@
 import type { Readable } from 'node:stream';
 import { S3Error } from '../errors/s3-errors.js';
 import type { StagedBlob } from './backend.js';
+import { Crc32c } from './blob-digest.js';
 import { newInlineBlobId } from './blob-id.js';
 
 /**
@@ -30,9 +31,12 @@ export async function stageInline(body: Readable, limit: number, signal?: AbortS
 
 /** A body already in memory, staged under a new inline blob id. */
 export function inlineStaged(data: Buffer): StagedBlob {
+  const crc = new Crc32c();
+  crc.update(data);
   return {
     blobId: newInlineBlobId(),
     size: data.length,
+    crc32c: crc.value,
     inline: data,
     commit: async () => undefined,
     abort: async () => undefined,

@@ -1,26 +1,29 @@
-// The scrub: re-reads every blob a row references and compares its MD5 with the one recorded when it
-// was written (as Garage's and MinIO's scrubbers do), at a bounded rate so serving traffic keeps the
-// disk. A mismatch is marked in corrupt_blobs (listed by `s3edge scrub list`), logged and counted; a
+// The scrub: re-reads every blob a row references and checks it against the digest recorded when it
+// was written (its CRC32C, or the MD5 of an older row's ETag), as Garage's and MinIO's scrubbers do, at a
+// bounded rate so serving traffic keeps the disk. It reads through the same checked read as a GET
+// (blob-digest.ts), so a mismatch is reported the same way (corruption.ts: marked, logged, counted); a
 // blob that reads back right again is unmarked. Run on demand by `s3edge scrub run` (full speed, a
 // separate process on the same data directory) and in the server (integrity.scrub*, one pass per
 // interval). Only what was read whole is judged: a vanished blob is reported as missing.
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { BlobToCheck, IntegrityRepo } from '../db/repos/integrity.js';
 import type { StorageBackend } from './backend.js';
+import { BlobDigestMismatch, checkBuffer, formatDigest, type ReadVerification } from './blob-digest.js';
+import { blobGone, isInlineBlobId } from './blob-id.js';
+import type { CorruptionReporter } from './corruption.js';
 
 export interface ScrubContext {
   storage: StorageBackend;
   integrity: IntegrityRepo;
-  clock: () => Date;
-  log: Pick<Logger, 'info' | 'warn'>;
+  corruption: CorruptionReporter;
+  log: Pick<Logger, 'warn'>;
 }
 
 export interface ScrubRun {
   checked: number;
   bytes: number;
-  corrupt: { owner: string; expectedMd5: string; actualMd5: string }[];
+  corrupt: { owner: string; expected: string; actual: string }[];
   missing: string[];
 }
 
@@ -30,13 +33,19 @@ export interface ScrubOptions {
   stop?: () => boolean;
 }
 
-/** MD5 of a blob's bytes, read at no more than the given rate. */
-async function md5Of(ctx: ScrubContext, blob: BlobToCheck, opts: ScrubOptions, counted: (n: number) => void): Promise<string> {
-  const hash = createHash('md5');
+/** Reads a blob whole through its check, at no more than the given rate; rejects with BlobDigestMismatch. */
+async function readChecked(ctx: ScrubContext, blob: BlobToCheck, opts: ScrubOptions, counted: (n: number) => void): Promise<void> {
+  const verify: ReadVerification = { expected: blob.expected, onMismatch: (err) => ctx.corruption.report(blob, err, 'scrub') };
+  if (isInlineBlobId(blob.blobId)) {
+    const data = ctx.integrity.inlineData(blob.blobId);
+    if (!data) throw blobGone(blob.blobId);
+    counted(data.length);
+    checkBuffer(data, verify);
+    return;
+  }
   const started = Date.now();
   let read = 0;
-  for await (const chunk of await ctx.storage.read(blob.blobId)) {
-    hash.update(chunk as Buffer);
+  for await (const chunk of await ctx.storage.read(blob.blobId, { verify })) {
     read += (chunk as Buffer).length;
     counted((chunk as Buffer).length);
     if (opts.bytesPerSecond > 0) {
@@ -44,7 +53,6 @@ async function md5Of(ctx: ScrubContext, blob: BlobToCheck, opts: ScrubOptions, c
       if (due > Date.now()) await sleep(due - Date.now());
     }
   }
-  return hash.digest('hex');
 }
 
 export async function scrubBlobs(ctx: ScrubContext, opts: ScrubOptions): Promise<ScrubRun> {
@@ -55,23 +63,22 @@ export async function scrubBlobs(ctx: ScrubContext, opts: ScrubOptions): Promise
   for (const marked of ctx.integrity.corrupt()) if (!referenced.has(marked.blobId)) ctx.integrity.forget(marked.blobId);
   for (const blob of blobs) {
     if (opts.stop?.()) break;
-    let actual: string;
     try {
-      actual = await md5Of(ctx, blob, opts, (n) => (run.bytes += n));
+      await readChecked(ctx, blob, opts, (n) => (run.bytes += n));
     } catch (err) {
-      // Deleted or overwritten since the list was read (ENOENT), or the backend failed: not a verdict.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') run.missing.push(blob.owner);
-      else ctx.log.warn({ err, owner: blob.owner }, 'scrub: could not read a blob');
+      if (err instanceof BlobDigestMismatch) {
+        run.checked++;
+        run.corrupt.push({ owner: blob.owner, expected: formatDigest(err.expected), actual: formatDigest(err.actual) });
+      } else if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        // Deleted or overwritten since the list was read: not a verdict.
+        run.missing.push(blob.owner);
+      } else {
+        ctx.log.warn({ err, owner: blob.owner }, 'scrub: could not read a blob');
+      }
       continue;
     }
     run.checked++;
-    if (actual === blob.md5Hex) {
-      ctx.integrity.forget(blob.blobId);
-      continue;
-    }
-    ctx.integrity.markCorrupt(blob, actual, ctx.clock().getTime());
-    run.corrupt.push({ owner: blob.owner, expectedMd5: blob.md5Hex, actualMd5: actual });
-    ctx.log.warn({ owner: blob.owner, expectedMd5: blob.md5Hex, actualMd5: actual }, 'scrub: stored bytes do not match their digest');
+    ctx.integrity.forget(blob.blobId);
   }
   return run;
 }

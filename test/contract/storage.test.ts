@@ -13,6 +13,8 @@ import { listKeys, startMoto, type RunningMoto } from '../helpers/moto.js';
 import { request } from 'undici';
 import { startServer, type RunningServer } from '../helpers/server.js';
 import { RawS3 } from '../helpers/s3-client.js';
+import { crc32c, md5Hex } from '../helpers/checksums.js';
+import type { BlobDigest, BlobDigestMismatch, ReadVerification } from '../../src/storage/blob-digest.js';
 
 async function collect(r: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -150,6 +152,36 @@ for (const backend of backends) {
     await t.rejects(storage.read(staged.blobId), { code: 'ENOENT' });
     await storage.remove(staged.blobId);
     t.pass('removing twice is not an error');
+  });
+
+  t.test(`${backend.name}: staging records the CRC32C; a checked read passes intact bytes and fails wrong ones before their end`, async (t) => {
+    const { storage, cleanup } = await backend.make();
+    t.teardown(cleanup);
+    const data = randomBytes(2 * 1024 * 1024 + 99);
+    const staged = await storage.stage(Readable.from([data.subarray(0, 5000), data.subarray(5000)]));
+    t.equal(staged.crc32c, crc32c(data), 'the CRC32C of the bytes staged');
+    await staged.commit();
+    const reported: BlobDigestMismatch[] = [];
+    const verify = (expected: BlobDigest): ReadVerification => ({ expected, onMismatch: (err) => reported.push(err) });
+    t.ok((await collect(await storage.read(staged.blobId, { verify: verify({ kind: 'crc32c', value: staged.crc32c }) }))).equals(data), 'right CRC32C: every byte');
+    t.ok((await collect(await storage.read(staged.blobId, { verify: verify({ kind: 'md5', hex: md5Hex(data) }) }))).equals(data), 'right MD5: every byte');
+    t.equal(reported.length, 0);
+
+    for (const wrong of [{ kind: 'crc32c', value: (staged.crc32c + 1) >>> 0 }, { kind: 'md5', hex: '0'.repeat(32) }] as const) {
+      const body = await storage.read(staged.blobId, { verify: verify(wrong) });
+      let got = 0;
+      await t.rejects(
+        (async () => {
+          for await (const c of body) got += (c as Buffer).length;
+        })(),
+        { code: 'EBADDIGEST' },
+        `wrong ${wrong.kind}: the stream fails`,
+      );
+      t.ok(got < data.length, `wrong ${wrong.kind}: its end is withheld (${got} of ${data.length} bytes)`);
+    }
+    t.equal(reported.length, 2, 'each mismatch reported once');
+    t.match(reported[0], { expected: { kind: 'crc32c' }, actual: { kind: 'crc32c', value: staged.crc32c } });
+    await storage.remove(staged.blobId);
   });
 
   t.test(`${backend.name}: a body larger than one upstream part (17 MiB in odd chunks) is hidden until commit, then round-trips`, async (t) => {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { apiUser, eventually } from '../helpers/api.js';
+import { apiUser, eventually, metricValue } from '../helpers/api.js';
 import { listKeys } from '../helpers/moto.js';
 import { RawS3 } from '../helpers/s3-client.js';
 import { startServer } from '../helpers/server.js';
@@ -29,12 +29,6 @@ function orphanFile(dataDir: string, ageMs: number): { path: string; size: numbe
   const when = new Date(Date.now() - ageMs);
   utimesSync(path, when, when);
   return { path, size };
-}
-
-async function metric(server: { url: string }, token: string, name: string): Promise<number> {
-  const res = await fetch(`${server.url}/api/v3/metrics`, { headers: { authorization: `Bearer ${token}` } });
-  const line = (await res.text()).split('\n').find((l) => l.startsWith(`${name} `));
-  return Number(line?.split(' ')[1] ?? NaN);
 }
 
 t.test('disk: crash leftovers older than the grace period are collected at start-up; nothing referenced is', async (t) => {
@@ -63,12 +57,12 @@ t.test('disk: crash leftovers older than the grace period are collected at start
   const second = await startServer({ dataDir });
   t.teardown(() => second.stop());
   const token = alice.token;
-  await eventually(async () => (await metric(second, token, 's3edge_blob_gc_runs_total')) >= 1, 'the start-up pass ran');
+  await eventually(async () => (await metricValue(second, token, 's3edge_blob_gc_runs_total')) >= 1, 'the start-up pass ran');
   t.notOk(existsSync(old.path), 'an orphan two hours old is gone');
   t.notOk(existsSync(older.path), 'a month-old orphan is gone');
   t.ok(existsSync(fresh.path), 'an orphan within the grace period (a commit that may be in flight) stays');
-  t.equal(await metric(second, token, 's3edge_blob_gc_collected_total'), 2, 'counted');
-  t.equal(await metric(second, token, 's3edge_blob_gc_collected_bytes_total'), old.size + older.size, 'bytes counted');
+  t.equal(await metricValue(second, token, 's3edge_blob_gc_collected_total'), 2, 'counted');
+  t.equal(await metricValue(second, token, 's3edge_blob_gc_collected_bytes_total'), old.size + older.size, 'bytes counted');
   const s3b = new RawS3({ url: second.url }, second.rootKey);
   t.ok((await s3b.getObject('keep', 'single.bin')).body.equals(single), 'the single-blob object reads back');
   t.ok((await s3b.getObject('keep', 'multi.bin')).body.equals(part), 'the multipart object reads back');

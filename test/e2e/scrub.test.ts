@@ -1,32 +1,16 @@
 // The scrub (src/storage/scrub.ts) against flipped bytes on disk: `s3edge scrub run` (another process,
-// on the running server's data directory) finds exactly the blobs whose bytes no longer match the MD5
-// recorded at write time, `scrub list` names their objects, the server's background scrub counts them
+// on the running server's data directory) finds exactly the blobs whose bytes no longer match the digest
+// recorded at write time (their CRC32C), `scrub list` names their objects, the server's background scrub counts them
 // in its metrics, and a rewritten object is no longer reported.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
-import { apiUser, eventually, query } from '../helpers/api.js';
+import { apiUser, eventually, metricValue, query } from '../helpers/api.js';
+import { flipBlobByte } from '../helpers/integrity.js';
 import { RawS3 } from '../helpers/s3-client.js';
-import { startServer, type RunningServer } from '../helpers/server.js';
+import { startServer } from '../helpers/server.js';
 
 const BIG = 100 * 1024; // past the inline limit: a blob file of the disk backend
 const BUCKET = 'scrubbed';
-
-function flipByte(server: RunningServer, blobId: string, at: number): void {
-  const fd = openSync(join(server.dataDir, 'storage', 'blobs', blobId.slice(-2), blobId), 'r+');
-  const one = Buffer.alloc(1);
-  readSync(fd, one, 0, 1, at);
-  one[0] = (one[0] ?? 0) ^ 0x01;
-  writeSync(fd, one, 0, 1, at);
-  closeSync(fd);
-}
-
-async function metric(server: RunningServer, token: string, name: string): Promise<number> {
-  const res = await fetch(`${server.url}/api/v3/metrics`, { headers: { authorization: `Bearer ${token}` } });
-  const line = (await res.text()).split('\n').find((l) => l.startsWith(`${name} `));
-  return Number(line?.split(' ')[1] ?? NaN);
-}
 
 t.test('flipped bytes are found by the scrub, on demand and in the background', async (t) => {
   const server = await startServer({ env: { S3EDGE_INTEGRITY_SCRUB_INTERVAL_SECONDS: '1', S3EDGE_INTEGRITY_SCRUB_BYTES_PER_SECOND: '1GiB' } });
@@ -49,20 +33,23 @@ t.test('flipped bytes are found by the scrub, on demand and in the background', 
   const single = query<{ blob_id: string }>(server, "SELECT blob_id FROM objects WHERE key = 'single.bin'")[0]?.blob_id ?? '';
   const parts = query<{ parts: string }>(server, "SELECT parts FROM objects WHERE key = 'multi.bin'")[0]?.parts ?? '[]';
   const partBlob = (JSON.parse(parts) as { blobId: string }[])[0]?.blobId ?? '';
-  flipByte(server, single, 12345);
-  flipByte(server, partBlob, 0);
+  flipBlobByte(server, single, 12345);
+  flipBlobByte(server, partBlob, 0);
 
   const found = await server.cli(['scrub', 'run']);
   t.equal(found.code, 0);
   t.match(found.json, { checked: 4, corrupt: 2, missing: 0 }, 'exactly the two flipped blobs');
   t.match(String((found.json as Record<string, unknown>)['corruptBlobs']), /object scrubbed\/single\.bin/);
   t.match(String((found.json as Record<string, unknown>)['corruptBlobs']), /part 1 of scrubbed\/multi\.bin/);
-  const list = (await server.cli(['scrub', 'list'])).json as { owner: string; expectedMd5: string; actualMd5: string }[];
+  const list = (await server.cli(['scrub', 'list'])).json as { owner: string; expected: string; actual: string; foundBy: string }[];
   t.same(list.map((c) => c.owner).sort(), ['object scrubbed/single.bin', 'part 1 of scrubbed/multi.bin']);
-  for (const c of list) t.not(c.expectedMd5, c.actualMd5, `${c.owner}: both digests shown`);
+  for (const c of list) {
+    t.match(c, { expected: /^crc32c:[0-9a-f]{8}$/, actual: /^crc32c:[0-9a-f]{8}$/, foundBy: 'scrub' }, `${c.owner}: both digests shown`);
+    t.not(c.expected, c.actual, `${c.owner}: they differ`);
+  }
 
-  await eventually(async () => (await metric(server, alice.token, 's3edge_scrub_corrupt_found_total')) >= 2, 'the background scrub found them');
-  t.equal(await metric(server, alice.token, 's3edge_corrupt_blobs'), 2, 'the gauge of marked blobs');
+  await eventually(async () => (await metricValue(server, alice.token, 's3edge_scrub_corrupt_found_total')) >= 2, 'the background scrub found them');
+  t.equal(await metricValue(server, alice.token, 's3edge_corrupt_blobs'), 2, 'the gauge of marked blobs');
 
   t.equal((await s3.putObject(BUCKET, 'single.bin', randomBytes(BIG))).status, 200, 'the damaged object is rewritten');
   const after = (await server.cli(['scrub', 'run'])).json as Record<string, unknown>;

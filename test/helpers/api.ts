@@ -88,3 +88,10 @@ export async function eventually(check: () => boolean | Promise<boolean>, what: 
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** One sample of the Prometheus text at /api/v3/metrics (a token with metrics:read); NaN when absent. */
+export async function metricValue(server: Pick<RunningServer, 'url'>, token: string, name: string): Promise<number> {
+  const res = await fetch(`${server.url}/api/v3/metrics`, { headers: { authorization: `Bearer ${token}` } });
+  const line = (await res.text()).split('\n').find((l) => l.startsWith(`${name} `));
+  return Number(line?.split(' ')[1] ?? NaN);
+}

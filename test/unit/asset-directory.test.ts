@@ -4,7 +4,7 @@ import type { AssetRecord } from '../../src/db/repos/index.js';
 
 function record(id: string): AssetRecord {
   return {
-    id, userId: 'u', projectId: null, deploymentId: null, blobId: 'b', fileName: 'f.txt', contentType: 'text/plain', size: 1,
+    id, userId: 'u', projectId: null, deploymentId: null, blobId: 'b', crc32c: null, fileName: 'f.txt', contentType: 'text/plain', size: 1,
     sha256: 's', etag: '"e"', visibility: 'public', kind: 'file', activeContent: false, createdAt: 0, updatedAt: 0,
   };
 }

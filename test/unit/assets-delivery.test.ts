@@ -11,7 +11,7 @@ import type { AssetRecord } from '../../src/db/repos/assets.js';
 
 const UPDATED = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const asset: AssetRecord = {
-  id: 'a'.repeat(32), userId: 'u', projectId: null, deploymentId: null, blobId: 'blob', fileName: 'x.txt',
+  id: 'a'.repeat(32), userId: 'u', projectId: null, deploymentId: null, blobId: 'blob', crc32c: null, fileName: 'x.txt',
   contentType: 'text/plain', size: 100, sha256: 's', etag: '"abc"', visibility: 'public', kind: 'file', activeContent: false,
   createdAt: UPDATED, updatedAt: UPDATED,
 };

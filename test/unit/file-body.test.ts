@@ -7,14 +7,19 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { BufferPool } from '../../src/storage/buffer-pool.js';
 import { FileBody } from '../../src/storage/file-body.js';
+import { Crc32c, DigestCheck } from '../../src/storage/blob-digest.js';
 import { tempDir } from '../helpers/temp-data.js';
 
 const MiB = 1024 * 1024;
 
-async function fileBody(t: { teardown(fn: () => void): void }, data: Buffer, start: number, end: number): Promise<FileBody> {
+async function fileOf(t: { teardown(fn: () => void): void }, data: Buffer): Promise<string> {
   const file = join(tempDir(t), 'blob');
   await writeFile(file, data);
-  return new FileBody(await open(file, 'r'), start, end, new BufferPool(4));
+  return file;
+}
+
+async function fileBody(t: { teardown(fn: () => void): void }, data: Buffer, start: number, end: number): Promise<FileBody> {
+  return new FileBody(await open(await fileOf(t, data), 'r'), start, end, new BufferPool(4));
 }
 
 function collector(): { dest: Writable; bytes: () => Buffer } {
@@ -60,4 +65,33 @@ t.test('a destination that fails mid-body rejects sendTo and closes the file', a
   await t.rejects(body.sendTo(dest));
   await closed;
   t.ok(body.destroyed);
+});
+
+t.test('with a digest check: every byte on a match; on a mismatch the last read is never handed out', async (t) => {
+  const data = randomBytes(3 * MiB + 10);
+  const crc = new Crc32c();
+  crc.update(data);
+  const reported: unknown[] = [];
+  const check = (value: number): DigestCheck => new DigestCheck({ expected: { kind: 'crc32c', value }, onMismatch: (err) => reported.push(err) });
+
+  const good = collector();
+  await new FileBody(await open(await fileOf(t, data), 'r'), 0, data.length, new BufferPool(4), { check: check(crc.value) }).sendTo(good.dest);
+  t.ok(good.bytes().equals(data), 'sendTo: all of it');
+
+  const bad = collector();
+  const wrong = new FileBody(await open(await fileOf(t, data), 'r'), 0, data.length, new BufferPool(4), { check: check(crc.value ^ 1) });
+  await t.rejects(wrong.sendTo(bad.dest), { code: 'EBADDIGEST' });
+  t.equal(bad.bytes().length, 3 * MiB, 'sendTo: the last read (10 bytes) withheld');
+  t.ok(wrong.destroyed, 'and the file closed');
+
+  const streamed: Buffer[] = [];
+  const asStream = new FileBody(await open(await fileOf(t, data), 'r'), 0, data.length, new BufferPool(4), { check: check(crc.value ^ 1) });
+  await t.rejects(
+    (async () => {
+      for await (const c of asStream) streamed.push(c as Buffer);
+    })(),
+    { code: 'EBADDIGEST' },
+  );
+  t.ok(Buffer.concat(streamed).length < data.length, 'read as a stream: it fails before its end');
+  t.equal(reported.length, 2, 'each mismatch reported once');
 });

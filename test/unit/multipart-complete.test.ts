@@ -21,7 +21,7 @@ function upload(extra: Partial<MultipartUpload> = {}): MultipartUpload {
 function stored(sizes: number[], algo?: 'CRC32'): { parts: UploadPart[]; bytes: Buffer[] } {
   const bytes = sizes.map(() => randomBytes(64));
   const parts = sizes.map((size, i) => ({
-    uploadId: 'u1', partNumber: i + 1, blobId: `blob${i + 1}`, size, etag: `"${md5Hex(bytes[i] as Buffer)}"`,
+    uploadId: 'u1', partNumber: i + 1, blobId: `blob${i + 1}`, size, etag: `"${md5Hex(bytes[i] as Buffer)}"`, crc32c: null,
     checksumAlgorithm: algo ?? null, checksumValue: algo ? checksumBase64(algo, bytes[i] as Buffer) : null, lastModified: 0,
   }));
   return { parts, bytes };

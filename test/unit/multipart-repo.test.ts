@@ -34,7 +34,7 @@ function upload(bucketId: string, key: string, extra: Partial<MultipartUpload> =
 }
 
 function part(uploadId: string, partNumber: number, blobId: string, size = 10): UploadPart {
-  return { uploadId, partNumber, blobId, size, etag: `"${blobId}"`, checksumAlgorithm: null, checksumValue: null, lastModified: 1000 };
+  return { uploadId, partNumber, blobId, size, etag: `"${blobId}"`, crc32c: null, checksumAlgorithm: null, checksumValue: null, lastModified: 1000 };
 }
 
 function plan(u: MultipartUpload, parts: UploadPart[], take: number[]): CompletionPlan {

@@ -47,16 +47,16 @@ function record(parts: { blobId: string; size: number }[]): ObjectRecord {
 t.test('segments of a range over parts', async (t) => {
   const rec = record([{ blobId: 'a', size: 10 }, { blobId: 'z', size: 0 }, { blobId: 'b', size: 10 }, { blobId: 'c', size: 5 }]);
   t.same(segmentsOf(rec), [
-    { blobId: 'a', range: { start: 0, end: 9 } },
-    { blobId: 'b', range: { start: 0, end: 9 } },
-    { blobId: 'c', range: { start: 0, end: 4 } },
+    { blobId: 'a', range: { start: 0, end: 9 }, part: 0 },
+    { blobId: 'b', range: { start: 0, end: 9 }, part: 2 },
+    { blobId: 'c', range: { start: 0, end: 4 }, part: 3 },
   ]);
   t.same(segmentsOf(rec, { start: 5, end: 21 }), [
-    { blobId: 'a', range: { start: 5, end: 9 } },
-    { blobId: 'b', range: { start: 0, end: 9 } },
-    { blobId: 'c', range: { start: 0, end: 1 } },
+    { blobId: 'a', range: { start: 5, end: 9 }, part: 0 },
+    { blobId: 'b', range: { start: 0, end: 9 }, part: 2 },
+    { blobId: 'c', range: { start: 0, end: 1 }, part: 3 },
   ]);
-  t.same(segmentsOf(rec, { start: 10, end: 19 }), [{ blobId: 'b', range: { start: 0, end: 9 } }], 'exactly one part');
+  t.same(segmentsOf(rec, { start: 10, end: 19 }), [{ blobId: 'b', range: { start: 0, end: 9 }, part: 2 }], 'exactly one part');
   t.same(segmentsOf({ ...rec, parts: undefined, blobId: 'one' }, { start: 3, end: 4 }), [{ blobId: 'one', range: { start: 3, end: 4 } }]);
   t.same(segmentsOf({ ...rec, parts: undefined, blobId: 'one', size: 0 }), [], 'empty object');
 });
@@ -129,7 +129,7 @@ t.test('the sweep aborts uploads older than multipartMaxAgeSeconds and removes t
   const old = make(now - 604_800_000 - 1);
   const fresh = make(now - 1000);
   const partBlob = await blob(ctx, randomBytes(100));
-  ctx.multipart.putPart({ uploadId: old, partNumber: 1, blobId: partBlob, size: 100, etag: '"e"', checksumAlgorithm: null, checksumValue: null, lastModified: now });
+  ctx.multipart.putPart({ uploadId: old, partNumber: 1, blobId: partBlob, size: 100, etag: '"e"', crc32c: null, checksumAlgorithm: null, checksumValue: null, lastModified: now });
   const result = await sweepMultipart(ctx);
   t.match(result, { aborted: 1, blobsRemoved: 1 });
   t.equal(ctx.multipart.get(old), undefined);

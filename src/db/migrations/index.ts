@@ -7,6 +7,7 @@ import { sql as cdnRequestLog } from './006-cdn-request-log.js';
 import { sql as publicBuckets } from './007-public-buckets.js';
 import { sql as assetActiveContent } from './008-asset-active-content.js';
 import { sql as corruptBlobs } from './009-corrupt-blobs.js';
+import { sql as blobCrc32c } from './010-blob-crc32c.js';
 
 /** Numbered migrations, applied in order; PRAGMA user_version records the last applied. Never edit one that has shipped. */
-export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs];
+export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c];

@@ -11,6 +11,8 @@ export interface AssetRecord {
   projectId: string | null;
   deploymentId: string | null;
   blobId: string;
+  /** CRC32C of the blob as stored, checked by whole reads; null for assets stored before it was recorded. */
+  crc32c: number | null;
   fileName: string;
   contentType: string;
   size: number;
@@ -46,6 +48,7 @@ interface AssetRow {
   project_id: string | null;
   deployment_id: string | null;
   blob_id: string;
+  crc32c: number | null;
   file_name: string;
   content_type: string;
   size: number;
@@ -65,6 +68,7 @@ function toAsset(r: AssetRow): AssetRecord {
     projectId: r.project_id,
     deploymentId: r.deployment_id,
     blobId: r.blob_id,
+    crc32c: r.crc32c,
     fileName: r.file_name,
     contentType: r.content_type,
     size: r.size,
@@ -79,7 +83,7 @@ function toAsset(r: AssetRow): AssetRecord {
 }
 
 const COLUMNS =
-  'id, user_id, project_id, deployment_id, blob_id, file_name, content_type, size, sha256, etag, visibility, kind, active_content, created_at, updated_at';
+  'id, user_id, project_id, deployment_id, blob_id, crc32c, file_name, content_type, size, sha256, etag, visibility, kind, active_content, created_at, updated_at';
 
 /** `%` and `_` are LIKE wildcards: a search for them must match them literally. */
 function likePattern(search: string): string {
@@ -104,7 +108,7 @@ export class AssetsRepo {
   private readonly createdSinceStmt: Statement<[string, number], { n: number }>;
 
   constructor(db: Db) {
-    this.insertStmt = db.prepare(`INSERT INTO assets (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.insertStmt = db.prepare(`INSERT INTO assets (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM assets WHERE id = ?`);
     this.deleteStmt = db.prepare('DELETE FROM assets WHERE id = ?');
     this.pageStmt = db.prepare(`SELECT ${COLUMNS} FROM assets WHERE ${WHERE} ORDER BY created_at DESC, id LIMIT @limit OFFSET @offset`);
@@ -115,7 +119,7 @@ export class AssetsRepo {
 
   insert(a: AssetRecord): void {
     this.insertStmt.run(
-      a.id, a.userId, a.projectId, a.deploymentId, a.blobId, a.fileName, a.contentType, a.size, a.sha256, a.etag,
+      a.id, a.userId, a.projectId, a.deploymentId, a.blobId, a.crc32c, a.fileName, a.contentType, a.size, a.sha256, a.etag,
       a.visibility, a.kind, a.activeContent ? 1 : 0, a.createdAt, a.updatedAt,
     );
   }

@@ -1,69 +1,91 @@
-// What the scrub checks and what it found: every blob of the storage backend a row references, with
-// the MD5 recorded when it was written (an object's or part's ETag, an asset's), and the blobs whose
-// bytes no longer match it.
+// What the scrub checks and what was found: every blob a row references (backend blobs and the small
+// objects kept inline in SQLite, which has no checksums of its own), with the digest recorded when it
+// was written (its CRC32C, or for older rows the MD5 of its ETag), and the blobs whose bytes no longer
+// match it.
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../open.js';
+import { expectedDigest, type BlobDigest } from '../../storage/blob-digest.js';
 
 export interface BlobToCheck {
   blobId: string;
-  /** Lowercase hex MD5 of the blob's bytes, as recorded at write time. */
-  md5Hex: string;
+  expected: BlobDigest;
   /** Who holds it, for an operator: `object <bucket>/<key>`, `part 3 of <bucket>/<key>`, `asset <id>`. */
   owner: string;
 }
 
-export interface CorruptBlob extends BlobToCheck {
-  actualMd5Hex: string;
+/** A blob found corrupt; digests as `crc32c:<hex>` or `md5:<hex>` (formatDigest). */
+export interface CorruptBlob {
+  blobId: string;
+  owner: string;
+  expected: string;
+  actual: string;
+  foundBy: 'read' | 'scrub';
   detectedAt: number;
 }
 
 interface Row {
-  blob_id: string;
-  etag: string;
+  blob_id: string | null;
+  crc32c: number | null;
+  etag: string | null;
   owner: string;
 }
 
-/** A quoted MD5 ETag (`"0123..."`): multipart-style ETags (`"...-3"`) are no digest of one blob. */
-const MD5_ETAG = /^"?([0-9a-f]{32})"?$/;
+interface CorruptRow {
+  blob_id: string;
+  owner: string;
+  expected: string;
+  actual: string;
+  found_by: 'read' | 'scrub';
+  detected_at: number;
+}
 
 export class IntegrityRepo {
   private readonly allStmt: Statement<[], Row>;
-  private readonly markStmt: Statement<[string, string, string, string, number]>;
-  private readonly listStmt: Statement<[], { blob_id: string; owner: string; expected_md5: string; actual_md5: string; detected_at: number }>;
+  private readonly inlineStmt: Statement<[string], { data: Buffer }>;
+  private readonly markStmt: Statement<CorruptRow>;
+  private readonly listStmt: Statement<[], CorruptRow>;
   private readonly countStmt: Statement<[], { n: number }>;
   private readonly forgetStmt: Statement<[string]>;
 
   constructor(db: Db) {
-    // Inline blobs live in SQLite, which checks its own pages: only backend blobs are listed.
     this.allStmt = db.prepare(`
-      SELECT o.blob_id, o.etag, 'object ' || b.name || '/' || o.key AS owner
-        FROM objects o JOIN buckets b ON b.id = o.bucket_id WHERE o.parts IS NULL AND o.blob_id NOT LIKE 'inline-%'
+      SELECT o.blob_id, o.blob_crc32c AS crc32c, o.etag, 'object ' || b.name || '/' || o.key AS owner
+        FROM objects o JOIN buckets b ON b.id = o.bucket_id WHERE o.parts IS NULL
       UNION ALL
-      SELECT json_extract(j.value, '$.blobId'), json_extract(j.value, '$.etag'), 'part ' || (j.key + 1) || ' of ' || b.name || '/' || o.key
+      SELECT json_extract(j.value, '$.blobId'), json_extract(j.value, '$.crc32c'), json_extract(j.value, '$.etag'),
+          'part ' || (j.key + 1) || ' of ' || b.name || '/' || o.key
         FROM objects o JOIN buckets b ON b.id = o.bucket_id, json_each(o.parts) j WHERE o.parts IS NOT NULL
       UNION ALL
-      SELECT p.blob_id, p.etag, 'part ' || p.part_number || ' of upload ' || p.upload_id FROM multipart_parts p WHERE p.claimed = 0
+      SELECT p.blob_id, p.crc32c, p.etag, 'part ' || p.part_number || ' of upload ' || p.upload_id FROM multipart_parts p WHERE p.claimed = 0
       UNION ALL
-      SELECT a.blob_id, a.etag, 'asset ' || a.id FROM assets a`);
-    this.markStmt = db.prepare(`INSERT INTO corrupt_blobs (blob_id, owner, expected_md5, actual_md5, detected_at) VALUES (?, ?, ?, ?, ?)
-      ON CONFLICT (blob_id) DO UPDATE SET owner = excluded.owner, actual_md5 = excluded.actual_md5, detected_at = excluded.detected_at`);
-    this.listStmt = db.prepare('SELECT blob_id, owner, expected_md5, actual_md5, detected_at FROM corrupt_blobs ORDER BY detected_at, blob_id');
+      SELECT a.blob_id, a.crc32c, a.etag, 'asset ' || a.id FROM assets a`);
+    this.inlineStmt = db.prepare('SELECT data FROM inline_blobs WHERE blob_id = ?');
+    this.markStmt = db.prepare(`INSERT INTO corrupt_blobs (blob_id, owner, expected, actual, found_by, detected_at)
+      VALUES (@blob_id, @owner, @expected, @actual, @found_by, @detected_at)
+      ON CONFLICT (blob_id) DO UPDATE SET owner = excluded.owner, expected = excluded.expected, actual = excluded.actual,
+        found_by = excluded.found_by, detected_at = excluded.detected_at`);
+    this.listStmt = db.prepare('SELECT * FROM corrupt_blobs ORDER BY detected_at, blob_id');
     this.countStmt = db.prepare('SELECT count(*) AS n FROM corrupt_blobs');
     this.forgetStmt = db.prepare('DELETE FROM corrupt_blobs WHERE blob_id = ?');
   }
 
-  /** Every referenced backend blob with a single-blob MD5, read at once (no statement stays open across reads). */
+  /** Every referenced blob with a digest to check, read at once (no statement stays open across reads). */
   blobsToCheck(): BlobToCheck[] {
     const out: BlobToCheck[] = [];
     for (const r of this.allStmt.iterate()) {
-      const md5 = MD5_ETAG.exec(r.etag ?? '')?.[1];
-      if (r.blob_id && md5) out.push({ blobId: r.blob_id, md5Hex: md5, owner: r.owner });
+      const expected = expectedDigest(r.crc32c, r.etag);
+      if (r.blob_id && expected) out.push({ blobId: r.blob_id, expected, owner: r.owner });
     }
     return out;
   }
 
-  markCorrupt(blob: BlobToCheck, actualMd5Hex: string, at: number): void {
-    this.markStmt.run(blob.blobId, blob.owner, blob.md5Hex, actualMd5Hex, at);
+  /** The bytes of a small object kept in the database, if it still exists. */
+  inlineData(blobId: string): Buffer | undefined {
+    return this.inlineStmt.get(blobId)?.data;
+  }
+
+  markCorrupt(c: CorruptBlob): void {
+    this.markStmt.run({ blob_id: c.blobId, owner: c.owner, expected: c.expected, actual: c.actual, found_by: c.foundBy, detected_at: c.detectedAt });
   }
 
   /** A blob that checked out again (repaired by hand, or a false alarm from a torn read). */
@@ -72,7 +94,14 @@ export class IntegrityRepo {
   }
 
   corrupt(): CorruptBlob[] {
-    return this.listStmt.all().map((r) => ({ blobId: r.blob_id, owner: r.owner, md5Hex: r.expected_md5, actualMd5Hex: r.actual_md5, detectedAt: r.detected_at }));
+    return this.listStmt.all().map((r) => ({
+      blobId: r.blob_id,
+      owner: r.owner,
+      expected: r.expected,
+      actual: r.actual,
+      foundBy: r.found_by,
+      detectedAt: r.detected_at,
+    }));
   }
 
   corruptCount(): number {

@@ -35,6 +35,8 @@ export interface UploadPart {
   size: number;
   /** Quoted MD5. */
   etag: string;
+  /** CRC32C of the blob as stored; null for parts recorded before it was. */
+  crc32c: number | null;
   checksumAlgorithm: string | null;
   checksumValue: string | null;
   lastModified: number;
@@ -98,6 +100,7 @@ interface PartRow {
   blob_id: string;
   size: number;
   etag: string;
+  crc32c: number | null;
   checksum_algorithm: string | null;
   checksum_value: string | null;
   last_modified: number;
@@ -116,7 +119,7 @@ interface CompletedRow {
 
 const UPLOAD_COLUMNS = `upload_id, bucket_id, key, owner_id, initiated, checksum_algorithm, checksum_type, content_type,
   content_encoding, content_disposition, content_language, cache_control, expires, user_metadata`;
-const PART_COLUMNS = 'upload_id, part_number, blob_id, size, etag, checksum_algorithm, checksum_value, last_modified';
+const PART_COLUMNS = 'upload_id, part_number, blob_id, size, etag, crc32c, checksum_algorithm, checksum_value, last_modified';
 /** Above every upload id (they are ASCII): a key marker without an upload id marker skips the whole key. */
 const AFTER_ALL_UPLOADS = '\u{10FFFF}';
 
@@ -146,6 +149,7 @@ function toPart(r: PartRow): UploadPart {
     blobId: r.blob_id,
     size: r.size,
     etag: r.etag,
+    crc32c: r.crc32c,
     checksumAlgorithm: r.checksum_algorithm,
     checksumValue: r.checksum_value,
     lastModified: r.last_modified,
@@ -207,7 +211,7 @@ export class MultipartRepo {
     this.deleteUploadStmt = db.prepare('DELETE FROM multipart_uploads WHERE upload_id = ?');
     this.deletePartStmt = db.prepare('DELETE FROM multipart_parts WHERE upload_id = ? AND part_number = ?');
     this.insertPartStmt = db.prepare(`INSERT INTO multipart_parts (${PART_COLUMNS}) VALUES (@upload_id, @part_number,
-      @blob_id, @size, @etag, @checksum_algorithm, @checksum_value, @last_modified)`);
+      @blob_id, @size, @etag, @crc32c, @checksum_algorithm, @checksum_value, @last_modified)`);
     this.listPartsStmt = db.prepare(
       `SELECT ${PART_COLUMNS} FROM multipart_parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?`,
     );
@@ -268,6 +272,7 @@ export class MultipartRepo {
           blob_id: p.blobId,
           size: p.size,
           etag: p.etag,
+          crc32c: p.crc32c,
           checksum_algorithm: p.checksumAlgorithm,
           checksum_value: p.checksumValue,
           last_modified: p.lastModified,

@@ -12,6 +12,8 @@ export interface ObjectPart {
   etag: string;
   /** Base64 checksum of the part in the object's checksum algorithm, when it has one. */
   checksum?: string;
+  /** CRC32C of the part's blob as stored; absent in manifests written before it was recorded. */
+  crc32c?: number;
 }
 
 export interface ObjectRecord {
@@ -19,6 +21,8 @@ export interface ObjectRecord {
   key: string;
   /** The object's bytes; '' when `parts` holds them instead. */
   blobId: string;
+  /** CRC32C of blobId's bytes as stored, checked by whole reads; absent for multipart and older rows. */
+  blobCrc32c?: number;
   size: number;
   etag: string;
   sha256: string;
@@ -41,6 +45,7 @@ interface ObjectRow {
   bucket_id: string;
   key: string;
   blob_id: string;
+  blob_crc32c: number | null;
   size: number;
   etag: string;
   sha256: string;
@@ -89,6 +94,7 @@ function toRecord(r: ObjectRow): ObjectRecord {
     bucketId: r.bucket_id,
     key: r.key,
     blobId: r.blob_id,
+    ...(r.blob_crc32c === null ? {} : { blobCrc32c: r.blob_crc32c }),
     size: r.size,
     etag: r.etag,
     sha256: r.sha256,
@@ -128,13 +134,13 @@ export class ObjectsRepo {
 
   constructor(private readonly db: Db) {
     this.getStmt = db.prepare('SELECT * FROM objects WHERE bucket_id = ? AND key = ?');
-    this.upsertStmt = db.prepare(`INSERT INTO objects (bucket_id, key, blob_id, size, etag, sha256,
+    this.upsertStmt = db.prepare(`INSERT INTO objects (bucket_id, key, blob_id, blob_crc32c, size, etag, sha256,
         checksum_algorithm, checksum_value, checksum_type, content_type, content_encoding, content_disposition,
         content_language, cache_control, expires, user_metadata, last_modified, parts)
-      VALUES (@bucket_id, @key, @blob_id, @size, @etag, @sha256, @checksum_algorithm, @checksum_value,
+      VALUES (@bucket_id, @key, @blob_id, @blob_crc32c, @size, @etag, @sha256, @checksum_algorithm, @checksum_value,
         @checksum_type, @content_type, @content_encoding, @content_disposition, @content_language,
         @cache_control, @expires, @user_metadata, @last_modified, @parts)
-      ON CONFLICT (bucket_id, key) DO UPDATE SET blob_id = excluded.blob_id, size = excluded.size,
+      ON CONFLICT (bucket_id, key) DO UPDATE SET blob_id = excluded.blob_id, blob_crc32c = excluded.blob_crc32c, size = excluded.size,
         etag = excluded.etag, sha256 = excluded.sha256, checksum_algorithm = excluded.checksum_algorithm,
         checksum_value = excluded.checksum_value, checksum_type = excluded.checksum_type,
         content_type = excluded.content_type, content_encoding = excluded.content_encoding,
@@ -200,6 +206,7 @@ export class ObjectsRepo {
         bucket_id: rec.bucketId,
         key: rec.key,
         blob_id: rec.blobId,
+        blob_crc32c: rec.blobCrc32c ?? null,
         size: rec.size,
         etag: rec.etag,
         sha256: rec.sha256,

@@ -6,7 +6,7 @@ import { checkReadPreconditions } from '../conditionals.js';
 import { objectResponseHeaders } from '../object-headers.js';
 import { header, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import { parseRange } from '../range.js';
-import { openObjectBody, parsePartNumber, partRange } from '../object-reader.js';
+import { checkInlineObject, openObjectBody, parsePartNumber, partRange } from '../object-reader.js';
 import type { S3Response } from '../respond.js';
 import type { ReadRange } from '../../storage/backend.js';
 
@@ -52,8 +52,11 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
     const status = range ? 206 : 200;
     if (head || rec.size === 0) return { status, headers, body: head ? undefined : '' };
     try {
-      // A small object's bytes come with its row: no file, no stream.
-      if (inline) return { status, headers, body: range ? inline.subarray(range.start, range.end + 1) : inline };
+      // A small object's bytes come with its row: no file, no stream; checked whole before any is sent.
+      if (inline) {
+        checkInlineObject(r.ctx, rec, inline);
+        return { status, headers, body: range ? inline.subarray(range.start, range.end + 1) : inline };
+      }
       const body = await openObjectBody(r.ctx, rec, { range, signal: r.signal });
       return { status, headers, body };
     } catch (err) {

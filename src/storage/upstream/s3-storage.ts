@@ -5,7 +5,8 @@
 import { XMLParser } from 'fast-xml-parser';
 import type { Readable } from 'node:stream';
 import { newBlobId } from '../blob-id.js';
-import type { ReadRange, StagedBlob, StorageBackend, StoredBlob } from '../backend.js';
+import type { ReadOptions, StagedBlob, StorageBackend, StoredBlob } from '../backend.js';
+import { Crc32c, verifiedStream } from '../blob-digest.js';
 import { UpstreamClient, type UpstreamClientOptions } from './client.js';
 import { blobMissing } from './errors.js';
 import { abortUpload, MultipartWriter, PART_BYTES } from './multipart-writer.js';
@@ -88,12 +89,14 @@ export class S3Storage implements StorageBackend {
     let part: Buffer = Buffer.allocUnsafe(PART_BYTES);
     let filled = 0;
     let size = 0;
+    const crc = new Crc32c();
     let putSent = false;
     try {
       for await (const chunk of body) {
         signal?.throwIfAborted();
         const buf = chunk as Buffer;
         size += buf.length;
+        crc.update(buf);
         for (let at = 0; at < buf.length; ) {
           if (filled === part.length) {
             multipart ??= await MultipartWriter.open(this.client, key, signal);
@@ -123,13 +126,14 @@ export class S3Storage implements StorageBackend {
     }
     if (multipart) {
       const upload = multipart;
-      return { blobId, size, commit: () => upload.complete(), abort: () => upload.abort() };
+      return { blobId, size, crc32c: crc.value, commit: () => upload.complete(), abort: () => upload.abort() };
     }
     // Already at its key; only the metadata commit makes it reachable, so commit has nothing to do.
     let removed = false;
     return {
       blobId,
       size,
+      crc32c: crc.value,
       commit: async () => undefined,
       abort: async () => {
         if (removed) return;
@@ -148,7 +152,7 @@ export class S3Storage implements StorageBackend {
     await res.body.dump();
   }
 
-  async read(blobId: string, opts: { range?: ReadRange; signal?: AbortSignal } = {}): Promise<Readable> {
+  async read(blobId: string, opts: ReadOptions = {}): Promise<Readable> {
     const key = this.blobKey(blobId);
     const headers: Record<string, string> = opts.range ? { range: `bytes=${opts.range.start}-${opts.range.end}` } : {};
     const res = await this.client.expect({ method: 'GET', key, headers, idempotent: true, signal: opts.signal }, [200, 206, 404]);
@@ -157,7 +161,7 @@ export class S3Storage implements StorageBackend {
       throw blobMissing();
     }
     // undici's body is a Readable: it errors (never ends short) if the upstream breaks or idles out.
-    return res.body;
+    return opts.verify ? verifiedStream(res.body, opts.verify) : res.body;
   }
 
   async remove(blobId: string): Promise<void> {

@@ -202,6 +202,7 @@ export function planCompletion(
     size: p.size,
     etag: p.etag,
     ...(algo && p.checksumValue ? { checksum: p.checksumValue } : {}),
+    ...(p.crc32c === null ? {} : { crc32c: p.crc32c }),
   }));
   const lastModified = Math.floor(now / 1000) * 1000;
   const record: ObjectRecord = {

@@ -40,6 +40,7 @@ async function commitPart(r: S3Request, upload: MultipartUpload, partNumber: num
       blobId: staged.blobId,
       size: digests.size,
       etag,
+      crc32c: staged.crc32c,
       checksumAlgorithm: digests.checksum?.algorithm ?? null,
       checksumValue: digests.checksum?.value ?? null,
       lastModified,
