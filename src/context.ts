@@ -172,7 +172,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     // Stored bytes re-hashed against their digests, at a bounded rate: now, then every interval.
     if (config.integrity.scrubBytesPerSecond > 0) {
       ctx.scrubber = new Scrubber(
-        { storage, integrity: repos.integrity, corruption: ctx.corruption, log },
+        { storage, integrity: repos.integrity, blobRefs: repos.blobRefs, corruption: ctx.corruption, log },
         config.integrity.scrubBytesPerSecond,
         config.integrity.scrubIntervalSeconds * 1000,
       );

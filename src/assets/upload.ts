@@ -15,6 +15,7 @@ import type { AppContext } from '../context.js';
 import type { UploadReservation } from '../credits/credits.js';
 import type { AssetKind, AssetRecord, AssetVisibility } from '../db/repos/assets.js';
 import { UploadHasher, type UploadDigests } from '../hashing/upload-hasher.js';
+import { commitStaged } from '../storage/commit-staged.js';
 import type { StagedBlob } from '../storage/backend.js';
 import { isUnsafeActiveContent } from './content-safety.js';
 import { normalizeContentType } from './content-type.js';
@@ -253,10 +254,7 @@ async function commitAsset(
     updatedAt: now,
   };
   const key = displayKey(asset);
-  let committed = false;
-  try {
-    await file.staged.commit();
-    committed = true;
+  await commitStaged(ctx, file.staged, () =>
     ctx.repos.transaction(() => {
       ctx.repos.assets.insert(asset);
       reservation.charge(asset.size, asset.id, key);
@@ -264,12 +262,8 @@ async function commitAsset(
         userId: asset.userId, assetId: asset.id, eventType: 'upload', source: 'api', bytes: asset.size,
         hostname: input.hostname, statusCode: 201, metadata: { key }, clientIp: input.clientIp,
       });
-    });
-  } catch (err) {
-    if (committed) await ctx.storage.remove(asset.blobId).catch((e: unknown) => ctx.log.warn({ err: e }, 'staged asset blob not removed'));
-    else await file.staged.abort();
-    throw err;
-  }
+    }),
+  );
   // Acknowledged only once durable, like an S3 PUT.
   await ctx.durability.sync();
   return asset;

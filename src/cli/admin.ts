@@ -19,6 +19,11 @@ import { didYouMean, unknownOption } from './suggest.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
+/** A command's result, printed as usual, that still makes it exit 1 (the scrub found damage). */
+class FailedResult {
+  constructor(readonly result: unknown) {}
+}
+
 interface Command {
   /** Positional arguments after `<group> <action>`, by name. */
   args: readonly string[];
@@ -439,7 +444,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
     run: {
       args: [],
       flags: [],
-      summary: 're-read every stored blob now, at full speed, and check it against the digest recorded at write time',
+      summary: 're-read every stored blob now, at full speed, and check it against the digest recorded at write time (exit status 1 when anything is corrupt or missing)',
       example: 's3edge scrub run --json',
       run: async ({ config, repos }) => {
         // No init(): it would clear a running server's uploads in flight.
@@ -448,8 +453,17 @@ const COMMANDS: Record<string, Record<string, Command>> = {
           // What it finds is marked for `scrub list` and reported here; the log stays quiet.
           const quiet = { warn: () => undefined };
           const corruption = new CorruptionReporter(repos.integrity, quiet, () => new Date());
-          const result = await scrubBlobs({ storage, integrity: repos.integrity, corruption, log: quiet }, { bytesPerSecond: 0 });
-          return { checked: result.checked, bytes: result.bytes, corrupt: result.corrupt.length, missing: result.missing.length, corruptBlobs: result.corrupt.map((c) => c.owner).join(', ') };
+          const run = await scrubBlobs({ storage, integrity: repos.integrity, blobRefs: repos.blobRefs, corruption, log: quiet }, { bytesPerSecond: 0 });
+          const result = {
+            checked: run.checked,
+            bytes: run.bytes,
+            corrupt: run.corrupt.length,
+            missing: run.missing.length,
+            corruptBlobs: run.corrupt.map((c) => c.owner).join(', '),
+            missingBlobs: run.missing.join(', '),
+          };
+          // Damage found: printed like any result, and exit status 1 for scripts (as fsck does).
+          return run.corrupt.length + run.missing.length > 0 ? new FailedResult(result) : result;
         } finally {
           await storage.close();
         }
@@ -690,9 +704,10 @@ export async function runAdmin(argv: string[]): Promise<number> {
   try {
     const config = loadConfig({ flags: configValues, ...(typeof values.config === 'string' ? { configFile: values.config } : {}) });
     dataDir = openDataDir(config);
-    const result: unknown = await cmd.run({ config, repos: dataDir.repos, masterKey: dataDir.masterKey, args, flags });
+    const returned: unknown = await cmd.run({ config, repos: dataDir.repos, masterKey: dataDir.masterKey, args, flags });
+    const result = returned instanceof FailedResult ? returned.result : returned;
     process.stdout.write((json ? JSON.stringify(result) : human(result)) + '\n');
-    return 0;
+    return returned instanceof FailedResult ? 1 : 0;
   } catch (err) {
     if (err instanceof ConfigError) {
       fail(json, 'ConfigError', err.message);

@@ -275,7 +275,7 @@ export const configSchema = {
       additionalProperties: false,
       required: ['gcGraceSeconds', 'gcIntervalSeconds', 'scrubBytesPerSecond', 'scrubIntervalSeconds'],
       properties: {
-        gcGraceSeconds: { type: 'integer', minimum: 0, maximum: 315360000 },
+        gcGraceSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
         gcIntervalSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
         scrubBytesPerSecond: { type: 'integer', minimum: 0, maximum: 1099511627776 },
         scrubIntervalSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },

@@ -6,6 +6,7 @@ import type { ObjectRecord } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
 import type { StagedBlob } from '../storage/backend.js';
 import { stageInline } from '../storage/inline-stage.js';
+import { commitStaged } from '../storage/commit-staged.js';
 import type { Readable } from 'node:stream';
 import type { UploadDigests } from '../hashing/upload-hasher.js';
 import type { StoredHeaders } from './object-headers.js';
@@ -88,18 +89,9 @@ export async function commitObject(
   staged: StagedBlob,
   cond: WriteCondition = {},
 ): Promise<void> {
-  let committed = false;
-  try {
-    await staged.commit();
-    committed = true;
-    const guard = (current: ObjectRecord | undefined): void => checkWriteCondition(current, cond, 'commit');
-    const replaced = await ctx.commits.run(() => ctx.objects.put(record, guard, staged.inline));
-    versionReplaced(ctx, record.bucketId, record.key, replaced);
-  } catch (err) {
-    if (committed && !staged.inline) await ctx.storage.remove(staged.blobId).catch(() => undefined);
-    else await staged.abort();
-    throw err;
-  }
+  const guard = (current: ObjectRecord | undefined): void => checkWriteCondition(current, cond, 'commit');
+  const replaced = await commitStaged(ctx, staged, () => ctx.commits.run(() => ctx.objects.put(record, guard, staged.inline)));
+  versionReplaced(ctx, record.bucketId, record.key, replaced);
 }
 
 /** Deletes the key's current version, if any; returns whether there was one. */

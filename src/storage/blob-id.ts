@@ -18,6 +18,11 @@ export function newBlobId(): string {
   return out;
 }
 
+/** Whether a name is a backend blob id (as newBlobId makes; older ids were longer): anything else in the store is not ours. */
+export function isBackendBlobId(name: string): boolean {
+  return /^[0-9a-z]{16,64}$/.test(name);
+}
+
 const INLINE_PREFIX = 'inline-';
 
 /**

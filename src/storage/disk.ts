@@ -2,7 +2,7 @@
 import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { newBlobId } from './blob-id.js';
+import { isBackendBlobId, newBlobId } from './blob-id.js';
 import { BufferPool, IO_BUFFER_BYTES } from './buffer-pool.js';
 import { FileBody } from './file-body.js';
 import type { ReadOptions, StagedBlob, StorageBackend, StoredBlob } from './backend.js';
@@ -31,7 +31,7 @@ export class DiskStorage implements StorageBackend {
   }
 
   private blobPath(blobId: string): { dir: string; file: string } {
-    if (!/^[0-9a-z]{16,64}$/.test(blobId)) throw new Error('invalid blob id');
+    if (!isBackendBlobId(blobId)) throw new Error('invalid blob id');
     const dir = join(this.blobDir, blobId.slice(-2));
     return { dir, file: join(dir, blobId) };
   }
@@ -99,6 +99,8 @@ export class DiskStorage implements StorageBackend {
     for (const dir of await readdir(this.blobDir).catch(() => [] as string[])) {
       const names = await readdir(join(this.blobDir, dir)).catch(() => [] as string[]);
       for (const blobId of names) {
+        // A file someone else put here is not a blob of ours: never listed, so never collected.
+        if (!isBackendBlobId(blobId)) continue;
         const info = await stat(join(this.blobDir, dir, blobId)).catch(() => undefined);
         if (info?.isFile()) yield { blobId, size: info.size, modifiedAt: info.mtimeMs };
       }

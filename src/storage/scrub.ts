@@ -4,9 +4,11 @@
 // (blob-digest.ts), so a mismatch is reported the same way (corruption.ts: marked, logged, counted); a
 // blob that reads back right again is unmarked. Run on demand by `s3edge scrub run` (full speed, a
 // separate process on the same data directory) and in the server (integrity.scrub*, one pass per
-// interval). Only what was read whole is judged: a vanished blob is reported as missing.
+// interval). A blob a row still references but the store no longer has is reported as missing (the
+// same way); one whose row went while the pass ran is passed over. Stopping interrupts a pass at once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import type { BlobRefsRepo } from '../db/repos/blob-refs.js';
 import type { BlobToCheck, IntegrityRepo } from '../db/repos/integrity.js';
 import type { StorageBackend } from './backend.js';
 import { BlobDigestMismatch, checkBuffer, formatDigest, type ReadVerification } from './blob-digest.js';
@@ -16,6 +18,7 @@ import type { CorruptionReporter } from './corruption.js';
 export interface ScrubContext {
   storage: StorageBackend;
   integrity: IntegrityRepo;
+  blobRefs: BlobRefsRepo;
   corruption: CorruptionReporter;
   log: Pick<Logger, 'warn'>;
 }
@@ -24,13 +27,15 @@ export interface ScrubRun {
   checked: number;
   bytes: number;
   corrupt: { owner: string; expected: string; actual: string }[];
+  /** Owners of blobs still referenced but gone from the store. */
   missing: string[];
 }
 
 export interface ScrubOptions {
   /** Read at most this many bytes a second; 0: as fast as storage goes. */
   bytesPerSecond: number;
-  stop?: () => boolean;
+  /** Ends the pass early, even in the middle of a blob (or of a pause to keep the rate). */
+  signal?: AbortSignal;
 }
 
 /** Reads a blob whole through its check, at no more than the given rate; rejects with BlobDigestMismatch. */
@@ -45,12 +50,13 @@ async function readChecked(ctx: ScrubContext, blob: BlobToCheck, opts: ScrubOpti
   }
   const started = Date.now();
   let read = 0;
-  for await (const chunk of await ctx.storage.read(blob.blobId, { verify })) {
+  const { signal } = opts;
+  for await (const chunk of await ctx.storage.read(blob.blobId, { verify, ...(signal ? { signal } : {}) })) {
     read += (chunk as Buffer).length;
     counted((chunk as Buffer).length);
     if (opts.bytesPerSecond > 0) {
       const due = started + (read / opts.bytesPerSecond) * 1000;
-      if (due > Date.now()) await sleep(due - Date.now());
+      if (due > Date.now()) await sleep(due - Date.now(), undefined, signal ? { signal } : {});
     }
   }
 }
@@ -62,16 +68,20 @@ export async function scrubBlobs(ctx: ScrubContext, opts: ScrubOptions): Promise
   const referenced = new Set(blobs.map((b) => b.blobId));
   for (const marked of ctx.integrity.corrupt()) if (!referenced.has(marked.blobId)) ctx.integrity.forget(marked.blobId);
   for (const blob of blobs) {
-    if (opts.stop?.()) break;
+    if (opts.signal?.aborted) break;
     try {
       await readChecked(ctx, blob, opts, (n) => (run.bytes += n));
     } catch (err) {
+      if (opts.signal?.aborted) break;
       if (err instanceof BlobDigestMismatch) {
         run.checked++;
         run.corrupt.push({ owner: blob.owner, expected: formatDigest(err.expected), actual: formatDigest(err.actual) });
       } else if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-        // Deleted or overwritten since the list was read: not a verdict.
-        run.missing.push(blob.owner);
+        // Gone from the store: lost, if a row still needs it; else deleted or overwritten since the list was read.
+        if (ctx.blobRefs.isReferenced(blob.blobId)) {
+          ctx.corruption.reportMissing(blob, 'scrub');
+          run.missing.push(blob.owner);
+        }
       } else {
         ctx.log.warn({ err, owner: blob.owner }, 'scrub: could not read a blob');
       }
@@ -88,12 +98,13 @@ export interface ScrubStats {
   checked: number;
   bytes: number;
   corruptFound: number;
+  missingFound: number;
 }
 
 /** The server's scrub: one pass at `bytesPerSecond` now and then every `intervalMs` after a pass ends. */
 export class Scrubber {
-  private readonly totals: ScrubStats = { runs: 0, checked: 0, bytes: 0, corruptFound: 0 };
-  private stopped = false;
+  private readonly totals: ScrubStats = { runs: 0, checked: 0, bytes: 0, corruptFound: 0, missingFound: 0 };
+  private readonly stopping = new AbortController();
   private timer?: NodeJS.Timeout;
   private running: Promise<void> = Promise.resolve();
 
@@ -106,14 +117,15 @@ export class Scrubber {
   }
 
   private schedule(delayMs: number): void {
-    if (this.stopped) return;
+    if (this.stopping.signal.aborted) return;
     this.timer = setTimeout(() => {
-      this.running = scrubBlobs(this.ctx, { bytesPerSecond: this.bytesPerSecond, stop: () => this.stopped })
+      this.running = scrubBlobs(this.ctx, { bytesPerSecond: this.bytesPerSecond, signal: this.stopping.signal })
         .then((run) => {
           this.totals.runs++;
           this.totals.checked += run.checked;
           this.totals.bytes += run.bytes;
           this.totals.corruptFound += run.corrupt.length;
+          this.totals.missingFound += run.missing.length;
         })
         .catch((err: unknown) => this.ctx.log.warn({ err }, 'scrub: pass failed'))
         .finally(() => this.schedule(this.intervalMs));
@@ -126,7 +138,7 @@ export class Scrubber {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.stopping.abort();
     clearTimeout(this.timer);
     await this.running;
   }

@@ -27,16 +27,17 @@ const CACHE_METRICS: readonly [CacheCounter, Omit<Metric, 'value'>][] = [
 function collectMetrics(ctx: AppContext): Metric[] {
   const log = ctx.requestLog.stats();
   const gc = ctx.blobGc?.stats() ?? { runs: 0, failures: 0, collected: 0, bytes: 0 };
-  const scrub = ctx.scrubber?.stats() ?? { runs: 0, checked: 0, bytes: 0, corruptFound: 0 };
+  const scrub = ctx.scrubber?.stats() ?? { runs: 0, checked: 0, bytes: 0, corruptFound: 0, missingFound: 0 };
   const metrics: Metric[] = [
     { name: 's3edge_scrub_runs_total', type: 'counter', value: scrub.runs, help: 'Completed passes of the background scrub.' },
     { name: 's3edge_scrub_blobs_checked_total', type: 'counter', value: scrub.checked, help: 'Blobs the scrub re-hashed.' },
     { name: 's3edge_scrub_bytes_checked_total', type: 'counter', value: scrub.bytes, help: 'Bytes the scrub read.' },
     { name: 's3edge_scrub_corrupt_found_total', type: 'counter', value: scrub.corruptFound, help: 'Blobs the scrub found not matching their digest.' },
+    { name: 's3edge_scrub_missing_found_total', type: 'counter', value: scrub.missingFound, help: 'Referenced blobs the scrub found gone from storage.' },
     { name: 's3edge_read_corrupt_total', type: 'counter', value: ctx.corruption.stats().read, help: 'Reads failed because stored bytes did not match their digest.' },
     { name: 's3edge_corrupt_blobs', type: 'gauge', value: ctx.repos.integrity.corruptCount(), help: 'Blobs marked corrupt (s3edge scrub list), by a scrub or a read.' },
     { name: 's3edge_blob_gc_runs_total', type: 'counter', value: gc.runs, help: 'Completed passes of the unreferenced-blob collector.' },
-    { name: 's3edge_blob_gc_failures_total', type: 'counter', value: gc.failures, help: 'Passes of the blob collector that failed (logged).' },
+    { name: 's3edge_blob_gc_failures_total', type: 'counter', value: gc.failures, help: 'Passes of the blob collector, or removals in one, that failed (logged).' },
     { name: 's3edge_blob_gc_collected_total', type: 'counter', value: gc.collected, help: 'Unreferenced blobs removed from storage.' },
     { name: 's3edge_blob_gc_collected_bytes_total', type: 'counter', value: gc.bytes, help: 'Bytes of the unreferenced blobs removed.' },
     { name: 's3edge_cdn_log_buffered', type: 'gauge', value: log.buffered, help: 'CDN request log records waiting for the next flush.' },

@@ -13,7 +13,7 @@ export interface BlobToCheck {
   owner: string;
 }
 
-/** A blob found corrupt; digests as `crc32c:<hex>` or `md5:<hex>` (formatDigest). */
+/** A blob found corrupt; digests as `crc32c:<hex>` or `md5:<hex>` (formatDigest), `actual` 'missing' for a blob gone. */
 export interface CorruptBlob {
   blobId: string;
   owner: string;
@@ -63,7 +63,7 @@ export class IntegrityRepo {
     this.markStmt = db.prepare(`INSERT INTO corrupt_blobs (blob_id, owner, expected, actual, found_by, detected_at)
       VALUES (@blob_id, @owner, @expected, @actual, @found_by, @detected_at)
       ON CONFLICT (blob_id) DO UPDATE SET owner = excluded.owner, expected = excluded.expected, actual = excluded.actual,
-        found_by = excluded.found_by, detected_at = excluded.detected_at`);
+        found_by = excluded.found_by`);
     this.listStmt = db.prepare('SELECT * FROM corrupt_blobs ORDER BY detected_at, blob_id');
     this.countStmt = db.prepare('SELECT count(*) AS n FROM corrupt_blobs');
     this.forgetStmt = db.prepare('DELETE FROM corrupt_blobs WHERE blob_id = ?');
@@ -84,6 +84,7 @@ export class IntegrityRepo {
     return this.inlineStmt.get(blobId)?.data;
   }
 
+  /** Marks a blob; one marked already keeps the time it was first found. */
   markCorrupt(c: CorruptBlob): void {
     this.markStmt.run({ blob_id: c.blobId, owner: c.owner, expected: c.expected, actual: c.actual, found_by: c.foundBy, detected_at: c.detectedAt });
   }

@@ -4,7 +4,7 @@
 // Crash leftovers of the second kind are pending uploads, which init aborts once they are stale.
 import { XMLParser } from 'fast-xml-parser';
 import type { Readable } from 'node:stream';
-import { newBlobId } from '../blob-id.js';
+import { isBackendBlobId, newBlobId } from '../blob-id.js';
 import type { ReadOptions, StagedBlob, StorageBackend, StoredBlob } from '../backend.js';
 import { Crc32c, verifiedStream } from '../blob-digest.js';
 import { UpstreamClient, type UpstreamClientOptions } from './client.js';
@@ -37,7 +37,7 @@ export class S3Storage implements StorageBackend {
   }
 
   private blobKey(blobId: string): string {
-    if (!/^[0-9a-z]{16,64}$/.test(blobId)) throw new Error('invalid blob id');
+    if (!isBackendBlobId(blobId)) throw new Error('invalid blob id');
     return `${this.prefix}blobs/${blobId}`;
   }
 
@@ -189,7 +189,8 @@ export class S3Storage implements StorageBackend {
       const contents = page?.Contents === undefined ? [] : Array.isArray(page.Contents) ? page.Contents : [page.Contents];
       for (const c of contents) {
         const blobId = String(c.Key).slice(keyPrefix.length);
-        if (blobId !== '' && !blobId.includes('/')) yield { blobId, size: Number(c.Size), modifiedAt: Date.parse(String(c.LastModified)) };
+        // Keys under the prefix that are not blob ids are someone else's: never listed, so never collected.
+        if (isBackendBlobId(blobId)) yield { blobId, size: Number(c.Size), modifiedAt: Date.parse(String(c.LastModified)) };
       }
       if (String(page?.IsTruncated) !== 'true' || !page?.NextContinuationToken) return;
       token = { 'continuation-token': String(page.NextContinuationToken) };

@@ -7,6 +7,7 @@ import { S3Error } from '../../../errors/s3-errors.js';
 import { checksumHeader, type ChecksumAlgorithm } from '../../../hashing/checksums.js';
 import { UploadHasher, type UploadDigests } from '../../../hashing/upload-hasher.js';
 import type { StagedBlob } from '../../../storage/backend.js';
+import { commitStaged } from '../../../storage/commit-staged.js';
 import { parseCopySourceRange, resolveCopySource } from '../../copy-source.js';
 import { openObjectBody } from '../../object-reader.js';
 import { header, isoDate, requireBucket, type OperationHandler, type S3Request } from '../../operation.js';
@@ -24,17 +25,10 @@ interface CommittedPart {
 /** Makes the staged bytes part `partNumber` of the upload; NoSuchUpload if it went away meanwhile. */
 async function commitPart(r: S3Request, upload: MultipartUpload, partNumber: number, staged: StagedBlob, digests: UploadDigests): Promise<CommittedPart> {
   const { ctx } = r;
-  try {
-    await staged.commit();
-  } catch (err) {
-    await staged.abort();
-    throw err;
-  }
   const etag = `"${digests.md5Hex}"`;
   const lastModified = Math.floor(ctx.clock().getTime() / 1000) * 1000;
-  let outcome: 'added' | 'replaced' | 'missing';
-  try {
-    outcome = ctx.multipart.putPart({
+  const outcome = await commitStaged(ctx, staged, () => {
+    const added = ctx.multipart.putPart({
       uploadId: upload.uploadId,
       partNumber,
       blobId: staged.blobId,
@@ -45,15 +39,10 @@ async function commitPart(r: S3Request, upload: MultipartUpload, partNumber: num
       checksumValue: digests.checksum?.value ?? null,
       lastModified,
     });
-  } catch (err) {
-    await ctx.storage.remove(staged.blobId).catch(() => undefined);
-    throw err;
-  }
-  if (outcome === 'missing') {
-    // Completed or aborted while this part was arriving.
-    await ctx.storage.remove(staged.blobId).catch(() => undefined);
-    throw new S3Error('NoSuchUpload', undefined, { UploadId: upload.uploadId });
-  }
+    // Completed or aborted while this part was arriving: its blob goes.
+    if (added === 'missing') throw new S3Error('NoSuchUpload', undefined, { UploadId: upload.uploadId });
+    return added;
+  });
   if (outcome === 'replaced') scheduleTrashDrain(r);
   return { etag, lastModified };
 }
