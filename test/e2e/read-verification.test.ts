@@ -137,6 +137,7 @@ t.test('the CDN and the API download: never served whole, never cached', async (
     const res = await cdn.request(`/b/${BUCKET}/public.bin`);
     t.ok(res.status !== 200 || res.body.length < obj.length, `${attempt} public-bucket GET: not served whole (status ${res.status}, ${res.body.length} bytes)`);
   }
+  t.equal((await cdn.request(`/b/${BUCKET}/small.bin`)).status, 500, 'the damaged small object: 500 on the CDN too');
 });
 
 t.test('upstream S3: bytes changed behind the gateway fail the GET the same way', async (t) => {
