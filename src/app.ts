@@ -43,7 +43,8 @@ function earlyAnswer(door: Door, status: number, s3Code: string, apiCode: string
 /**
  * The checks every request passes before its door's handler (src/http/request-guard.ts): a repeated
  * Authorization or Host header is refused at once; a body that stalls or drips is answered 400
- * RequestTimeout and its connection closed. Returns false when it answered.
+ * RequestTimeout and its connection closed, or, when the door has answered already, its connection
+ * closed. Returns false when it answered.
  */
 function requestGuard(ctx: AppContext): (req: IncomingMessage, res: ServerResponse, door: Door) => boolean {
   const rate = { windowMs: ctx.config.limits.bodyTimeoutSeconds * 1000, minBytesPerSecond: ctx.config.limits.minBodyBytesPerSecond };
@@ -55,7 +56,13 @@ function requestGuard(ctx: AppContext): (req: IncomingMessage, res: ServerRespon
       answerAndClose(res, 400, a.type, a.body);
       return false;
     }
-    watchBodyRate(req, res, rate, () => {
+    watchBodyRate(req, res, rate, (answered) => {
+      if (answered) {
+        // The door answered before the body was in, and the rest of it drips: no second answer.
+        ctx.log.info({ url: req.url, door }, 'request body too slow after the answer: connection closed');
+        req.socket.destroy();
+        return;
+      }
       const a = earlyAnswer(door, 400, 'RequestTimeout', 'request_timeout', REQUEST_TIMEOUT_MESSAGE);
       ctx.log.info({ url: req.url, door }, 'request body too slow: answered 400 RequestTimeout and closed');
       answerAndClose(res, 400, a.type, a.body);

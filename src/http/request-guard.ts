@@ -4,6 +4,14 @@
 //  - a body must keep coming: fewer than `minBytesPerSecond` x `windowMs` bytes in the last window (a
 //    stall, or a drip of a byte a second) ends the request with a 400 and a closed connection. Time in
 //    which we were not reading (backpressure while storage is slow) is not counted against the client.
+//  - the rule still holds once the door has answered (an early 401, a CDN 200 to a GET that carries
+//    a body): Node then reads and discards the rest of the body so the connection can carry the next
+//    request, and it would do so for as long as a drip lasts. We keep that keep-alive (an honest
+//    client whose upload was refused early finishes sending and reuses the connection, and reads our
+//    answer instead of a reset), but a body that falls below the rate is then cut by destroying the
+//    socket: no second answer can be sent. Closing every connection whose answer ended before its
+//    body would cost every such client its connection, and a client still sending could see a reset
+//    in place of the answer it was sent.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Header names that must appear at most once (lowercase). */
@@ -33,21 +41,32 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /**
- * Calls `onTimeout` once if the body of `req` arrives too slowly; stops by itself when the body is
- * complete or the request is gone. Judged on the socket's byte count, sampled a few times a window.
+ * Calls `onTimeout` once if the body of `req` arrives too slowly, with `answered` true when the
+ * response had already ended (the caller can then only close the connection); stops by itself when
+ * the body is complete or the connection is gone. Judged on the socket's byte count, sampled a few
+ * times a window.
  */
-export function watchBodyRate(req: IncomingMessage, res: ServerResponse, opts: BodyRateOptions, onTimeout: () => void): void {
+export function watchBodyRate(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: BodyRateOptions,
+  onTimeout: (answered: boolean) => void,
+): void {
   if (!hasBody(req) || opts.windowMs <= 0) return;
   const socket = req.socket;
   const tick = Math.max(50, Math.min(1000, opts.windowMs / 4));
   const needed = (opts.minBytesPerSecond * opts.windowMs) / 1000;
+  const over = (): boolean => req.complete || req.destroyed || socket.destroyed;
   // Samples of (time, bytes read so far) within the current window of active reading.
   let samples: { at: number; bytes: number }[] = [{ at: Date.now(), bytes: socket.bytesRead }];
   const stop = (): void => clearInterval(timer);
   const timer = setInterval(() => {
-    if (req.complete || req.destroyed || socket.destroyed || res.writableEnded) return stop();
+    if (over()) return stop();
     const now = Date.now();
-    if (req.isPaused() || socket.isPaused()) {
+    // After the answer the rest of the body is only discarded: nothing of ours holds it back, so a
+    // pause (a reader that let go of it without draining) no longer excuses the client.
+    const answered = res.writableEnded;
+    if (!answered && (req.isPaused() || socket.isPaused())) {
       // We are not reading: the client is not to blame for what does not arrive meanwhile.
       samples = [{ at: now, bytes: socket.bytesRead }];
       return;
@@ -57,11 +76,14 @@ export function watchBodyRate(req: IncomingMessage, res: ServerResponse, opts: B
     const first = samples[0] as { at: number; bytes: number };
     if (now - first.at >= opts.windowMs && socket.bytesRead - first.bytes < needed) {
       stop();
-      onTimeout();
+      onTimeout(answered);
     }
   }, tick);
   timer.unref();
-  res.once('close', stop);
+  // The response ending is not the end of the watch while the body still arrives (see the top).
+  res.once('close', () => {
+    if (over()) stop();
+  });
 }
 
 /**

@@ -2,13 +2,16 @@
 // The server runs with 2-second limits so the test stays short; the defaults are 20 s.
 //  - bodies that drip (a few bytes a second) or stall are answered 400 RequestTimeout (S3 XML, API
 //    JSON) with Connection: close, side by side, and leave no object, asset or staged file;
+//  - a body that drips after its door has answered (an API 401, a CDN 200 on either port) is cut
+//    within the limit: the socket is closed, and nothing is answered twice;
 //  - headers that never finish are cut;
 //  - two Authorization or two Host headers are 400 on the S3 port, the API and the CDN listener.
 import t, { type Test } from 'tap';
 import { connect, type Socket } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { apiUser, query } from '../helpers/api.js';
+import { apiUser, query, ResponseRecorder } from '../helpers/api.js';
+import { CdnClient } from '../helpers/cdn.js';
 import { RawS3 } from '../helpers/s3-client.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { startServer } from '../helpers/server.js';
@@ -26,6 +29,9 @@ interface Dripped {
   answer: string;
   /** Body bytes we had sent when the server closed the connection. */
   sent: number;
+  /** Milliseconds from the first byte sent to the first byte of the answer, and to the close. */
+  answeredAfterMs: number | undefined;
+  closedAfterMs: number;
 }
 
 /**
@@ -39,13 +45,18 @@ function drip(head: string, body: Buffer, opts: { everyMs: number; bytesPerTick?
     const chunks: Buffer[] = [];
     let sent = 0;
     let timer: NodeJS.Timeout | undefined;
+    const started = Date.now();
+    let answeredAfterMs: number | undefined;
     const done = (): void => {
       clearInterval(timer);
       clearTimeout(safety);
-      resolve({ answer: Buffer.concat(chunks).toString('latin1'), sent });
+      resolve({ answer: Buffer.concat(chunks).toString('latin1'), sent, answeredAfterMs, closedAfterMs: Date.now() - started });
     };
     const safety = setTimeout(() => socket.destroy(), 30_000);
-    socket.on('data', (d: Buffer) => chunks.push(d));
+    socket.on('data', (d: Buffer) => {
+      answeredAfterMs ??= Date.now() - started;
+      chunks.push(d);
+    });
     socket.on('close', done);
     socket.on('error', () => undefined);
     socket.write(head, 'latin1', () => {
@@ -128,6 +139,50 @@ t.test('a body that drips while an early error drains it: one answer, and the se
   const after = await rawRequest({ url: quick.url }, { method: 'GET', target: '/', headers: [['Host', new URL(quick.url).host]] });
   t.ok(after.status > 0 && after.status < 500, 'the server still answers');
   t.notMatch(quick.output(), /ERR_HTTP_HEADERS_SENT|"level":50/, 'no error logged');
+});
+
+t.test('a body that drips after its door answered is cut within the limit', async (t) => {
+  // The server's window is 2 s: Node would otherwise read the rest of such a body, to keep the
+  // connection alive, for as long as it drips (one byte every 200 ms here: 200 s for 1000 bytes).
+  const alice = await apiUser(server, ['assets:read', 'assets:write']);
+  const asset = await alice.client.upload({ file: Buffer.from('hello, cdn\n'), fileName: 'hello.txt', contentType: 'text/plain' });
+  const cdn = new CdnClient(server, new ResponseRecorder());
+  const assetTarget = cdn.targetOf(asset.publicUrl);
+  const cdnPort = new URL(server.cdnUrl).port;
+  const declared = 1000;
+  const head = (lines: string[]): string => `${[...lines, `Content-Length: ${declared}`].join('\r\n')}\r\n\r\n`;
+  const cases = [
+    { name: 'API door, early 401', status: 401, port, head: head(['POST /api/v3/cdn/assets HTTP/1.1', `Host: 127.0.0.1:${port}`, 'Content-Type: application/octet-stream']) },
+    { name: 'CDN listener, 200', status: 200, port: cdnPort, head: head([`GET ${assetTarget} HTTP/1.1`, `Host: ${cdn.host}`]) },
+    { name: 'S3 port with the CDN Host, 200', status: 200, port, head: head([`GET ${assetTarget} HTTP/1.1`, `Host: ${cdn.host}`]) },
+  ];
+  const results = await Promise.all(cases.map((c) => drip(c.head, Buffer.alloc(declared, 0x63), { everyMs: 200, port: c.port })));
+  for (const [i, r] of results.entries()) {
+    const c = cases[i] as (typeof cases)[number];
+    t.equal(statusOf(r.answer), c.status, `${c.name}: answered ${c.status} first`);
+    t.equal(r.answer.split('HTTP/1.1 ').length - 1, 1, `${c.name}: exactly one answer`);
+    t.ok(r.answeredAfterMs !== undefined && r.answeredAfterMs < 1500, `${c.name}: the answer came before the body (${r.answeredAfterMs} ms)`);
+    // One window plus the guard's sampling (a quarter window) and slack for a loaded machine.
+    t.ok(r.closedAfterMs < 6000, `${c.name}: connection closed after ${r.closedAfterMs} ms (limit 2 s)`);
+    t.ok(r.sent < declared, `${c.name}: cut while the body still dripped (${r.sent} of ${declared} bytes)`);
+  }
+  t.notMatch(server.output(), /ERR_HTTP_HEADERS_SENT|"level":50/, 'no error logged');
+  // A body sent at a normal pace after an early answer keeps its connection (keep-alive) for the next request.
+  const body = Buffer.alloc(64 * 1024, 0x64);
+  const again = await new Promise<string>((resolve) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (d: Buffer) => {
+      chunks.push(d);
+      if (Buffer.concat(chunks).toString('latin1').split('HTTP/1.1 ').length - 1 === 2) socket.end();
+    });
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.write(`POST /api/v3/cdn/assets HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: ${body.length}\r\n\r\n`);
+    setTimeout(() => socket.write(body, () => socket.write(`GET /api/v3/cdn/assets HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)), 100);
+    setTimeout(() => socket.destroy(), 10_000).unref();
+  });
+  t.same([...again.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]), ['401', '401'], 'a refused upload sent in full: the connection carries the next request');
 });
 
 t.test('headers that never finish are cut', async (t) => {
