@@ -1,6 +1,7 @@
 // Where a request points: bucket and key from path-style or virtual-host URLs. Keys are opaque: no
 // path normalisation, '..' and backslashes are just characters.
 import { S3Error } from '../errors/s3-errors.js';
+import { hasNonXmlChar } from './xml.js';
 
 export interface S3Address {
   bucket?: string;
@@ -37,20 +38,18 @@ export function parseQuery(rawQuery: string): Map<string, string> {
   return query;
 }
 
-/**
- * Characters XML 1.0 cannot carry, even as a character reference: C0 controls other than tab, line
- * feed and carriage return (which listings write as references), and U+FFFE/U+FFFF. AWS stores such
- * keys and then lists them in XML no XML 1.0 parser reads unless encoding-type=url was asked; we refuse
- * them when they are written, so every listing parses (docs/COMPATIBILITY.md "Keys are opaque").
- */
-const NOT_XML_CHARS = /[\u0001-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
+// Keys with a character XML 1.0 cannot carry, even as a character reference (src/s3/xml.ts: C0
+// controls other than tab, line feed and carriage return, which listings write as references, and
+// U+FFFE/U+FFFF): AWS stores such keys and then lists them in XML no XML 1.0 parser reads unless
+// encoding-type=url was asked; we refuse them when they are written, so every listing parses
+// (docs/COMPATIBILITY.md "Keys are opaque").
 
 /** The error for a key S3 cannot store, if any. */
 export function keyProblem(key: string): S3Error | undefined {
   const bytes = Buffer.byteLength(key, 'utf8');
   if (bytes > MAX_KEY_BYTES) return new S3Error('KeyTooLongError', undefined, { Size: String(bytes), MaxSizeAllowed: String(MAX_KEY_BYTES) });
   if (key.includes('\u0000')) return new S3Error('InvalidArgument', 'Object key must not contain a NUL character.');
-  if (NOT_XML_CHARS.test(key)) {
+  if (hasNonXmlChar(key)) {
     return new S3Error('InvalidArgument', 'Object key must not contain control characters other than tab, line feed and carriage return.');
   }
   return undefined;

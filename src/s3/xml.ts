@@ -39,10 +39,29 @@ export interface XmlObject {
   [name: string]: XmlValue;
 }
 
-/** `<?xml ...?><Root xmlns="...">...</Root>`; undefined fields are left out, arrays repeat the element. */
+/**
+ * Characters XML 1.0 cannot carry at all, not even as a character reference: NUL and the other C0
+ * controls but tab, line feed and carriage return, and the non-characters U+FFFE and U+FFFF. (A lone
+ * surrogate cannot leave the process: UTF-8 encoding writes it as U+FFFD.)
+ */
+export const NOT_XML_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
+const NOT_XML_CHARS = new RegExp(NOT_XML_CHAR.source, 'g');
+
+/** True when `s` holds a character no XML 1.0 document can carry. */
+export function hasNonXmlChar(s: string): boolean {
+  return NOT_XML_CHAR.test(s);
+}
+
+/**
+ * `<?xml ...?><Root xmlns="...">...</Root>`; undefined fields are left out, arrays repeat the element.
+ * Every answer is well-formed XML 1.0: a character it cannot carry (a key stored before such keys were
+ * refused, a request parameter echoed in an error) is written as U+FFFD. Requests that would need one
+ * are refused or answered URL-encoded before they get here (docs/COMPATIBILITY.md "Keys are opaque");
+ * this is the last line. Element names are our own ASCII, so the whole text can be swept.
+ */
 export function toXml(root: string, body: XmlObject, opts: { namespace?: boolean } = {}): string {
   const content: XmlObject = opts.namespace === false ? body : { '@_xmlns': S3_NS, ...body };
-  return '<?xml version="1.0" encoding="UTF-8"?>\n' + builder.build({ [root]: prune(content) });
+  return ('<?xml version="1.0" encoding="UTF-8"?>\n' + builder.build({ [root]: prune(content) })).replace(NOT_XML_CHARS, '\ufffd');
 }
 
 function prune(v: XmlValue): XmlValue {
