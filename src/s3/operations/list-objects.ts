@@ -4,6 +4,7 @@ import type { ListPage } from '../../db/repos/objects.js';
 import { isoDate, requireBucket, type OperationHandler, type S3Request } from '../operation.js';
 import { xmlResponse } from '../respond.js';
 import { toXml, type XmlObject } from '../xml.js';
+import { encodingOf, listParam } from '../listing-params.js';
 
 const MAX_KEYS = 1000;
 
@@ -11,14 +12,6 @@ function parseMaxKeys(raw: string | undefined): number {
   if (raw === undefined || raw === '') return MAX_KEYS;
   if (!/^\d+$/.test(raw)) throw new S3Error('InvalidArgument', 'Provided max-keys not an integer or within integer range', { ArgumentName: 'max-keys', ArgumentValue: raw });
   return Math.min(Number(raw), MAX_KEYS);
-}
-
-function encodingOf(r: S3Request): (s: string) => string {
-  const type = r.addr.query.get('encoding-type');
-  if (type === undefined || type === '') return (s) => s;
-  if (type !== 'url') throw new S3Error('InvalidArgument', 'Invalid Encoding Method specified in Request', { ArgumentName: 'encoding-type', ArgumentValue: type });
-  // Clients decode with unquote_plus / url.QueryUnescape: '+' and space must both be escaped.
-  return (s) => encodeURIComponent(s).replace(/%2F/g, '/');
 }
 
 function contents(page: ListPage, enc: (s: string) => string, ownerId?: string): XmlObject[] {
@@ -52,11 +45,11 @@ export const listObjectsV2: OperationHandler = async (r) => {
   const bucket = requireBucket(r, 'BucketRead');
   const q = r.addr.query;
   const enc = encodingOf(r);
-  const prefix = q.get('prefix') ?? '';
-  const delimiter = q.get('delimiter') ?? '';
+  const prefix = listParam(r, 'prefix');
+  const delimiter = listParam(r, 'delimiter');
   const maxKeys = parseMaxKeys(q.get('max-keys'));
   const token = q.get('continuation-token');
-  const startAfter = q.get('start-after') ?? '';
+  const startAfter = listParam(r, 'start-after');
   const after = token !== undefined ? decodeToken(token) : startAfter;
   const page = r.ctx.objects.list(bucket.id, { prefix, delimiter, after, maxKeys });
   const body: XmlObject = {
@@ -80,10 +73,10 @@ export const listObjectsV1: OperationHandler = async (r) => {
   const bucket = requireBucket(r, 'BucketRead');
   const q = r.addr.query;
   const enc = encodingOf(r);
-  const prefix = q.get('prefix') ?? '';
-  const delimiter = q.get('delimiter') ?? '';
+  const prefix = listParam(r, 'prefix');
+  const delimiter = listParam(r, 'delimiter');
   const maxKeys = parseMaxKeys(q.get('max-keys'));
-  const marker = q.get('marker') ?? '';
+  const marker = listParam(r, 'marker');
   const page = r.ctx.objects.list(bucket.id, { prefix, delimiter, after: marker, maxKeys });
   const body: XmlObject = {
     Name: bucket.name,

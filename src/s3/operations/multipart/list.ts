@@ -3,6 +3,7 @@ import { S3Error } from '../../../errors/s3-errors.js';
 import { isoDate, requireBucket, type OperationHandler, type S3Request } from '../../operation.js';
 import { xmlResponse } from '../../respond.js';
 import { toXml, type XmlObject } from '../../xml.js';
+import { encodingOf, listParam } from '../../listing-params.js';
 import { MAX_LIST, owner, requireUpload, scheduleTrashDrain } from './common.js';
 
 function parseMax(r: S3Request, name: string): number {
@@ -12,14 +13,6 @@ function parseMax(r: S3Request, name: string): number {
     throw new S3Error('InvalidArgument', `Provided ${name} not an integer or within integer range`, { ArgumentName: name, ArgumentValue: raw });
   }
   return Math.min(Number(raw), MAX_LIST);
-}
-
-function encodingOf(r: S3Request): (s: string) => string {
-  const type = r.addr.query.get('encoding-type');
-  if (type === undefined || type === '') return (s) => s;
-  if (type !== 'url') throw new S3Error('InvalidArgument', 'Invalid Encoding Method specified in Request', { ArgumentName: 'encoding-type', ArgumentValue: type });
-  // Clients decode with unquote_plus / url.QueryUnescape: '+' and space must both be escaped.
-  return (s) => encodeURIComponent(s).replace(/%2F/g, '/');
 }
 
 export const abortMultipartUpload: OperationHandler = async (r) => {
@@ -70,11 +63,11 @@ export const listMultipartUploads: OperationHandler = async (r) => {
   const bucket = requireBucket(r, 'BucketRead');
   const q = r.addr.query;
   const enc = encodingOf(r);
-  const prefix = q.get('prefix') ?? '';
-  const delimiter = q.get('delimiter') ?? '';
-  const keyMarker = q.get('key-marker') ?? '';
+  const prefix = listParam(r, 'prefix');
+  const delimiter = listParam(r, 'delimiter');
+  const keyMarker = listParam(r, 'key-marker');
   // S3 ignores the upload id marker without a key marker.
-  const uploadIdMarker = keyMarker ? (q.get('upload-id-marker') ?? '') : '';
+  const uploadIdMarker = keyMarker ? listParam(r, 'upload-id-marker', false) : '';
   const maxUploads = parseMax(r, 'max-uploads');
   const page = r.ctx.multipart.listUploads(bucket.id, { prefix, delimiter, keyMarker, uploadIdMarker, maxUploads });
   const body: XmlObject = {
