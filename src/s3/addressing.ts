@@ -42,21 +42,25 @@ export function parseQuery(rawQuery: string): Map<string, string> {
 // controls other than tab, line feed and carriage return, which listings write as references, and
 // U+FFFE/U+FFFF): AWS stores such keys and then lists them in XML no XML 1.0 parser reads unless
 // encoding-type=url was asked; we refuse them when they are written, so every listing parses
-// (docs/COMPATIBILITY.md "Keys are opaque").
+// (docs/COMPATIBILITY.md "Keys are opaque"). Keys stored before that stay readable and deletable:
+// requests that only name an existing key (`existing`) are not refused for them.
 
-/** The error for a key S3 cannot store, if any. */
-export function keyProblem(key: string): S3Error | undefined {
+/**
+ * The error for a key S3 cannot store, if any. `existing`: the request reads, deletes or copies from
+ * a key rather than creating one, so a key written before such characters were refused is allowed.
+ */
+export function keyProblem(key: string, opts: { existing?: boolean } = {}): S3Error | undefined {
   const bytes = Buffer.byteLength(key, 'utf8');
   if (bytes > MAX_KEY_BYTES) return new S3Error('KeyTooLongError', undefined, { Size: String(bytes), MaxSizeAllowed: String(MAX_KEY_BYTES) });
   if (key.includes('\u0000')) return new S3Error('InvalidArgument', 'Object key must not contain a NUL character.');
-  if (hasNonXmlChar(key)) {
+  if (!opts.existing && hasNonXmlChar(key)) {
     return new S3Error('InvalidArgument', 'Object key must not contain control characters other than tab, line feed and carriage return.');
   }
   return undefined;
 }
 
-export function validateKey(key: string): void {
-  const problem = keyProblem(key);
+export function validateKey(key: string, opts: { existing?: boolean } = {}): void {
+  const problem = keyProblem(key, opts);
   if (problem) throw problem;
 }
 

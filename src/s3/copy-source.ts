@@ -48,7 +48,8 @@ export function parseCopySourceHeader(raw: string | undefined): CopySourceRef {
  */
 export function resolveCopySource(r: S3Request): { bucket: Bucket; key: string; record: ObjectRecord } {
   const ref = parseCopySourceHeader(header(r, 'x-amz-copy-source'));
-  validateKey(ref.key);
+  // The source may be a key stored before keys XML cannot list were refused.
+  validateKey(ref.key, { existing: true });
   const bucket = requireBucket(r, 'ObjectRead', ref.bucket);
   // Buckets are unversioned: the only version is the "null" one.
   if (ref.versionId !== undefined && ref.versionId !== 'null') {

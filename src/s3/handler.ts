@@ -29,6 +29,9 @@ import { uploadPart, uploadPartCopy } from './operations/multipart/upload-part.j
 import { completeMultipartUpload } from './operations/multipart/complete.js';
 import { abortMultipartUpload, listMultipartUploads, listParts } from './operations/multipart/list.js';
 
+/** Operations that create an object under the key they address: only these refuse a key XML cannot list. */
+const CREATES_KEY: ReadonlySet<OperationName> = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload', 'CompleteMultipartUpload']);
+
 const HANDLERS: Record<OperationName, OperationHandler> = {
   ListBuckets: listBuckets,
   CreateBucket: createBucketOp,
@@ -130,7 +133,7 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
     }
     for (const [name, value] of Object.entries(actualCorsHeaders(ctx, req, addr.bucket) ?? {})) res.setHeader(name, value);
     const op = resolveOperation({ method: req.method ?? 'GET', bucket: addr.bucket, key: addr.key, query: addr.query, headers: req.headers });
-    if (addr.key !== undefined) validateKey(addr.key);
+    if (addr.key !== undefined) validateKey(addr.key, { existing: !CREATES_KEY.has(op) });
     const signed = { method: req.method ?? 'GET', rawPath: addr.rawPath, rawQuery: addr.rawQuery, headers: req.headers };
     const getSecret = (id: string): string | undefined => ctx.keys.lookup(id)?.secretKey;
     const auth = isPresignedV2(addr.rawQuery)

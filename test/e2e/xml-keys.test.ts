@@ -179,6 +179,23 @@ t.test('keys stored before such keys were refused still list as well-formed XML'
   const token = textsOf(await elementsByExpat(v2.text), 'NextContinuationToken')[0] ?? '';
   const next = await s3.send({ method: 'GET', bucket: OLD, query: { 'list-type': '2', 'max-keys': '5', 'continuation-token': token } });
   t.same(await keysByExpat(next.text), shown.slice(1), 'ListObjectsV2 pages past such a key exactly (its token is opaque)');
+
+  // Still reachable by their exact names: read, copied to a clean name, deleted; never written anew.
+  const got = await s3.getObject(OLD, 'old\u0001a');
+  t.same([got.status, got.text], [200, 'old-a'], 'GetObject of such a key');
+  const copied = await s3.send({ method: 'PUT', bucket: OLD, key: 'rescued-a', headers: { 'x-amz-copy-source': `/${OLD}/old%01a` } });
+  t.equal(copied.status, 200, 'CopyObject from such a key to a clean name');
+  t.equal((await s3.getObject(OLD, 'rescued-a')).text, 'old-a');
+  t.equal(errorCode(await s3.putObject(OLD, 'old\u0001a', Buffer.from('again'))), 'InvalidArgument', 'PutObject over it: still refused');
+  const missing = await s3.getObject(OLD, 'absent\u0001key');
+  t.equal(missing.status, 404, 'GetObject of such a key that does not exist: 404');
+  t.same(rawControls(missing), [], 'its error is well-formed');
+  t.equal((await s3.send({ method: 'DELETE', bucket: OLD, key: 'old\u0001a' })).status, 204, 'DeleteObject of such a key');
+  const uploadId = textsOf(await elementsByExpat(upload.text), 'UploadId')[0] ?? '';
+  const complete = await s3.send({ method: 'POST', bucket: OLD, key: 'old\u0002up', query: { uploadId }, body: Buffer.from('<CompleteMultipartUpload></CompleteMultipartUpload>') });
+  t.equal(errorCode(complete), 'InvalidArgument', 'CompleteMultipartUpload of such an upload: refused, it would write the key');
+  t.equal((await s3.send({ method: 'DELETE', bucket: OLD, key: 'old\u0002up', query: { uploadId } })).status, 204, 'AbortMultipartUpload of such an upload');
+  t.same(await s3.listAllKeys(OLD), ['old\ufffdb/x', 'old-c', 'rescued-a'], 'what is left (in byte order; the old key shown with U+FFFD)');
 });
 
 t.test('boto3: list_multipart_uploads with such a prefix fails at once with InvalidArgument; with EncodingType=url it lists', async (t) => {
