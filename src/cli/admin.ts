@@ -15,7 +15,7 @@ import { openDataDir } from './data-dir.js';
 import { createStorage } from '../storage/select.js';
 import { scrubBlobs } from '../storage/scrub.js';
 import { CorruptionReporter } from '../storage/corruption.js';
-import { didYouMean, unknownOption } from './suggest.js';
+import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -607,8 +607,9 @@ interface Help {
   action?: string;
 }
 
-function parse(argv: string[]): Parsed | Help {
+function parse(rawArgv: string[]): Parsed | Help {
   const configOptions = Object.fromEntries([...configFlags().keys()].map((f) => [f, { type: 'string' as const }]));
+  const argv = attachDashValues(rawArgv, ['config', ...Object.keys(configOptions), ...Object.keys(COMMAND_FLAGS)]);
   const [first, second] = argv.filter((a) => !a.startsWith('-'));
   const ownFlags = first !== undefined && second !== undefined ? (COMMANDS[first]?.[second]?.flags ?? []) : [];
   const unknown = unknownOption(argv, [...COMMON_OPTIONS, ...Object.keys(configOptions), ...Object.keys(COMMAND_FLAGS)]);

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { configFlags, ConfigError, loadConfig } from '../config/load.js';
 import { createContext } from '../context.js';
 import { startServer } from '../server.js';
-import { didYouMean, unknownOption } from './suggest.js';
+import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
 
 /** Columns of `all settings` in the help: flag names wrapped to about 100 characters a line. */
 function wrapped(words: string[], width = 100): string[] {
@@ -60,8 +60,9 @@ async function start(flags: Record<string, string>, configFile: string | undefin
   }
 }
 
-export async function runServe(argv: string[]): Promise<number> {
+export async function runServe(rawArgv: string[]): Promise<number> {
   const flagMap = configFlags();
+  const argv = attachDashValues(rawArgv, ['config', ...flagMap.keys()]);
   const unknown = unknownOption(argv, ['json', 'help', 'config', ...flagMap.keys()]);
   if (unknown !== undefined) {
     const hint = didYouMean(unknown, ['json', 'help', 'config', ...flagMap.keys()], (f) => `--${f}`);

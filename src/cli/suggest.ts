@@ -48,3 +48,29 @@ export function unknownOption(argv: readonly string[], known: Iterable<string>):
   }
   return undefined;
 }
+
+/**
+ * `--name -5` -> `--name=-5` for every option that takes a value: a value that starts with one dash
+ * (a negative number, `-1GiB`) is the option's value, never an option of its own, so validation can
+ * name the setting it is wrong for. A `--word` or `-h` after it is still an option (a forgotten value).
+ */
+export function attachDashValues(argv: readonly string[], takesValue: Iterable<string>): string[] {
+  const valued = new Set(takesValue);
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const next = argv[i + 1];
+    const isValued = arg.startsWith('--') && !arg.includes('=') && valued.has(arg.slice(2));
+    if (isValued && next !== undefined && /^-[^-]/.test(next) && next !== '-h') {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}

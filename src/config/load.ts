@@ -126,7 +126,13 @@ function normalizeForms(cfg: Json): void {
   }
   for (const key of HEADER_NAME_KEYS) {
     const v = getPath(cfg, key);
-    if (typeof v === 'string') setPath(cfg, key, v.trim().toLowerCase());
+    if (typeof v !== 'string') continue;
+    const name = v.trim().toLowerCase();
+    // Said here in the words users type: the schema's pattern is of the lowercased form.
+    if (!/^([a-z0-9-]{1,64})?$/.test(name)) {
+      throw new ConfigError(`config: ${key} must be a header name: letters (any case), digits and hyphens, at most 64, or empty for none (got ${JSON.stringify(v)})`);
+    }
+    setPath(cfg, key, name);
   }
 }
 

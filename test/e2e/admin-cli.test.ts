@@ -359,6 +359,30 @@ t.test('unknown commands and options suggest the closest one', async (t) => {
   t.notMatch(far.stderr, /Did you mean/, 'nothing close: no suggestion');
 });
 
+t.test('a value that starts with a dash is the option\'s value, rejected by validation with the key named', async (t) => {
+  const cwd = tempDir(t);
+  const cases: [string[], string][] = [
+    [['serve', '--max-object-size', '-5'], 's3edge: config: maxObjectSize must be >= 1 (got -5)\n'],
+    [['serve', '--port', '-1'], 's3edge: config: port must be >= 0 (got -1)\n'],
+    [['serve', '--max-object-size', '-5MiB'], 's3edge: config: maxObjectSize must be a size like 256MiB, 10GB or a number of bytes (got "-5MiB")\n'],
+    [['serve', '--cdn-country-header', 'bad header'], 's3edge: config: cdn.countryHeader must be a header name: letters (any case), digits and hyphens, at most 64, or empty for none (got "bad header")\n'],
+    [['users', 'list', '--port', '-1'], 's3edge: config: port must be >= 0 (got -1)\n'],
+  ];
+  for (const [args, stderr] of cases) {
+    const r = await run(args, {}, cwd);
+    t.same([r.code, r.stderr], [2, stderr], args.join(' '));
+  }
+  // A header name in any case is accepted: the server starts with it.
+  const server = await startServer({ env: { S3EDGE_CDN_COUNTRY_HEADER: 'CF-IPCountry' } });
+  t.teardown(() => server.stop());
+  t.ok(server.url, 'CF-IPCountry starts the server');
+  // An option after one that needs a value is still an option: the value is missing.
+  const forgot = await run(['serve', '--data-dir', '--json'], {}, cwd);
+  t.equal(forgot.code, 2, 'serve --data-dir --json: exit 2');
+  t.match(forgot.stderr, /--data-dir/, 'names the option that lacks its value');
+  t.same(readdirSync(cwd), [], 'nothing created');
+});
+
 t.test('admin commands print the endpoint the server really serves', async (t) => {
   const server = await startServer();
   t.teardown(() => server.stop());

@@ -135,7 +135,10 @@ t.test('sizes, durations and header names as users type them, from env, flags an
     [{ 'cdn.log.flushIntervalMs': 'soon' }, 'config: cdn.log.flushIntervalMs must be a duration like 30s, 5m, 12h or 7d, or a number of milliseconds (got "soon")'],
     [{ 'cdn.log.retentionDays': '36h' }, 'config: cdn.log.retentionDays must be a whole number of days (got "36h")'],
     [{ maxObjectSize: '6TiB' }, 'config: maxObjectSize must be <= 5497558138880 (got 6597069766656)'],
-    [{ 'cdn.countryHeader': 'CF IPCountry' }, 'config: cdn.countryHeader must match pattern "^([a-z0-9-]{1,64})?$" (got "cf ipcountry")'],
+    // What is accepted, in the user's words and with what they typed: not the pattern of the lowercased form.
+    [{ 'cdn.countryHeader': 'CF IPCountry' }, 'config: cdn.countryHeader must be a header name: letters (any case), digits and hyphens, at most 64, or empty for none (got "CF IPCountry")'],
+    [{ 'cdn.countryHeader': 'X_Country' }, 'config: cdn.countryHeader must be a header name: letters (any case), digits and hyphens, at most 64, or empty for none (got "X_Country")'],
+    [{ maxObjectSize: '-5' }, 'config: maxObjectSize must be >= 1 (got -5)'],
   ];
   for (const [flags, message] of bad) {
     t.throws(() => loadConfig({ env: {}, flags }), new ConfigError(message), message);
