@@ -4,26 +4,24 @@
 const runServe = async (argv: string[]): Promise<number> => (await import('../src/cli/serve.js')).runServe(argv);
 const runAdmin = async (argv: string[]): Promise<number> => (await import('../src/cli/admin.js')).runAdmin(argv);
 const help = async () => import('../src/cli/help.js');
+const runTopLevel = async (argv: string[]): Promise<number> => (await import('../src/cli/top-level.js')).runTopLevel(argv);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   // A bare `s3edge` explains itself; starting a server (and creating ./data) takes `s3edge serve`.
-  if (command === undefined || command === '--help' || command === '-h' || (command === 'help' && rest.length === 0)) {
+  if (command === undefined || (command === 'help' && rest.length === 0)) {
     process.stdout.write((await help()).mainHelp() + '\n');
     return 0;
   }
-  if (command === '--version' || command === 'version') {
+  if (command === 'version') {
     process.stdout.write(`s3edge ${(await help()).version()}\n`);
     return 0;
   }
-  // `s3edge help access-keys create` is `s3edge access-keys create --help`.
-  if (command === 'help') return main([...rest, '--help']);
+  // `s3edge help access-keys create` is `s3edge access-keys create --help`; `s3edge help --json` is `s3edge --help --json`.
+  if (command === 'help') return rest.every((a) => a.startsWith('-')) ? runTopLevel(['--help', ...rest]) : main([...rest, '--help']);
   if (command === 'serve') return runServe(rest);
-  if (command.startsWith('-')) {
-    process.stderr.write(`s3edge: '${command}' is an option, not a command. To start the server with it: s3edge serve ${argv.join(' ')}\n`);
-    process.stderr.write("Run 's3edge --help' for the list of commands.\n");
-    return 2;
-  }
+  // --help, --version, a serve option without `serve`, or a mistyped option.
+  if (command.startsWith('-')) return runTopLevel(argv);
   return runAdmin(argv);
 }
 

@@ -9,15 +9,19 @@ export function version(): string {
   return (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
 }
 
-export function mainHelp(): string {
-  const sections: { section: string; lines: [string, string][] }[] = [
+function sections(): { section: string; lines: [string, string][] }[] {
+  return [
     { section: 'Server', lines: [['serve', 'start the gateway: S3 API, management API and CDN (npm start runs it)']] },
     ...adminSections(),
     { section: 'Help', lines: [['help [COMMAND]', "this list, or a command's options and an example"], ['--version', 'the version']] },
   ];
-  const width = Math.max(...sections.flatMap((s) => s.lines.map(([name]) => name.length)));
+}
+
+export function mainHelp(): string {
+  const all = sections();
+  const width = Math.max(...all.flatMap((s) => s.lines.map(([name]) => name.length)));
   const out = [`s3edge ${version()}: an S3-compatible storage gateway with a CDN edge cache`, '', 'usage: s3edge <command> [options]'];
-  for (const { section, lines } of sections) {
+  for (const { section, lines } of all) {
     out.push('', `${section}:`, ...lines.map(([name, summary]) => `  ${name.padEnd(width)}  ${summary}`));
   }
   out.push(
@@ -26,4 +30,13 @@ export function mainHelp(): string {
     'Admin commands use the same data directory and configuration as the server (--data-dir, --config, S3EDGE_*).',
   );
   return out.join('\n');
+}
+
+/** `s3edge --help --json`: the same list as one JSON object. */
+export function mainHelpJson(): { version: string; usage: string; commands: { section: string; command: string; summary: string }[] } {
+  return {
+    version: version(),
+    usage: 's3edge <command> [options]',
+    commands: sections().flatMap(({ section, lines }) => lines.map(([command, summary]) => ({ section, command, summary }))),
+  };
 }

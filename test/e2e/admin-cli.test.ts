@@ -318,6 +318,26 @@ t.test('s3edge, s3edge --help and s3edge help: the whole command list, grouped; 
   t.same(readdirSync(cwd), [], 'no ./data: help starts no server');
 });
 
+t.test('help and --version with --json: the same content as JSON', async (t) => {
+  const cwd = tempDir(t);
+  const text = await run(['--help'], {}, cwd);
+  const outputs: string[] = [];
+  for (const args of [['help', '--json'], ['--help', '--json'], ['--json', '--help'], ['-h', '--json']]) {
+    const r = await run(args, {}, cwd);
+    t.same([r.code, r.stderr], [0, ''], `s3edge ${args.join(' ')}: exit 0, quiet stderr`);
+    outputs.push(r.stdout);
+  }
+  t.equal(new Set(outputs).size, 1, 'the same JSON every way');
+  const help = JSON.parse(outputs[0] ?? '') as { version: string; usage: string; commands: { section: string; command: string; summary: string }[] };
+  t.match(help.version, /^\d+\.\d+\.\d+$/);
+  t.ok(help.commands.length > GROUPS.length, 'every command');
+  for (const c of help.commands) t.ok(text.stdout.includes(`  ${c.command}`) && text.stdout.includes(c.summary), `${c.command}: as in the text list`);
+  t.match(help.commands, [{ section: 'Server', command: 'serve' }]);
+  const version = await run(['--version', '--json'], {}, cwd);
+  t.same([version.code, JSON.parse(version.stdout)], [0, { version: help.version }], '--version --json');
+  t.same(readdirSync(cwd), [], 'nothing created');
+});
+
 t.test('<command> --help explains it with an example; help COMMAND is the same', async (t) => {
   for (const group of GROUPS) {
     const r = await run([group, '--help']);
@@ -348,13 +368,32 @@ t.test('unknown commands and options suggest the closest one', async (t) => {
     [['users', 'list', '--data-dri', 'x'], /Unknown option '--data-dri'\. Did you mean '--data-dir'\?/],
     [['serve', '--prot', '9000'], /unknown option '--prot'\. Did you mean '--port'\?/],
     [['--port', '9000'], /'--port' is an option, not a command\. To start the server with it: s3edge serve --port 9000/],
+    // Mistyped top-level options get the top-level option, never a serve command that fails in turn.
+    [['--hepl'], /^s3edge: unknown option '--hepl'\. Did you mean '--help'\?\n/],
+    [['--verison'], /^s3edge: unknown option '--verison'\. Did you mean '--version'\?\n/],
+    [['--prot', '9000'], /^s3edge: unknown option '--prot'\. Did you mean 's3edge serve --port 9000'\?\n/],
+    [['--json', '--data-dri=x'], /^s3edge: unknown option '--data-dri'\. Did you mean 's3edge serve --json --data-dir=x'\?\n/],
+    [['--frobnicate'], /^s3edge: unknown option '--frobnicate'\.\n/],
+    [['--data-dir', 'x', 'users', 'list'], /^s3edge: options go after the command: s3edge users list --data-dir x\n/],
   ];
+  const suggestions: string[] = [];
   for (const [args, message] of cases) {
     const r = await run(args);
     t.equal(r.code, 2, `${args.join(' ')}: exit 2`);
     t.match(r.stderr, message, `${args.join(' ')}: suggests`);
     assertClean(t, r, args.join(' '));
+    suggestions.push(r.stderr);
   }
+  // Every serve command line this test suggests is one serve accepts: with --help it answers 0.
+  let checked = 0;
+  for (const stderr of suggestions) {
+    const suggested = /(?:start the server with it: |Did you mean ')(s3edge serve [^'\n]*)/.exec(stderr)?.[1];
+    if (suggested === undefined) continue;
+    const check = await run([...suggested.split(' ').slice(1), '--help']);
+    t.equal(check.code, 0, `'${suggested}' is a valid serve command line`);
+    checked++;
+  }
+  t.equal(checked, 3, 'three serve command lines suggested, and checked');
   const far = await run(['frobnicate']);
   t.notMatch(far.stderr, /Did you mean/, 'nothing close: no suggestion');
 });
