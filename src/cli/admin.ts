@@ -1,5 +1,6 @@
 // Admin commands (users, account-keys, buckets, access-keys) against a data directory. Safe to run
 // while the server uses the same directory: SQLite WAL + busy_timeout serialise the writes.
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { mintApiKey, parseScopes, ALL_SCOPES } from '../auth/api-keys.js';
 import { issueAccessKey, type AccessKeyFields, type IssuedAccessKey } from '../auth/access-key-issuer.js';
@@ -11,7 +12,7 @@ import { ConstraintError, type Bucket, type BucketPermission, type Repos, type U
 import { S3Error } from '../errors/s3-errors.js';
 import { bucketNameProblem } from '../s3/bucket-name.js';
 import { createBucket, deleteBucket } from '../s3/bucket-service.js';
-import { openDataDir } from './data-dir.js';
+import { NoDataDirError, openDataDir } from './data-dir.js';
 import { createStorage } from '../storage/select.js';
 import { scrubBlobs } from '../storage/scrub.js';
 import { CorruptionReporter } from '../storage/corruption.js';
@@ -33,6 +34,11 @@ interface Command {
   summary: string;
   /** One command line that works as written (after the names it uses exist). */
   example: string;
+  /**
+   * May create a data directory that has no meta.db yet (and says so on stderr): setting up users
+   * before the first start. Every other command refuses one, rather than leave a stray ./data behind.
+   */
+  initialises?: true;
   run(ctx: RunContext): unknown;  // a result, or a promise of one
 }
 
@@ -189,8 +195,9 @@ const COMMANDS: Record<string, Record<string, Command>> = {
     create: {
       args: ['NAME'],
       flags: [],
-      summary: 'create a user (an account that owns buckets)',
+      summary: 'create a user (an account that owns buckets); the one command that may start a new data directory',
       example: 's3edge users create alice',
+      initialises: true,
       run: ({ repos, args }) => {
         const name = args.NAME as string;
         if (!USER_NAME.test(name)) {
@@ -704,7 +711,8 @@ export async function runAdmin(argv: string[]): Promise<number> {
   let dataDir: ReturnType<typeof openDataDir> | undefined;
   try {
     const config = loadConfig({ flags: configValues, ...(typeof values.config === 'string' ? { configFile: values.config } : {}) });
-    dataDir = openDataDir(config);
+    dataDir = openDataDir(config, { mustExist: cmd.initialises !== true });
+    if (dataDir.created) process.stderr.write(`s3edge: created a new data directory at ${resolve(config.dataDir)} (no server has used it yet)\n`);
     const returned: unknown = await cmd.run({ config, repos: dataDir.repos, masterKey: dataDir.masterKey, args, flags });
     const result = returned instanceof FailedResult ? returned.result : returned;
     process.stdout.write((json ? JSON.stringify(result) : human(result)) + '\n');
@@ -712,6 +720,10 @@ export async function runAdmin(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof ConfigError) {
       fail(json, 'ConfigError', err.message);
+      return 2;
+    }
+    if (err instanceof NoDataDirError) {
+      fail(json, 'NoDataDir', err.message);
       return 2;
     }
     if (err instanceof AdminError || err instanceof S3Error) {

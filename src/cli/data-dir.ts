@@ -1,6 +1,6 @@
-// Opens a data directory: creates it (0700), loads the master key, opens <dataDir>/meta.db.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+// Opens a data directory: creates it (0700) unless told it must exist, loads the master key, opens <dataDir>/meta.db.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { openDatabase, type Db } from '../db/open.js';
@@ -16,6 +16,23 @@ export interface DataDir {
   db: Db;
   repos: Repos;
   masterKey: Buffer;
+  /** This call made meta.db: the directory was new (or held no metadata). */
+  created: boolean;
+}
+
+/** `mustExist` and no meta.db in the data directory: nothing was created. */
+export class NoDataDirError extends Error {
+  constructor(readonly dir: string) {
+    super(
+      `no s3edge data directory at ${dir} (no ${META_DB_FILE} there): point at the server's with --data-dir DIR or S3EDGE_DATA_DIR, or start the server first (s3edge serve)`,
+    );
+    this.name = 'NoDataDirError';
+  }
+}
+
+export interface OpenDataDirOptions {
+  /** Refuse (NoDataDirError) rather than create a data directory that holds no meta.db yet. */
+  mustExist?: boolean;
 }
 
 function verifyMasterKey(repos: Repos, masterKey: Buffer): void {
@@ -39,13 +56,17 @@ function verifyMasterKey(repos: Repos, masterKey: Buffer): void {
   });
 }
 
-export function openDataDir(config: Config): DataDir {
+export function openDataDir(config: Config, options: OpenDataDirOptions = {}): DataDir {
+  // A configured master key is checked first: a bad one is the mistake to report, whatever the directory.
+  const configuredKey = config.masterKey !== '' ? loadMasterKey(config) : undefined;
+  const created = !existsSync(join(config.dataDir, META_DB_FILE));
+  if (created && options.mustExist) throw new NoDataDirError(resolve(config.dataDir));
   try {
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   } catch (err) {
     throw new ConfigError(`config: dataDir: cannot create ${config.dataDir}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
   }
-  const masterKey = loadMasterKey(config);
+  const masterKey = configuredKey ?? loadMasterKey(config);
   let db: Db;
   try {
     db = openDatabase(join(config.dataDir, META_DB_FILE));
@@ -55,7 +76,7 @@ export function openDataDir(config: Config): DataDir {
   try {
     const repos = createRepos(db);
     verifyMasterKey(repos, masterKey);
-    return { db, repos, masterKey };
+    return { db, repos, masterKey, created };
   } catch (err) {
     db.close();
     throw err;

@@ -75,7 +75,11 @@ t.test('admin CLI end to end', async (t) => {
   let accountKeyId = '';
 
   await t.test('users', async (t) => {
-    const alice = (await ok(t, ['users', 'create', 'alice'], 'users create')) as Record<string, unknown>;
+    // The one command that may start a data directory, and it says so.
+    const first = await run(['users', 'create', 'alice', ...base, '--json']);
+    t.equal(first.code, 0, 'users create in a new data directory');
+    t.equal(first.stderr, `s3edge: created a new data directory at ${dataDir} (no server has used it yet)\n`, 'says it created one');
+    const alice = JSON.parse(first.stdout) as Record<string, unknown>;
     t.same(Object.keys(alice).sort(), ['createdAt', 'id', 'name']);
     t.match(alice, { id: /^[0-9a-f]{32}$/, name: 'alice', createdAt: ISO });
     await ok(t, ['users', 'create', 'bob'], 'users create bob');
@@ -286,9 +290,43 @@ t.test('config errors exit 2 with one line', async (t) => {
   t.equal(m.code, 2);
   t.equal(m.stderr, 's3edge: config: masterKey must be 32 bytes as hex or base64\n');
   assertClean(t, m, 'bad master key');
+  t.equal((await run(['users', 'create', 'zed', '--json'], { S3EDGE_DATA_DIR: dataDir })).code, 0, 'S3EDGE_DATA_DIR works too');
   const env = await run(['users', 'list', '--json'], { S3EDGE_DATA_DIR: dataDir });
-  t.equal(env.code, 0, 'S3EDGE_DATA_DIR works too');
-  t.same(JSON.parse(env.stdout), []);
+  t.equal(env.code, 0);
+  t.same((JSON.parse(env.stdout) as { name: string }[]).map((u) => u.name), ['zed'], 'the same directory');
+});
+
+t.test('commands that need existing data never create a data directory', async (t) => {
+  const cwd = tempDir(t);
+  const dataDir = join(cwd, 'data');
+  const line = `s3edge: no s3edge data directory at ${dataDir} (no meta.db there): point at the server's with --data-dir DIR or S3EDGE_DATA_DIR, or start the server first (s3edge serve)\n`;
+  const commands = [
+    ['access-keys', 'create', '--bucket', 'photos', '--permission', 'read'],
+    ['account-keys', 'create', '--user', 'alice'],
+    ['buckets', 'create', 'photos', '--user', 'alice'],
+    ['buckets', 'list'],
+    ['users', 'list'],
+    ['users', 'delete', 'alice'],
+    ['api-keys', 'create', '--user', 'alice', '--scopes', 'assets:read'],
+    ['credits', 'grant', '--user', 'alice', '--amount', '1'],
+    ['scrub', 'run'],
+    ['scrub', 'list'],
+  ];
+  for (const args of commands) {
+    const r = await run(args, {}, cwd);
+    t.same([r.code, r.stdout, r.stderr], [2, '', line], `${args.join(' ')} in a folder without ./data: one line naming it`);
+    const j = await run([...args, '--json'], { S3EDGE_DATA_DIR: dataDir });
+    t.equal(j.code, 2, `${args.join(' ')} --json: exit 2`);
+    assertErrorJson(t, j, 'NoDataDir', `${args.join(' ')} --json`);
+  }
+  t.same(readdirSync(cwd), [], 'no ./data, no master.key, no meta.db');
+  // A data directory the server has not started in yet is fine once users create made its meta.db.
+  const made = await run(['users', 'create', 'alice'], {}, cwd);
+  t.equal(made.code, 0, 'users create may start one');
+  t.equal(made.stderr, `s3edge: created a new data directory at ${dataDir} (no server has used it yet)\n`, 'and says where');
+  const listed = await run(['users', 'list', '--json'], {}, cwd);
+  t.same([listed.code, listed.stderr], [0, ''], 'then the others work, quietly');
+  t.same((JSON.parse(listed.stdout) as { name: string }[]).map((u) => u.name), ['alice']);
 });
 
 t.test('help exits 0', async (t) => {
