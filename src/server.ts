@@ -7,6 +7,7 @@ import { buildApp } from './app.js';
 import { ConfigError } from './config/load.js';
 import type { AppContext } from './context.js';
 import type { Config } from './config/schema.js';
+import { thisServer } from './server-record.js';
 
 export interface RunningServer {
   /** e.g. http://127.0.0.1:9000 */
@@ -92,7 +93,9 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
     tlsUrl = urlOf('https', await listen(https as unknown as Server, config.tls.port, config.tls.host || config.host));
   }
 
-  ctx.repos.settings.setServerEndpoints({ s3: url, s3Tls: tlsUrl ?? null, cdn: ctx.endpoints.cdn });
+  // Admin commands (other processes) print these, and tell from who wrote them whether it still runs.
+  const record = thisServer({ s3: url, s3Tls: tlsUrl ?? null, cdn: ctx.endpoints.cdn, region: config.region }, ctx.clock());
+  ctx.repos.settings.setServerEndpoints(record);
   return {
     url,
     tlsUrl,
@@ -107,6 +110,11 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
             }),
         ),
       );
+      try {
+        ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
+      } catch (err) {
+        ctx.log.warn({ err }, 'could not record the stop in the settings table');
+      }
       await app.close();
     },
   };

@@ -6,13 +6,14 @@ import { mintApiKey, parseScopes, ALL_SCOPES } from '../auth/api-keys.js';
 import { issueAccessKey, type AccessKeyFields, type IssuedAccessKey } from '../auth/access-key-issuer.js';
 import { CreditsService, fromMilli } from '../credits/credits.js';
 import { ROOT_USER } from '../auth/root.js';
-import { configFlags, ConfigError, loadConfig } from '../config/load.js';
+import { configFlags, ConfigError, givenExplicitly, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { ConstraintError, type Bucket, type BucketPermission, type Repos, type User } from '../db/repos/index.js';
 import { S3Error } from '../errors/s3-errors.js';
 import { bucketNameProblem } from '../s3/bucket-name.js';
 import { createBucket, deleteBucket } from '../s3/bucket-service.js';
 import { NoDataDirError, openDataDir } from './data-dir.js';
+import { isRunning } from '../server-record.js';
 import { createStorage } from '../storage/select.js';
 import { scrubBlobs } from '../storage/scrub.js';
 import { CorruptionReporter } from '../storage/corruption.js';
@@ -48,6 +49,8 @@ interface RunContext {
   masterKey: Buffer;
   args: Record<string, string>;
   flags: Record<string, string | undefined>;
+  /** The data directory's server as recorded: endpoint, whether it runs, its region. */
+  server: () => ServerView;
 }
 
 /** A failed operation: exit code 1, one line. */
@@ -106,17 +109,47 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-/**
- * The S3 endpoint clients should use: the configured publicUrl, else the endpoint the server recorded
- * when it last started on this data directory, else null (unknown: never a guess from host and port,
- * which is wrong whenever the server runs with other flags or on port 0).
- */
-function endpoint(config: Config, repos: Repos): string | null {
-  if (config.publicUrl !== '') return config.publicUrl;
-  return repos.settings.serverEndpoints()?.s3 ?? null;
+/** Where the S3 endpoint printed by a command comes from, and whether the server there runs now. */
+export type EndpointStatus =
+  /** --public-url (or its setting) */
+  | 'configured'
+  /** recorded by the server running now on this data directory */
+  | 'running'
+  /** recorded when the server last ran on this data directory; it is not running now */
+  | 'not-running'
+  /** recorded by a server on another host, or by an older version: whether it runs cannot be told from here */
+  | 'unverified'
+  /** no server has started on this data directory: endpoint null */
+  | 'unknown';
+
+interface ServerView {
+  endpoint: string | null;
+  endpointStatus: EndpointStatus;
+  /** The region to give clients and new buckets: --region if given, else the server's, else the default. */
+  region: string;
 }
 
-const UNKNOWN_ENDPOINT = 'unknown: no server has started on this data directory yet (start it, or pass --public-url)';
+/**
+ * What this data directory's server looks like from here: the configured publicUrl, else the endpoint
+ * the server recorded when it last started (never a guess from host and port, which is wrong whenever
+ * the server runs with other flags or on port 0), and whether that server still runs.
+ */
+function serverView(config: Config, repos: Repos, regionGiven: boolean): ServerView {
+  const recorded = repos.settings.serverEndpoints();
+  const region = regionGiven ? config.region : (recorded?.region ?? config.region);
+  if (config.publicUrl !== '') return { endpoint: config.publicUrl, endpointStatus: 'configured', region };
+  if (!recorded) return { endpoint: null, endpointStatus: 'unknown', region };
+  const running = isRunning(recorded);
+  return { endpoint: recorded.s3, endpointStatus: running === undefined ? 'unverified' : running ? 'running' : 'not-running', region };
+}
+
+/** The human output's endpoint line: the URL, and what to make of it. */
+function endpointLine(endpoint: unknown, status: unknown): string {
+  if (endpoint === null) return 'unknown: no server has started on this data directory yet (start it, or pass --public-url)';
+  if (status === 'not-running') return `${String(endpoint)} (from when the server last ran on this data directory: it is not running now)`;
+  if (status === 'unverified') return `${String(endpoint)} (recorded by the server when it started: whether it runs now cannot be told from here)`;
+  return String(endpoint);
+}
 
 function requireUser(repos: Repos, name: string): User {
   const user = repos.users.getByName(name);
@@ -250,18 +283,12 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       required: ['user'],
       summary: "create a key with the user's rights: its buckets, and creating buckets",
       example: 's3edge account-keys create --user alice --name laptop',
-      run: ({ repos, masterKey, config, flags }) => {
+      run: ({ repos, masterKey, server, flags }) => {
         const user = requireUser(repos, flags.user as string);
         const name = label(flags.name);
         const { key, secretAccessKey } = insertKey(repos, masterKey, { kind: 'account', userId: user.id, bucketId: null, permission: null, name });
-        return {
-          accessKeyId: key.accessKeyId,
-          secretAccessKey,
-          user: user.name,
-          name: key.name,
-          endpoint: endpoint(config, repos),
-          region: config.region,
-        };
+        const { endpoint, endpointStatus, region } = server();
+        return { accessKeyId: key.accessKeyId, secretAccessKey, user: user.name, name: key.name, endpoint, endpointStatus, region };
       },
     },
     list: {
@@ -292,14 +319,14 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       required: ['user'],
       summary: 'create a bucket owned by a user',
       example: 's3edge buckets create photos --user alice',
-      run: ({ repos, config, args, flags }) => {
+      run: ({ repos, server, args, flags }) => {
         const user = requireUser(repos, flags.user as string);
         const name = args.NAME as string;
         const problem = bucketNameProblem(name);
         if (problem) throw new AdminError('InvalidBucketName', `invalid bucket name '${name}': the name ${problem}`);
         let bucket: Bucket;
         try {
-          bucket = createBucket(repos, { name, ownerId: user.id, region: config.region });
+          bucket = createBucket(repos, { name, ownerId: user.id, region: server().region });
         } catch (err) {
           if (err instanceof S3Error && (err.code === 'BucketAlreadyExists' || err.code === 'BucketAlreadyOwnedByYou')) {
             const owner = repos.buckets.getByName(name);
@@ -492,7 +519,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       required: ['bucket', 'permission'],
       summary: 'create a key limited to one bucket (read | read_write)',
       example: 's3edge access-keys create --bucket photos --permission read_write --name ci',
-      run: ({ repos, masterKey, config, flags }) => {
+      run: ({ repos, masterKey, server, flags }) => {
         const perm = permission(flags.permission);
         const name = label(flags.name);
         const bucket = requireBucket(repos, flags.bucket as string);
@@ -503,13 +530,15 @@ const COMMANDS: Record<string, Record<string, Command>> = {
           permission: perm,
           name,
         });
+        const { endpoint, endpointStatus } = server();
         return {
           accessKeyId: key.accessKeyId,
           secretAccessKey,
           name: key.name,
           bucket: bucket.name,
           permission: perm,
-          endpoint: endpoint(config, repos),
+          endpoint,
+          endpointStatus,
           region: bucket.region,
           forcePathStyle: true,
         };
@@ -595,7 +624,9 @@ function table(rows: Record<string, unknown>[]): string {
 function human(result: unknown): string {
   if (Array.isArray(result)) return table(result as Record<string, unknown>[]);
   const obj = result as Record<string, unknown>;
-  const lines = Object.entries(obj).map(([k, v]) => `${(k + ':').padEnd(17)} ${k === 'endpoint' && v === null ? UNKNOWN_ENDPOINT : String(v)}`);
+  const lines = Object.entries(obj)
+    .filter(([k]) => k !== 'endpointStatus')
+    .map(([k, v]) => `${(k + ':').padEnd(17)} ${k === 'endpoint' ? endpointLine(v, obj.endpointStatus) : String(v)}`);
   if ('secretAccessKey' in obj) lines.push('', 'The secret access key is shown only now: store it somewhere safe.');
   return lines.join('\n');
 }
@@ -710,10 +741,13 @@ export async function runAdmin(argv: string[]): Promise<number> {
 
   let dataDir: ReturnType<typeof openDataDir> | undefined;
   try {
-    const config = loadConfig({ flags: configValues, ...(typeof values.config === 'string' ? { configFile: values.config } : {}) });
+    const sources = { flags: configValues, ...(typeof values.config === 'string' ? { configFile: values.config } : {}) };
+    const config = loadConfig(sources);
     dataDir = openDataDir(config, { mustExist: cmd.initialises !== true });
+    const { repos } = dataDir;
+    const server = (): ServerView => serverView(config, repos, givenExplicitly('region', sources));
     if (dataDir.created) process.stderr.write(`s3edge: created a new data directory at ${resolve(config.dataDir)} (no server has used it yet)\n`);
-    const returned: unknown = await cmd.run({ config, repos: dataDir.repos, masterKey: dataDir.masterKey, args, flags });
+    const returned: unknown = await cmd.run({ config, repos, masterKey: dataDir.masterKey, args, flags, server });
     const result = returned instanceof FailedResult ? returned.result : returned;
     process.stdout.write((json ? JSON.stringify(result) : human(result)) + '\n');
     return returned instanceof FailedResult ? 1 : 0;

@@ -182,6 +182,14 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   return cfg;
 }
 
+/** Whether `path` was given (a flag, an S3EDGE_* variable, the config file) rather than left at its default. */
+export function givenExplicitly(path: string, opts: LoadOptions = {}): boolean {
+  const env = opts.env ?? process.env;
+  if (opts.flags?.[path] !== undefined || env[envName(path)] !== undefined) return true;
+  const file = opts.configFile ?? env.S3EDGE_CONFIG;
+  return file ? getPath(readJson(file, 'config file'), path) !== undefined : false;
+}
+
 /** Every config path that the CLI accepts as a flag, e.g. `data-dir` -> `dataDir`. */
 export function configFlags(): Map<string, string> {
   return new Map(leafPaths(readJson(DEFAULT_FILE, 'defaults')).map((p) => [flagName(p), p]));

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../helpers/temp-data.js';
 import { startServer } from '../helpers/server.js';
+import { RawS3 } from '../helpers/s3-client.js';
 
 const CLI = fileURLToPath(new URL('../../bin/s3edge.js', import.meta.url));
 
@@ -139,20 +140,21 @@ t.test('admin CLI end to end', async (t) => {
       '--public-url',
       'https://s3.example.com',
     ])) as Record<string, unknown>;
-    t.same(Object.keys(k).sort(), ['accessKeyId', 'endpoint', 'name', 'region', 'secretAccessKey', 'user']);
+    t.same(Object.keys(k).sort(), ['accessKeyId', 'endpoint', 'endpointStatus', 'name', 'region', 'secretAccessKey', 'user']);
     t.match(k, {
       accessKeyId: /^SE[A-Z2-7]{18}$/,
       secretAccessKey: /^[A-Za-z0-9_-]{40}$/,
       user: 'alice',
       name: 'laptop',
       endpoint: 'https://s3.example.com',
+      endpointStatus: 'configured',
       region: 'us-east-1',
     });
     accountKeyId = k.accessKeyId as string;
     secrets.push(k.secretAccessKey as string);
     // No publicUrl and no server ever started here: the endpoint is unknown, never guessed from --port.
     const k2 = (await ok(t, ['account-keys', 'create', '--user', 'alice'], 'no label', ['--host', '0.0.0.0', '--port', '9100'])) as Record<string, unknown>;
-    t.match(k2, { name: '', endpoint: null });
+    t.match(k2, { name: '', endpoint: null, endpointStatus: 'unknown' });
     const human = await run(['account-keys', 'create', '--user', 'alice', ...base]);
     t.match(human.stdout, /^endpoint:\s+unknown: no server has started on this data directory yet \(start it, or pass --public-url\)$/m, 'human output says so');
     const humanId = /^accessKeyId:\s+(\S+)$/m.exec(human.stdout)?.[1] ?? '';
@@ -175,7 +177,7 @@ t.test('admin CLI end to end', async (t) => {
 
   await t.test('bucket access keys', async (t) => {
     const k = (await ok(t, ['access-keys', 'create', '--bucket', 'photos', '--permission', 'read_write', '--name', 'ci'], 'access-keys create')) as Record<string, unknown>;
-    t.same(Object.keys(k).sort(), ['accessKeyId', 'bucket', 'endpoint', 'forcePathStyle', 'name', 'permission', 'region', 'secretAccessKey']);
+    t.same(Object.keys(k).sort(), ['accessKeyId', 'bucket', 'endpoint', 'endpointStatus', 'forcePathStyle', 'name', 'permission', 'region', 'secretAccessKey']);
     t.match(k, {
       accessKeyId: /^SE[A-Z2-7]{18}$/,
       secretAccessKey: /^[A-Za-z0-9_-]{40}$/,
@@ -183,6 +185,7 @@ t.test('admin CLI end to end', async (t) => {
       bucket: 'photos',
       permission: 'read_write',
       endpoint: null,
+      endpointStatus: 'unknown',
       region: 'eu-west-3',
       forcePathStyle: true,
     });
@@ -468,8 +471,92 @@ t.test('admin commands print the endpoint the server really serves', async (t) =
   t.not(new URL(server.url).port, '9000', 'a port other than the default');
   const key = await server.admin(['access-keys', 'create', '--bucket', 'erin-bucket', '--permission', 'read']);
   t.equal(key['endpoint'], server.url, 'access-keys create: the bound URL, not http://127.0.0.1:9000');
+  t.equal(key['endpointStatus'], 'running', 'and the server there runs');
   const account = await server.admin(['account-keys', 'create', '--user', 'erin']);
   t.equal(account['endpoint'], server.url, 'account-keys create too');
+  t.equal(account['endpointStatus'], 'running');
   const viaPublic = await server.admin(['access-keys', 'create', '--bucket', 'erin-bucket', '--permission', 'read', '--public-url', 'https://s3.example.net']);
   t.equal(viaPublic['endpoint'], 'https://s3.example.net', 'a configured publicUrl wins');
+  t.equal(viaPublic['endpointStatus'], 'configured');
+});
+
+/** The record a server wrote in its data directory's settings table. */
+function serverRecord(dataDir: string): Record<string, unknown> {
+  const db = new Database(join(dataDir, 'meta.db'), { readonly: true });
+  try {
+    const row = db.prepare("SELECT value FROM settings WHERE name = 'server.endpoints'").get() as { value: string };
+    return JSON.parse(row.value) as Record<string, unknown>;
+  } finally {
+    db.close();
+  }
+}
+
+t.test('after the server stopped, admin commands still print its endpoint and say it is not running', async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  const base = ['--data-dir', dataDir];
+  const server = await startServer({ dataDir });
+  t.teardown(() => server.stop());
+  await server.admin(['users', 'create', 'fay']);
+  await server.admin(['buckets', 'create', 'fay-bucket', '--user', 'fay']);
+  t.match(serverRecord(dataDir), { s3: server.url, pid: Number, host: String, startedAt: Number, stoppedAt: null }, 'who recorded it');
+  await server.stop();
+  t.match(serverRecord(dataDir), { s3: server.url, stoppedAt: Number }, 'a clean stop is recorded');
+
+  const key = await run(['access-keys', 'create', '--bucket', 'fay-bucket', '--permission', 'read', ...base, '--json']);
+  t.equal(key.code, 0, key.stderr);
+  t.match(JSON.parse(key.stdout), { endpoint: server.url, endpointStatus: 'not-running' }, 'the last endpoint, marked not running');
+  const human = await run(['account-keys', 'create', '--user', 'fay', ...base]);
+  t.equal(human.code, 0, human.stderr);
+  t.match(human.stdout, `\nendpoint:         ${server.url} (from when the server last ran on this data directory: it is not running now)\n`, 'the human output says so');
+  t.notMatch(human.stdout, /endpointStatus/, 'in words, not as a field');
+
+  // A server that died without stopping (SIGKILL): its pid is gone, so it is not running either.
+  const again = await startServer({ dataDir });
+  t.teardown(() => again.stop());
+  const running = await run(['access-keys', 'create', '--bucket', 'fay-bucket', '--permission', 'read', ...base, '--json']);
+  t.match(JSON.parse(running.stdout), { endpoint: again.url, endpointStatus: 'running' }, 'restarted: running again');
+  const pid = serverRecord(dataDir)['pid'] as number;
+  process.kill(pid, 'SIGKILL');
+  await new Promise<void>((resolve) => {
+    const poll = (): void => {
+      try {
+        process.kill(pid, 0);
+        setTimeout(poll, 20);
+      } catch {
+        resolve();
+      }
+    };
+    poll();
+  });
+  t.match(serverRecord(dataDir), { stoppedAt: null }, 'a killed server records nothing');
+  const afterKill = await run(['access-keys', 'create', '--bucket', 'fay-bucket', '--permission', 'read', ...base, '--json']);
+  t.match(JSON.parse(afterKill.stdout), { endpoint: again.url, endpointStatus: 'not-running' }, 'killed: not running');
+});
+
+t.test("admin commands use the server's region unless given one", async (t) => {
+  const dataDir = join(tempDir(t), 'data');
+  const base = ['--data-dir', dataDir, '--json'];
+  const server = await startServer({ dataDir, env: { S3EDGE_REGION: 'eu-west-1' } });
+  t.teardown(() => server.stop());
+  // The CLI runs without the server's S3EDGE_REGION, as a second shell would.
+  const admin = async (args: string[]): Promise<Record<string, unknown>> => {
+    const r = await run([...args, ...base]);
+    t.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    return JSON.parse(r.stdout) as Record<string, unknown>;
+  };
+  await admin(['users', 'create', 'gus']);
+  t.match(await admin(['account-keys', 'create', '--user', 'gus']), { region: 'eu-west-1' }, 'account-keys create: the server\'s region');
+  t.match(await admin(['buckets', 'create', 'gus-bucket', '--user', 'gus']), { region: 'eu-west-1' }, 'buckets create: in the server\'s region');
+  const key = await admin(['access-keys', 'create', '--bucket', 'gus-bucket', '--permission', 'read_write']);
+  t.match(key, { region: 'eu-west-1', endpoint: server.url });
+  // The printed settings work: a PUT signed for the printed region, and the bucket reports that region.
+  const s3 = new RawS3({ url: key['endpoint'] as string }, { accessKeyId: key['accessKeyId'] as string, secretAccessKey: key['secretAccessKey'] as string });
+  const put = await s3.send({ method: 'PUT', bucket: 'gus-bucket', key: 'a.txt', body: Buffer.from('hi'), region: key['region'] as string });
+  t.equal(put.status, 200, 'PUT signed for the printed region');
+  const head = await s3.send({ method: 'HEAD', bucket: 'gus-bucket', region: 'eu-west-1' });
+  t.equal(head.headers['x-amz-bucket-region'], 'eu-west-1', 'HeadBucket: x-amz-bucket-region');
+  // Given explicitly (flag or environment), the CLI's region wins.
+  t.match(await admin(['buckets', 'create', 'gus-flag', '--user', 'gus', '--region', 'eu-west-3']), { region: 'eu-west-3' }, '--region wins');
+  const env = await run(['account-keys', 'create', '--user', 'gus', ...base], { S3EDGE_REGION: 'ap-south-1' });
+  t.match(JSON.parse(env.stdout), { region: 'ap-south-1' }, 'S3EDGE_REGION wins');
 });

@@ -2,11 +2,21 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../open.js';
 
-/** Where a server serves, as it recorded when it last started on this data directory. */
+/** Where a server serves, as it recorded when it last started on this data directory (src/server-record.ts). */
 export interface ServerEndpoints {
   s3: string;
   s3Tls: string | null;
   cdn: string;
+  /** The region it serves (the only one requests may be signed for). */
+  region?: string;
+  /** Who recorded it, to tell whether that server still runs: host name, pid, when it started. */
+  host?: string;
+  pid?: number;
+  startedAt?: number;
+  /** The process's start time as the OS counts it (Linux: /proc/<pid>/stat), to tell a reused pid. */
+  processStart?: string;
+  /** When it stopped cleanly; null while it runs (or if it died without stopping). */
+  stoppedAt?: number | null;
 }
 
 const SERVER_ENDPOINTS = 'server.endpoints';
@@ -15,6 +25,7 @@ export class SettingsRepo {
   private readonly getStmt: Statement<[string], { value: string }>;
   private readonly setStmt: Statement<[string, string]>;
   private readonly deleteStmt: Statement<[string]>;
+  private readonly markStoppedStmt: Statement<[string, string, string]>;
 
   constructor(db: Db) {
     this.getStmt = db.prepare('SELECT value FROM settings WHERE name = ?');
@@ -22,6 +33,7 @@ export class SettingsRepo {
       'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
     );
     this.deleteStmt = db.prepare('DELETE FROM settings WHERE name = ?');
+    this.markStoppedStmt = db.prepare('UPDATE settings SET value = ? WHERE name = ? AND value = ?');
   }
 
   get(name: string): string | undefined {
@@ -41,12 +53,31 @@ export class SettingsRepo {
     this.set(SERVER_ENDPOINTS, JSON.stringify(endpoints));
   }
 
+  /**
+   * A clean stop: marks the record stopped if it is still `mine` (a later server on the same data
+   * directory may have replaced it). One statement, so a concurrent start cannot be overwritten.
+   */
+  markServerStopped(mine: ServerEndpoints, stoppedAt: number): boolean {
+    return this.markStoppedStmt.run(JSON.stringify({ ...mine, stoppedAt }), SERVER_ENDPOINTS, JSON.stringify(mine)).changes > 0;
+  }
+
   serverEndpoints(): ServerEndpoints | undefined {
     const raw = this.get(SERVER_ENDPOINTS);
     if (raw === undefined) return undefined;
     try {
-      const e = JSON.parse(raw) as Partial<ServerEndpoints>;
-      return typeof e.s3 === 'string' && typeof e.cdn === 'string' ? { s3: e.s3, s3Tls: typeof e.s3Tls === 'string' ? e.s3Tls : null, cdn: e.cdn } : undefined;
+      const e = JSON.parse(raw) as Partial<Record<keyof ServerEndpoints, unknown>>;
+      if (typeof e.s3 !== 'string' || typeof e.cdn !== 'string') return undefined;
+      return {
+        s3: e.s3,
+        s3Tls: typeof e.s3Tls === 'string' ? e.s3Tls : null,
+        cdn: e.cdn,
+        ...(typeof e.region === 'string' ? { region: e.region } : {}),
+        ...(typeof e.host === 'string' ? { host: e.host } : {}),
+        ...(typeof e.pid === 'number' ? { pid: e.pid } : {}),
+        ...(typeof e.startedAt === 'number' ? { startedAt: e.startedAt } : {}),
+        ...(typeof e.processStart === 'string' ? { processStart: e.processStart } : {}),
+        ...(typeof e.stoppedAt === 'number' ? { stoppedAt: e.stoppedAt } : { stoppedAt: null }),
+      };
     } catch {
       return undefined;
     }
