@@ -84,7 +84,12 @@ const COMMAND_FLAGS = {
   permission: { type: 'string' },
   scopes: { type: 'string' },
   amount: { type: 'string' },
+  /** api-keys create: print the token alone, for `TOKEN=$(s3edge api-keys create ... --token-only)`. */
+  'token-only': { type: 'boolean' },
 } as const;
+
+/** The command flags that take a value. */
+const VALUED_FLAGS = Object.entries(COMMAND_FLAGS).flatMap(([name, o]) => (o.type === 'string' ? [name] : []));
 
 /** The sections of `s3edge --help`, in order, and each group's one line there. */
 export const GROUPS: Readonly<Record<string, { section: string; summary: string }>> = {
@@ -393,9 +398,9 @@ const COMMANDS: Record<string, Record<string, Command>> = {
   'api-keys': {
     create: {
       args: [],
-      flags: ['user', 'scopes', 'name'],
+      flags: ['user', 'scopes', 'name', 'token-only'],
       required: ['user', 'scopes'],
-      summary: `create a management API key (bearer token); scopes: ${ALL_SCOPES.join(',')}`,
+      summary: `create a management API key (bearer token; --token-only prints it alone); scopes: ${ALL_SCOPES.join(',')}`,
       example: 's3edge api-keys create --user alice --scopes assets:read,assets:write --name backend',
       run: ({ repos, flags }) => {
         const user = requireUser(repos, flags.user as string);
@@ -573,6 +578,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
 
 function synopsis(group: string, action: string, cmd: Command): string {
   const flags = cmd.flags.map((f) => {
+    if (COMMAND_FLAGS[f as keyof typeof COMMAND_FLAGS]?.type === 'boolean') return `[--${f}]`;
     const value = f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : f === 'scopes' ? 'a,b' : f === 'amount' ? 'N' : 'NAME';
     const text = `--${f} ${value}`;
     return cmd.required?.includes(f) ? text : `[${text}]`;
@@ -647,7 +653,7 @@ interface Help {
 
 function parse(rawArgv: string[]): Parsed | Help {
   const configOptions = Object.fromEntries([...configFlags().keys()].map((f) => [f, { type: 'string' as const }]));
-  const argv = attachDashValues(rawArgv, ['config', ...Object.keys(configOptions), ...Object.keys(COMMAND_FLAGS)]);
+  const argv = attachDashValues(rawArgv, ['config', ...Object.keys(configOptions), ...VALUED_FLAGS]);
   const [first, second] = argv.filter((a) => !a.startsWith('-'));
   const ownFlags = first !== undefined && second !== undefined ? (COMMANDS[first]?.[second]?.flags ?? []) : [];
   const unknown = unknownOption(argv, [...COMMON_OPTIONS, ...Object.keys(configOptions), ...Object.keys(COMMAND_FLAGS)]);
@@ -691,6 +697,9 @@ function parse(rawArgv: string[]): Parsed | Help {
   const where = `${group} ${action as string}`;
   for (const flag of Object.keys(COMMAND_FLAGS)) {
     if (values[flag] !== undefined && !cmd.flags.includes(flag)) throw new UsageError(`'${where}' does not take --${flag}`, group, action);
+  }
+  if (values['token-only'] === true && values.json === true) {
+    throw new UsageError(`'${where}': --token-only prints the token alone, --json the whole key: give one of them`, group, action);
   }
   for (const flag of cmd.required ?? []) {
     if (values[flag] === undefined || values[flag] === '') throw new UsageError(`'${where}' requires --${flag}`, group, action);
@@ -749,7 +758,8 @@ export async function runAdmin(argv: string[]): Promise<number> {
     if (dataDir.created) process.stderr.write(`s3edge: created a new data directory at ${resolve(config.dataDir)} (no server has used it yet)\n`);
     const returned: unknown = await cmd.run({ config, repos, masterKey: dataDir.masterKey, args, flags, server });
     const result = returned instanceof FailedResult ? returned.result : returned;
-    process.stdout.write((json ? JSON.stringify(result) : human(result)) + '\n');
+    const token = values['token-only'] === true ? (result as { token?: unknown }).token : undefined;
+    process.stdout.write((json ? JSON.stringify(result) : typeof token === 'string' ? token : human(result)) + '\n');
     return returned instanceof FailedResult ? 1 : 0;
   } catch (err) {
     if (err instanceof ConfigError) {

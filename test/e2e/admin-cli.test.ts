@@ -249,6 +249,16 @@ t.test('admin CLI end to end', async (t) => {
     t.match(k.stdout, /secretAccessKey:\s+[A-Za-z0-9_-]{40}/);
     t.match(k.stdout, /shown only now/);
   });
+
+  await t.test('api-keys create --token-only prints the token alone', async (t) => {
+    await ok(t, ['users', 'create', 'tess'], 'setup');
+    const r = await run(['api-keys', 'create', '--user', 'tess', '--scopes', 'assets:read', '--token-only', ...base]);
+    t.same([r.code, r.stderr], [0, ''], 'exit 0, quiet stderr');
+    t.match(r.stdout, /^s3e_[0-9a-f]{32}_[A-Za-z0-9_-]+\n$/, 'one line: the token');
+    const listed = (await ok(t, ['api-keys', 'list', '--user', 'tess'], 'api-keys list')) as { id: string }[];
+    t.equal(listed.length, 1, 'the key exists');
+    t.ok(r.stdout.startsWith(`s3e_${listed[0]?.id ?? ''}_`), 'the token of that key');
+  });
 });
 
 t.test('usage errors exit 2 with a usage text and no stack', async (t) => {
@@ -266,6 +276,8 @@ t.test('usage errors exit 2 with a usage text and no stack', async (t) => {
     [['access-keys', 'create', '--permission', 'read'], /requires --bucket/],
     [['account-keys', 'delete'], /requires ACCESS_KEY_ID/],
     [['users', 'list', '--json=yes'], /does not take an argument/],
+    [['users', 'list', '--token-only'], /'users list' does not take --token-only/],
+    [['api-keys', 'create', '--user', 'a', '--scopes', 'assets:read', '--token-only', '--json'], /--token-only prints the token alone, --json the whole key: give one of them/],
   ];
   const results = await Promise.all(cases.map(([args]) => run([...args, '--data-dir', dataDir])));
   for (const [i, [args, message]] of cases.entries()) {

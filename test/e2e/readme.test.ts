@@ -1,9 +1,11 @@
 // README.md's commands, run as written: every line of its ```sh blocks, in order, in a fresh folder
 // where `s3edge` is this build and `./data` is the data directory of a server started here. The only
 // liberties: the server listens on a free port (its address replaces http://127.0.0.1:9000), and the
-// placeholders a reader fills in (<root access key>, <ACCESS_KEY_ID>, $TOKEN) get the values the
-// earlier commands printed. A README line this file cannot run, or a placeholder it does not know,
-// fails the test: README gains no command that does not work.
+// placeholders a reader fills in (<root access key>, <ACCESS_KEY_ID>) get the values the earlier
+// commands printed. Shell variables are README's own: `export A=...` and `NAME=$(...)` lines run as
+// written and keep their values for the lines after them, and a line that uses a variable no earlier
+// line set fails. A README line this file cannot run, or a placeholder it does not know, fails the
+// test: README gains no command that does not work.
 import t from 'tap';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { S3EDGE_BIN, startServer } from '../helpers/server.js';
 import { run, type RunResult } from '../helpers/conformance.js';
+import { TEST_TOOLS } from '../preflight.js';
 
 const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
 const README_PORT = 'http://127.0.0.1:9000';
@@ -37,6 +40,18 @@ t.test('README starts with the two newcomer commands', async (t) => {
   t.ok(readme.indexOf('npm ci && npm start') < readme.indexOf('\n## '), 'before the first section');
 });
 
+t.test("README names every tool npm test needs (test/preflight.ts's list)", async (t) => {
+  const paragraph = /\n`npm test` [^\n]*(\n[^\n]+)*/.exec(readme)?.[0] ?? '';
+  t.ok(paragraph, 'a paragraph on what `npm test` needs');
+  t.ok(readme.indexOf(paragraph) < readme.indexOf('\n## '), 'before the first section');
+  for (const tool of TEST_TOOLS) t.match(paragraph, new RegExp(`\\b${tool.name}\\b`), tool.name);
+});
+
+/** Shell variables a line uses: $NAME and ${NAME}. */
+function variablesUsed(command: string): string[] {
+  return [...command.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1] as string);
+}
+
 t.test('every other README command runs as written', async (t) => {
   const work = join(tmpdir(), `s3edge-readme-${process.pid}`);
   await mkdir(join(work, 'bin'), { recursive: true });
@@ -60,6 +75,8 @@ t.test('every other README command runs as written', async (t) => {
     '<root secret key>': server.rootKey.secretAccessKey,
   };
 
+  /** Variables an earlier README line set: the only ones a line may use. */
+  const setByReadme = new Set<string>();
   for (const written of commands.slice(2)) {
     let command = written.replaceAll(README_PORT, server.url);
     for (const [placeholder, value] of Object.entries(values)) command = command.replaceAll(placeholder, value);
@@ -68,10 +85,26 @@ t.test('every other README command runs as written', async (t) => {
       t.fail(`README: ${written}: the placeholder ${unknown[0]} has no value from an earlier command`);
       continue;
     }
-    const exported = /^export\s+(.+)$/.exec(command);
-    if (exported) {
-      for (const [, name, value] of (exported[1] ?? '').matchAll(/([A-Z_][A-Z0-9_]*)=(\S+)/g)) env[name as string] = value;
-      t.pass(`README: ${written}`);
+    const unset = variablesUsed(command).filter((name) => !setByReadme.has(name));
+    if (unset.length > 0) {
+      t.fail(`README: ${written}: uses $${unset.join(', $')}, which no earlier README line sets`);
+      continue;
+    }
+    // `export A=x B=y` and `NAME=$(command)`: run as written, and keep what they set for later lines.
+    const assigned = /^export\s+/.test(command)
+      ? [...command.matchAll(/\s([A-Z_][A-Z0-9_]*)=/g)].map((m) => m[1] as string)
+      : /^([A-Za-z_][A-Za-z0-9_]*)=\S/.exec(command)?.slice(1, 2) ?? [];
+    if (assigned.length > 0) {
+      const shown = assigned.map((name) => `printf '%s\\0' "$${name}"`).join('; ');
+      const r = await run('bash', ['-c', `${command} || exit $?\n${shown}`], { env, cwd, timeoutMs: 60_000 });
+      t.equal(r.code, 0, `README: ${written}\n${r.stderr}`);
+      const got = r.stdout.split('\0');
+      for (const [i, name] of assigned.entries()) {
+        const value = got[i] ?? '';
+        t.not(value, '', `README: ${written}: sets ${name}`);
+        env[name] = value;
+        setByReadme.add(name);
+      }
       continue;
     }
     const r: RunResult = await run('bash', ['-c', command], { env, cwd, timeoutMs: 60_000 });
@@ -80,7 +113,7 @@ t.test('every other README command runs as written', async (t) => {
     // What a reader takes from an output for a later line.
     const accessKeyId = /^accessKeyId:\s+(\S+)$/m.exec(r.stdout)?.[1];
     if (written.startsWith('s3edge access-keys create') && accessKeyId) values['<ACCESS_KEY_ID>'] = accessKeyId;
-    if (written.startsWith('s3edge api-keys create') && written.includes('--json')) env['TOKEN'] = (JSON.parse(r.stdout) as { token: string }).token;
   }
   t.ok(values['<ACCESS_KEY_ID>'], 'the access key placeholder was filled from access-keys create');
+  t.match(env['TOKEN'], /^s3e_/, "TOKEN is an API token, set by README's own line");
 });
