@@ -133,12 +133,14 @@ export function decideDelivery(asset: AssetRecord, h: IncomingHttpHeaders, style
  */
 export async function openAssetBody(ctx: AppContext, asset: AssetRecord, range: ReadRange | undefined, signal?: AbortSignal): Promise<Readable> {
   const lease = ctx.leases.acquire([asset.blobId]);
-  // A read of all of it is checked against the digest recorded at upload (storage/blob-digest.ts).
+  // The asset's bytes, as many as its row says (a blob that lost some is a short read, not a shorter
+  // body); a read of all of them is checked against the digest recorded at upload (storage/blob-digest.ts).
+  const bytes = range ?? (asset.size > 0 ? { start: 0, end: asset.size - 1 } : undefined);
   const whole = !range || (range.start === 0 && range.end === asset.size - 1);
   const expected = whole ? expectedDigest(asset.crc32c, asset.etag) : undefined;
   const verify = expected && ctx.corruption.readCheck(asset.blobId, expected, () => `asset ${asset.id}`);
   try {
-    const body = await ctx.storage.read(asset.blobId, { ...(range ? { range } : {}), ...(signal ? { signal } : {}), ...(verify ? { verify } : {}) });
+    const body = await ctx.storage.read(asset.blobId, { ...(bytes ? { range: bytes } : {}), ...(signal ? { signal } : {}), ...(verify ? { verify } : {}) });
     if (body.destroyed) lease.release();
     else body.once('close', () => lease.release());
     return body;
