@@ -10,7 +10,7 @@ import type { AppContext } from '../context.js';
 import { objectBlobIds, type ObjectPart, type ObjectRecord } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
 import type { ReadRange } from '../storage/backend.js';
-import { checkBuffer, expectedDigest, type BlobDigest, type ReadVerification } from '../storage/blob-digest.js';
+import { checkBuffer, expectedDigest, hasCrc32c, type BlobDigest, type ReadVerification } from '../storage/blob-digest.js';
 import type { BlobLease } from '../storage/blob-leases.js';
 import { blobGone, isInlineBlobId } from '../storage/blob-id.js';
 
@@ -89,7 +89,8 @@ function segmentVerification(ctx: AppContext, rec: ObjectRecord, segment: Segmen
  * Rows from before CRC32Cs were recorded are not checked here: an MD5 per small GET costs too much.
  */
 export function checkInlineObject(ctx: AppContext, rec: ObjectRecord, data: Buffer): void {
-  if (rec.blobCrc32c === undefined) return;
+  if (rec.blobCrc32c === undefined || hasCrc32c(data, rec.blobCrc32c)) return;
+  // Damaged: the full check again, which reports and throws.
   const expected: BlobDigest = { kind: 'crc32c', value: rec.blobCrc32c };
   checkBuffer(data, ctx.corruption.readCheck(rec.blobId, expected, () => ownerOf(ctx, rec)));
 }

@@ -27,6 +27,15 @@ export function expectedDigest(crc: number | null | undefined, etag: string | nu
   return md5 ? { kind: 'md5', hex: md5 } : undefined;
 }
 
+function sameDigest(a: BlobDigest, b: BlobDigest): boolean {
+  return a.kind === 'crc32c' ? b.kind === 'crc32c' && a.value === b.value : b.kind === 'md5' && a.hex === b.hex;
+}
+
+/** Whether `data` has the CRC32C `value`: the allocation-free check of bytes in memory (small GETs). */
+export function hasCrc32c(data: Buffer, value: number): boolean {
+  return crc32c(data) === value;
+}
+
 /** A running CRC32C (Castagnoli, as S3's x-amz-checksum-crc32c) of the bytes passed to update. */
 export class Crc32c {
   value = 0;
@@ -72,9 +81,10 @@ export class DigestCheck {
 
   /** Throws BlobDigestMismatch (after reporting it) if the bytes seen differ from the expected digest. */
   finish(): void {
+    const { expected } = this.v;
     const actual: BlobDigest = this.crc ? { kind: 'crc32c', value: this.crc.value } : { kind: 'md5', hex: this.md5?.digest('hex') ?? '' };
-    if (formatDigest(actual) === formatDigest(this.v.expected)) return;
-    const err = new BlobDigestMismatch(this.v.expected, actual);
+    if (sameDigest(actual, expected)) return;
+    const err = new BlobDigestMismatch(expected, actual);
     this.v.onMismatch(err);
     throw err;
   }

@@ -94,7 +94,8 @@ function toRecord(r: ObjectRow): ObjectRecord {
     bucketId: r.bucket_id,
     key: r.key,
     blobId: r.blob_id,
-    ...(r.blob_crc32c === null ? {} : { blobCrc32c: r.blob_crc32c }),
+    // Always present (undefined when not recorded): one object shape for every record on the GET path.
+    blobCrc32c: r.blob_crc32c ?? undefined,
     size: r.size,
     etag: r.etag,
     sha256: r.sha256,
