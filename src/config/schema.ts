@@ -113,6 +113,48 @@ export interface IntegrityConfig {
   scrubIntervalSeconds: number;
 }
 
+/** RDAP lookups of the domain search (src/domains/availability/). */
+export interface DomainsRdapConfig {
+  /** An IANA RDAP bootstrap file for DNS (RFC 9224); empty: the one refreshed into the data directory, else config/rdap-dns.json. */
+  bootstrapFile: string;
+  /** Where `s3edge domains bootstrap refresh` fetches the bootstrap file when given no --url. */
+  bootstrapUrl: string;
+  /** One RDAP request, connect to answer. */
+  timeoutMs: number;
+  /** A whole search (a bare label fans out over the popular TLDs) never waits longer than this. */
+  searchDeadlineMs: number;
+  /** How long an answer (registered, available) is reused. */
+  cacheSeconds: number;
+  /** How long an `unknown` (timeout, 5xx, 429) is reused. */
+  errorCacheSeconds: number;
+  /** Consecutive failures of one RDAP server after which it is skipped for breakerCooldownSeconds. */
+  breakerFailures: number;
+  breakerCooldownSeconds: number;
+  /** Largest RDAP answer read; a longer one is a failure. */
+  maxAnswerBytes: number;
+  /** Let RDAP servers resolve to loopback or private addresses (a loopback fixture in tests); never in production. */
+  allowPrivateAddresses: boolean;
+}
+
+/** Requests per API key per window on each domain endpoint (SPEC.md §8). */
+export interface DomainsRateLimitsConfig {
+  windowSeconds: number;
+  tlds: number;
+  popular: number;
+  tldSearch: number;
+  search: number;
+}
+
+/** The domain reseller (src/domains/). */
+export interface DomainsConfig {
+  /** Naira per US dollar for prices without a naira price of their own ("1550.00"); `s3edge domains rate set` overrides it at run time. */
+  ngnPerUsd: string;
+  /** The TLD catalogue seeded into the database on first start; empty: config/tlds.json. */
+  seedFile: string;
+  rdap: DomainsRdapConfig;
+  rateLimits: DomainsRateLimitsConfig;
+}
+
 export interface Config {
   dataDir: string;
   host: string;
@@ -145,6 +187,7 @@ export interface Config {
   storage: StorageConfig;
   limits: LimitsConfig;
   integrity: IntegrityConfig;
+  domains: DomainsConfig;
 }
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -156,7 +199,7 @@ export const configSchema = {
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
     'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
-    'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity',
+    'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -281,6 +324,47 @@ export const configSchema = {
         scrubIntervalSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
       },
     },
+    domains: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['ngnPerUsd', 'seedFile', 'rdap', 'rateLimits'],
+      properties: {
+        ngnPerUsd: { type: 'string', pattern: '^[0-9]{1,9}(\\.[0-9]{1,2})?$' },
+        seedFile: { type: 'string' },
+        rdap: {
+          type: 'object',
+          additionalProperties: false,
+          required: [
+            'bootstrapFile', 'bootstrapUrl', 'timeoutMs', 'searchDeadlineMs', 'cacheSeconds', 'errorCacheSeconds',
+            'breakerFailures', 'breakerCooldownSeconds', 'maxAnswerBytes', 'allowPrivateAddresses',
+          ],
+          properties: {
+            bootstrapFile: { type: 'string' },
+            bootstrapUrl: { type: 'string', pattern: '^https?://[^\\s]+$' },
+            timeoutMs: { type: 'integer', minimum: 100, maximum: 60000 },
+            searchDeadlineMs: { type: 'integer', minimum: 100, maximum: 60000 },
+            cacheSeconds: { type: 'integer', minimum: 0, maximum: 86400 },
+            errorCacheSeconds: { type: 'integer', minimum: 0, maximum: 86400 },
+            breakerFailures: { type: 'integer', minimum: 1, maximum: 1000 },
+            breakerCooldownSeconds: { type: 'integer', minimum: 1, maximum: 86400 },
+            maxAnswerBytes: { type: 'integer', minimum: 1024, maximum: 16777216 },
+            allowPrivateAddresses: { type: 'boolean' },
+          },
+        },
+        rateLimits: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['windowSeconds', 'tlds', 'popular', 'tldSearch', 'search'],
+          properties: {
+            windowSeconds: { type: 'integer', minimum: 1, maximum: 86400 },
+            tlds: { type: 'integer', minimum: 1, maximum: 1000000 },
+            popular: { type: 'integer', minimum: 1, maximum: 1000000 },
+            tldSearch: { type: 'integer', minimum: 1, maximum: 1000000 },
+            search: { type: 'integer', minimum: 1, maximum: 1000000 },
+          },
+        },
+      },
+    },
     tls: {
       type: 'object',
       additionalProperties: false,
@@ -304,7 +388,7 @@ export const SECRET_KEYS = [
 export const SIZE_KEYS = [
   'maxObjectSize', 'inlineObjectMaxBytes', 'hashing.workerThreshold', 'cdn.cache.memoryBytes', 'cdn.cache.memoryEntryMaxBytes',
   'cdn.cache.diskBytes', 'credits.uploadCreditUnitBytes', 'limits.minBodyBytesPerSecond',
-  'integrity.scrubBytesPerSecond',
+  'integrity.scrubBytesPerSecond', 'domains.rdap.maxAnswerBytes',
 ] as const;
 
 /** Time-valued settings and the unit each is held in: a bare number is in that unit, or `30s`, `5m`, `12h`, `7d`, `250ms`. */
@@ -318,6 +402,12 @@ export const DURATION_KEYS = {
   'integrity.gcGraceSeconds': 's',
   'integrity.gcIntervalSeconds': 's',
   'integrity.scrubIntervalSeconds': 's',
+  'domains.rdap.timeoutMs': 'ms',
+  'domains.rdap.searchDeadlineMs': 'ms',
+  'domains.rdap.cacheSeconds': 's',
+  'domains.rdap.errorCacheSeconds': 's',
+  'domains.rdap.breakerCooldownSeconds': 's',
+  'domains.rateLimits.windowSeconds': 's',
 } as const;
 
 /** HTTP header names: accepted in any case (`CF-IPCountry`), held lowercased. */
