@@ -18,51 +18,10 @@ import { createStorage } from '../storage/select.js';
 import { scrubBlobs } from '../storage/scrub.js';
 import { CorruptionReporter } from '../storage/corruption.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
+import { AdminError, FailedResult, iso, type Command, type EndpointStatus, type ServerView } from './command.js';
+import { DOMAIN_COMMANDS, DOMAIN_FLAGS, DOMAIN_GROUPS } from './domain-commands.js';
 
 type Values = Record<string, string | boolean | undefined>;
-
-/** A command's result, printed as usual, that still makes it exit 1 (the scrub found damage). */
-class FailedResult {
-  constructor(readonly result: unknown) {}
-}
-
-interface Command {
-  /** Positional arguments after `<group> <action>`, by name. */
-  args: readonly string[];
-  /** Command-specific flags; `required` ones must be given. */
-  flags: readonly string[];
-  required?: readonly string[];
-  summary: string;
-  /** One command line that works as written (after the names it uses exist). */
-  example: string;
-  /**
-   * May create a data directory that has no meta.db yet (and says so on stderr): setting up users
-   * before the first start. Every other command refuses one, rather than leave a stray ./data behind.
-   */
-  initialises?: true;
-  run(ctx: RunContext): unknown;  // a result, or a promise of one
-}
-
-interface RunContext {
-  config: Config;
-  repos: Repos;
-  masterKey: Buffer;
-  args: Record<string, string>;
-  flags: Record<string, string | undefined>;
-  /** The data directory's server as recorded: endpoint, whether it runs, its region. */
-  server: () => ServerView;
-}
-
-/** A failed operation: exit code 1, one line. */
-class AdminError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'AdminError';
-  }
-}
 
 /** Bad invocation: exit code 2, one line plus usage. */
 class UsageError extends Error {
@@ -86,7 +45,8 @@ const COMMAND_FLAGS = {
   amount: { type: 'string' },
   /** api-keys create: print the token alone, for `TOKEN=$(s3edge api-keys create ... --token-only)`. */
   'token-only': { type: 'boolean' },
-} as const;
+  ...Object.fromEntries(Object.keys(DOMAIN_FLAGS).map((f) => [f, { type: 'string' as const }])),
+} as const satisfies Record<string, { type: 'string' | 'boolean' }>;
 
 /** The command flags that take a value. */
 const VALUED_FLAGS = Object.entries(COMMAND_FLAGS).flatMap(([name, o]) => (o.type === 'string' ? [name] : []));
@@ -101,6 +61,7 @@ export const GROUPS: Readonly<Record<string, { section: string; summary: string 
   spaces: { section: 'Spaces and credits', summary: "suspend or resume a user's space" },
   credits: { section: 'Spaces and credits', summary: 'grant credits to a user' },
   scrub: { section: 'Storage', summary: 're-read stored bytes against their digests; list what was found corrupt' },
+  ...DOMAIN_GROUPS,
 };
 
 /** Options every admin command takes besides its own. */
@@ -109,30 +70,6 @@ const COMMON_OPTIONS = ['json', 'help', 'config'] as const;
 const PERMISSIONS: readonly BucketPermission[] = ['read', 'read_write'];
 const USER_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 const MAX_LABEL = 128;
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-/** Where the S3 endpoint printed by a command comes from, and whether the server there runs now. */
-export type EndpointStatus =
-  /** --public-url (or its setting) */
-  | 'configured'
-  /** recorded by the server running now on this data directory */
-  | 'running'
-  /** recorded when the server last ran on this data directory; it is not running now */
-  | 'not-running'
-  /** recorded by a server on another host, or by an older version: whether it runs cannot be told from here */
-  | 'unverified'
-  /** no server has started on this data directory: endpoint null */
-  | 'unknown';
-
-interface ServerView {
-  endpoint: string | null;
-  endpointStatus: EndpointStatus;
-  /** The region to give clients and new buckets: --region if given, else the server's, else the default. */
-  region: string;
-}
 
 /**
  * What this data directory's server looks like from here: the configured publicUrl, else the endpoint
@@ -574,12 +511,13 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       run: ({ repos, args }) => deleteKey(repos, args.ACCESS_KEY_ID as string, 'bucket'),
     },
   },
+  ...DOMAIN_COMMANDS,
 };
 
 function synopsis(group: string, action: string, cmd: Command): string {
   const flags = cmd.flags.map((f) => {
     if (COMMAND_FLAGS[f as keyof typeof COMMAND_FLAGS]?.type === 'boolean') return `[--${f}]`;
-    const value = f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : f === 'scopes' ? 'a,b' : f === 'amount' ? 'N' : 'NAME';
+    const value = DOMAIN_FLAGS[f] ?? (f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : f === 'scopes' ? 'a,b' : f === 'amount' ? 'N' : 'NAME');
     const text = `--${f} ${value}`;
     return cmd.required?.includes(f) ? text : `[${text}]`;
   });

@@ -2,6 +2,7 @@
 // JSON file (--config / S3EDGE_CONFIG), S3EDGE_* environment variables, command-line flags.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { configSchema, DURATION_KEYS, HEADER_NAME_KEYS, SECRET_KEYS, SIZE_KEYS, type Config } from './schema.js';
 
@@ -14,7 +15,9 @@ export class ConfigError extends Error {
 
 type Json = Record<string, unknown>;
 
-const DEFAULT_FILE = fileURLToPath(new URL('../../../config/default.json', import.meta.url));
+/** The config/ folder shipped with the package: default.json and the data files other settings default to. */
+export const CONFIG_DIR = fileURLToPath(new URL('../../../config/', import.meta.url));
+const DEFAULT_FILE = join(CONFIG_DIR, 'default.json');
 
 /** `tls.port` -> `S3EDGE_TLS_PORT`; `dataDir` -> `S3EDGE_DATA_DIR`. */
 export function envName(path: string): string {

@@ -8,6 +8,7 @@ import { sql as publicBuckets } from './007-public-buckets.js';
 import { sql as assetActiveContent } from './008-asset-active-content.js';
 import { sql as corruptBlobs } from './009-corrupt-blobs.js';
 import { sql as blobCrc32c } from './010-blob-crc32c.js';
+import { sql as domains } from './011-domains.js';
 
 /** Numbered migrations, applied in order; PRAGMA user_version records the last applied. Never edit one that has shipped. */
-export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c];
+export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains];

@@ -12,8 +12,9 @@ import { BucketCorsRepo } from './bucket-cors.js';
 import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
+import { TldsRepo } from './tlds.js';
 
-export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditsRepo, SettingsRepo, SpacesRepo, UsageRepo, UsersRepo };
+export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
 export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
 export type { CorsRule } from './bucket-cors.js';
@@ -23,6 +24,7 @@ export type { AssetKind, AssetQuery, AssetRecord, AssetVisibility } from './asse
 export type { CreditAccount, LedgerEntry, LedgerEventType } from './credits.js';
 export type { Space, SpaceStatus } from './spaces.js';
 export type { UsageEvent, UsageEventType, UsageSource } from './usage.js';
+export type { DomainNameRecord, DomainNameStatus, Promotion, TldRecord } from './tlds.js';
 export { ConstraintError, type ConstraintReason } from './errors.js';
 
 /** Extend this interface (and createRepos) when a table gets its repository. */
@@ -39,6 +41,8 @@ export interface Repos {
   credits: CreditsRepo;
   blobRefs: BlobRefsRepo;
   integrity: IntegrityRepo;
+  /** The domain reseller's catalogue, promotions and own names. */
+  tlds: TldsRepo;
   /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T;
 }
@@ -63,6 +67,7 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     credits: new CreditsRepo(db, clock),
     blobRefs: new BlobRefsRepo(db),
     integrity: new IntegrityRepo(db),
+    tlds: new TldsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
   };
 }

@@ -3,7 +3,8 @@
 // config/. The settings row is read again at most once a second, so `s3edge domains rdap refresh`
 // (another process) reaches a running server within a second without a restart.
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { CONFIG_DIR } from '../../config/load.js';
 import type { OutboundClient } from '../../net/outbound-client.js';
 import { Bootstrap, BootstrapError } from './bootstrap.js';
 
@@ -11,7 +12,7 @@ import { Bootstrap, BootstrapError } from './bootstrap.js';
 export const BOOTSTRAP_SETTING = 'domains.rdapBootstrap';
 
 /** IANA's DNS bootstrap as shipped with this release. */
-export const SHIPPED_BOOTSTRAP_FILE = fileURLToPath(new URL('../../../../config/rdap-dns.json', import.meta.url));
+export const SHIPPED_BOOTSTRAP_FILE = join(CONFIG_DIR, 'rdap-dns.json');
 
 /** The part of SettingsRepo this module uses. */
 export interface SettingsStore {
