@@ -27,6 +27,12 @@ import { RequestLog } from './analytics/request-log.js';
 import { ClientResolver } from './cdn/client-info.js';
 import { AssetDirectory } from './cdn/asset-directory.js';
 import { EdgeCache } from './cdn/edge-cache.js';
+import { CatalogueError, seedCatalogue } from './domains/catalogue.js';
+import { BootstrapError } from './domains/availability/bootstrap.js';
+import { ConfigError } from './config/load.js';
+import { DomainSearch } from './domains/search.js';
+import { BootstrapSource } from './domains/availability/bootstrap-source.js';
+import { createRdapClient, RdapProvider } from './domains/availability/rdap.js';
 
 /** The edge cache's disk tier, under the data directory. */
 const CDN_CACHE_DIR = 'cdn-cache';
@@ -73,6 +79,8 @@ export interface AppContext {
   requestLog: RequestLog;
   /** Client IP and country of a CDN request. */
   clients: ClientResolver;
+  /** The domain reseller: TLD catalogue queries and the domain search (registry lookups over RDAP). */
+  domains: DomainSearch;
   close(): Promise<void>;
 }
 
@@ -88,6 +96,35 @@ export interface ContextOptions {
   clock?: () => Date;
 }
 
+/**
+ * Where RDAP servers come from (domains/availability/bootstrap-source.ts): a configured file is read
+ * now, so that a bad one is a configuration error at start.
+ */
+function rdapBootstrapSource(config: Config): (repos: Repos, log: Logger) => BootstrapSource {
+  const file = config.domains.rdap.bootstrapFile === '' ? undefined : config.domains.rdap.bootstrapFile;
+  const fixed = file === undefined ? undefined : wrapConfigError('domains.rdap.bootstrapFile', () => new BootstrapSource({ file }));
+  return (repos, log) =>
+    fixed ??
+    new BootstrapSource({
+      settings: repos.settings,
+      onInvalid: (err) => log.warn({ err }, 'domains: the stored RDAP bootstrap is not valid; the shipped one serves'),
+    });
+}
+
+/** The TLD catalogue on the first start of a data directory; a bad seed file is a configuration error. */
+function seedTlds(repos: Repos, config: Config): void {
+  wrapConfigError('domains.seedFile', () => seedCatalogue(repos, config));
+}
+
+function wrapConfigError<T>(key: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof BootstrapError || err instanceof CatalogueError) throw new ConfigError(`config: ${key}: ${err.message}`);
+    throw err;
+  }
+}
+
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
   const log = opts.log ?? pino({ level: config.logLevel });
   // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
@@ -98,6 +135,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   let walSync: WalSync | undefined;
   let checkpointer: Checkpointer | undefined;
   let edge: EdgeCache | undefined;
+  // A bad domains.rdap.bootstrapFile is a configuration error, found before anything is opened.
+  const rdapBootstrap = rdapBootstrapSource(config);
+  const rdapClient = createRdapClient(config.domains.rdap);
   const hashPool = config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold, threads: config.hashing.workerThreads }) : undefined;
   try {
     // Commits only write the WAL; requests that must be durable await one shared flush (db/wal-sync.ts),
@@ -109,6 +149,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const checkpoints = checkpointer;
     await storage.init();
     const root = ensureRoot(config, repos, masterKey);
+    seedTlds(repos, config);
     const objects = new ObjectsRepo(db);
     const leases = new BlobLeases((blobId) =>
       storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')),
@@ -148,6 +189,18 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       edge,
       requestLog: new RequestLog(db, config.cdn.log, { clock: () => clock().getTime(), log, usage: repos.usage }),
       clients,
+      domains: new DomainSearch({
+        repos,
+        config,
+        clock,
+        availability: new RdapProvider({
+          bootstrap: rdapBootstrap(repos, log),
+          client: rdapClient,
+          config: config.domains.rdap,
+          now: () => clock().getTime(),
+          onFailure: (failure) => log.debug({ ...failure }, 'domains: an RDAP lookup failed'),
+        }),
+      }),
       async close() {
         await sweeper.stop();
         await ctx.blobGc?.stop();
@@ -155,6 +208,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         await ctx.requestLog.close();
         await ctx.edge.close();
         await storage.close();
+        await rdapClient.close();
         await durability.close();
         await checkpoints.close();
         await hashPool?.close();
@@ -182,6 +236,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     await edge?.close();
     // The upstream backend holds an HTTP agent; the disk backend's close is trivial.
     await storage.close().catch(() => undefined);
+    await rdapClient.close().catch(() => undefined);
     await walSync?.close();
     await checkpointer?.close();
     await hashPool?.close();

@@ -1,5 +1,6 @@
 // The management API as a fastify plugin: bearer authentication with scopes, the JSON error envelope
 // ({ success: false, message, code }), and the route modules of /api/v3 and /storage.
+import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { type ApiPrincipal, type Scope } from '../auth/api-keys.js';
 import type { AppContext } from '../context.js';
@@ -15,6 +16,7 @@ import { usageRoutes } from './v3/usage.js';
 import { bucketRoutes } from './v3/buckets.js';
 import { metricsRoutes } from './v3/metrics.js';
 import { purgeRoutes } from './v3/purge.js';
+import { domainRoutes } from './v3/domains.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -65,7 +67,9 @@ function bearerToken(request: FastifyRequest): string | undefined {
 export type RouteModule = (app: FastifyInstance, deps: ApiDeps) => void;
 
 /** Route modules, each owning its paths. */
-const ROUTES: readonly RouteModule[] = [apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, metricsRoutes];
+const ROUTES: readonly RouteModule[] = [
+  apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, metricsRoutes, domainRoutes,
+];
 
 export async function managementApi(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
   const { ctx } = opts;
@@ -92,6 +96,19 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
     if (status >= 400 && status < 500) return sendError(reply, status, STATUS_CODES[status] ?? 'invalid_request', err.message);
     request.log.error({ err, reqId: request.id }, 'management API error');
     return sendError(reply, 500, 'internal_error', 'Internal error');
+  });
+
+  // Per-route limits (a route's config.rateLimit), counted per API key and per route, after the scope
+  // check (preHandler) so that only authenticated requests count. The counters live in
+  // @fastify/rate-limit's store; a store shared by several gateway processes plugs in there.
+  // Answers carry RateLimit-Limit / -Remaining / -Reset, and a 429 also Retry-After.
+  await app.register(rateLimit, {
+    global: false,
+    hook: 'preHandler',
+    enableDraftSpec: true,
+    keyGenerator: (request) => request.apiPrincipal?.keyId ?? request.ip,
+    errorResponseBuilder: (_request, context) =>
+      new ApiError(429, 'rate_limited', `Too many requests to this endpoint (at most ${context.max} per window for one API key); retry in ${context.after}`),
   });
 
   const deps: ApiDeps = {

@@ -10,12 +10,16 @@ import type {
   CreatedApiKey,
   CreatedStorageAccessKey,
   Credits,
+  DomainResult,
+  DomainSearchResponse,
   ErrorBody,
   LedgerEntry,
   Pagination,
   ProxyLogs,
   StorageAccessKey,
   Summary,
+  Tld,
+  TldMatch,
   UsageEvent,
 } from '../api/v3/schemas.js';
 import type { BucketVisibility } from '../api/v3/buckets.js';
@@ -24,8 +28,11 @@ import type { PurgeRequest } from '../api/v3/purge.js';
 export type { BucketVisibility, CacheStats, PurgeRequest };
 export type {
   ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
-  ProxyLogs, StorageAccessKey, Summary, UsageEvent,
+  ProxyLogs, StorageAccessKey, Summary, UsageEvent, Tld, TldMatch, DomainResult,
 };
+
+/** POST /api/v3/domains/search, unwrapped: the normalized query and one result per name looked up. */
+export type DomainSearch = Omit<DomainSearchResponse, 'success'>;
 
 export interface ClientOptions {
   /** e.g. http://127.0.0.1:9000 */
@@ -200,6 +207,27 @@ export class S3EdgeClient {
   /** Drops cached CDN copies; returns how many objects were dropped. */
   async purge(request: PurgeRequest): Promise<number> {
     return (await this.json<{ purged: number }>('POST', '/api/v3/cdn/purge', request)).purged;
+  }
+
+  /** Every TLD of the catalogue with its prices and active promotion (scope domains:read). */
+  async tlds(): Promise<Tld[]> {
+    return (await this.json<{ tlds: Tld[] }>('GET', '/api/v3/domains/tlds')).tlds;
+  }
+
+  /** The popular TLDs, in their order. */
+  async popularTlds(): Promise<Tld[]> {
+    return (await this.json<{ tlds: Tld[] }>('GET', '/api/v3/domains/tlds/popular')).tlds;
+  }
+
+  /** TLDs matching an extension (`io`, `.co.uk`), exact match first. */
+  async searchTlds(q: string): Promise<TldMatch[]> {
+    return (await this.json<{ tlds: TldMatch[] }>('GET', `/api/v3/domains/tlds/search?q=${encodeURIComponent(q)}`)).tlds;
+  }
+
+  /** Availability and prices of a name (`example.com`), or of a bare label under the popular TLDs. */
+  async searchDomains(query: string): Promise<DomainSearch> {
+    const { query: normalized, kind, results } = await this.json<DomainSearchResponse>('POST', '/api/v3/domains/search', { query });
+    return { query: normalized, kind, results };
   }
 
   /** The edge cache's counters and sizes (scope metrics:read). */

@@ -215,18 +215,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     throw new Error(`listening line lacks the endpoints: ${JSON.stringify(listening)}`);
   }
 
-  const cli = (cliArgs: string[]): Promise<CliResult> =>
-    new Promise((resolve) => {
-      execFile(
-        process.execPath,
-        [S3EDGE_BIN, ...cliArgs, '--data-dir', dataDir, '--json'],
-        { env, maxBuffer: 16 * 1024 * 1024, timeout: 60_000 },
-        (err, stdout, stderr) => {
-          const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-          resolve({ code, stdout, stderr, json: parseJsonOutput(stdout) });
-        },
-      );
-    });
+  const cli = (cliArgs: string[]): Promise<CliResult> => runCli(dataDir, cliArgs, env);
 
   return {
     url,
@@ -249,6 +238,21 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     output: () => captured,
     stop: cleanup,
   };
+}
+
+/** `s3edge <args> --data-dir DIR --json` in another process, with `env` (default: this process's). Never throws for a non-zero exit. */
+export function runCli(dataDir: string, cliArgs: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [S3EDGE_BIN, ...cliArgs, '--data-dir', dataDir, '--json'],
+      { env, maxBuffer: 16 * 1024 * 1024, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr, json: parseJsonOutput(stdout) });
+      },
+    );
+  });
 }
 
 /** Create a user, or a bucket owned by one, or a key, through the admin CLI; typed results. */

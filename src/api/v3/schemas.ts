@@ -233,3 +233,68 @@ export const CacheStats = Type.Object({
   fillsInFlight: Type.Integer(),
 });
 export type CacheStats = Static<typeof CacheStats>;
+
+/** SPEC.md 2.10's promotion fields: null when no promotion is active. */
+const PromotionFields = {
+  bonusAmount: Nullable(Type.Number()),
+  bonusAmountUSD: Nullable(Type.Number()),
+  bonusEndingDate: Nullable(Type.String()),
+};
+
+const Restrictions = Type.Object({ text: Type.String(), requiresLocalPresence: Type.Boolean() });
+
+/** A TLD of the catalogue with its yearly prices (dollars and naira, two decimals) and active promotion. */
+export const Tld = Type.Object({
+  tld: Type.String(),
+  extension: Type.String(),
+  registerDollar: Type.Number(),
+  registerNaira: Type.Number(),
+  renewDollar: Type.Number(),
+  renewNaira: Type.Number(),
+  transferDollar: Type.Number(),
+  transferNaira: Type.Number(),
+  minYears: Type.Integer(),
+  maxYears: Type.Integer(),
+  restrictions: Restrictions,
+  popular: Type.Boolean(),
+  popularRank: Nullable(Type.Integer()),
+  ...PromotionFields,
+});
+export type Tld = Static<typeof Tld>;
+
+export const TldMatch = Type.Intersect([Tld, Type.Object({ match: Type.Union([Type.Literal('exact'), Type.Literal('label'), Type.Literal('prefix')]) })]);
+export type TldMatch = Static<typeof TldMatch>;
+
+/** SPEC.md 2.10: one name's availability and prices. */
+export const DomainResult = Type.Object({
+  domain: Type.String(),
+  domainUnicode: Type.String(),
+  tld: Type.String(),
+  available: Type.Boolean(),
+  status: Type.Union([Type.Literal('available'), Type.Literal('registered'), Type.Literal('reserved'), Type.Literal('unknown')]),
+  purchaseType: Type.Union([Type.Literal('standard'), Type.Literal('premium'), Type.Literal('unavailable')]),
+  registerDollar: Type.Number(),
+  registerNaira: Type.Number(),
+  renewDollar: Type.Number(),
+  renewNaira: Type.Number(),
+  transferDollar: Type.Number(),
+  transferNaira: Type.Number(),
+  minYears: Type.Integer(),
+  maxYears: Type.Integer(),
+  restrictions: Restrictions,
+  ...PromotionFields,
+  provider: Type.Union([Type.Literal('local'), Type.Literal('rdap')]),
+  checkedBy: Nullable(Type.String()),
+  checkedAt: Type.String(),
+  cached: Type.Boolean(),
+  reason: Nullable(Type.String()),
+});
+export type DomainResult = Static<typeof DomainResult>;
+
+export const DomainSearchResponse = Type.Object({
+  success: Type.Boolean(),
+  query: Type.String(),
+  kind: Type.Union([Type.Literal('domain'), Type.Literal('label')]),
+  results: Type.Array(DomainResult),
+});
+export type DomainSearchResponse = Static<typeof DomainSearchResponse>;
