@@ -8,6 +8,8 @@
 //          --upstream (s3edge stores bytes on a moto of its own: compare with --targets s3edge,moto)
 //          --hashing (hashing on the event loop vs in the worker: small-GET latency during 4 large uploads;
 //          bench/RESULTS-hashing.md; --rounds, --out and --smoke apply)
+//          --domains (POST /api/v3/domains/search with cached answers vs a bare node:http JSON server;
+//          bench/RESULTS-domains.md; --rounds, --round-seconds, --concurrency, --out and --smoke apply)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
 import { tmpdir } from 'node:os';
@@ -16,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runCeilingServer } from './ceiling.js';
 import { runHashingBench } from './hashing.js';
+import { domainsResultsFile, runDomainsBench, runJsonServer } from './domains.js';
 import { installExitHandlers } from './proc.js';
 import { formatFigure } from './report.js';
 import { runBench, type BenchOptions } from './run.js';
@@ -54,6 +57,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       's3edge-node-arg': { type: 'string', multiple: true },
       upstream: { type: 'boolean' },
       hashing: { type: 'boolean' },
+      domains: { type: 'boolean' },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -105,10 +109,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
-  const partial = smoke || values.upstream === true || values.hashing === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
+  const partial = smoke || values.upstream === true || values.hashing === true || values.domains === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
   const hashingResults = join(repoRoot(), 'bench', 'RESULTS-hashing.md');
-  const out = values.out ?? (values.hashing === true && !smoke ? hashingResults : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
+  const out = values.out ?? (values.hashing === true && !smoke ? hashingResults : values.domains === true && !smoke ? domainsResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
   const cdnOnly = !smoke && values.out === undefined && workloads !== undefined && workloads.every((w) => w === 'CDN');
   const rounds = positive('rounds', values.rounds);
   return {
@@ -129,6 +133,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv,
     ...(values.upstream === true ? { upstream: true } : {}),
     ...(values.hashing === true ? { hashing: true } : {}),
+    ...(values.domains === true ? { domains: true } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
     ...(cdnOnly ? { cdnResults: results } : {}),
@@ -137,6 +142,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === '--internal-json-server') {
+    const file = argv[1];
+    if (!file) throw new Error('--internal-json-server FILE');
+    await runJsonServer(file);
+    return -1; // keep running
+  }
   if (argv[0] === '--internal-ceiling-server') {
     const dir = argv[1];
     if (!dir) throw new Error('--internal-ceiling-server DIR');
@@ -168,6 +179,18 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     process.stdout.write(`report: ${opts.out}\n`);
     return result.summary.some((s) => s.errors > 0) ? 1 : 0;
+  }
+  if (opts.domains) {
+    const cells = await runDomainsBench({
+      rounds: opts.rounds ?? (opts.smoke ? 1 : 3),
+      roundMs: opts.smoke ? 300 : (opts.roundSeconds ?? 3) * 1000,
+      concurrency: opts.concurrency ?? [1, 16],
+      out: opts.out,
+      command: opts.command ?? 'node bench/dist/main.js --domains',
+      ...(opts.s3edgeNodeArgs ? { s3edgeNodeArgs: opts.s3edgeNodeArgs } : {}),
+    });
+    process.stdout.write(`report: ${opts.out}\n`);
+    return cells.some((c) => c.target === 's3edge' && c.rounds.some((r) => r.errors > 0)) ? 1 : 0;
   }
   let upstream: Upstream | undefined;
   if (opts.upstream) {

@@ -36,6 +36,8 @@ export interface BenchOptions extends PlanOptions {
   upstream?: boolean;
   /** The hashing comparison (bench/src/hashing.ts) instead of the matrix. */
   hashing?: boolean;
+  /** Domain search throughput, cached answers (bench/src/domains.ts) instead of the matrix. */
+  domains?: boolean;
   s3edgeArgs?: readonly string[];
   s3edgeNodeArgs?: readonly string[];
   log?: (line: string) => void;

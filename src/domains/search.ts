@@ -6,7 +6,8 @@ import type { Config } from '../config/schema.js';
 import type { Repos } from '../db/repos/index.js';
 import type { DomainNameRecord, TldRecord } from '../db/repos/tlds.js';
 import type { AvailabilityAnswer, AvailabilityProvider, AvailabilityStatus } from './availability/provider.js';
-import { bothCurrencies, exchangeRate, NO_PROMOTION, promotionFields, tldView, type PromotionFields, type TldView } from './catalogue.js';
+import { bothCurrencies, NO_PROMOTION, promotionFields, tldView, type PromotionFields, type TldView } from './catalogue.js';
+import { CatalogueSnapshot, type Catalogue } from './catalogue-snapshot.js';
 import { DomainQueryError, normalizeExtension, normalizeQuery } from './normalize.js';
 import { bestActive, utcDate } from './promotions.js';
 
@@ -67,7 +68,11 @@ export class DomainSearchError extends Error {
 }
 
 export class DomainSearch {
-  constructor(private readonly o: DomainSearchOptions) {}
+  private readonly catalogue: CatalogueSnapshot;
+
+  constructor(private readonly o: DomainSearchOptions) {
+    this.catalogue = new CatalogueSnapshot(o.repos, o.config);
+  }
 
   private today(): string {
     return utcDate(this.o.clock());
@@ -75,12 +80,14 @@ export class DomainSearch {
 
   /** Every TLD of the catalogue with its prices and active promotion. */
   tlds(): TldView[] {
-    return this.views(this.o.repos.tlds.list());
+    const c = this.catalogue.current();
+    return this.views(c, c.tlds);
   }
 
   /** The popular list, in its order. */
   popular(): TldView[] {
-    return this.views(this.o.repos.tlds.popular());
+    const c = this.catalogue.current();
+    return this.views(c, c.popular);
   }
 
   /**
@@ -103,22 +110,20 @@ export class DomainSearch {
       return labels.some((l) => l.startsWith(ext)) || t.tld.startsWith(ext) ? 'prefix' : undefined;
     };
     const order: Record<TldMatch, number> = { exact: 0, label: 1, prefix: 2 };
-    const matched = this.o.repos.tlds
-      .list()
+    const c = this.catalogue.current();
+    const matched = c.tlds
       .flatMap((t) => {
         const match = rank(t);
         return match ? [{ t, match }] : [];
       })
       .sort((a, b) => order[a.match] - order[b.match] || (a.t.popularRank ?? Infinity) - (b.t.popularRank ?? Infinity) || (a.t.tld < b.t.tld ? -1 : 1));
-    const views = this.views(matched.map((m) => m.t));
+    const views = this.views(c, matched.map((m) => m.t));
     return { query: ext, tlds: views.map((v, i) => ({ ...v, match: (matched[i] as { match: TldMatch }).match })) };
   }
 
-  private views(tlds: readonly TldRecord[]): TldView[] {
-    const rate = exchangeRate(this.o.repos, this.o.config);
-    const promotions = this.o.repos.tlds.promotionsByTld();
+  private views(c: Catalogue, tlds: readonly TldRecord[]): TldView[] {
     const today = this.today();
-    return tlds.map((t) => tldView(t, promotions.get(t.tld) ?? [], rate, today));
+    return tlds.map((t) => tldView(t, c.promotions.get(t.tld) ?? [], c.rate, today));
   }
 
   /** POST /api/v3/domains/search: rejects with DomainSearchError for a query that cannot be searched. */
@@ -130,29 +135,30 @@ export class DomainSearch {
       if (err instanceof DomainQueryError) throw new DomainSearchError(err.message);
       throw err;
     }
+    const c = this.catalogue.current();
+    const today = this.today();
     // One deadline for the whole search, however many registries it asks.
     const signal = AbortSignal.timeout(this.o.config.domains.rdap.searchDeadlineMs);
     if (q.kind === 'domain') {
-      const tld = this.o.repos.tlds.get(q.suffix);
+      const tld = c.byTld.get(q.suffix);
       if (!tld) throw new DomainSearchError(`We do not sell .${q.suffix} names`);
-      return { query: q.registrable, kind: 'domain', results: [await this.lookup(q.registrable, q.registrableUnicode, tld, signal)] };
+      return { query: q.registrable, kind: 'domain', results: [await this.lookup(c, today, q.registrable, q.registrableUnicode, tld, signal)] };
     }
-    const popular = this.o.repos.tlds.popular();
-    const results = await Promise.all(popular.map((tld) => this.lookup(`${q.ascii}.${tld.tld}`, `${q.unicode}.${tld.tld}`, tld, signal)));
+    const results = await Promise.all(c.popular.map((tld) => this.lookup(c, today, `${q.ascii}.${tld.tld}`, `${q.unicode}.${tld.tld}`, tld, signal)));
     return { query: q.ascii, kind: 'label', results };
   }
 
-  private async lookup(domain: string, unicode: string, tld: TldRecord, signal: AbortSignal): Promise<DomainResult> {
-    const own = this.o.repos.tlds.name(domain);
+  private async lookup(c: Catalogue, today: string, domain: string, unicode: string, tld: TldRecord, signal: AbortSignal): Promise<DomainResult> {
+    const own = c.names.get(domain);
     const answer = own ? localAnswer(own, this.o.clock().getTime()) : await this.o.availability.check(domain, tld.tld, { notFoundMeansAvailable: tld.rdapNotFoundReliable, signal });
-    const rate = exchangeRate(this.o.repos, this.o.config);
+    const { rate } = c;
     const premium = own?.status === 'premium';
     const register = premium ? bothCurrencies(own.priceUsd ?? tld.registerUsd, own.priceNgn, rate) : bothCurrencies(tld.registerUsd, tld.registerNgn, rate);
     const renew = bothCurrencies(tld.renewUsd, tld.renewNgn, rate);
     const transfer = bothCurrencies(tld.transferUsd, tld.transferNgn, rate);
     const available = answer.status === 'available';
     // A premium name is sold at its own price: the TLD's promotion does not apply to it.
-    const promotion = available && !premium ? promotionFields(bestActive(this.o.repos.tlds.promotions(tld.tld), this.today(), rate)) : NO_PROMOTION;
+    const promotion = available && !premium ? promotionFields(bestActive(c.promotions.get(tld.tld) ?? [], today, rate)) : NO_PROMOTION;
     return {
       domain,
       domainUnicode: unicode,

@@ -45,6 +45,12 @@ export interface Repos {
   tlds: TldsRepo;
   /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T;
+  /**
+   * SQLite's data_version: it changes whenever another connection (an admin command, another process)
+   * commits, never for this connection's own commits. A cache of data only other processes write is
+   * valid while it holds still.
+   */
+  dataVersion(): number;
 }
 
 export interface RepoOptions {
@@ -54,6 +60,7 @@ export interface RepoOptions {
 
 export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
   const clock = opts.clock ?? Date.now;
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
   return {
     users: new UsersRepo(db, clock),
     buckets: new BucketsRepo(db, clock),
@@ -69,5 +76,6 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     integrity: new IntegrityRepo(db),
     tlds: new TldsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    dataVersion: () => dataVersion.get() as number,
   };
 }
