@@ -216,15 +216,12 @@ export function promotionFields(p: Promotion | undefined): PromotionFields {
 }
 
 /** A price per year in both currencies: naira of its own, else from the rate. */
-export function bothCurrencies(usd: number, ngn: number | null, koboPerDollar: number): { dollar: number; naira: number } {
+function bothCurrencies(usd: number, ngn: number | null, koboPerDollar: number): { dollar: number; naira: number } {
   return { dollar: toMajor(usd), naira: toMajor(ngn ?? centsToKobo(usd, koboPerDollar)) };
 }
 
-export interface TldView extends PromotionFields {
-  /** `.co.uk` */
-  tld: string;
-  /** `co.uk` */
-  extension: string;
+/** What a TLD costs a year, in both currencies, and what it allows: shown for a TLD and for a name under it. */
+export interface YearlyPrices {
   registerDollar: number;
   registerNaira: number;
   renewDollar: number;
@@ -234,20 +231,16 @@ export interface TldView extends PromotionFields {
   minYears: number;
   maxYears: number;
   restrictions: { text: string; requiresLocalPresence: boolean };
-  popular: boolean;
-  popularRank: number | null;
 }
 
-/** What the API shows of a TLD, with the best promotion active `today` (UTC `YYYY-MM-DD`). */
-export function tldView(t: TldRecord, promotions: readonly Promotion[], koboPerDollar: number, today: string): TldView {
-  const register = bothCurrencies(t.registerUsd, t.registerNgn, koboPerDollar);
+/** A TLD's yearly prices at `koboPerDollar`; `register` replaces its registration price (a premium name's own). */
+export function yearlyPrices(t: TldRecord, koboPerDollar: number, register?: { usd: number; ngn: number | null }): YearlyPrices {
+  const reg = bothCurrencies(register?.usd ?? t.registerUsd, register ? register.ngn : t.registerNgn, koboPerDollar);
   const renew = bothCurrencies(t.renewUsd, t.renewNgn, koboPerDollar);
   const transfer = bothCurrencies(t.transferUsd, t.transferNgn, koboPerDollar);
   return {
-    tld: `.${t.tld}`,
-    extension: t.tld,
-    registerDollar: register.dollar,
-    registerNaira: register.naira,
+    registerDollar: reg.dollar,
+    registerNaira: reg.naira,
     renewDollar: renew.dollar,
     renewNaira: renew.naira,
     transferDollar: transfer.dollar,
@@ -255,6 +248,24 @@ export function tldView(t: TldRecord, promotions: readonly Promotion[], koboPerD
     minYears: t.minYears,
     maxYears: t.maxYears,
     restrictions: { text: t.restrictions, requiresLocalPresence: t.requiresLocalPresence },
+  };
+}
+
+export interface TldView extends YearlyPrices, PromotionFields {
+  /** `.co.uk` */
+  tld: string;
+  /** `co.uk` */
+  extension: string;
+  popular: boolean;
+  popularRank: number | null;
+}
+
+/** What the API shows of a TLD, with the best promotion active `today` (UTC `YYYY-MM-DD`). */
+export function tldView(t: TldRecord, promotions: readonly Promotion[], koboPerDollar: number, today: string): TldView {
+  return {
+    tld: `.${t.tld}`,
+    extension: t.tld,
+    ...yearlyPrices(t, koboPerDollar),
     popular: t.popularRank !== null,
     popularRank: t.popularRank,
     ...promotionFields(bestActive(promotions, today, koboPerDollar)),

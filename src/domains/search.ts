@@ -6,14 +6,14 @@ import type { Config } from '../config/schema.js';
 import type { Repos } from '../db/repos/index.js';
 import type { DomainNameRecord, TldRecord } from '../db/repos/tlds.js';
 import type { AvailabilityAnswer, AvailabilityProvider, AvailabilityStatus } from './availability/provider.js';
-import { bothCurrencies, NO_PROMOTION, promotionFields, tldView, type PromotionFields, type TldView } from './catalogue.js';
+import { NO_PROMOTION, promotionFields, tldView, yearlyPrices, type PromotionFields, type TldView, type YearlyPrices } from './catalogue.js';
 import { CatalogueSnapshot, type Catalogue } from './catalogue-snapshot.js';
 import { DomainQueryError, normalizeExtension, normalizeQuery } from './normalize.js';
 import { bestActive, utcDate } from './promotions.js';
 
 export type PurchaseType = 'standard' | 'premium' | 'unavailable';
 
-export interface DomainResult extends PromotionFields {
+export interface DomainResult extends YearlyPrices, PromotionFields {
   /** The registrable name in ASCII (punycode for IDN). */
   domain: string;
   /** The same name in Unicode (equal to `domain` when it is ASCII). */
@@ -22,15 +22,6 @@ export interface DomainResult extends PromotionFields {
   available: boolean;
   status: AvailabilityStatus;
   purchaseType: PurchaseType;
-  registerDollar: number;
-  registerNaira: number;
-  renewDollar: number;
-  renewNaira: number;
-  transferDollar: number;
-  transferNaira: number;
-  minYears: number;
-  maxYears: number;
-  restrictions: { text: string; requiresLocalPresence: boolean };
   /** Who answered: the operator's list or the registry. */
   provider: 'local' | 'rdap';
   /** The registry's RDAP server that answered, when it did. */
@@ -153,9 +144,6 @@ export class DomainSearch {
     const answer = own ? localAnswer(own, this.o.clock().getTime()) : await this.o.availability.check(domain, tld.tld, { notFoundMeansAvailable: tld.rdapNotFoundReliable, signal });
     const { rate } = c;
     const premium = own?.status === 'premium';
-    const register = premium ? bothCurrencies(own.priceUsd ?? tld.registerUsd, own.priceNgn, rate) : bothCurrencies(tld.registerUsd, tld.registerNgn, rate);
-    const renew = bothCurrencies(tld.renewUsd, tld.renewNgn, rate);
-    const transfer = bothCurrencies(tld.transferUsd, tld.transferNgn, rate);
     const available = answer.status === 'available';
     // A premium name is sold at its own price: the TLD's promotion does not apply to it.
     const promotion = available && !premium ? promotionFields(bestActive(c.promotions.get(tld.tld) ?? [], today, rate)) : NO_PROMOTION;
@@ -166,15 +154,8 @@ export class DomainSearch {
       available,
       status: answer.status,
       purchaseType: !available ? 'unavailable' : premium ? 'premium' : 'standard',
-      registerDollar: register.dollar,
-      registerNaira: register.naira,
-      renewDollar: renew.dollar,
-      renewNaira: renew.naira,
-      transferDollar: transfer.dollar,
-      transferNaira: transfer.naira,
-      minYears: tld.minYears,
-      maxYears: tld.maxYears,
-      restrictions: { text: tld.restrictions, requiresLocalPresence: tld.requiresLocalPresence },
+      // A premium name is registered at its own price; renewals and transfers are the TLD's.
+      ...yearlyPrices(tld, rate, premium ? { usd: own.priceUsd ?? tld.registerUsd, ngn: own.priceNgn } : undefined),
       ...promotion,
       provider: answer.source,
       checkedBy: answer.server ?? null,

@@ -243,10 +243,8 @@ const PromotionFields = {
 
 const Restrictions = Type.Object({ text: Type.String(), requiresLocalPresence: Type.Boolean() });
 
-/** A TLD of the catalogue with its yearly prices (dollars and naira, two decimals) and active promotion. */
-export const Tld = Type.Object({
-  tld: Type.String(),
-  extension: Type.String(),
+/** Yearly prices (dollars and naira, two decimals) and what a TLD allows: of a TLD, and of a name under it. */
+const YearlyPrices = {
   registerDollar: Type.Number(),
   registerNaira: Type.Number(),
   renewDollar: Type.Number(),
@@ -256,6 +254,13 @@ export const Tld = Type.Object({
   minYears: Type.Integer(),
   maxYears: Type.Integer(),
   restrictions: Restrictions,
+};
+
+/** A TLD of the catalogue with its yearly prices and active promotion. */
+export const Tld = Type.Object({
+  tld: Type.String(),
+  extension: Type.String(),
+  ...YearlyPrices,
   popular: Type.Boolean(),
   popularRank: Nullable(Type.Integer()),
   ...PromotionFields,
@@ -273,15 +278,7 @@ export const DomainResult = Type.Object({
   available: Type.Boolean(),
   status: Type.Union([Type.Literal('available'), Type.Literal('registered'), Type.Literal('reserved'), Type.Literal('unknown')]),
   purchaseType: Type.Union([Type.Literal('standard'), Type.Literal('premium'), Type.Literal('unavailable')]),
-  registerDollar: Type.Number(),
-  registerNaira: Type.Number(),
-  renewDollar: Type.Number(),
-  renewNaira: Type.Number(),
-  transferDollar: Type.Number(),
-  transferNaira: Type.Number(),
-  minYears: Type.Integer(),
-  maxYears: Type.Integer(),
-  restrictions: Restrictions,
+  ...YearlyPrices,
   ...PromotionFields,
   provider: Type.Union([Type.Literal('local'), Type.Literal('rdap')]),
   checkedBy: Nullable(Type.String()),
