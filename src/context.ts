@@ -4,7 +4,7 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config/schema.js';
 import type { Db } from './db/open.js';
 import type { Repos } from './db/repos/index.js';
-import { ObjectsRepo } from './db/repos/objects.js';
+import type { ObjectsRepo } from './db/repos/objects.js';
 import { MultipartRepo } from './db/repos/multipart.js';
 import { KeyStore } from './auth/key-store.js';
 import { ensureRoot } from './auth/root.js';
@@ -97,18 +97,18 @@ export interface ContextOptions {
 }
 
 /**
- * Where RDAP servers come from (domains/availability/bootstrap-source.ts): a configured file is read
- * now, so that a bad one is a configuration error at start.
+ * Where RDAP servers come from (domains/availability/bootstrap-source.ts): domains.rdap.bootstrapFile,
+ * read now so that a bad one is a configuration error at start, else the refreshed or shipped copy.
  */
-function rdapBootstrapSource(config: Config): (repos: Repos, log: Logger) => BootstrapSource {
-  const file = config.domains.rdap.bootstrapFile === '' ? undefined : config.domains.rdap.bootstrapFile;
-  const fixed = file === undefined ? undefined : wrapConfigError('domains.rdap.bootstrapFile', () => new BootstrapSource({ file }));
-  return (repos, log) =>
-    fixed ??
+function rdapBootstrap(config: Config, repos: Repos, log: Logger): BootstrapSource {
+  const file = config.domains.rdap.bootstrapFile;
+  return wrapConfigError('domains.rdap.bootstrapFile', () =>
     new BootstrapSource({
+      ...(file === '' ? {} : { file }),
       settings: repos.settings,
       onInvalid: (err) => log.warn({ err }, 'domains: the stored RDAP bootstrap is not valid; the shipped one serves'),
-    });
+    }),
+  );
 }
 
 /** The TLD catalogue on the first start of a data directory; a bad seed file is a configuration error. */
@@ -135,8 +135,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   let walSync: WalSync | undefined;
   let checkpointer: Checkpointer | undefined;
   let edge: EdgeCache | undefined;
-  // A bad domains.rdap.bootstrapFile is a configuration error, found before anything is opened.
-  const rdapBootstrap = rdapBootstrapSource(config);
+  // Registry lookups go out through this client only: the address policy, timeouts, answer cap (src/net/).
   const rdapClient = createRdapClient(config.domains.rdap);
   const hashPool = config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold, threads: config.hashing.workerThreads }) : undefined;
   try {
@@ -150,7 +149,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     await storage.init();
     const root = ensureRoot(config, repos, masterKey);
     seedTlds(repos, config);
-    const objects = new ObjectsRepo(db);
+    const bootstrap = rdapBootstrap(config, repos, log);
+    const { objects } = repos;
     const leases = new BlobLeases((blobId) =>
       storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')),
     );
@@ -194,7 +194,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         config,
         clock,
         availability: new RdapProvider({
-          bootstrap: rdapBootstrap(repos, log),
+          bootstrap,
           client: rdapClient,
           config: config.domains.rdap,
           now: () => clock().getTime(),
@@ -226,7 +226,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     // Stored bytes re-hashed against their digests, at a bounded rate: now, then every interval.
     if (config.integrity.scrubBytesPerSecond > 0) {
       ctx.scrubber = new Scrubber(
-        { storage, integrity: repos.integrity, blobRefs: repos.blobRefs, corruption: ctx.corruption, log },
+        { storage, integrity: repos.integrity, blobRefs: repos.blobRefs, objects, corruption: ctx.corruption, log },
         config.integrity.scrubBytesPerSecond,
         config.integrity.scrubIntervalSeconds * 1000,
       );

@@ -345,6 +345,8 @@ const COMMANDS: Record<string, Record<string, Command>> = {
         if (unknown.length > 0) throw new AdminError('InvalidScope', `unknown scope(s): ${unknown.join(', ')} (known: ${ALL_SCOPES.join(', ')})`);
         if (scopes.length === 0) throw new AdminError('InvalidScope', `--scopes needs at least one of: ${ALL_SCOPES.join(', ')}`);
         const { key, token } = mintApiKey(repos.apiKeys, user.id, label(flags.name), scopes);
+        // --token-only: the token alone, printed as is (TOKEN=$(...)).
+        if (flags['token-only'] !== undefined) return token;
         return { id: key.id, token, user: user.name, name: key.name, scopes: key.scopes.join(','), createdAt: iso(key.createdAt) };
       },
     },
@@ -429,7 +431,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
           // What it finds is marked for `scrub list` and reported here; the log stays quiet.
           const quiet = { warn: () => undefined };
           const corruption = new CorruptionReporter(repos.integrity, quiet, () => new Date());
-          const run = await scrubBlobs({ storage, integrity: repos.integrity, blobRefs: repos.blobRefs, corruption, log: quiet }, { bytesPerSecond: 0 });
+          const run = await scrubBlobs({ storage, integrity: repos.integrity, blobRefs: repos.blobRefs, objects: repos.objects, corruption, log: quiet }, { bytesPerSecond: 0 });
           const result = {
             checked: run.checked,
             bytes: run.bytes,
@@ -566,6 +568,7 @@ function table(rows: Record<string, unknown>[]): string {
 }
 
 function human(result: unknown): string {
+  if (typeof result === 'string') return result;
   if (Array.isArray(result)) return table(result as Record<string, unknown>[]);
   const obj = result as Record<string, unknown>;
   const lines = Object.entries(obj)
@@ -683,7 +686,8 @@ export async function runAdmin(argv: string[]): Promise<number> {
   const flags: Record<string, string | undefined> = {};
   for (const flag of cmd.flags) {
     const v = values[flag];
-    flags[flag] = typeof v === 'string' ? v : undefined;
+    // A switch (boolean flag) given reads as 'true'.
+    flags[flag] = typeof v === 'string' ? v : v === true ? 'true' : undefined;
   }
 
   let dataDir: ReturnType<typeof openDataDir> | undefined;
@@ -696,8 +700,7 @@ export async function runAdmin(argv: string[]): Promise<number> {
     if (dataDir.created) process.stderr.write(`s3edge: created a new data directory at ${resolve(config.dataDir)} (no server has used it yet)\n`);
     const returned: unknown = await cmd.run({ config, repos, masterKey: dataDir.masterKey, args, flags, server });
     const result = returned instanceof FailedResult ? returned.result : returned;
-    const token = values['token-only'] === true ? (result as { token?: unknown }).token : undefined;
-    process.stdout.write((json ? JSON.stringify(result) : typeof token === 'string' ? token : human(result)) + '\n');
+    process.stdout.write((json ? JSON.stringify(result) : human(result)) + '\n');
     return returned instanceof FailedResult ? 1 : 0;
   } catch (err) {
     if (err instanceof ConfigError) {

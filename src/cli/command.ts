@@ -31,6 +31,7 @@ export interface RunContext {
   repos: Repos;
   masterKey: Buffer;
   args: Record<string, string>;
+  /** Command flags given: their values; a switch (boolean flag) reads as 'true'. */
   flags: Record<string, string | undefined>;
   /** The data directory's server as recorded: endpoint, whether it runs, its region. */
   server: () => ServerView;

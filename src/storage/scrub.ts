@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js';
 import type { BlobToCheck, IntegrityRepo } from '../db/repos/integrity.js';
+import type { ObjectsRepo } from '../db/repos/objects.js';
 import type { StorageBackend } from './backend.js';
 import { BlobDigestMismatch, checkBuffer, formatDigest, type ReadVerification } from './blob-digest.js';
 import { blobGone, isInlineBlobId } from './blob-id.js';
@@ -19,6 +20,8 @@ export interface ScrubContext {
   storage: StorageBackend;
   integrity: IntegrityRepo;
   blobRefs: BlobRefsRepo;
+  /** Where the bytes of small objects kept in the database are read. */
+  objects: Pick<ObjectsRepo, 'inlineData'>;
   corruption: CorruptionReporter;
   log: Pick<Logger, 'warn'>;
 }
@@ -42,7 +45,7 @@ export interface ScrubOptions {
 async function readChecked(ctx: ScrubContext, blob: BlobToCheck, opts: ScrubOptions, counted: (n: number) => void): Promise<void> {
   const verify: ReadVerification = { expected: blob.expected, onMismatch: (err) => ctx.corruption.report(blob, err, 'scrub') };
   if (isInlineBlobId(blob.blobId)) {
-    const data = ctx.integrity.inlineData(blob.blobId);
+    const data = ctx.objects.inlineData(blob.blobId);
     if (!data) throw blobGone(blob.blobId);
     counted(data.length);
     checkBuffer(data, verify);

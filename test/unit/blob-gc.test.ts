@@ -116,7 +116,7 @@ t.test('a scrub pass stops in the middle of a blob when asked', async (t) => {
   // At 1 MiB/s the pass would need 8 s; it is stopped after its first reads.
   setTimeout(() => stopping.abort(), 200);
   const run = await scrubBlobs(
-    { storage: ctx.storage, integrity: ctx.repos.integrity, blobRefs: ctx.repos.blobRefs, corruption: ctx.corruption, log: ctx.log },
+    { storage: ctx.storage, integrity: ctx.repos.integrity, blobRefs: ctx.repos.blobRefs, objects: ctx.objects, corruption: ctx.corruption, log: ctx.log },
     { bytesPerSecond: 1024 * 1024, signal: stopping.signal },
   );
   t.ok(run.bytes > 0 && run.bytes < size, `stopped inside the blob (${run.bytes} of ${size} bytes read)`);

@@ -4,29 +4,27 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../open.js';
 
+/** Every referenced id, one row each (a multipart manifest's parts unpacked). */
+const REFERENCES = `
+  SELECT blob_id AS id FROM objects WHERE parts IS NULL
+  UNION ALL SELECT json_extract(j.value, '$.blobId') FROM objects AS o, json_each(o.parts) AS j WHERE o.parts IS NOT NULL
+  UNION ALL SELECT blob_id FROM multipart_parts
+  UNION ALL SELECT blob_id FROM assets
+  UNION ALL SELECT blob_id FROM blob_trash`;
+
 export class BlobRefsRepo {
   private readonly allStmt: Statement<[], { id: string | null }>;
-  private readonly oneStmt: Statement<{ id: string }, { found: 0 | 1 }>;
+  private readonly oneStmt: Statement<[string], { found: 0 | 1 }>;
 
   constructor(db: Db) {
-    this.allStmt = db.prepare(`
-      SELECT blob_id AS id FROM objects WHERE parts IS NULL
-      UNION ALL SELECT json_extract(j.value, '$.blobId') FROM objects AS o, json_each(o.parts) AS j WHERE o.parts IS NOT NULL
-      UNION ALL SELECT blob_id FROM multipart_parts
-      UNION ALL SELECT blob_id FROM assets
-      UNION ALL SELECT blob_id FROM blob_trash`);
-    // Scans (blob ids are not indexed): asked only for the few blobs the collector is about to remove.
-    this.oneStmt = db.prepare(`SELECT EXISTS (
-      SELECT 1 FROM objects WHERE parts IS NULL AND blob_id = @id
-      UNION ALL SELECT 1 FROM objects AS o, json_each(o.parts) AS j WHERE o.parts IS NOT NULL AND json_extract(j.value, '$.blobId') = @id
-      UNION ALL SELECT 1 FROM multipart_parts WHERE blob_id = @id
-      UNION ALL SELECT 1 FROM assets WHERE blob_id = @id
-      UNION ALL SELECT 1 FROM blob_trash WHERE blob_id = @id) AS found`);
+    this.allStmt = db.prepare(REFERENCES);
+    // A scan (blob ids are not indexed): asked only for the few blobs the collector is about to remove.
+    this.oneStmt = db.prepare(`SELECT EXISTS (SELECT 1 FROM (${REFERENCES}) WHERE id = ?) AS found`);
   }
 
   /** Whether a row references the blob now. */
   isReferenced(blobId: string): boolean {
-    return this.oneStmt.get({ id: blobId })?.found === 1;
+    return this.oneStmt.get(blobId)?.found === 1;
   }
 
   /** The referenced ids, read in one statement (one consistent snapshot of the database). */

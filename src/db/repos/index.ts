@@ -13,6 +13,7 @@ import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
 import { TldsRepo } from './tlds.js';
+import { ObjectsRepo } from './objects.js';
 
 export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
@@ -41,6 +42,8 @@ export interface Repos {
   credits: CreditsRepo;
   blobRefs: BlobRefsRepo;
   integrity: IntegrityRepo;
+  /** Object metadata and the bytes of small objects (the server's S3 path and the scrub). */
+  objects: ObjectsRepo;
   /** The domain reseller's catalogue, promotions and own names. */
   tlds: TldsRepo;
   /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
@@ -74,6 +77,7 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     credits: new CreditsRepo(db, clock),
     blobRefs: new BlobRefsRepo(db),
     integrity: new IntegrityRepo(db),
+    objects: new ObjectsRepo(db),
     tlds: new TldsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     dataVersion: () => dataVersion.get() as number,

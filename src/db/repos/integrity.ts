@@ -41,7 +41,6 @@ interface CorruptRow {
 
 export class IntegrityRepo {
   private readonly allStmt: Statement<[], Row>;
-  private readonly inlineStmt: Statement<[string], { data: Buffer }>;
   private readonly markStmt: Statement<CorruptRow>;
   private readonly listStmt: Statement<[], CorruptRow>;
   private readonly countStmt: Statement<[], { n: number }>;
@@ -59,7 +58,6 @@ export class IntegrityRepo {
       SELECT p.blob_id, p.crc32c, p.etag, 'part ' || p.part_number || ' of upload ' || p.upload_id FROM multipart_parts p WHERE p.claimed = 0
       UNION ALL
       SELECT a.blob_id, a.crc32c, a.etag, 'asset ' || a.id FROM assets a`);
-    this.inlineStmt = db.prepare('SELECT data FROM inline_blobs WHERE blob_id = ?');
     this.markStmt = db.prepare(`INSERT INTO corrupt_blobs (blob_id, owner, expected, actual, found_by, detected_at)
       VALUES (@blob_id, @owner, @expected, @actual, @found_by, @detected_at)
       ON CONFLICT (blob_id) DO UPDATE SET owner = excluded.owner, expected = excluded.expected, actual = excluded.actual,
@@ -77,11 +75,6 @@ export class IntegrityRepo {
       if (r.blob_id && expected) out.push({ blobId: r.blob_id, expected, owner: r.owner });
     }
     return out;
-  }
-
-  /** The bytes of a small object kept in the database, if it still exists. */
-  inlineData(blobId: string): Buffer | undefined {
-    return this.inlineStmt.get(blobId)?.data;
   }
 
   /** Marks a blob; one marked already keeps the time it was first found. */
