@@ -36,7 +36,7 @@ export class CatalogueSnapshot {
     this.loaded = {
       tlds,
       byTld: new Map(tlds.map((t) => [t.tld, t])),
-      popular: tlds.filter((t) => t.popularRank !== null).sort((a, b) => (a.popularRank as number) - (b.popularRank as number) || (a.tld < b.tld ? -1 : 1)),
+      popular: this.repos.tlds.popular(),
       promotions: this.repos.tlds.promotionsByTld(),
       names: new Map(this.repos.tlds.names().map((n) => [n.name, n])),
       rate: exchangeRate(this.repos, this.config),

@@ -152,7 +152,7 @@ export function catalogueFile(tlds: readonly TldRecord[]): CatalogueFile {
   };
 }
 
-export function readCatalogueFile(path: string): NewTld[] {
+function readCatalogueFile(path: string): NewTld[] {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
@@ -163,7 +163,7 @@ export function readCatalogueFile(path: string): NewTld[] {
 }
 
 /** The catalogue file the server seeds from: domains.seedFile, else the one shipped in config/. */
-export function seedFilePath(config: Config): string {
+function seedFilePath(config: Config): string {
   return config.domains.seedFile !== '' ? config.domains.seedFile : join(CONFIG_DIR, 'tlds.json');
 }
 

@@ -43,8 +43,8 @@ export type NormalizedQuery =
 
 /** Raw input longer than this is refused before any parsing. */
 export const MAX_QUERY_INPUT = 1024;
-export const MAX_LABEL_OCTETS = 63;
-export const MAX_NAME_OCTETS = 253;
+const MAX_LABEL_OCTETS = 63;
+const MAX_NAME_OCTETS = 253;
 
 const PSL_OPTIONS = {
   allowIcannDomains: true,
@@ -278,7 +278,7 @@ function codePoint(ch: string): string {
 
 const SHOW_MAX = 60;
 
-/** User text, quoted, at most SHOW_MAX characters, invisible and control characters as U+XXXX. */
+/** User text, quoted, at most SHOW_MAX characters; invisible and control characters written as their code point (<U+001F>). */
 export function show(text: string): string {
   const chars = [...text];
   const cut = chars.length > SHOW_MAX ? chars.slice(0, SHOW_MAX - 1) : chars;

@@ -50,14 +50,6 @@ export interface DomainSearchOptions {
   availability: AvailabilityProvider;
 }
 
-/** A search the caller got wrong: 400 with this message. */
-export class DomainSearchError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DomainSearchError';
-  }
-}
-
 export class DomainSearch {
   private readonly catalogue: CatalogueSnapshot;
 
@@ -84,16 +76,10 @@ export class DomainSearch {
   /**
    * TLDs matching an extension (`io`, `.io`, `co`): the TLD itself first, then TLDs with it as a label
    * (`co` finds `co.uk`, `com.co`), then TLDs with a label starting with it (`onl` finds `online`); each
-   * group in popular order, then alphabetically.
+   * group in popular order, then alphabetically. Throws DomainQueryError for text that is no extension.
    */
   searchTlds(raw: string): { query: string; tlds: (TldView & { match: TldMatch })[] } {
-    let ext: string;
-    try {
-      ext = normalizeExtension(raw);
-    } catch (err) {
-      if (err instanceof DomainQueryError) throw new DomainSearchError(err.message);
-      throw err;
-    }
+    const ext = normalizeExtension(raw);
     const rank = (t: TldRecord): TldMatch | undefined => {
       if (t.tld === ext) return 'exact';
       const labels = t.tld.split('.');
@@ -117,22 +103,16 @@ export class DomainSearch {
     return tlds.map((t) => tldView(t, c.promotions.get(t.tld) ?? [], c.rate, today));
   }
 
-  /** POST /api/v3/domains/search: rejects with DomainSearchError for a query that cannot be searched. */
+  /** POST /api/v3/domains/search: rejects with DomainQueryError for a query that cannot be searched. */
   async search(raw: string): Promise<SearchResult> {
-    let q: ReturnType<typeof normalizeQuery>;
-    try {
-      q = normalizeQuery(raw);
-    } catch (err) {
-      if (err instanceof DomainQueryError) throw new DomainSearchError(err.message);
-      throw err;
-    }
+    const q = normalizeQuery(raw);
     const c = this.catalogue.current();
     const today = this.today();
     // One deadline for the whole search, however many registries it asks.
     const signal = AbortSignal.timeout(this.o.config.domains.rdap.searchDeadlineMs);
     if (q.kind === 'domain') {
       const tld = c.byTld.get(q.suffix);
-      if (!tld) throw new DomainSearchError(`We do not sell .${q.suffix} names`);
+      if (!tld) throw new DomainQueryError(`We do not sell .${q.suffix} names`);
       return { query: q.registrable, kind: 'domain', results: [await this.lookup(c, today, q.registrable, q.registrableUnicode, tld, signal)] };
     }
     const results = await Promise.all(c.popular.map((tld) => this.lookup(c, today, `${q.ascii}.${tld.tld}`, `${q.unicode}.${tld.tld}`, tld, signal)));

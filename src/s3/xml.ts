@@ -44,7 +44,7 @@ export interface XmlObject {
  * controls but tab, line feed and carriage return, and the non-characters U+FFFE and U+FFFF. (A lone
  * surrogate cannot leave the process: UTF-8 encoding writes it as U+FFFD.)
  */
-export const NOT_XML_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
+const NOT_XML_CHAR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/;
 const NOT_XML_CHARS = new RegExp(NOT_XML_CHAR.source, 'g');
 
 /** True when `s` holds a character no XML 1.0 document can carry. */

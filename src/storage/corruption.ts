@@ -8,7 +8,7 @@ import { formatDigest, type BlobDigest, type BlobDigestMismatch, type ReadVerifi
 export type FoundBy = 'read' | 'scrub';
 
 /** corrupt_blobs.actual of a blob that is gone. */
-export const MISSING = 'missing';
+const MISSING = 'missing';
 
 export class CorruptionReporter {
   private readonly found: Record<FoundBy, number> = { read: 0, scrub: 0 };

@@ -2,7 +2,8 @@
 // for the registries (test/helpers/rdap-fixture.ts): the bootstrap pointing at it is fetched with the
 // admin CLI's refresh, as an operator would. Catalogue and CLI price changes, TLD search, availability
 // for registered, available, reserved, sold, premium, slow, rate-limited and failing names, caching,
-// IDN and public-suffix queries, invalid queries, scopes and the per-key, per-endpoint rate limits.
+// IDN and public-suffix queries, invalid queries, scopes and the per-key, per-endpoint rate limits, and the
+// address policy every registry request (and the CLI refresh) goes through.
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -215,4 +216,19 @@ t.test('a limit resets after its window', async (t) => {
   t.ok(wait >= 1 && wait <= 2, `Retry-After ${wait} s, within the 2 s window`);
   await new Promise((r) => setTimeout(r, wait * 1000 + 100));
   t.equal((await get(quick, dave.token, '/api/v3/domains/tlds/search?q=io')).status, 200, 'after Retry-After, served again');
+});
+
+t.test('every registry request goes through the address policy: loopback is refused unless configured', async (t) => {
+  // A server with the default policy, whose bootstrap names a loopback RDAP server.
+  const dir = tempDir(t);
+  const strict = await startServer({ env: { S3EDGE_DOMAINS_RDAP_BOOTSTRAP_FILE: fixture.writeBootstrap(join(dir, 'bootstrap.json'), ['com']) } });
+  t.teardown(() => strict.stop());
+  const erin = await apiUser(strict, ['domains:read'], { name: 'erin' });
+  fixture.set('guarded.com', { kind: 'registered' });
+  const res = await post(strict, erin.token, { query: 'guarded.com' });
+  t.match(res.json, { success: true, results: [{ status: 'unknown', reason: 'address-refused', available: false }] });
+  t.equal(fixture.count('guarded.com'), 0, 'no request reached the loopback server');
+  const refresh = await strict.cli(['rdap-bootstrap', 'refresh', '--url', `${fixture.origin}/bootstrap.json`]);
+  t.equal(refresh.code, 1, 'the CLI refresh goes through the same policy');
+  t.match(refresh.stderr, /not refreshed: .*127\.0\.0\.1/);
 });

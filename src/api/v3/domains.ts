@@ -2,7 +2,7 @@
 // API key (§8, domains.rateLimits): the catalogue, the popular list, TLD search and domain search.
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
-import { DomainSearchError } from '../../domains/search.js';
+import { DomainQueryError } from '../../domains/normalize.js';
 import { ApiError } from '../errors.js';
 import { type RouteModule } from '../plugin.js';
 import { DomainSearchResponse, ERROR_RESPONSES, ErrorBody, Tld, TldMatch } from './schemas.js';
@@ -14,7 +14,7 @@ const SearchBody = Type.Object({ query: Type.String({ maxLength: 1024 }) });
 
 /** A search the caller got wrong is a 400 saying what is wrong. */
 function badQuery(err: unknown): never {
-  if (err instanceof DomainSearchError) throw new ApiError(400, 'invalid_request', err.message);
+  if (err instanceof DomainQueryError) throw new ApiError(400, 'invalid_request', err.message);
   throw err;
 }
 
