@@ -11,7 +11,6 @@ import { isS3Error } from '../errors/s3-errors.js';
 import { evaluatePreconditions } from '../s3/conditionals.js';
 import { parseRange } from '../s3/range.js';
 import type { ReadRange } from '../storage/backend.js';
-import { expectedDigest } from '../storage/blob-digest.js';
 import { contentDisposition, type DispositionType } from './content-disposition.js';
 import { httpDate } from '../http/http-date.js';
 import { SAFETY_HEADERS } from './content-safety.js';
@@ -132,22 +131,13 @@ export function decideDelivery(asset: AssetRecord, h: IncomingHttpHeaders, style
  * with code 'ENOENT' if the blob is gone anyway (another process).
  */
 export async function openAssetBody(ctx: AppContext, asset: AssetRecord, range: ReadRange | undefined, signal?: AbortSignal): Promise<Readable> {
-  const lease = ctx.leases.acquire([asset.blobId]);
   // The asset's bytes, as many as its row says (a blob that lost some is a short read, not a shorter
   // body); a read of all of them is checked against the digest recorded at upload (storage/blob-digest.ts).
   const bytes = range ?? (asset.size > 0 ? { start: 0, end: asset.size - 1 } : undefined);
-  const whole = !range || (range.start === 0 && range.end === asset.size - 1);
-  const expected = whole ? expectedDigest(asset.crc32c, asset.etag) : undefined;
-  const verify = expected && ctx.corruption.readCheck(asset.blobId, expected, () => `asset ${asset.id}`);
-  try {
-    const body = await ctx.storage.read(asset.blobId, { ...(bytes ? { range: bytes } : {}), ...(signal ? { signal } : {}), ...(verify ? { verify } : {}) });
-    if (body.destroyed) lease.release();
-    else body.once('close', () => lease.release());
-    return body;
-  } catch (err) {
-    lease.release();
-    throw err;
-  }
+  const verify = ctx.corruption.wholeReadCheck(asset, range, () => `asset ${asset.id}`);
+  return ctx.leases.whileOpen([asset.blobId], () =>
+    ctx.storage.read(asset.blobId, { ...(bytes ? { range: bytes } : {}), ...(signal ? { signal } : {}), ...(verify ? { verify } : {}) }),
+  );
 }
 
 export function isBlobGone(err: unknown): boolean {

@@ -18,7 +18,7 @@ import { createStorage } from '../storage/select.js';
 import { scrubBlobs } from '../storage/scrub.js';
 import { CorruptionReporter } from '../storage/corruption.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
-import { AdminError, FailedResult, iso, type Command, type EndpointStatus, type ServerView } from './command.js';
+import { AdminError, FailedResult, iso, type Command, type ServerView } from './command.js';
 import { DOMAIN_COMMANDS, DOMAIN_FLAGS, DOMAIN_GROUPS } from './domain-commands.js';
 
 type Values = Record<string, string | boolean | undefined>;

@@ -10,8 +10,7 @@ import type { AppContext } from '../context.js';
 import { objectBlobIds, type ObjectPart, type ObjectRecord } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
 import type { ReadRange } from '../storage/backend.js';
-import { checkBuffer, expectedDigest, hasCrc32c, type BlobDigest, type ReadVerification } from '../storage/blob-digest.js';
-import type { BlobLease } from '../storage/blob-leases.js';
+import { checkBuffer, hasCrc32c, type BlobDigest, type ReadVerification } from '../storage/blob-digest.js';
 import { blobGone, isInlineBlobId } from '../storage/blob-id.js';
 
 export const MAX_PART_NUMBER = 10000;
@@ -77,10 +76,10 @@ function ownerOf(ctx: AppContext, rec: ObjectRecord, part?: number): string {
 /** The check of a segment's blob, when the segment is all of it and the record holds its digest. */
 function segmentVerification(ctx: AppContext, rec: ObjectRecord, segment: Segment): ReadVerification | undefined {
   const part = segment.part === undefined ? undefined : rec.parts?.[segment.part];
-  const size = part ? part.size : rec.size;
-  const expected = part ? expectedDigest(part.crc32c, part.etag) : expectedDigest(rec.blobCrc32c, rec.etag);
-  const whole = segment.range.start === 0 && segment.range.end === size - 1;
-  return whole && expected ? ctx.corruption.readCheck(segment.blobId, expected, () => ownerOf(ctx, rec, segment.part)) : undefined;
+  const blob = part
+    ? { blobId: segment.blobId, size: part.size, crc32c: part.crc32c, etag: part.etag }
+    : { blobId: segment.blobId, size: rec.size, crc32c: rec.blobCrc32c, etag: rec.etag };
+  return ctx.corruption.wholeReadCheck(blob, segment.range, () => ownerOf(ctx, rec, segment.part));
 }
 
 /**
@@ -118,32 +117,14 @@ export async function openObjectBody(
   rec: ObjectRecord,
   opts: { range?: ReadRange; signal?: AbortSignal } = {},
 ): Promise<Readable> {
-  const lease = ctx.leases.acquire(objectBlobIds(rec));
-  let stream: Readable;
-  try {
+  return ctx.leases.whileOpen(objectBlobIds(rec), async () => {
     const segments = segmentsOf(rec, opts.range);
     const first = segments[0];
-    if (!first) {
-      stream = Readable.from([]);
-    } else {
-      // The first blob is opened before anything is sent, so a missing blob is still a clean error.
-      const opened = await openSegment(ctx, rec, first, opts.signal);
-      stream = segments.length === 1 ? opened : concatenate(ctx, rec, opened, segments.slice(1), opts.signal);
-    }
-  } catch (err) {
-    lease.release();
-    throw err;
-  }
-  releaseOnClose(stream, lease);
-  return stream;
-}
-
-function releaseOnClose(stream: Readable, lease: BlobLease): void {
-  if (stream.closed || stream.destroyed) {
-    lease.release();
-    return;
-  }
-  stream.once('close', () => lease.release());
+    if (!first) return Readable.from([]);
+    // The first blob is opened before anything is sent, so a missing blob is still a clean error.
+    const opened = await openSegment(ctx, rec, first, opts.signal);
+    return segments.length === 1 ? opened : concatenate(ctx, rec, opened, segments.slice(1), opts.signal);
+  });
 }
 
 /** The already-open first segment, then each further segment opened as the previous one ends. */

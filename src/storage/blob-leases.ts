@@ -4,6 +4,8 @@
 // slow the client. In memory, for one process: a lease is taken in the same tick as the metadata
 // lookup, so no removal can slip in between.
 
+import type { Readable } from 'node:stream';
+
 export interface BlobLease {
   /** Idempotent. */
   release(): void;
@@ -28,6 +30,24 @@ export class BlobLeases {
         for (const id of ids) this.drop(id);
       },
     };
+  }
+
+  /**
+   * A stream of `blobIds` opened by `open`, leased from this call (synchronously: call it in the tick
+   * of the lookup that named them) until the stream closes, or released at once if opening fails.
+   */
+  async whileOpen(blobIds: readonly string[], open: () => Promise<Readable>): Promise<Readable> {
+    const lease = this.acquire(blobIds);
+    let stream: Readable;
+    try {
+      stream = await open();
+    } catch (err) {
+      lease.release();
+      throw err;
+    }
+    if (stream.closed || stream.destroyed) lease.release();
+    else stream.once('close', () => lease.release());
+    return stream;
   }
 
   private drop(id: string): void {

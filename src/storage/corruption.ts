@@ -3,7 +3,8 @@
 // until the scrub finds the blob right again or no row references it any more.
 import type { Logger } from 'pino';
 import type { CorruptBlob, IntegrityRepo } from '../db/repos/integrity.js';
-import { formatDigest, type BlobDigest, type BlobDigestMismatch, type ReadVerification } from './blob-digest.js';
+import { expectedDigest, formatDigest, type BlobDigest, type BlobDigestMismatch, type ReadVerification } from './blob-digest.js';
+import type { ReadRange } from './backend.js';
 
 export type FoundBy = 'read' | 'scrub';
 
@@ -22,6 +23,16 @@ export class CorruptionReporter {
   /** The check of a read of all of `blobId`: a mismatch is reported as found by a read of `owner` (named only then). */
   readCheck(blobId: string, expected: BlobDigest, owner: () => string): ReadVerification {
     return { expected, onMismatch: (err) => this.report({ blobId, owner: owner() }, err, 'read') };
+  }
+
+  /**
+   * The check of a read of `range` of a blob of `size` bytes, whose row recorded `crc32c` and `etag`:
+   * undefined when the range is not all of the blob (a digest needs every byte) or no digest is known.
+   */
+  wholeReadCheck(blob: { blobId: string; size: number; crc32c: number | null | undefined; etag: string }, range: ReadRange | undefined, owner: () => string): ReadVerification | undefined {
+    const whole = !range || (range.start === 0 && range.end === blob.size - 1);
+    const expected = whole ? expectedDigest(blob.crc32c, blob.etag) : undefined;
+    return expected && this.readCheck(blob.blobId, expected, owner);
   }
 
   /** Never throws: it runs inside a read that is failing anyway. */

@@ -1,7 +1,7 @@
 // ListObjectsV2 and ListObjects (V1): the same walk, two dialects of XML.
 import { S3Error } from '../../errors/s3-errors.js';
 import type { ListPage } from '../../db/repos/objects.js';
-import { isoDate, requireBucket, type OperationHandler, type S3Request } from '../operation.js';
+import { isoDate, requireBucket, type OperationHandler } from '../operation.js';
 import { xmlResponse } from '../respond.js';
 import { toXml, type XmlObject } from '../xml.js';
 import { encodingOf, listParam } from '../listing-params.js';
