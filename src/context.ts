@@ -33,6 +33,7 @@ import { ConfigError } from './config/load.js';
 import { DomainSearch } from './domains/search.js';
 import { BootstrapSource } from './domains/availability/bootstrap-source.js';
 import { createRdapClient, RdapProvider } from './domains/availability/rdap.js';
+import { EdgeRoutes } from './edge/route.js';
 
 /** The edge cache's disk tier, under the data directory. */
 const CDN_CACHE_DIR = 'cdn-cache';
@@ -81,6 +82,8 @@ export interface AppContext {
   clients: ClientResolver;
   /** The domain reseller: TLD catalogue queries and the domain search (registry lookups over RDAP). */
   domains: DomainSearch;
+  /** Verified project hostnames and their origins and rules, for the edge proxy (src/edge). */
+  edgeRoutes: EdgeRoutes;
   close(): Promise<void>;
 }
 
@@ -201,6 +204,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
           onFailure: (failure) => log.debug({ ...failure }, 'domains: an RDAP lookup failed'),
         }),
       }),
+      edgeRoutes: new EdgeRoutes(repos),
       async close() {
         await sweeper.stop();
         await ctx.blobGc?.stop();

@@ -13,8 +13,20 @@ import { HOUR_MS } from './traffic.js';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'EXPIRED' | 'BYPASS';
 
-/** One CDN request, as the CDN handler reports it when the response has ended. */
+/** Which door served a logged request: the CDN hostname, or a project hostname through the edge proxy. */
+export type Surface = 'cdn' | 'proxy';
+
+/** One CDN or proxied request, as its handler reports it when the response has ended. */
 export interface CdnRequestRecord {
+  /** Default 'cdn'. The CDN's roll-ups and summary count 'cdn' requests only. */
+  surface?: Surface;
+  method: string;
+  /** The request target's path (no query string), at most 1024 characters kept. */
+  path: string;
+  /** Request body bytes received (proxied requests); default 0. */
+  bytesIn?: number;
+  /** 'allowed', or the rule that blocked the request (src/edge/model.ts BlockReason); default 'allowed'. */
+  decision?: string;
   /** Unix milliseconds when the request arrived. */
   time: number;
   /** The Host header's name, lowercased, without port. */
@@ -103,6 +115,11 @@ function count(n: number): number {
 function clean(r: CdnRequestRecord): CdnRequestRecord | undefined {
   if (!Number.isInteger(r.status) || r.status < 100 || r.status > 999 || !Number.isFinite(r.time)) return undefined;
   return {
+    surface: r.surface === 'proxy' ? 'proxy' : 'cdn',
+    method: /^[A-Z]{1,16}$/.test(r.method) ? r.method : 'OTHER',
+    path: text(r.path, 1024),
+    bytesIn: count(r.bytesIn ?? 0),
+    decision: typeof r.decision === 'string' && /^[a-z-]{1,32}$/.test(r.decision) ? r.decision : 'allowed',
     time: Math.floor(r.time),
     host: text(r.host, 253),
     assetId: optionalText(r.assetId, 64),

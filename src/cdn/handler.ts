@@ -154,6 +154,8 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
     }
     ctx.requestLog.record({
       time,
+      method: req.method ?? '',
+      path: pathOf(req.url),
       host: hostnameOf(req.headers.host),
       assetId: facts.assetId,
       bucket: facts.bucket,
@@ -169,6 +171,13 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       ...(facts.downloadKey !== undefined ? { downloadKey: facts.downloadKey } : {}),
     });
   };
+}
+
+/** The request target without its query string (signed URLs carry their signature there). */
+export function pathOf(url: string | undefined): string {
+  if (url === undefined) return '';
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
 }
 
 function lengthHeaders(size: number, range: { start: number; end: number } | undefined): Record<string, string> {

@@ -155,6 +155,35 @@ export interface DomainsConfig {
   rateLimits: DomainsRateLimitsConfig;
 }
 
+/** The edge reverse proxy for project hostnames (src/edge, src/projects; docs/EDGE.md). */
+export interface EdgeConfig {
+  /** Let origins resolve to loopback, private, link-local or other special addresses (a loopback origin in tests); never in production. */
+  allowPrivateOrigins: boolean;
+  /** Connecting to an origin (after DNS). */
+  connectTimeoutMs: number;
+  /** From the request sent to the origin's response headers. */
+  headersTimeoutMs: number;
+  /** Longest pause between two chunks of the origin's body. */
+  bodyTimeoutMs: number;
+  /** Keep-alive connections per origin. */
+  connectionsPerOrigin: number;
+  /** Per-client limiter entries kept (least recently seen dropped first): bounds memory under a flood from many addresses. */
+  maxTrackedClients: number;
+  /** DNS servers for hostname verification (`127.0.0.1:5353`); empty: the system's. */
+  dnsServers: string[];
+  /** Verification looks for TXT `s3edge-verify=<token>` at `<verificationPrefix>.<hostname>`. */
+  verificationPrefix: string;
+  /** Anomaly detection over the proxied traffic (src/edge/detect). */
+  anomalies: {
+    /** Width of one bucket of the series. */
+    bucketSeconds: number;
+    /** Buckets of history a baseline needs before a spike or drop can be reported. */
+    baselineBuckets: number;
+    /** Requests in a bucket below which no event opens (quiet hostnames are not news). */
+    minRequests: number;
+  };
+}
+
 export interface Config {
   dataDir: string;
   host: string;
@@ -188,6 +217,7 @@ export interface Config {
   limits: LimitsConfig;
   integrity: IntegrityConfig;
   domains: DomainsConfig;
+  edge: EdgeConfig;
 }
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -199,7 +229,7 @@ export const configSchema = {
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
     'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
-    'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains',
+    'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -365,6 +395,34 @@ export const configSchema = {
         },
       },
     },
+    edge: {
+      type: 'object',
+      additionalProperties: false,
+      required: [
+        'allowPrivateOrigins', 'connectTimeoutMs', 'headersTimeoutMs', 'bodyTimeoutMs', 'connectionsPerOrigin', 'maxTrackedClients',
+        'dnsServers', 'verificationPrefix', 'anomalies',
+      ],
+      properties: {
+        allowPrivateOrigins: { type: 'boolean' },
+        connectTimeoutMs: { type: 'integer', minimum: 100, maximum: 600000 },
+        headersTimeoutMs: { type: 'integer', minimum: 100, maximum: 3600000 },
+        bodyTimeoutMs: { type: 'integer', minimum: 100, maximum: 3600000 },
+        connectionsPerOrigin: { type: 'integer', minimum: 1, maximum: 10000 },
+        maxTrackedClients: { type: 'integer', minimum: 100, maximum: 100000000 },
+        dnsServers: { type: 'array', items: { type: 'string', pattern: '^(\\[[0-9a-fA-F:.]+\\]|[0-9a-fA-F:.]+)(:[0-9]{1,5})?$' } },
+        verificationPrefix: { type: 'string', pattern: '^_?[a-z0-9-]{1,63}$' },
+        anomalies: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['bucketSeconds', 'baselineBuckets', 'minRequests'],
+          properties: {
+            bucketSeconds: { type: 'integer', minimum: 10, maximum: 86400 },
+            baselineBuckets: { type: 'integer', minimum: 2, maximum: 10000 },
+            minRequests: { type: 'integer', minimum: 1, maximum: 100000000 },
+          },
+        },
+      },
+    },
     tls: {
       type: 'object',
       additionalProperties: false,
@@ -408,6 +466,10 @@ export const DURATION_KEYS = {
   'domains.rdap.errorCacheSeconds': 's',
   'domains.rdap.breakerCooldownSeconds': 's',
   'domains.rateLimits.windowSeconds': 's',
+  'edge.connectTimeoutMs': 'ms',
+  'edge.headersTimeoutMs': 'ms',
+  'edge.bodyTimeoutMs': 'ms',
+  'edge.anomalies.bucketSeconds': 's',
 } as const;
 
 /** HTTP header names: accepted in any case (`CF-IPCountry`), held lowercased. */

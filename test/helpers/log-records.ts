@@ -6,7 +6,7 @@ export const HOUR = 3_600_000;
 
 export function logRecord(over: Partial<CdnRequestRecord> = {}): CdnRequestRecord {
   return {
-    time: LOG_NOW, host: 'cdn.localhost', assetId: 'a1', bucket: null, key: null, ownerId: 'u1', status: 200, bytesSent: 100,
+    time: LOG_NOW, method: 'GET', path: '/a1/file.txt', host: 'cdn.localhost', assetId: 'a1', bucket: null, key: null, ownerId: 'u1', status: 200, bytesSent: 100,
     cacheStatus: 'MISS', clientIp: '203.0.113.1', country: 'DE', userAgent: 'curl/8', durationMs: 1.5, ...over,
   };
 }

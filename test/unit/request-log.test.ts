@@ -73,6 +73,7 @@ t.test('every field of the record is stored', async (t) => {
   t.same(db.prepare('SELECT * FROM cdn_requests').get(), {
     id: 1, time: NOW, host: 'cdn.localhost', asset_id: null, bucket: 'photos', object_key: 'a/b.jpg', owner_id: 'u1', status: 206,
     bytes_sent: 100, cache_status: 'HIT', client_ip: '2001:db8::7', country: 'DE', user_agent: 'curl/8', duration_ms: 12.25,
+      surface: 'cdn', method: 'GET', path: '/a1/file.txt', bytes_in: 0, decision: 'allowed',
   });
 });
 

@@ -45,9 +45,12 @@ export function toHour(r: HourRow): HourTraffic {
 
 export const HOUR_COLUMNS = 'owner_id, hour, requests, bytes, cached_bytes, hits, cache_lookups, status_counts, country_counts';
 
-/** Raw rows grouped as TrafficGroup; `time` bounds and any owner filter are appended by the caller. */
+/**
+ * Raw CDN rows grouped as TrafficGroup; `time` bounds and any owner filter are appended by the caller
+ * (`AND ...`). Proxied requests are not CDN traffic: the roll-ups and the summary leave them out.
+ */
 export const GROUP_SELECT = `SELECT coalesce(owner_id, '') AS ownerId, (time / ${HOUR_MS}) * ${HOUR_MS} AS hour, status, country,
-  cache_status AS cacheStatus, count(*) AS requests, sum(bytes_sent) AS bytes FROM cdn_requests`;
+  cache_status AS cacheStatus, count(*) AS requests, sum(bytes_sent) AS bytes FROM cdn_requests WHERE surface = 'cdn'`;
 export const GROUP_BY = 'GROUP BY 1, 2, 3, 4, 5';
 
 /** Chunks of the retention delete: each its own short statement, so no single one holds the database long. */
@@ -76,12 +79,13 @@ export class CdnLogRepo {
     private readonly usage: UsageRepo,
   ) {
     this.insertStmt = db.prepare(
-      `INSERT INTO cdn_requests (time, host, asset_id, bucket, object_key, owner_id, status, bytes_sent, cache_status, client_ip, country, user_agent, duration_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO cdn_requests (time, host, asset_id, bucket, object_key, owner_id, status, bytes_sent, cache_status, client_ip, country, user_agent, duration_ms,
+         surface, method, path, bytes_in, decision)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.rolledUntilStmt = db.prepare('SELECT rolled_until FROM cdn_rollup_state WHERE id = 1');
     this.setRolledUntilStmt = db.prepare('UPDATE cdn_rollup_state SET rolled_until = ? WHERE id = 1');
-    this.groupsStmt = db.prepare(`${GROUP_SELECT} WHERE time >= ? AND time < ? ${GROUP_BY}`);
+    this.groupsStmt = db.prepare(`${GROUP_SELECT} AND time >= ? AND time < ? ${GROUP_BY}`);
     this.hourStmt = db.prepare(`SELECT ${HOUR_COLUMNS} FROM cdn_hourly WHERE owner_id = ? AND hour = ?`);
     this.putHourStmt = db.prepare(`INSERT OR REPLACE INTO cdn_hourly (${HOUR_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.expireRequestsStmt = db.prepare('DELETE FROM cdn_requests WHERE id IN (SELECT id FROM cdn_requests WHERE time < ? LIMIT ?)');
@@ -91,14 +95,14 @@ export class CdnLogRepo {
       for (const r of records) {
         this.insertStmt.run(
           r.time, r.host, r.assetId, r.bucket, r.key, r.ownerId, r.status, r.bytesSent, r.cacheStatus, r.clientIp, r.country,
-          r.userAgent, r.durationMs,
+          r.userAgent, r.durationMs, r.surface ?? 'cdn', r.method, r.path, r.bytesIn ?? 0, r.decision ?? 'allowed',
         );
         if (r.downloadKey !== undefined && r.ownerId !== null) this.recordDownload(r, r.downloadKey, r.assetId ?? '', r.ownerId);
       }
       // A request that ended after its hour was rolled up (a long download, a flush just past the
       // hour) goes into that hour's roll-up now, in the same transaction as its row.
       const until = this.rolledUntil();
-      const late = records.filter((r) => r.time < until);
+      const late = records.filter((r) => r.time < until && (r.surface ?? 'cdn') === 'cdn');
       if (late.length > 0) for (const h of hoursOf(late.map(groupOf))) this.addToHour(h);
     });
 

@@ -35,7 +35,7 @@ export class CdnTrafficRepo {
   constructor(db: Db) {
     this.rolledUntilStmt = db.prepare('SELECT rolled_until FROM cdn_rollup_state WHERE id = 1');
     this.rolledStmt = db.prepare(`SELECT ${HOUR_COLUMNS} FROM cdn_hourly WHERE owner_id = ? AND hour >= ? AND hour < ? AND hour <= ? ORDER BY hour`);
-    this.rawStmt = db.prepare(`${GROUP_SELECT} WHERE owner_id = ? AND time >= ? AND time <= ? ${GROUP_BY}`);
+    this.rawStmt = db.prepare(`${GROUP_SELECT} AND owner_id = ? AND time >= ? AND time <= ? ${GROUP_BY}`);
     this.breakdownStmt = db.prepare(
       'SELECT status, country, count(*) AS requests FROM cdn_requests WHERE owner_id = ? AND time >= ? AND time <= ? GROUP BY status, country',
     );

@@ -14,8 +14,10 @@ import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
 import { TldsRepo } from './tlds.js';
 import { ObjectsRepo } from './objects.js';
+import { ProjectsRepo } from './projects.js';
 
-export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
+export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditsRepo, ProjectsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
+export type { Project, ProjectHostname } from './projects.js';
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
 export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
 export type { CorsRule } from './bucket-cors.js';
@@ -46,6 +48,8 @@ export interface Repos {
   objects: ObjectsRepo;
   /** The domain reseller's catalogue, promotions and own names. */
   tlds: TldsRepo;
+  /** Projects, deployments and the hostnames the edge proxy serves. */
+  projects: ProjectsRepo;
   /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T;
   /**
@@ -78,6 +82,7 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     blobRefs: new BlobRefsRepo(db),
     integrity: new IntegrityRepo(db),
     objects: new ObjectsRepo(db),
+    projects: new ProjectsRepo(db, clock),
     tlds: new TldsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     dataVersion: () => dataVersion.get() as number,
