@@ -1,0 +1,113 @@
+// Per-client token buckets and bans for the edge proxy's rate-limit rule. A client is an IPv4 address
+// or an IPv6 /64 (one subscriber usually holds a whole /64, so rotating inside it gains nothing). State
+// lives in an LRU of at most maxClients entries: a flood from many addresses evicts the least recently
+// seen clients instead of growing memory, at the price of forgetting them.
+import { LRUCache } from 'lru-cache';
+import { parseAddress } from '../cdn/ip-ranges.js';
+import type { RateLimitRule } from './model.js';
+
+export type LimitResult = { ok: true } | { ok: false; reason: 'rate-limited' | 'banned'; retryAfterSeconds: number };
+
+interface ClientState {
+  tokens: number;
+  /** When `tokens` was last brought up to date. */
+  refilledAt: number;
+  /** Refusals counted in the window that started at windowStart (a fixed window: O(1) per client). */
+  refusals: number;
+  windowStart: number;
+  bannedUntil: number;
+  /** Bans so far; the next one lasts banSeconds * 2^offences (capped). */
+  offences: number;
+}
+
+const OK: LimitResult = { ok: true };
+
+/** 8 groups of a valid IPv6 literal (no zone id): `::` expanded, a dotted IPv4 tail converted. */
+function ipv6Groups(ip: string): number[] {
+  let text = ip;
+  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (tail) {
+    const [a, b, c, d] = tail.slice(1).map(Number) as [number, number, number, number];
+    text = text.slice(0, tail.index) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', rest] = text.split('::');
+  const left = head ? head.split(':') : [];
+  const right = rest ? rest.split(':') : [];
+  const groups = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return groups.map((g) => parseInt(g, 16));
+}
+
+/**
+ * Who a limit applies to: the IPv4 address (also when written IPv4-mapped, `::ffff:1.2.3.4`), the IPv6
+ * /64 as `2001:db8:0:0::/64`, or the raw text (bounded) for something that is no address at all.
+ */
+export function clientKey(ip: string): string {
+  const parsed = parseAddress(ip);
+  if (!parsed) return `?${ip.slice(0, 64)}`;
+  if (parsed.family === 'ipv4') return parsed.address;
+  const g = ipv6Groups(parsed.address);
+  // ::ffff:a.b.c.d written in hex groups is still that IPv4 client.
+  if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff) {
+    const [hi = 0, lo = 0] = g.slice(6);
+    return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  }
+  return `${g.slice(0, 4).map((n) => n.toString(16)).join(':')}::/64`;
+}
+
+function wholeSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}
+
+export class ClientLimiter {
+  private readonly clients: LRUCache<string, ClientState>;
+
+  constructor(opts: { maxClients: number }) {
+    this.clients = new LRUCache<string, ClientState>({ max: Math.max(1, Math.floor(opts.maxClients)) });
+  }
+
+  /** Clients tracked now (never more than maxClients). */
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /**
+   * One request of `ip` on the hostname `scope` (limits are per hostname) at `nowMs`: takes a token,
+   * or says why not and for how long. A banned client is refused without touching its tokens.
+   */
+  take(scope: string, ip: string, rule: RateLimitRule, nowMs: number): LimitResult {
+    const key = `${scope} ${clientKey(ip)}`;
+    let s = this.clients.get(key);
+    if (!s) {
+      s = { tokens: rule.burst, refilledAt: nowMs, refusals: 0, windowStart: nowMs, bannedUntil: 0, offences: 0 };
+      this.clients.set(key, s);
+    }
+    if (nowMs < s.bannedUntil) return { ok: false, reason: 'banned', retryAfterSeconds: wholeSeconds(s.bannedUntil - nowMs) };
+    // A client that kept clean for maxBanSeconds after its last ban starts over at banSeconds.
+    if (s.offences > 0 && nowMs >= s.bannedUntil + rule.maxBanSeconds * 1000) s.offences = 0;
+
+    // max(0, ...): a clock that steps back never takes tokens away. min: a lowered burst applies at once.
+    const elapsed = Math.max(0, nowMs - s.refilledAt);
+    s.tokens = Math.min(rule.burst, s.tokens + (elapsed / 1000) * rule.requestsPerSecond);
+    s.refilledAt = Math.max(s.refilledAt, nowMs);
+    if (s.tokens >= 1) {
+      s.tokens -= 1;
+      return OK;
+    }
+
+    if (rule.banAfter > 0) {
+      if (nowMs - s.windowStart >= rule.banWindowSeconds * 1000 || s.refusals === 0) {
+        s.windowStart = nowMs;
+        s.refusals = 0;
+      }
+      s.refusals += 1;
+      if (s.refusals >= rule.banAfter) {
+        const seconds = Math.min(rule.maxBanSeconds, rule.banSeconds * 2 ** Math.min(s.offences, 40));
+        s.offences += 1;
+        s.refusals = 0;
+        s.bannedUntil = nowMs + seconds * 1000;
+        return { ok: false, reason: 'banned', retryAfterSeconds: wholeSeconds(seconds * 1000) };
+      }
+    }
+    return { ok: false, reason: 'rate-limited', retryAfterSeconds: wholeSeconds(((1 - s.tokens) / rule.requestsPerSecond) * 1000) };
+  }
+}
