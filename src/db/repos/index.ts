@@ -15,9 +15,12 @@ import { UsersRepo } from './users.js';
 import { TldsRepo } from './tlds.js';
 import { ObjectsRepo } from './objects.js';
 import { ProjectsRepo } from './projects.js';
+import { AnomaliesRepo } from './anomalies.js';
 
 export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditsRepo, ProjectsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
 export type { Project, ProjectHostname } from './projects.js';
+export { AnomaliesRepo } from './anomalies.js';
+export type { AnomalyQuery } from './anomalies.js';
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
 export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
 export type { CorsRule } from './bucket-cors.js';
@@ -50,6 +53,8 @@ export interface Repos {
   tlds: TldsRepo;
   /** Projects, deployments and the hostnames the edge proxy serves. */
   projects: ProjectsRepo;
+  /** Anomaly events on project hostnames' traffic (src/edge/detect). */
+  anomalies: AnomaliesRepo;
   /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T;
   /**
@@ -83,6 +88,7 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     integrity: new IntegrityRepo(db),
     objects: new ObjectsRepo(db),
     projects: new ProjectsRepo(db, clock),
+    anomalies: new AnomaliesRepo(db),
     tlds: new TldsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     dataVersion: () => dataVersion.get() as number,

@@ -1,0 +1,173 @@
+// Watches the proxied traffic for anomalies. observe() runs on the request path: O(1), never throws,
+// only counts into the hostname's open bucket. evaluate() (a timer, and readers before they list
+// events, so an injected clock needs no timer) closes the buckets that have ended, runs the detectors
+// and opens, worsens or ends events through the repository. One open event per (hostname, kind): it
+// lasts while the buckets keep showing it and ends at the start of the first closed bucket that does
+// not (= the end of the last one that did). Memory: hostnames in an LRU, each with a bounded history.
+import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
+import { newId } from '../../auth/ids.js';
+import type { EdgeConfig } from '../../config/schema.js';
+import type { AnomaliesRepo } from '../../db/repos/anomalies.js';
+import { detect, type Finding } from './detectors.js';
+import { ANOMALY_KINDS, type AnomalyEvent, type AnomalyKind } from './event.js';
+import { HostSeries, type BucketSummary, type ObservedRequest } from './series.js';
+
+export type { ObservedRequest } from './series.js';
+
+export interface EdgeMonitorDeps {
+  repo: AnomaliesRepo;
+  config: EdgeConfig['anomalies'];
+  now: () => number;
+  log: Pick<Logger, 'warn'>;
+  /** Hostnames tracked at once (least recently seen dropped first). */
+  maxHostnames?: number;
+}
+
+export interface EdgeMonitorStats {
+  hostnames: number;
+  openEvents: number;
+  /** Requests counted since start. */
+  observed: number;
+  /** Requests observe() could not count (malformed). */
+  dropped: number;
+}
+
+interface HostState {
+  series: HostSeries;
+  open: Map<AnomalyKind, AnomalyEvent>;
+}
+
+const DEFAULT_MAX_HOSTNAMES = 100_000;
+/** History kept per hostname, in baselines: enough for the baseline plus room to look back. */
+const HISTORY_BASELINES = 2;
+
+const SEVERITY_RANK = { low: 0, medium: 1, high: 2 } as const;
+
+/** Whether `f` is worse than what the open event recorded (a drop is worse when lower). */
+function worse(kind: AnomalyKind, open: AnomalyEvent, f: Finding): boolean {
+  if (SEVERITY_RANK[f.severity] !== SEVERITY_RANK[open.severity]) return SEVERITY_RANK[f.severity] > SEVERITY_RANK[open.severity];
+  return kind === 'rate-drop' ? f.observed < open.observed : f.observed > open.observed;
+}
+
+export class EdgeMonitor {
+  private readonly hosts: LRUCache<string, HostState>;
+  /** Open events of hostnames the LRU dropped: ended at the next evaluate(). */
+  private readonly orphans: { event: AnomalyEvent; endedAt: number }[] = [];
+  private readonly widthMs: number;
+  private readonly maxHistory: number;
+  private readonly timer: NodeJS.Timeout;
+  private observed = 0;
+  private dropped = 0;
+
+  constructor(private readonly deps: EdgeMonitorDeps) {
+    this.widthMs = Math.max(1, deps.config.bucketSeconds) * 1000;
+    this.maxHistory = Math.max(1, deps.config.baselineBuckets) * HISTORY_BASELINES;
+    this.hosts = new LRUCache<string, HostState>({
+      max: Math.max(1, deps.maxHostnames ?? DEFAULT_MAX_HOSTNAMES),
+      dispose: (state, _key, reason) => {
+        if (reason !== 'evict') return;
+        for (const event of state.open.values()) this.orphans.push({ event, endedAt: state.series.closedUntil });
+      },
+    });
+    const nowBucket = this.bucketOf(deps.now());
+    for (const event of deps.repo.open()) {
+      const state = this.hosts.get(event.hostname) ?? this.track(event.hostname, event.ownerId, nowBucket);
+      state.open.set(event.kind, event);
+    }
+    this.timer = setInterval(() => this.evaluate(), Math.min(this.widthMs / 5, 10_000));
+    this.timer.unref();
+  }
+
+  /** Counts one proxied request. Cheap and silent: it runs on the request path. */
+  observe(r: ObservedRequest): void {
+    try {
+      if (typeof r.hostname !== 'string' || r.hostname === '' || !Number.isFinite(r.time)) {
+        this.dropped += 1;
+        return;
+      }
+      const state = this.hosts.get(r.hostname) ?? this.track(r.hostname, r.ownerId, this.bucketOf(r.time));
+      state.series.ownerId = r.ownerId;
+      state.series.add(r);
+      this.observed += 1;
+    } catch {
+      this.dropped += 1;
+    }
+  }
+
+  /** Closes every bucket that has ended by now() and records what the detectors found. Never throws. */
+  evaluate(): void {
+    const before = this.bucketOf(this.deps.now());
+    this.endOrphans();
+    for (const state of this.hosts.values()) {
+      try {
+        state.series.closeUntil(before, (start, bucket, history) => this.judge(state, start, bucket, history));
+      } catch (err) {
+        this.deps.log.warn({ err, hostname: state.series.hostname }, 'edge anomaly evaluation failed');
+      }
+    }
+  }
+
+  stats(): EdgeMonitorStats {
+    let openEvents = 0;
+    for (const state of this.hosts.values()) openEvents += state.open.size;
+    return { hostnames: this.hosts.size, openEvents, observed: this.observed, dropped: this.dropped };
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  private bucketOf(time: number): number {
+    return Math.floor(time / this.widthMs) * this.widthMs;
+  }
+
+  private track(hostname: string, ownerId: string, firstStart: number): HostState {
+    const state: HostState = { series: new HostSeries(hostname, ownerId, this.widthMs, this.maxHistory, firstStart), open: new Map() };
+    this.hosts.set(hostname, state);
+    return state;
+  }
+
+  private endOrphans(): void {
+    while (this.orphans.length > 0) {
+      const o = this.orphans[0] as { event: AnomalyEvent; endedAt: number };
+      try {
+        this.deps.repo.close(o.event.id, o.endedAt);
+      } catch (err) {
+        this.deps.log.warn({ err, hostname: o.event.hostname, kind: o.event.kind }, 'edge anomaly could not be ended');
+        return; // the database is failing: try again next time
+      }
+      this.orphans.shift();
+    }
+  }
+
+  /** One closed bucket of one hostname: open, worsen or end its events. */
+  private judge(state: HostState, start: number, bucket: BucketSummary, history: readonly BucketSummary[]): void {
+    const outcomes = detect(bucket, history, this.deps.config);
+    const { repo, log } = this.deps;
+    const hostname = state.series.hostname;
+    for (const kind of ANOMALY_KINDS) {
+      const outcome = outcomes[kind];
+      const open = state.open.get(kind);
+      try {
+        if (outcome === 'unknown') continue;
+        if (outcome === 'none') {
+          if (open) {
+            repo.close(open.id, start);
+            state.open.delete(kind);
+          }
+        } else if (!open) {
+          const event: AnomalyEvent = { id: newId(), hostname, ownerId: state.series.ownerId, kind, startedAt: start, endedAt: null, ...outcome };
+          repo.insert(event);
+          state.open.set(kind, event);
+        } else if (worse(kind, open, outcome)) {
+          repo.update(open.id, outcome.severity, outcome.observed, outcome.detail);
+          state.open.set(kind, { ...open, severity: outcome.severity, observed: outcome.observed, detail: outcome.detail });
+        }
+      } catch (err) {
+        // One failed write (another process holds the open event, a busy database) loses one bucket's news, not the series.
+        log.warn({ err, hostname, kind }, 'edge anomaly could not be recorded');
+      }
+    }
+  }
+}
