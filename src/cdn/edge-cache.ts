@@ -6,7 +6,9 @@
 // row names (its ETag). An entry holding another ETag is EXPIRED and refetched, so stale bytes are
 // never served even if a purge was missed. Concurrent misses for one object share one storage read
 // (single flight); a miss fills the whole object even when it asked for a range, and a HEAD or a
-// conditional answer never fills anything.
+// conditional answer never fills anything. The edge proxy's response cache (src/edge/response-cache.ts)
+// keeps origins' answers here too: it fills through read() with the origin's body, and reads with
+// readHeld(), which never starts a fill, since nothing but the origin's answer can supply those bytes.
 import type { Readable } from 'node:stream';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from 'pino';
@@ -43,6 +45,9 @@ export interface CacheObject {
    */
   open(range?: ReadRange): Promise<Readable>;
 }
+
+/** A version as the cache knows it, without a way to open its bytes (EdgeCache.holds, readHeld). */
+export type HeldObject = Omit<CacheObject, 'open'>;
 
 export interface ReadOptions {
   /** Inclusive byte range; the cache still fills the whole object on a miss. */
@@ -139,7 +144,7 @@ export class EdgeCache {
     let expired = false;
     if (mem) expired = this.memory.delete(obj.key);
     const disk = this.disk.get(obj.key);
-    if (disk?.etag === obj.etag && disk.size === obj.size) return this.fromDisk(obj, disk, opts);
+    if (disk?.etag === obj.etag && disk.size === obj.size) return (await this.fromDisk(obj, disk, opts)) ?? this.read(obj, opts);
     if (disk) expired = this.disk.delete(obj.key) || expired;
     let fill = this.flights.get(obj.key);
     if (fill && fill.id.etag !== obj.etag) {
@@ -157,6 +162,39 @@ export class EdgeCache {
     if (expired) this.counters.expired++;
     else this.counters.misses++;
     return this.fromFill(obj, fill, opts, expired ? 'EXPIRED' : 'MISS');
+  }
+
+  /**
+   * Whether this version is in a tier or being filled. Never fills, counts nothing, drops nothing: the
+   * proxy cache (src/edge/response-cache.ts) asks it before a HEAD or 304 answer that needs no bytes.
+   */
+  holds(obj: HeldObject): boolean {
+    const disk = this.disk.peek(obj.key);
+    return (
+      this.memory.peek(obj.key)?.etag === obj.etag ||
+      (disk?.etag === obj.etag && disk.size === obj.size) ||
+      this.flights.get(obj.key)?.id.etag === obj.etag
+    );
+  }
+
+  /**
+   * Like read(), but never starts a fill: the bytes of this version from a tier, or from the fill that is
+   * storing them (joined like a concurrent miss), else undefined. For bodies only a fill started by
+   * read() can bring (an origin's answer, which no later request can reopen). Another version found
+   * here is left alone: it may be newer than the caller's.
+   */
+  async readHeld(obj: HeldObject, opts: ReadOptions = {}): Promise<CacheResult | undefined> {
+    const mem = this.memory.get(obj.key);
+    if (mem?.etag === obj.etag) {
+      this.counters.hits++;
+      return this.fromBuffer(obj, mem.body, mem.cachedAt, opts, 'HIT');
+    }
+    const disk = this.disk.get(obj.key);
+    if (disk?.etag === obj.etag && disk.size === obj.size) return (await this.fromDisk(obj, disk, opts)) ?? this.readHeld(obj, opts);
+    const fill = this.flights.get(obj.key);
+    if (fill?.id.etag !== obj.etag) return undefined;
+    this.counters.misses++;
+    return this.fromFill(obj, fill, opts, 'MISS');
   }
 
   private startFill(obj: CacheObject): Fill | undefined {
@@ -185,7 +223,7 @@ export class EdgeCache {
     return fill;
   }
 
-  private async fromFill(obj: CacheObject, fill: Fill, opts: ReadOptions, status: CacheStatus): Promise<CacheResult> {
+  private async fromFill(obj: HeldObject, fill: Fill, opts: ReadOptions, status: CacheStatus): Promise<CacheResult> {
     await fill.opened;
     if (fill.keepsInMemory) {
       const body = (await fill.bytes) as Buffer;
@@ -198,7 +236,8 @@ export class EdgeCache {
     return { status, cachedAt: fill.id.cachedAt, coding: undefined, body: new FollowReader(fill, slot, start, end) };
   }
 
-  private async fromDisk(obj: CacheObject, entry: DiskEntry, opts: ReadOptions): Promise<CacheResult> {
+  /** undefined when the file was evicted meanwhile: the caller looks again. */
+  private async fromDisk(obj: HeldObject, entry: DiskEntry, opts: ReadOptions): Promise<CacheResult | undefined> {
     let fh: FileHandle;
     try {
       fh = await open(entry.file, 'r');
@@ -206,7 +245,7 @@ export class EdgeCache {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       // Evicted between the lookup and the open: a miss after all.
       if (this.disk.peek(obj.key) === entry) this.disk.delete(obj.key);
-      return this.read(obj, opts);
+      return undefined;
     }
     this.counters.hits++;
     if (this.memory.accepts(entry.size)) {
@@ -231,7 +270,7 @@ export class EdgeCache {
     return { status: 'HIT', cachedAt: entry.cachedAt, coding: undefined, body: new FileBody(fh, entry.offset + start, entry.offset + end, this.buffers) };
   }
 
-  private async fromBuffer(obj: CacheObject, body: Buffer, cachedAt: number, opts: ReadOptions, status: CacheStatus): Promise<CacheResult> {
+  private async fromBuffer(obj: HeldObject, body: Buffer, cachedAt: number, opts: ReadOptions, status: CacheStatus): Promise<CacheResult> {
     if (opts.range) return { status, cachedAt, coding: undefined, body: body.subarray(opts.range.start, opts.range.end + 1) };
     if (opts.coding && this.canCompress(body.length)) {
       return { status, cachedAt, coding: opts.coding, body: await this.variant(obj, body, cachedAt, opts.coding) };
@@ -240,7 +279,7 @@ export class EdgeCache {
   }
 
   /** The compressed variant, from memory or made once (concurrent requests share the work). */
-  private async variant(obj: CacheObject, body: Buffer, cachedAt: number, coding: Coding): Promise<Buffer> {
+  private async variant(obj: HeldObject, body: Buffer, cachedAt: number, coding: Coding): Promise<Buffer> {
     const held = this.memory.get(obj.key, coding);
     if (held?.etag === obj.etag) return held.body;
     const job = `${obj.key}\u0000${coding}\u0000${obj.etag}`;

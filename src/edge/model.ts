@@ -79,3 +79,8 @@ export type Decision =
       /** For 429: whole seconds until the client may try again. */
       retryAfterSeconds?: number;
     };
+
+/** The edge cache owner of everything cached for a project hostname (its proxied answers): purged together. */
+export function proxyCacheOwner(hostname: string): string {
+  return `proxy:${hostname}`;
+}

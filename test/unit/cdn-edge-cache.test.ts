@@ -207,6 +207,39 @@ t.test('a failed fill caches nothing and the next request tries again', async (t
   await cache.close();
 });
 
+t.test('readHeld and holds never start a fill: they find a tier\'s copy or join the fill in flight', async (t) => {
+  const cache = await openCache(join(tempDir(t), 'c'), { now: 1 }, { memoryEntryMaxBytes: 4 * KiB });
+  const data = pattern(50 * KiB, 9);
+  const src = new GatedSource(data);
+  const { open: _open, ...held } = src.object();
+  t.equal(await cache.readHeld(held), undefined, 'nothing held: undefined');
+  t.equal(cache.holds(held), false);
+  t.equal(src.opens, 0, 'and nothing was opened');
+  t.equal(cache.stats().fillsInFlight, 0);
+
+  const filling = cache.read(src.object());
+  t.equal(cache.holds(held), true, 'a fill of this version is in flight');
+  t.equal(cache.holds({ ...held, etag: '"other"' }), false, 'not of another version');
+  const joined = await cache.readHeld(held, { range: { start: 10, end: 19 } });
+  src.stream.end(data);
+  t.same(await bytesOf(await filling), data);
+  if (!joined) throw new Error('readHeld did not join the fill');
+  t.equal(joined.status, 'MISS', 'a joiner is a miss, as in read()');
+  t.same(await bytesOf(joined), data.subarray(10, 20));
+  t.equal(src.opens, 1, 'one read between them');
+  await cache.idle();
+
+  const hit = await cache.readHeld(held);
+  t.equal(hit?.status, 'HIT', 'then from disk');
+  t.same(hit && (await bytesOf(hit)), data);
+  t.equal(await cache.readHeld({ ...held, etag: '"other"' }), undefined, 'another version: undefined');
+  t.equal(cache.holds(held), true, 'which left the held copy alone');
+  cache.purgeOwner('alice');
+  t.equal(cache.holds(held), false);
+  t.equal(await cache.readHeld(held), undefined, 'purged: undefined');
+  await cache.close();
+});
+
 t.test('a purge during a fill: those waiting get the bytes, nothing is cached', async (t) => {
   const cache = await openCache(join(tempDir(t), 'c'), { now: 1 });
   const src = new GatedSource(pattern(2000, 8));
