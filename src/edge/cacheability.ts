@@ -9,7 +9,9 @@
 // `no-cache` forms count as their plain forms. One deviation: the initial age is the origin's Age
 // header only, not the Date-based apparent age, because Date is the origin's clock and a skewed origin
 // would otherwise make every answer stale on arrival.
-import type { IncomingHttpHeaders } from 'node:http';
+
+/** Header fields as node:http and undici give them: lower-case names, repeated fields as arrays. */
+export type HeaderMap = Record<string, string | string[] | undefined>;
 
 /** Cache-Control directives, lower-cased names; a directive without `=value` maps to null. First occurrence wins. */
 export type Directives = ReadonlyMap<string, string | null>;
@@ -79,7 +81,7 @@ const NEVER: RequestPolicy = { lookup: false, store: false, maxAge: undefined, m
  * the origin, and its fresh answer may replace the stored one; `no-store` goes to the origin and
  * stores nothing (§5.2.1.5). A request with Authorization is decided per stored answer (allowsAuthorized).
  */
-export function requestPolicy(method: string, headers: IncomingHttpHeaders): RequestPolicy {
+export function requestPolicy(method: string, headers: HeaderMap): RequestPolicy {
   if (method !== 'GET' && method !== 'HEAD') return NEVER;
   const cc = parseCacheControl(headers['cache-control']);
   if (cc.has('no-store')) return NEVER;
@@ -134,9 +136,9 @@ export type Storability =
 
 export interface OriginAnswer {
   method: string;
-  requestHeaders: IncomingHttpHeaders;
+  requestHeaders: HeaderMap;
   status: number;
-  headers: IncomingHttpHeaders;
+  headers: HeaderMap;
   /** Unix milliseconds when the answer arrived. */
   now: number;
 }
@@ -168,7 +170,7 @@ function parseDate(v: string | string[] | undefined): number | undefined {
  * §4.2.1: s-maxage (a shared cache's own), else max-age, else Expires minus Date; 0 when there is none
  * or it is invalid (an invalid Expires, such as "0", means already expired).
  */
-export function freshnessLifetime(cc: Directives, headers: IncomingHttpHeaders, now: number): number {
+export function freshnessLifetime(cc: Directives, headers: HeaderMap, now: number): number {
   if (cc.has('s-maxage')) return deltaSeconds(cc.get('s-maxage')) ?? 0;
   if (cc.has('max-age')) return deltaSeconds(cc.get('max-age')) ?? 0;
   if (headers.expires === undefined) return 0;
@@ -241,7 +243,7 @@ const NOT_STORED: ReadonlySet<string> = new Set([
 ]);
 
 /** The origin's response headers as stored and replayed: lower-case names, repeated fields joined. */
-export function storedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+export function storedHeaders(headers: HeaderMap): Record<string, string> {
   const named = new Set(
     (joined(headers.connection) ?? '')
       .split(',')
@@ -278,7 +280,7 @@ function opaqueTag(tag: string): string {
  * RFC 9110 §13.1.2/§13.1.3 for a GET or HEAD: If-None-Match (weak comparison) decides when present,
  * else If-Modified-Since against the stored Last-Modified.
  */
-export function isNotModified(req: IncomingHttpHeaders, v: StoredValidators): boolean {
+export function isNotModified(req: HeaderMap, v: StoredValidators): boolean {
   const inm = joined(req['if-none-match']);
   if (inm !== undefined) {
     if (inm.trim() === '*') return true;
@@ -291,12 +293,12 @@ export function isNotModified(req: IncomingHttpHeaders, v: StoredValidators): bo
 }
 
 /** Preconditions this cache leaves to the origin (they are about the origin's current state). */
-export function hasOriginPreconditions(req: IncomingHttpHeaders): boolean {
+export function hasOriginPreconditions(req: HeaderMap): boolean {
   return req['if-match'] !== undefined || req['if-unmodified-since'] !== undefined;
 }
 
 /** RFC 9110 §13.1.5: a Range applies only if If-Range names the stored answer by a strong ETag or its exact Last-Modified. */
-export function ifRangeHolds(req: IncomingHttpHeaders, v: StoredValidators): boolean {
+export function ifRangeHolds(req: HeaderMap, v: StoredValidators): boolean {
   const ifRange = joined(req['if-range'])?.trim();
   if (ifRange === undefined) return true;
   if (ifRange.startsWith('"')) return v.etag !== undefined && !v.etag.startsWith('W/') && ifRange === v.etag;
