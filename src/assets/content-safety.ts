@@ -19,6 +19,12 @@ export const SAFETY_HEADERS = {
   'content-security-policy': "default-src 'none'; sandbox",
 } as const;
 
+/**
+ * On a project hostname's bucket site (src/edge/bucket-site.ts), the user's own website on its own
+ * origin: its pages and scripts must run, so no sandbox; a body is still never sniffed into another type.
+ */
+export const SITE_SAFETY_HEADERS = { 'x-content-type-options': 'nosniff' } as const;
+
 /** How many leading bytes sniffing looks at (browsers sniff at most 512; old IE scanned 256 for tags). */
 export const SNIFF_BYTES = 1024;
 

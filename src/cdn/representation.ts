@@ -1,7 +1,6 @@
 // What the CDN answers for one version of an asset or object, from its metadata alone: the response
 // headers and whether the type is one we compress (conditionals and ranges: decideRequest in
 // assets/delivery.ts). The bytes come later, from the edge cache.
-import { SAFETY_HEADERS } from '../assets/content-safety.js';
 import { isCompressibleType, type Coding } from './cache/compression.js';
 import { httpDate } from '../http/http-date.js';
 
@@ -16,6 +15,8 @@ export interface Representation {
   contentEncoding: string | null;
   contentDisposition: string | undefined;
   cacheControl: string;
+  /** Sent with every answer about it: SAFETY_HEADERS, or SITE_SAFETY_HEADERS on a bucket site (resolve.ts objectVersion). */
+  safety: Readonly<Record<string, string>>;
   /** Further stored headers (Content-Language, Expires). */
   extra: Record<string, string>;
 }
@@ -36,7 +37,7 @@ function etagFor(rep: Representation, coding: Coding | undefined): string {
 /** Headers of every answer about this representation (200, 206, 304, HEAD). */
 export function validatorHeaders(rep: Representation, coding: Coding | undefined): Record<string, string> {
   return {
-    ...SAFETY_HEADERS,
+    ...rep.safety,
     etag: etagFor(rep, coding),
     'last-modified': httpDate(rep.lastModified),
     'cache-control': rep.cacheControl,

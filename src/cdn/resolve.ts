@@ -3,18 +3,20 @@
 // how the cache reaches its bytes. Every request is decided here from the metadata rows, before the
 // cache is asked for anything: the cache never decides who may see what.
 import type { IncomingMessage } from 'node:http';
-import { LRUCache } from 'lru-cache';
 import { contentDisposition } from '../assets/content-disposition.js';
-import { servesAsAttachment } from '../assets/content-safety.js';
+import { SAFETY_HEADERS, SITE_SAFETY_HEADERS, servesAsAttachment } from '../assets/content-safety.js';
 import { OCTET_STREAM } from '../assets/content-type.js';
 import { openAssetBody } from '../assets/delivery.js';
 import { sanitizeFileName } from '../assets/file-name.js';
 import type { AppContext } from '../context.js';
 import type { AssetRecord } from '../db/repos/assets.js';
+import type { Bucket } from '../db/repos/buckets.js';
+import type { ObjectRecord } from '../db/repos/objects.js';
 import { openObjectBody } from '../s3/object-reader.js';
 import { assetCacheKey, objectCacheKey, type CacheObject } from './edge-cache.js';
 import type { Representation } from './representation.js';
 import { UrlSigner } from './signed-url.js';
+import { SuspendedOwners } from './suspended-owners.js';
 import { parseBucketTarget, parseCdnTarget, type AssetTarget, type BucketObjectTarget } from './targets.js';
 
 /** Signed (private) responses may sit in no shared cache. */
@@ -41,10 +43,11 @@ const NOT_FOUND: Resolution = { kind: 'not-found' };
 
 export class CdnResolver {
   private readonly signer: UrlSigner;
-  private readonly suspension = new LRUCache<string, boolean>({ max: 10_000, ttl: 1000, ttlAutopurge: false });
+  private readonly suspended: SuspendedOwners;
 
   constructor(private readonly ctx: AppContext) {
     this.signer = UrlSigner.fromMasterKey(ctx.masterKey, ctx.clock);
+    this.suspended = new SuspendedOwners(ctx.repos);
   }
 
   /**
@@ -59,20 +62,6 @@ export class CdnResolver {
     return NOT_FOUND;
   }
 
-  /**
-   * Kept for up to a second: suspension comes from the admin CLI, another process, which nothing here
-   * hears of, so it reaches the CDN within a second, as a key deleted with the CLI reaches S3. The row
-   * read was 10% of a 4 KiB CDN GET.
-   */
-  private suspended(userId: string): boolean {
-    let answer = this.suspension.get(userId);
-    if (answer === undefined) {
-      answer = this.ctx.repos.spaces.get(userId)?.status === 'suspended';
-      this.suspension.set(userId, answer);
-    }
-    return answer;
-  }
-
   private asset(target: AssetTarget, facts: TargetFacts): Resolution {
     const { ctx } = this;
     const asset = ctx.assetDirectory.byId(target.id);
@@ -83,7 +72,7 @@ export class CdnResolver {
       target.expires !== undefined && target.signature !== undefined && this.signer.verify(asset, target.expires, target.signature);
     if (!signed && asset.visibility !== 'public') return NOT_FOUND;
     // 403 only for what this caller could otherwise see: it reveals nothing a 404 would hide.
-    if (this.suspended(asset.userId)) return { kind: 'forbidden' };
+    if (this.suspended.has(asset.userId)) return { kind: 'forbidden' };
     // Active content (HTML, SVG, XML, JS, PDF, wasm) is only ever a download, even through a signed URL.
     const active = asset.activeContent || servesAsAttachment({ contentType: asset.contentType, fileName: asset.fileName });
     const rep: Representation = {
@@ -94,6 +83,7 @@ export class CdnResolver {
       contentEncoding: null,
       contentDisposition: contentDisposition(active ? 'attachment' : 'inline', asset.fileName),
       cacheControl: signed ? SIGNED_CACHE_CONTROL : ctx.config.cdn.defaultCacheControl,
+      safety: SAFETY_HEADERS,
       extra: {},
     };
     const cache: CacheObject = {
@@ -119,30 +109,42 @@ export class CdnResolver {
     facts.bucket = bucket.name;
     facts.key = rec.key;
     facts.ownerId = bucket.ownerId;
-    if (this.suspended(bucket.ownerId)) return { kind: 'forbidden' };
-    const contentType = rec.contentType || OCTET_STREAM;
-    // The key's last segment stands in for a file name; active or encoded content is never rendered inline.
-    const active = servesAsAttachment({ contentType, fileName: sanitizeFileName(rec.key), contentEncoding: rec.contentEncoding });
-    const extra: Record<string, string> = {};
-    if (rec.contentLanguage) extra['content-language'] = rec.contentLanguage;
-    if (rec.expires) extra.expires = rec.expires;
-    const rep: Representation = {
-      etag: rec.etag,
-      lastModified: rec.lastModified,
-      size: rec.size,
-      contentType,
-      contentEncoding: rec.contentEncoding,
-      contentDisposition: active ? contentDisposition('attachment', sanitizeFileName(rec.key)) : (rec.contentDisposition ?? undefined),
-      cacheControl: rec.cacheControl ?? ctx.config.cdn.defaultCacheControl,
-      extra,
-    };
-    const cache: CacheObject = {
-      key: objectCacheKey(bucket.id, rec.key),
-      etag: rec.etag,
-      size: rec.size,
-      owner: bucket.ownerId,
-      open: (range) => openObjectBody(ctx, rec, range ? { range } : {}),
-    };
-    return { kind: 'found', served: { rep, cache } };
+    if (this.suspended.has(bucket.ownerId)) return { kind: 'forbidden' };
+    return { kind: 'found', served: objectVersion(ctx, bucket, rec, 'cdn') };
   }
+}
+
+/**
+ * How a bucket object is served: its representation and how the cache reaches its bytes. On the CDN
+ * (`cdn`), a shared origin, active or encoded content is only ever an attachment and every answer is
+ * sandboxed. A project hostname's bucket site (`site`, src/edge/bucket-site.ts) is the user's own
+ * website on its own origin: HTML and scripts are served inline with their stored type, as any web
+ * host would, since nothing of ours or of another user shares that origin.
+ */
+export function objectVersion(ctx: AppContext, bucket: Pick<Bucket, 'id' | 'ownerId'>, rec: ObjectRecord, door: 'cdn' | 'site'): Served {
+  const contentType = rec.contentType || OCTET_STREAM;
+  // On the CDN the key's last segment stands in for a file name; active or encoded content is never inline there.
+  const active = door === 'cdn' && servesAsAttachment({ contentType, fileName: sanitizeFileName(rec.key), contentEncoding: rec.contentEncoding });
+  const extra: Record<string, string> = {};
+  if (rec.contentLanguage) extra['content-language'] = rec.contentLanguage;
+  if (rec.expires) extra.expires = rec.expires;
+  const rep: Representation = {
+    etag: rec.etag,
+    lastModified: rec.lastModified,
+    size: rec.size,
+    contentType,
+    contentEncoding: rec.contentEncoding,
+    contentDisposition: active ? contentDisposition('attachment', sanitizeFileName(rec.key)) : (rec.contentDisposition ?? undefined),
+    cacheControl: rec.cacheControl ?? ctx.config.cdn.defaultCacheControl,
+    safety: door === 'cdn' ? SAFETY_HEADERS : SITE_SAFETY_HEADERS,
+    extra,
+  };
+  const cache: CacheObject = {
+    key: objectCacheKey(bucket.id, rec.key),
+    etag: rec.etag,
+    size: rec.size,
+    owner: bucket.ownerId,
+    open: (range) => openObjectBody(ctx, rec, range ? { range } : {}),
+  };
+  return { rep, cache };
 }

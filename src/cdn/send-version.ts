@@ -1,0 +1,124 @@
+// Answering for one version of an asset or object once it is known what may be served: conditionals
+// (304 / 412) and one range (206 / 416) decided from the representation, HEAD and 304 from the
+// metadata alone, else the bytes from the edge cache, with `X-Cache: HIT | MISS | EXPIRED | BYPASS`
+// and Age. The CDN handler (handler.ts) and a project hostname's bucket site (src/edge/bucket-site.ts)
+// both answer this way; the plain-text refusals are shared too.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { decideRequest, isBlobGone } from '../assets/delivery.js';
+import { SAFETY_HEADERS } from '../assets/content-safety.js';
+import type { CacheStatus } from '../analytics/request-log.js';
+import type { AppContext } from '../context.js';
+import { sendBody } from '../http/send-body.js';
+import { negotiateCoding, type Coding } from './cache/compression.js';
+import type { CacheResult } from './edge-cache.js';
+import { contentHeaders, validatorHeaders, variesByEncoding } from './representation.js';
+import type { Served } from './resolve.js';
+
+/** The response header naming where the bytes came from. */
+const CACHE_STATUS_HEADER = 'x-cache';
+
+/** A short text answer, never cached (404, 403, 405, 412, 416, 5xx). */
+export function plain(res: ServerResponse, req: IncomingMessage, status: number, text: string, extra: Record<string, string> = {}): void {
+  const body = `${text}\n`;
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+    'cache-control': 'no-store',
+    ...SAFETY_HEADERS,
+    ...extra,
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** The CDN's one answer to anything it does not serve: no detail. */
+export const notFound = (req: IncomingMessage, res: ServerResponse): void => plain(res, req, 404, 'Not Found');
+
+/** What the request log learns as the answer goes out. */
+export interface SendFacts {
+  cacheStatus: CacheStatus | null;
+  bytesSent: number;
+}
+
+export interface SendOptions {
+  /**
+   * Send the version with this status whatever the request's conditionals and Range say (an error
+   * document's 404): those apply to a successful answer only (RFC 9110 §13.2.1, §14.2).
+   */
+  status?: number;
+}
+
+/** 'body': the version's bytes were sent; 'answered': something else (HEAD, 304, 412, 416); 'retry': the bytes vanished before anything was sent. */
+export type SendResult = 'body' | 'answered' | 'retry';
+
+export type VersionSender = (req: IncomingMessage, res: ServerResponse, version: Pick<Served, 'rep' | 'cache'>, facts: SendFacts, opts?: SendOptions) => Promise<SendResult>;
+
+function lengthHeaders(size: number, range: { start: number; end: number } | undefined): Record<string, string> {
+  if (!range) return { 'content-length': String(size) };
+  return { 'content-length': String(range.end - range.start + 1), 'content-range': `bytes ${range.start}-${range.end}/${size}` };
+}
+
+/**
+ * Call the sender in the tick the version was looked up in: a fill or bypass then opens (and leases)
+ * the bytes of that row before anything can remove them.
+ */
+export function createVersionSender(ctx: AppContext): VersionSender {
+  const cacheHeaders = (status: CacheStatus, cachedAt: number | undefined): Record<string, string> => {
+    const headers: Record<string, string> = { [CACHE_STATUS_HEADER]: status };
+    if (cachedAt !== undefined) headers.age = String(Math.max(0, Math.floor((ctx.clock().getTime() - cachedAt) / 1000)));
+    return headers;
+  };
+
+  return async (req, res, { rep, cache }, facts, opts = {}) => {
+    const decision = opts.status === undefined ? decideRequest(rep, req.headers) : { kind: 'body' as const, range: undefined };
+    if (decision.kind === 'precondition-failed') {
+      plain(res, req, 412, 'Precondition Failed');
+      return 'answered';
+    }
+    if (decision.kind === 'range-not-satisfiable') {
+      plain(res, req, 416, 'Range Not Satisfiable', { 'content-range': `bytes */${rep.size}` });
+      return 'answered';
+    }
+    const head = req.method === 'HEAD';
+    // Whole bodies of compressible types the memory tier can hold; ranges are always identity bytes.
+    // A 304 names the representation a GET would have sent.
+    const whole = decision.kind === 'not-modified' || !decision.range;
+    const coding: Coding | undefined =
+      whole && !head && variesByEncoding(rep) && ctx.edge.canCompress(rep.size) ? negotiateCoding(req.headers['accept-encoding']) : undefined;
+    const status = opts.status ?? (decision.kind === 'body' && decision.range ? 206 : 200);
+
+    if (decision.kind === 'not-modified' || head) {
+      // Answered from the metadata; the cache is only asked whether it holds this version.
+      const probe = ctx.edge.probe(cache);
+      facts.cacheStatus = probe.status;
+      if (decision.kind === 'not-modified') {
+        res.writeHead(304, { ...validatorHeaders(rep, coding), ...cacheHeaders(probe.status, probe.cachedAt) });
+        res.end();
+        return 'answered';
+      }
+      res.writeHead(status, {
+        ...contentHeaders(rep, undefined),
+        ...lengthHeaders(rep.size, decision.range),
+        ...cacheHeaders(probe.status, probe.cachedAt),
+      });
+      res.end();
+      return 'answered';
+    }
+
+    let result: CacheResult;
+    try {
+      result = await ctx.edge.read(cache, { ...(decision.range ? { range: decision.range } : {}), ...(coding ? { coding } : {}) });
+    } catch (err) {
+      if (isBlobGone(err)) return 'retry';
+      throw err;
+    }
+    facts.cacheStatus = result.status;
+    const headers = {
+      ...contentHeaders(rep, result.coding),
+      // A compressed variant is always a whole buffer (edge-cache.ts).
+      ...(result.coding && Buffer.isBuffer(result.body) ? { 'content-length': String(result.body.length) } : lengthHeaders(rep.size, decision.range)),
+      ...cacheHeaders(result.status, result.cachedAt),
+    };
+    facts.bytesSent = await sendBody(res, status, headers, result.body, ctx.log);
+    return 'body';
+  };
+}

@@ -1,0 +1,24 @@
+// Whether a user's space is suspended, as the doors that serve its content without a login (the CDN,
+// a project hostname's bucket site) must know on every request: kept for up to a second per user.
+import { LRUCache } from 'lru-cache';
+import type { Repos } from '../db/repos/index.js';
+
+export class SuspendedOwners {
+  private readonly answers = new LRUCache<string, boolean>({ max: 10_000, ttl: 1000, ttlAutopurge: false });
+
+  constructor(private readonly repos: Pick<Repos, 'spaces'>) {}
+
+  /**
+   * Suspension comes from the admin CLI, another process, which nothing here hears of, so it takes
+   * effect within a second, as a key deleted with the CLI reaches S3. The row read was 10% of a 4 KiB
+   * CDN GET.
+   */
+  has(userId: string): boolean {
+    let answer = this.answers.get(userId);
+    if (answer === undefined) {
+      answer = this.repos.spaces.get(userId)?.status === 'suspended';
+      this.answers.set(userId, answer);
+    }
+    return answer;
+  }
+}
