@@ -33,6 +33,8 @@ export interface AssetQuery {
   /** Substring of the file name, case-insensitive for ASCII. */
   search?: string;
   kind?: AssetKind;
+  /** Only assets linked to this project. */
+  projectId?: string;
   limit: number;
   offset: number;
 }
@@ -94,9 +96,12 @@ interface QueryParams {
   userId: string;
   pattern: string | null;
   kind: string | null;
+  projectId: string | null;
 }
 
-const WHERE = `user_id = @userId AND (@pattern IS NULL OR file_name LIKE @pattern ESCAPE '\\') AND (@kind IS NULL OR kind = @kind)`;
+/** A user's assets, or one project's of them. */
+const OF_USER = 'user_id = @userId AND (@projectId IS NULL OR project_id = @projectId)';
+const WHERE = `${OF_USER} AND (@pattern IS NULL OR file_name LIKE @pattern ESCAPE '\\') AND (@kind IS NULL OR kind = @kind)`;
 
 export class AssetsRepo {
   private readonly insertStmt: Statement<unknown[]>;
@@ -104,8 +109,9 @@ export class AssetsRepo {
   private readonly deleteStmt: Statement<[string]>;
   private readonly pageStmt: Statement<QueryParams & { limit: number; offset: number }, AssetRow>;
   private readonly countStmt: Statement<QueryParams, { n: number }>;
-  private readonly statsStmt: Statement<[string], { n: number; bytes: number | null }>;
-  private readonly createdSinceStmt: Statement<[string, number], { n: number }>;
+  private readonly statsStmt: Statement<{ userId: string; projectId: string | null }, { n: number; bytes: number | null }>;
+  private readonly createdSinceStmt: Statement<{ userId: string; projectId: string | null; since: number }, { n: number }>;
+  private readonly unlinkProjectStmt: Statement<[string]>;
 
   constructor(db: Db) {
     this.insertStmt = db.prepare(`INSERT INTO assets (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -113,8 +119,9 @@ export class AssetsRepo {
     this.deleteStmt = db.prepare('DELETE FROM assets WHERE id = ?');
     this.pageStmt = db.prepare(`SELECT ${COLUMNS} FROM assets WHERE ${WHERE} ORDER BY created_at DESC, id LIMIT @limit OFFSET @offset`);
     this.countStmt = db.prepare(`SELECT count(*) AS n FROM assets WHERE ${WHERE}`);
-    this.statsStmt = db.prepare('SELECT count(*) AS n, sum(size) AS bytes FROM assets WHERE user_id = ?');
-    this.createdSinceStmt = db.prepare('SELECT count(*) AS n FROM assets WHERE user_id = ? AND created_at >= ?');
+    this.statsStmt = db.prepare(`SELECT count(*) AS n, sum(size) AS bytes FROM assets WHERE ${OF_USER}`);
+    this.createdSinceStmt = db.prepare(`SELECT count(*) AS n FROM assets WHERE ${OF_USER} AND created_at >= @since`);
+    this.unlinkProjectStmt = db.prepare('UPDATE assets SET project_id = NULL, deployment_id = NULL WHERE project_id = ?');
   }
 
   insert(a: AssetRecord): void {
@@ -135,18 +142,24 @@ export class AssetsRepo {
 
   /** One page of the user's assets, newest first, and how many match in all. */
   page(q: AssetQuery): { assets: AssetRecord[]; total: number } {
-    const params: QueryParams = { userId: q.userId, pattern: q.search ? likePattern(q.search) : null, kind: q.kind ?? null };
+    const params: QueryParams = { userId: q.userId, pattern: q.search ? likePattern(q.search) : null, kind: q.kind ?? null, projectId: q.projectId ?? null };
     const total = this.countStmt.get(params)?.n ?? 0;
     const assets = this.pageStmt.all({ ...params, limit: q.limit, offset: q.offset }).map(toAsset);
     return { assets, total };
   }
 
-  stats(userId: string): AssetStats {
-    const r = this.statsStmt.get(userId);
+  /** The user's assets, or those of one of the user's projects. */
+  stats(userId: string, projectId?: string): AssetStats {
+    const r = this.statsStmt.get({ userId, projectId: projectId ?? null });
     return { totalFiles: r?.n ?? 0, storageBytes: r?.bytes ?? 0 };
   }
 
-  countCreatedSince(userId: string, sinceMs: number): number {
-    return this.createdSinceStmt.get(userId, sinceMs)?.n ?? 0;
+  countCreatedSince(userId: string, sinceMs: number, projectId?: string): number {
+    return this.createdSinceStmt.get({ userId, projectId: projectId ?? null, since: sinceMs })?.n ?? 0;
+  }
+
+  /** A deleted project's assets stay, unlinked from it and its deployments. */
+  unlinkProject(projectId: string): number {
+    return this.unlinkProjectStmt.run(projectId).changes;
   }
 }

@@ -18,7 +18,7 @@ import { ProjectsRepo } from './projects.js';
 import { AnomaliesRepo } from './anomalies.js';
 
 export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditsRepo, ProjectsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
-export type { Project, ProjectHostname } from './projects.js';
+export type { Deployment, Project, ProjectHostname } from './projects.js';
 export { AnomaliesRepo } from './anomalies.js';
 export type { AnomalyQuery } from './anomalies.js';
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
