@@ -17,6 +17,7 @@ import { bucketRoutes } from './v3/buckets.js';
 import { metricsRoutes } from './v3/metrics.js';
 import { purgeRoutes } from './v3/purge.js';
 import { domainRoutes } from './v3/domains.js';
+import { projectRoutes } from './v3/projects.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -69,6 +70,7 @@ export type RouteModule = (app: FastifyInstance, deps: ApiDeps) => void;
 /** Route modules, each owning its paths. */
 const ROUTES: readonly RouteModule[] = [
   apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, metricsRoutes, domainRoutes,
+  projectRoutes,
 ];
 
 export async function managementApi(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {

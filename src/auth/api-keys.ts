@@ -17,6 +17,8 @@ export const SCOPES = {
   'api-keys:manage': "list, create and delete the user's API keys (never with scopes the caller lacks)",
   'buckets:manage': "make the user's buckets public on the CDN or private again",
   'metrics:read': 'read the gateway metrics (request log drops, cache sizes)',
+  'projects:read': "list the user's projects, deployments and hostnames (with their origins, rules and verification records)",
+  'projects:write': 'create and delete projects, deployments and hostnames; set origins and rules; verify hostnames; purge their cached answers',
 } as const;
 
 export type Scope = keyof typeof SCOPES;

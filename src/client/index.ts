@@ -11,10 +11,15 @@ import type {
   CreatedStorageAccessKey,
   Credits,
   DomainResult,
+  Deployment,
   DomainSearchResponse,
   ErrorBody,
+  Hostname,
+  HostnameOrigin,
+  HostnameRules,
   LedgerEntry,
   Pagination,
+  Project,
   ProxyLogs,
   StorageAccessKey,
   Summary,
@@ -29,7 +34,19 @@ export type { BucketVisibility, CacheStats, PurgeRequest };
 export type {
   ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
   ProxyLogs, StorageAccessKey, Summary, UsageEvent, Tld, TldMatch, DomainResult,
+  Deployment, Hostname, HostnameOrigin, HostnameRules, Project,
 };
+
+/** An origin as PUT .../origin takes it (defaults: preserveHost false, indexDocument index.html, no error document). */
+export type OriginInput =
+  | { kind: 'url'; url: string; preserveHost?: boolean }
+  | { kind: 'bucket'; bucket: string; indexDocument?: string; errorDocument?: string | null };
+
+export interface AddHostnameInput {
+  hostname: string;
+  origin?: OriginInput;
+  rules?: Partial<HostnameRules>;
+}
 
 /** POST /api/v3/domains/search, unwrapped: the normalized query and one result per name looked up. */
 export type DomainSearch = Omit<DomainSearchResponse, 'success'>;
@@ -70,6 +87,8 @@ export interface AssetListQuery {
   limit?: number;
   search?: string;
   kind?: 'file' | 'artifact';
+  /** Only this project's assets (one of the caller's projects, else 404). */
+  projectId?: string;
 }
 
 export interface UsageResult {
@@ -112,8 +131,10 @@ export class S3EdgeClient {
     return parsed as T;
   }
 
-  async summary(): Promise<Summary> {
-    return (await this.json<{ data: Summary }>('GET', '/api/v3/cdn/summary')).data;
+  /** With `projectId`, the asset counts and recent assets are that project's. */
+  async summary(projectId?: string): Promise<Summary> {
+    const suffix = projectId === undefined ? '' : `?projectId=${encodeURIComponent(projectId)}`;
+    return (await this.json<{ data: Summary }>('GET', `/api/v3/cdn/summary${suffix}`)).data;
   }
 
   async listAssets(query: AssetListQuery = {}): Promise<{ assets: AssetListItem[]; pagination: Pagination }> {
@@ -234,4 +255,72 @@ export class S3EdgeClient {
   async cacheStats(): Promise<CacheStats> {
     return (await this.json<{ cache: CacheStats }>('GET', '/api/v3/cdn/cache')).cache;
   }
+
+  async listProjects(): Promise<Project[]> {
+    return (await this.json<{ projects: Project[] }>('GET', '/api/v3/projects')).projects;
+  }
+
+  async createProject(name: string): Promise<Project> {
+    return (await this.json<{ project: Project }>('POST', '/api/v3/projects', { name })).project;
+  }
+
+  async project(projectId: string): Promise<Project> {
+    return (await this.json<{ project: Project }>('GET', projectPath(projectId))).project;
+  }
+
+  /** Deletes the project with its deployments and hostnames; its assets stay, unlinked. */
+  async deleteProject(projectId: string): Promise<string> {
+    return (await this.json<{ message: string }>('DELETE', projectPath(projectId))).message;
+  }
+
+  async listDeployments(projectId: string): Promise<Deployment[]> {
+    return (await this.json<{ deployments: Deployment[] }>('GET', `${projectPath(projectId)}/deployments`)).deployments;
+  }
+
+  async createDeployment(projectId: string, name: string): Promise<Deployment> {
+    return (await this.json<{ deployment: Deployment }>('POST', `${projectPath(projectId)}/deployments`, { name })).deployment;
+  }
+
+  async listHostnames(projectId: string): Promise<Hostname[]> {
+    return (await this.json<{ hostnames: Hostname[] }>('GET', `${projectPath(projectId)}/hostnames`)).hostnames;
+  }
+
+  /** Adds an unverified hostname; `verification` is the TXT record to publish before verifyHostname. */
+  async addHostname(projectId: string, input: AddHostnameInput): Promise<Hostname> {
+    return (await this.json<{ hostname: Hostname }>('POST', `${projectPath(projectId)}/hostnames`, input)).hostname;
+  }
+
+  async hostname(projectId: string, hostnameId: string): Promise<Hostname> {
+    return (await this.json<{ hostname: Hostname }>('GET', hostnamePath(projectId, hostnameId))).hostname;
+  }
+
+  async removeHostname(projectId: string, hostnameId: string): Promise<string> {
+    return (await this.json<{ message: string }>('DELETE', hostnamePath(projectId, hostnameId))).message;
+  }
+
+  async setOrigin(projectId: string, hostnameId: string, origin: OriginInput): Promise<Hostname> {
+    return (await this.json<{ hostname: Hostname }>('PUT', `${hostnamePath(projectId, hostnameId)}/origin`, origin)).hostname;
+  }
+
+  async setRules(projectId: string, hostnameId: string, rules: Partial<HostnameRules>): Promise<Hostname> {
+    return (await this.json<{ hostname: Hostname }>('PUT', `${hostnamePath(projectId, hostnameId)}/rules`, rules)).hostname;
+  }
+
+  /** Looks the TXT record up; a 409 verification_failed says what DNS had instead. */
+  async verifyHostname(projectId: string, hostnameId: string): Promise<Hostname> {
+    return (await this.json<{ hostname: Hostname }>('POST', `${hostnamePath(projectId, hostnameId)}/verify`)).hostname;
+  }
+
+  /** Drops the hostname's cached proxy answers; returns how many. */
+  async purgeHostname(projectId: string, hostnameId: string): Promise<number> {
+    return (await this.json<{ purged: number }>('POST', `${hostnamePath(projectId, hostnameId)}/purge`)).purged;
+  }
+}
+
+function projectPath(projectId: string): string {
+  return `/api/v3/projects/${encodeURIComponent(projectId)}`;
+}
+
+function hostnamePath(projectId: string, hostnameId: string): string {
+  return `${projectPath(projectId)}/hostnames/${encodeURIComponent(hostnameId)}`;
 }

@@ -295,3 +295,57 @@ export const DomainSearchResponse = Type.Object({
   results: Type.Array(DomainResult),
 });
 export type DomainSearchResponse = Static<typeof DomainSearchResponse>;
+
+/** A project (docs/API.md "Projects and hostnames"). */
+export const Project = Type.Object({ id: Type.String(), name: Type.String(), createdAt: Type.String() });
+export type Project = Static<typeof Project>;
+
+export const Deployment = Type.Object({ id: Type.String(), projectId: Type.String(), name: Type.String(), createdAt: Type.String() });
+export type Deployment = Static<typeof Deployment>;
+
+/** Where a hostname's requests go: a URL, or one of the owner's buckets by name (null once deleted). */
+export const HostnameOrigin = Type.Union([
+  Type.Object({ kind: Type.Literal('url'), url: Type.String(), preserveHost: Type.Boolean() }),
+  Type.Object({ kind: Type.Literal('bucket'), bucket: Nullable(Type.String()), indexDocument: Type.String(), errorDocument: Nullable(Type.String()) }),
+]);
+export type HostnameOrigin = Static<typeof HostnameOrigin>;
+
+/** A hostname's protection rules (src/edge/model.ts HostRules). */
+export const HostnameRules = Type.Object({
+  allowIps: Type.Array(Type.String()),
+  blockIps: Type.Array(Type.String()),
+  blockCountries: Type.Array(Type.String()),
+  allowedMethods: Type.Array(Type.String()),
+  maxBodyBytes: Nullable(Type.Number()),
+  rateLimit: Nullable(
+    Type.Object({
+      requestsPerSecond: Type.Number(),
+      burst: Type.Number(),
+      banAfter: Type.Number(),
+      banWindowSeconds: Type.Number(),
+      banSeconds: Type.Number(),
+      maxBanSeconds: Type.Number(),
+    }),
+  ),
+});
+export type HostnameRules = Static<typeof HostnameRules>;
+
+/** The DNS record that proves control of a hostname. */
+export const VerificationRecord = Type.Object({ name: Type.String(), type: Type.Literal('TXT'), value: Type.String() });
+export type VerificationRecord = Static<typeof VerificationRecord>;
+
+/** A project hostname served by the edge proxy once verified. */
+export const Hostname = Type.Object({
+  id: Type.String(),
+  hostname: Type.String(),
+  projectId: Type.String(),
+  origin: Nullable(HostnameOrigin),
+  rules: HostnameRules,
+  verified: Type.Boolean(),
+  verifiedAt: Nullable(Type.String()),
+  verifiedBy: Nullable(Type.Union([Type.Literal('dns'), Type.Literal('operator')])),
+  verification: VerificationRecord,
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+export type Hostname = Static<typeof Hostname>;

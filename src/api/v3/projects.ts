@@ -1,0 +1,216 @@
+// /api/v3/projects: a user's projects, their deployments and the hostnames the edge proxy serves for them
+// (origin, rules, DNS verification, cache purge). Thin: the work is src/projects/service.ts's. Scopes
+// projects:read (GET) and projects:write (the rest). Another user's project, deployment or hostname is
+// "not found", exactly like a missing one; a hostname any project has is 409 hostname_taken.
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyRequest } from 'fastify';
+import type { Deployment as DeploymentRecord, Project as ProjectRecord, ProjectHostname } from '../../db/repos/index.js';
+import { proxyCacheOwner } from '../../edge/model.js';
+import { ProjectError, type ProjectErrorKind } from '../../projects/errors.js';
+import { ProjectsService } from '../../projects/service.js';
+import { dnsTxtLookup } from '../../projects/verification.js';
+import { ApiError } from '../errors.js';
+import { principalOf, type RouteModule } from '../plugin.js';
+import { Deployment, ERROR_RESPONSES, ErrorBody, Hostname, Project, SuccessMessage } from './schemas.js';
+
+const ProjectParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }) });
+const HostnameParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }), hostnameId: Type.String({ minLength: 1, maxLength: 64 }) });
+type ProjectParams = Static<typeof ProjectParams>;
+type HostnameParams = Static<typeof HostnameParams>;
+
+const NameBody = Type.Object({ name: Type.String() }, { additionalProperties: false });
+const HostnameBody = Type.Object(
+  { hostname: Type.String(), origin: Type.Optional(Type.Unknown()), rules: Type.Optional(Type.Unknown()) },
+  { additionalProperties: false },
+);
+
+const RESPONSES = { ...ERROR_RESPONSES, 409: ErrorBody } as const;
+const ProjectResponse = Type.Object({ success: Type.Boolean(), project: Project });
+const DeploymentResponse = Type.Object({ success: Type.Boolean(), deployment: Deployment });
+const HostnameResponse = Type.Object({ success: Type.Boolean(), hostname: Hostname });
+
+const STATUS: Record<ProjectErrorKind, number> = { invalid: 400, not_found: 404, conflict: 409, verification_failed: 409 };
+
+/** The service's refusals as API errors; anything else is left to the error handler. */
+function answered<T>(fn: () => T | Promise<T>): Promise<T> {
+  return (async () => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof ProjectError) throw new ApiError(STATUS[err.kind], err.code, err.message);
+      throw err;
+    }
+  })();
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+function projectView(p: ProjectRecord): Project {
+  return { id: p.id, name: p.name, createdAt: iso(p.createdAt) };
+}
+
+function deploymentView(d: DeploymentRecord): Deployment {
+  return { id: d.id, projectId: d.projectId, name: d.name, createdAt: iso(d.createdAt) };
+}
+
+export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
+  const read = requireScope('projects:read');
+  const write = requireScope('projects:write');
+  const projects = new ProjectsService({
+    repos: ctx.repos,
+    config: ctx.config,
+    lookupTxt: dnsTxtLookup(ctx.config.edge),
+    changed: () => ctx.edgeRoutes.invalidate(),
+    purgeCache: (hostname) => ctx.edge.purgeOwner(proxyCacheOwner(hostname)),
+  });
+
+  const hostnameView = (h: ProjectHostname): Hostname => ({
+    id: h.id,
+    hostname: h.hostname,
+    projectId: h.projectId,
+    origin: projects.originView(h.origin),
+    rules: h.rules,
+    verified: h.verifiedAt !== null,
+    verifiedAt: h.verifiedAt === null ? null : iso(h.verifiedAt),
+    verifiedBy: h.verifiedBy,
+    verification: projects.verificationRecord(h),
+    createdAt: iso(h.createdAt),
+    updatedAt: iso(h.updatedAt),
+  });
+
+  const callersProject = (request: FastifyRequest<{ Params: ProjectParams }>): ProjectRecord =>
+    projects.ownedProject(principalOf(request).userId, request.params.projectId);
+
+  const callersHostname = (request: FastifyRequest<{ Params: HostnameParams }>): { project: ProjectRecord; hostname: ProjectHostname } => {
+    const project = projects.ownedProject(principalOf(request).userId, request.params.projectId);
+    return { project, hostname: projects.hostnameOf(project, request.params.hostnameId) };
+  };
+
+  // --- projects ------------------------------------------------------------------------------------
+
+  app.get(
+    '/api/v3/projects',
+    { onRequest: read, schema: { response: { 200: Type.Object({ success: Type.Boolean(), projects: Type.Array(Project) }), ...RESPONSES } } },
+    async (request) => ({ success: true, projects: projects.projectsOf(principalOf(request).userId).map(projectView) }),
+  );
+
+  app.post<{ Body: Static<typeof NameBody> }>(
+    '/api/v3/projects',
+    { onRequest: write, schema: { body: NameBody, response: { 201: ProjectResponse, ...RESPONSES } } },
+    async (request, reply) =>
+      answered(() => {
+        const project = projects.createProject(principalOf(request).userId, request.body.name, 'body/name');
+        void reply.code(201);
+        return { success: true, project: projectView(project) };
+      }),
+  );
+
+  app.get<{ Params: ProjectParams }>(
+    '/api/v3/projects/:projectId',
+    { onRequest: read, schema: { params: ProjectParams, response: { 200: ProjectResponse, ...RESPONSES } } },
+    async (request) => answered(() => ({ success: true, project: projectView(callersProject(request)) })),
+  );
+
+  app.delete<{ Params: ProjectParams }>(
+    '/api/v3/projects/:projectId',
+    { onRequest: write, schema: { params: ProjectParams, response: { 200: SuccessMessage, ...RESPONSES } } },
+    async (request) =>
+      answered(() => {
+        projects.deleteProject(callersProject(request));
+        return { success: true, message: 'Project deleted' };
+      }),
+  );
+
+  // --- deployments ---------------------------------------------------------------------------------
+
+  app.get<{ Params: ProjectParams }>(
+    '/api/v3/projects/:projectId/deployments',
+    {
+      onRequest: read,
+      schema: { params: ProjectParams, response: { 200: Type.Object({ success: Type.Boolean(), deployments: Type.Array(Deployment) }), ...RESPONSES } },
+    },
+    async (request) => answered(() => ({ success: true, deployments: projects.deployments(callersProject(request)).map(deploymentView) })),
+  );
+
+  app.post<{ Params: ProjectParams; Body: Static<typeof NameBody> }>(
+    '/api/v3/projects/:projectId/deployments',
+    { onRequest: write, schema: { params: ProjectParams, body: NameBody, response: { 201: DeploymentResponse, ...RESPONSES } } },
+    async (request, reply) =>
+      answered(() => {
+        const deployment = projects.createDeployment(callersProject(request), request.body.name, 'body/name');
+        void reply.code(201);
+        return { success: true, deployment: deploymentView(deployment) };
+      }),
+  );
+
+  // --- hostnames -----------------------------------------------------------------------------------
+
+  app.get<{ Params: ProjectParams }>(
+    '/api/v3/projects/:projectId/hostnames',
+    {
+      onRequest: read,
+      schema: { params: ProjectParams, response: { 200: Type.Object({ success: Type.Boolean(), hostnames: Type.Array(Hostname) }), ...RESPONSES } },
+    },
+    async (request) => answered(() => ({ success: true, hostnames: projects.hostnames(callersProject(request)).map(hostnameView) })),
+  );
+
+  app.post<{ Params: ProjectParams; Body: Static<typeof HostnameBody> }>(
+    '/api/v3/projects/:projectId/hostnames',
+    { onRequest: write, schema: { params: ProjectParams, body: HostnameBody, response: { 201: HostnameResponse, ...RESPONSES } } },
+    async (request, reply) =>
+      answered(() => {
+        const added = projects.addHostname(callersProject(request), request.body, 'body');
+        void reply.code(201);
+        return { success: true, hostname: hostnameView(added) };
+      }),
+  );
+
+  app.get<{ Params: HostnameParams }>(
+    '/api/v3/projects/:projectId/hostnames/:hostnameId',
+    { onRequest: read, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
+    async (request) => answered(() => ({ success: true, hostname: hostnameView(callersHostname(request).hostname) })),
+  );
+
+  app.delete<{ Params: HostnameParams }>(
+    '/api/v3/projects/:projectId/hostnames/:hostnameId',
+    { onRequest: write, schema: { params: HostnameParams, response: { 200: SuccessMessage, ...RESPONSES } } },
+    async (request) =>
+      answered(() => {
+        projects.removeHostname(callersHostname(request).hostname);
+        return { success: true, message: 'Hostname removed' };
+      }),
+  );
+
+  // The origin and the rules are checked by the service, which names the field that is wrong.
+  app.put<{ Params: HostnameParams }>(
+    '/api/v3/projects/:projectId/hostnames/:hostnameId/origin',
+    { onRequest: write, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
+    async (request) =>
+      answered(() => {
+        const { project, hostname } = callersHostname(request);
+        return { success: true, hostname: hostnameView(projects.setOrigin(project, hostname, request.body, 'body')) };
+      }),
+  );
+
+  app.put<{ Params: HostnameParams }>(
+    '/api/v3/projects/:projectId/hostnames/:hostnameId/rules',
+    { onRequest: write, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
+    async (request) =>
+      answered(() => ({ success: true, hostname: hostnameView(projects.setRules(callersHostname(request).hostname, request.body, 'body')) })),
+  );
+
+  app.post<{ Params: HostnameParams }>(
+    '/api/v3/projects/:projectId/hostnames/:hostnameId/verify',
+    { onRequest: write, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
+    async (request) =>
+      answered(async () => ({ success: true, hostname: hostnameView(await projects.verify(callersHostname(request).hostname)) })),
+  );
+
+  app.post<{ Params: HostnameParams }>(
+    '/api/v3/projects/:projectId/hostnames/:hostnameId/purge',
+    { onRequest: write, schema: { params: HostnameParams, response: { 200: Type.Object({ success: Type.Boolean(), purged: Type.Integer() }), ...RESPONSES } } },
+    async (request) => answered(() => ({ success: true, purged: projects.purge(callersHostname(request).hostname) })),
+  );
+};
