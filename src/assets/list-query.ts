@@ -16,6 +16,8 @@ export interface AssetListParams {
   limit: number;
   search?: string;
   kind?: AssetKind;
+  /** Only this project's assets (the route checks that it is the caller's). */
+  projectId?: string;
 }
 
 function str(v: unknown): string | undefined {
@@ -34,6 +36,8 @@ export function parseAssetListQuery(query: unknown): AssetListParams {
   if (search) out.search = search;
   const kind = str(q['kind']);
   if (kind === 'file' || kind === 'artifact') out.kind = kind;
+  const projectId = str(q['projectId']);
+  if (projectId) out.projectId = projectId;
   return out;
 }
 

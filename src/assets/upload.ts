@@ -3,7 +3,8 @@
 //      reserved (a 402 here costs the client nothing but its headers);
 //   2. the file part streams through the meter (size + credit limits, first bytes for sniffing) and
 //      the hasher (SHA-256, MD5 for the ETag) into a staged blob of the storage backend; the other
-//      fields, before or after it, are validated as they come;
+//      fields, before or after it, are validated as they come, and projectId / deploymentId checked
+//      against the uploader's projects once the form has ended;
 //   3. commit: the blob first, then the asset row, the ledger charge and the upload usage event in one
 //      transaction, then the shared WAL flush. Any failure before the transaction discards the blob,
 //      so a refused or broken upload leaves neither a row nor bytes behind.
@@ -15,6 +16,8 @@ import type { AppContext } from '../context.js';
 import type { UploadReservation } from '../credits/credits.js';
 import type { AssetKind, AssetRecord, AssetVisibility } from '../db/repos/assets.js';
 import { UploadHasher, type UploadDigests } from '../hashing/upload-hasher.js';
+import { checkAssetLinks, type AssetLinks } from '../projects/asset-links.js';
+import { ProjectError } from '../projects/errors.js';
 import { commitStaged } from '../storage/commit-staged.js';
 import type { StagedBlob } from '../storage/backend.js';
 import { isUnsafeActiveContent } from './content-safety.js';
@@ -189,9 +192,19 @@ async function receiveForm(
       throw err;
     }
     if (!file) throw badRequest("The form must carry exactly one file part, named 'file'");
-    return { file, fields };
+    return { file, fields: { ...fields, ...linkedProject(ctx, input.userId, fields) } };
   } catch (err) {
     await file?.staged.abort();
+    throw err;
+  }
+}
+
+/** projectId and deploymentId must name the uploader's project and a deployment of it. */
+function linkedProject(ctx: AppContext, userId: string, fields: FormFields): AssetLinks {
+  try {
+    return checkAssetLinks(ctx.repos, userId, { projectId: fields.projectId, deploymentId: fields.deploymentId });
+  } catch (err) {
+    if (err instanceof ProjectError) throw badRequest(err.message);
     throw err;
   }
 }

@@ -116,8 +116,11 @@ async function userIdOf(s: RunningServer, name: string): Promise<string> {
   return u.id;
 }
 
-const alice = await apiUser(server, ['assets:read', 'assets:write'], { recorder });
+const alice = await apiUser(server, ['assets:read', 'assets:write', 'projects:write'], { recorder });
 const bob = await apiUser(server, ['assets:read', 'assets:write'], { recorder });
+// An upload's projectId and deploymentId name one of the uploader's projects and a deployment of it.
+const site = await alice.client.createProject('site');
+const release = await alice.client.createDeployment(site.id, 'dep 42');
 const aliceId = await userIdOf(server, alice.name);
 
 // ---------------------------------------------------------------------------------------------- upload
@@ -127,13 +130,13 @@ t.test('upload: the stored asset, its bytes, its usage event', async (t) => {
   const bytes = Buffer.from(Array.from({ length: 300 * 1024 }, (_, i) => (i * 7) & 0xff));
   const asset = await alice.client.upload({
     file: bytes, fileName: 'photo.bin', contentType: 'application/x-thing', visibility: 'public', kind: 'artifact',
-    projectId: 'proj-1', deploymentId: 'dep 42',
+    projectId: site.id, deploymentId: release.id,
   });
   t.same(Object.keys(asset).sort(), ASSET_KEYS, 'exactly the SPEC.md 2.1 fields');
   t.match(asset.id, /^[0-9a-f]{32}$/);
   t.equal(asset.userId, aliceId);
-  t.equal(asset.projectId, 'proj-1');
-  t.equal(asset.deploymentId, 'dep 42');
+  t.equal(asset.projectId, site.id);
+  t.equal(asset.deploymentId, release.id);
   t.equal(asset.storageName, 's3edge');
   t.equal(asset.key, `${asset.id}/photo.bin`);
   t.equal(asset.fileName, 'photo.bin');
@@ -178,10 +181,10 @@ t.test('upload: defaults, a 3 MiB streamed file, fields after the file', async (
 
   // The form's order is the client's business: fields after the file part count the same.
   const form = multipart([filePart('late fields', 'form-data; name="file"; filename="late.txt"', 'text/plain'), fieldPart('visibility', 'private'),
-    fieldPart('kind', 'artifact'), fieldPart('projectId', 'p-9'), fieldPart('ignored', 'extra fields are ignored')]);
+    fieldPart('kind', 'artifact'), fieldPart('projectId', site.id), fieldPart('ignored', 'extra fields are ignored')]);
   const res = await rawUpload(server, alice.token, form);
   t.equal(res.status, 201);
-  t.match(json(res)['asset'], { fileName: 'late.txt', visibility: 'private', kind: 'artifact', projectId: 'p-9', size: 11 });
+  t.match(json(res)['asset'], { fileName: 'late.txt', visibility: 'private', kind: 'artifact', projectId: site.id, size: 11 });
   assertStoreConsistent(t, server, 'after uploads');
 });
 

@@ -14,7 +14,7 @@ import type { AppContext } from '../../context.js';
 import type { AssetRecord } from '../../db/repos/assets.js';
 import { DEFAULT_EXPIRES_IN, MAX_EXPIRES_IN, MIN_EXPIRES_IN, UrlSigner } from '../../cdn/signed-url.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
-import { ownedAsset } from './owned.js';
+import { ownedAsset, ownedProject } from './owned.js';
 import { principalOf, type RouteModule } from '../plugin.js';
 import { Asset, AssetListItem, ERROR_RESPONSES, ErrorBody, Pagination, SuccessMessage } from './schemas.js';
 
@@ -131,6 +131,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
       userId,
       ...(q.search !== undefined ? { search: q.search } : {}),
       ...(q.kind !== undefined ? { kind: q.kind } : {}),
+      ...(q.projectId !== undefined ? { projectId: ownedProject(ctx, userId, q.projectId).id } : {}),
       limit: q.limit,
       offset: (q.page - 1) * q.limit,
     });

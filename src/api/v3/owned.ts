@@ -2,7 +2,7 @@
 // else's, so the API never reveals what other users have.
 import type { AppContext } from '../../context.js';
 import type { AssetRecord } from '../../db/repos/assets.js';
-import type { Bucket } from '../../db/repos/index.js';
+import type { Bucket, Project } from '../../db/repos/index.js';
 import { notFound } from '../errors.js';
 
 export const BUCKET_NOT_FOUND = 'Bucket not found';
@@ -17,4 +17,11 @@ export function ownedAsset(ctx: AppContext, userId: string, id: string): AssetRe
   const asset = ctx.repos.assets.get(id);
   if (!asset || asset.userId !== userId) throw notFound('Asset not found');
   return asset;
+}
+
+/** The project filter of the asset list and the summary: the caller's project, else 404. */
+export function ownedProject(ctx: AppContext, userId: string, id: string): Project {
+  const project = ctx.repos.projects.project(id);
+  if (!project || project.userId !== userId) throw notFound('Project not found');
+  return project;
 }

@@ -5,6 +5,7 @@ import { usageFallbackAnalytics, WINDOW_MS } from '../../analytics/usage-fallbac
 import { assetView } from '../../assets/view.js';
 import type { AppContext } from '../../context.js';
 import type { Space } from '../../db/repos/spaces.js';
+import { ownedProject } from './owned.js';
 import { principalOf, type RouteModule } from '../plugin.js';
 import { ERROR_RESPONSES, Summary, type Analytics, type Space as SpaceView, type Summary as SummaryData } from './schemas.js';
 
@@ -25,21 +26,25 @@ function userAnalytics(ctx: AppContext, userId: string, now: number): Analytics 
   return fromLog ?? usageFallbackAnalytics(ctx.repos.usage.since(userId, 'download', now - WINDOW_MS + 1), now, hostname);
 }
 
-export function buildSummary(ctx: AppContext, userId: string): SummaryData {
+/** `projectId` (the caller's project) narrows the asset counts and recent assets to it; the rest is the account's. */
+export function buildSummary(ctx: AppContext, userId: string, projectId?: string): SummaryData {
   const now = ctx.clock().getTime();
   const { repos, config } = ctx;
   // Buffered CDN requests (and the download usage events among them) count too.
   ctx.requestLog.flush();
   const stats = repos.assets.stats(userId);
+  const shown = projectId === undefined ? stats : repos.assets.stats(userId, projectId);
   const totals = repos.usage.totals(userId);
   const view = { cdnBase: ctx.endpoints.cdn, storageName: config.storageName };
   return {
-    totalFiles: stats.totalFiles,
-    storageBytes: stats.storageBytes,
+    totalFiles: shown.totalFiles,
+    storageBytes: shown.storageBytes,
     uploadedBytes: totals.uploadedBytes,
     downloadedBytes: totals.downloadedBytes,
-    uploadsLast24h: repos.assets.countCreatedSince(userId, now - WINDOW_MS + 1),
-    recentAssets: repos.assets.page({ userId, limit: RECENT_ASSETS, offset: 0 }).assets.map((a) => assetView(a, view)),
+    uploadsLast24h: repos.assets.countCreatedSince(userId, now - WINDOW_MS + 1, projectId),
+    recentAssets: repos.assets
+      .page({ userId, limit: RECENT_ASSETS, offset: 0, ...(projectId === undefined ? {} : { projectId }) })
+      .assets.map((a) => assetView(a, view)),
     analytics: userAnalytics(ctx, userId, now),
     // Object storage is part of the gateway (local disk or an upstream store): always configured.
     configured: true,
@@ -53,6 +58,11 @@ export const summaryRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.get(
     '/api/v3/cdn/summary',
     { onRequest: requireScope('assets:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: Summary }), ...ERROR_RESPONSES } } },
-    async (request) => ({ success: true, data: buildSummary(ctx, principalOf(request).userId) }),
+    async (request) => {
+      const { userId } = principalOf(request);
+      const raw = (request.query as Record<string, string | undefined>)['projectId'];
+      // An unknown project, or another user's, is 404 (as on the asset list).
+      return { success: true, data: buildSummary(ctx, userId, raw ? ownedProject(ctx, userId, raw).id : undefined) };
+    },
   );
 };
