@@ -20,6 +20,7 @@ import { CorruptionReporter } from '../storage/corruption.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
 import { AdminError, FailedResult, iso, type Command, type ServerView } from './command.js';
 import { DOMAIN_COMMANDS, DOMAIN_FLAGS, DOMAIN_GROUPS } from './domain-commands.js';
+import { PROJECT_COMMANDS, PROJECT_FLAGS, PROJECT_GROUPS } from './project-commands.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -46,6 +47,7 @@ const COMMAND_FLAGS = {
   /** api-keys create: print the token alone, for `TOKEN=$(s3edge api-keys create ... --token-only)`. */
   'token-only': { type: 'boolean' },
   ...Object.fromEntries(Object.keys(DOMAIN_FLAGS).map((f) => [f, { type: 'string' as const }])),
+  ...Object.fromEntries(Object.entries(PROJECT_FLAGS).map(([f, o]) => [f, { type: o.type }])),
 } as const satisfies Record<string, { type: 'string' | 'boolean' }>;
 
 /** The command flags that take a value. */
@@ -62,6 +64,7 @@ export const GROUPS: Readonly<Record<string, { section: string; summary: string 
   credits: { section: 'Spaces and credits', summary: 'grant credits to a user' },
   scrub: { section: 'Storage', summary: 're-read stored bytes against their digests; list what was found corrupt' },
   ...DOMAIN_GROUPS,
+  ...PROJECT_GROUPS,
 };
 
 /** Options every admin command takes besides its own. */
@@ -514,12 +517,13 @@ const COMMANDS: Record<string, Record<string, Command>> = {
     },
   },
   ...DOMAIN_COMMANDS,
+  ...PROJECT_COMMANDS,
 };
 
 function synopsis(group: string, action: string, cmd: Command): string {
   const flags = cmd.flags.map((f) => {
     if (COMMAND_FLAGS[f as keyof typeof COMMAND_FLAGS]?.type === 'boolean') return `[--${f}]`;
-    const value = DOMAIN_FLAGS[f] ?? (f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : f === 'scopes' ? 'a,b' : f === 'amount' ? 'N' : 'NAME');
+    const value = DOMAIN_FLAGS[f] ?? PROJECT_FLAGS[f]?.value ?? (f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : f === 'scopes' ? 'a,b' : f === 'amount' ? 'N' : 'NAME');
     const text = `--${f} ${value}`;
     return cmd.required?.includes(f) ? text : `[${text}]`;
   });

@@ -1,0 +1,295 @@
+// Admin commands of the edge proxy's projects and hostnames (docs/API.md "Projects and hostnames"): the
+// operator's view of every user's projects, adding and removing hostnames, their origins and rules, and
+// verification, by DNS or by the operator's say-so. The checks are the API's (src/projects/service.ts).
+// A running server sees a change within 250 ms (src/edge/route.ts reads SQLite's data_version).
+import { readFileSync } from 'node:fs';
+import type { Project, ProjectHostname, Repos, User } from '../db/repos/index.js';
+import { ProjectError } from '../projects/errors.js';
+import { ProjectsService } from '../projects/service.js';
+import { dnsTxtLookup } from '../projects/verification.js';
+import { AdminError, iso, type Command, type RunContext } from './command.js';
+
+/** The flags these commands take, with the placeholder their synopsis shows (none for a switch). */
+export const PROJECT_FLAGS: Readonly<Record<string, { type: 'string' | 'boolean'; value?: string }>> = {
+  project: { type: 'string', value: 'PROJECT' },
+  url: { type: 'string', value: 'URL' },
+  'preserve-host': { type: 'boolean' },
+  index: { type: 'string', value: 'KEY' },
+  'error-document': { type: 'string', value: 'KEY' },
+  rules: { type: 'string', value: 'JSON' },
+  'rules-file': { type: 'string', value: 'FILE' },
+  operator: { type: 'boolean' },
+};
+
+export const PROJECT_GROUPS: Readonly<Record<string, { section: string; summary: string }>> = {
+  projects: { section: 'Edge proxy', summary: "users' projects: the hostnames, deployments and assets they group" },
+  hostnames: { section: 'Edge proxy', summary: 'project hostnames the edge proxy serves: origins, rules, verification' },
+};
+
+/** Longest rules JSON read from --rules or --rules-file. */
+const MAX_RULES_BYTES = 64 * 1024;
+
+const ERROR_CODES: Readonly<Record<string, string>> = {
+  invalid_request: 'InvalidArgument',
+  hostname_taken: 'HostnameTaken',
+  project_exists: 'ProjectExists',
+  verification_failed: 'VerificationFailed',
+  not_found: 'NotFound',
+};
+
+function service({ repos, config }: Pick<RunContext, 'repos' | 'config'>): ProjectsService {
+  return new ProjectsService({ repos, config, lookupTxt: dnsTxtLookup(config.edge) });
+}
+
+/** The service's refusals as failed commands. */
+async function refusals<T>(fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ProjectError) throw new AdminError(ERROR_CODES[err.code] ?? 'InvalidArgument', err.message);
+    throw err;
+  }
+}
+
+function userNamed(repos: Repos, name: string | undefined): User {
+  const user = repos.users.getByName(name ?? '');
+  if (!user) throw new AdminError('NoSuchUser', `no user named '${name ?? ''}'`);
+  return user;
+}
+
+function projectNamed(projects: ProjectsService, user: User, idOrName: string): Project {
+  try {
+    return projects.projectOf(user.id, idOrName);
+  } catch (err) {
+    if (err instanceof ProjectError) throw new AdminError('NoSuchProject', `user '${user.name}' has no project '${idOrName}'`);
+    throw err;
+  }
+}
+
+function hostnameNamed(projects: ProjectsService, name: string): { hostname: ProjectHostname; project: Project } {
+  try {
+    return projects.hostnameByName(name);
+  } catch (err) {
+    if (err instanceof ProjectError) throw new AdminError('NoSuchHostname', err.message);
+    throw err;
+  }
+}
+
+function userName(repos: Repos, id: string): string {
+  return repos.users.getById(id)?.name ?? id;
+}
+
+/** One line of text: `https://origin.example.com (preserve host)`, `bucket site (index index.html)`. */
+function originText(projects: ProjectsService, h: ProjectHostname): string {
+  const origin = projects.originView(h.origin);
+  if (origin === null) return '';
+  if (origin.kind === 'url') return origin.preserveHost ? `${origin.url} (preserve host)` : origin.url;
+  const error = origin.errorDocument === null ? '' : `, error ${origin.errorDocument}`;
+  return `bucket ${origin.bucket ?? '(deleted)'} (index ${origin.indexDocument}${error})`;
+}
+
+/** The rules that are set, as compact JSON; '' for none. */
+function rulesText(h: ProjectHostname): string {
+  const set = Object.entries(h.rules).filter(([, v]) => v !== null && !(Array.isArray(v) && v.length === 0));
+  return set.length === 0 ? '' : JSON.stringify(Object.fromEntries(set));
+}
+
+function hostnameRow(projects: ProjectsService, repos: Repos, h: ProjectHostname, project: Project): Record<string, unknown> {
+  const record = projects.verificationRecord(h);
+  return {
+    hostname: h.hostname,
+    id: h.id,
+    user: userName(repos, project.userId),
+    project: project.name,
+    verified: h.verifiedAt !== null,
+    verifiedBy: h.verifiedBy ?? '',
+    origin: originText(projects, h),
+    rules: rulesText(h),
+    verificationName: record.name,
+    verificationValue: record.value,
+  };
+}
+
+function projectRow(repos: Repos, p: Project): Record<string, unknown> {
+  return {
+    id: p.id,
+    name: p.name,
+    user: userName(repos, p.userId),
+    hostnames: repos.projects.hostnamesOfProject(p.id).length,
+    deployments: repos.projects.deployments(p.id).length,
+    createdAt: iso(p.createdAt),
+  };
+}
+
+/** --url [--preserve-host], or --bucket [--index] [--error-document]: the origin as the API takes it. */
+function originFlags(flags: RunContext['flags']): Record<string, unknown> {
+  const { url, bucket } = flags;
+  if ((url === undefined) === (bucket === undefined)) throw new AdminError('InvalidArgument', 'give --url URL or --bucket NAME (one of them)');
+  if (url !== undefined) {
+    if (flags.index !== undefined || flags['error-document'] !== undefined) {
+      throw new AdminError('InvalidArgument', '--index and --error-document go with --bucket, not --url');
+    }
+    return { kind: 'url', url, preserveHost: flags['preserve-host'] !== undefined };
+  }
+  if (flags['preserve-host'] !== undefined) throw new AdminError('InvalidArgument', '--preserve-host goes with --url, not --bucket');
+  return {
+    kind: 'bucket',
+    bucket,
+    ...(flags.index === undefined ? {} : { indexDocument: flags.index }),
+    ...(flags['error-document'] === undefined ? {} : { errorDocument: flags['error-document'] }),
+  };
+}
+
+/** --rules JSON or --rules-file FILE, parsed (the service checks what it says). */
+function rulesFlags(flags: RunContext['flags']): unknown {
+  const inline = flags.rules;
+  const file = flags['rules-file'];
+  if ((inline === undefined) === (file === undefined)) throw new AdminError('InvalidArgument', "give --rules '{...}' or --rules-file FILE (one of them)");
+  let text: string;
+  if (inline !== undefined) {
+    text = inline;
+  } else {
+    try {
+      text = readFileSync(file as string, 'utf8');
+    } catch (err) {
+      throw new AdminError('InvalidRules', `cannot read --rules-file ${file as string}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
+  if (Buffer.byteLength(text, 'utf8') > MAX_RULES_BYTES) throw new AdminError('InvalidRules', `the rules are longer than ${MAX_RULES_BYTES} bytes`);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new AdminError('InvalidRules', `the rules are not JSON: ${(err as Error).message}`);
+  }
+}
+
+function listProjects({ repos, flags }: RunContext): Record<string, unknown>[] {
+  const users = flags.user === undefined ? repos.users.list() : [userNamed(repos, flags.user)];
+  return users.flatMap((u) => repos.projects.projectsOfUser(u.id)).map((p) => projectRow(repos, p));
+}
+
+function listHostnames(ctx: RunContext): Record<string, unknown>[] {
+  const { repos, flags } = ctx;
+  const projects = service(ctx);
+  if (flags.project !== undefined && flags.user === undefined) throw new AdminError('InvalidArgument', '--project needs --user (project names are per user)');
+  const user = flags.user === undefined ? undefined : userNamed(repos, flags.user);
+  const project = user && flags.project !== undefined ? projectNamed(projects, user, flags.project) : undefined;
+  const hostnames = project ? projects.hostnames(project) : user ? projects.hostnamesOfUser(user.id) : projects.allHostnames();
+  const byId = new Map<string, Project | undefined>();
+  return hostnames.flatMap((h) => {
+    if (!byId.has(h.projectId)) byId.set(h.projectId, repos.projects.project(h.projectId));
+    const p = byId.get(h.projectId);
+    return p ? [hostnameRow(projects, repos, h, p)] : [];
+  });
+}
+
+export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
+  projects: {
+    list: {
+      args: [],
+      flags: ['user'],
+      summary: 'list projects with their hostname and deployment counts',
+      example: 's3edge projects list --user alice',
+      run: listProjects,
+    },
+    create: {
+      args: ['NAME'],
+      flags: ['user'],
+      required: ['user'],
+      summary: 'create a project of a user (hostnames, deployments and assets belong to one)',
+      example: 's3edge projects create website --user alice',
+      run: (ctx) =>
+        refusals(() => {
+          const user = userNamed(ctx.repos, ctx.flags.user);
+          return projectRow(ctx.repos, service(ctx).createProject(user.id, ctx.args.NAME, 'NAME'));
+        }),
+    },
+    delete: {
+      args: ['PROJECT'],
+      flags: ['user'],
+      required: ['user'],
+      summary: 'delete a project (by name or id) with its deployments and hostnames; its assets stay, unlinked',
+      example: 's3edge projects delete website --user alice',
+      run: (ctx) =>
+        refusals(() => {
+          const projects = service(ctx);
+          const project = projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.args.PROJECT as string);
+          const { hostnames } = projects.deleteProject(project);
+          return { deleted: true, id: project.id, name: project.name, hostnames: hostnames.join(', ') };
+        }),
+    },
+  },
+  hostnames: {
+    list: {
+      args: [],
+      flags: ['user', 'project'],
+      summary: "list hostnames (a user's, or one project's) with their origin, rules and verification",
+      example: 's3edge hostnames list --user alice --json',
+      run: listHostnames,
+    },
+    add: {
+      args: ['HOSTNAME'],
+      flags: ['user', 'project'],
+      required: ['user', 'project'],
+      summary: 'add a hostname to a project; it is served once verified (publish the TXT record shown, then hostnames verify)',
+      example: 's3edge hostnames add www.example.com --user alice --project website',
+      run: (ctx) =>
+        refusals(() => {
+          const projects = service(ctx);
+          const project = projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.flags.project as string);
+          const added = projects.addHostname(project, { hostname: ctx.args.HOSTNAME });
+          return hostnameRow(projects, ctx.repos, added, project);
+        }),
+    },
+    remove: {
+      args: ['HOSTNAME'],
+      flags: [],
+      summary: 'remove a hostname: the proxy stops serving it',
+      example: 's3edge hostnames remove www.example.com',
+      run: (ctx) =>
+        refusals(() => {
+          const projects = service(ctx);
+          const { hostname } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          projects.removeHostname(hostname);
+          return { removed: hostname.hostname };
+        }),
+    },
+    verify: {
+      args: ['HOSTNAME'],
+      flags: ['operator'],
+      summary: "look the hostname's TXT record up in DNS and mark it verified; --operator marks it verified without DNS",
+      example: 's3edge hostnames verify www.example.com --operator',
+      run: (ctx) =>
+        refusals(async () => {
+          const projects = service(ctx);
+          const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          const verified = ctx.flags.operator !== undefined ? projects.markVerified(hostname, 'operator') : await projects.verify(hostname);
+          return hostnameRow(projects, ctx.repos, verified, project);
+        }),
+    },
+    'set-origin': {
+      args: ['HOSTNAME'],
+      flags: ['url', 'preserve-host', 'bucket', 'index', 'error-document'],
+      summary: "where the hostname's requests go: --url http(s)://host[:port] [--preserve-host], or --bucket NAME of the owner's [--index KEY] [--error-document KEY]",
+      example: 's3edge hostnames set-origin www.example.com --url https://origin.example.net',
+      run: (ctx) =>
+        refusals(() => {
+          const projects = service(ctx);
+          const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          return hostnameRow(projects, ctx.repos, projects.setOrigin(project, hostname, originFlags(ctx.flags)), project);
+        }),
+    },
+    'set-rules': {
+      args: ['HOSTNAME'],
+      flags: ['rules', 'rules-file'],
+      summary: 'replace the hostname\'s protection rules (JSON, as PUT .../rules of the API takes them)',
+      example: `s3edge hostnames set-rules www.example.com --rules '{"blockCountries":["XX"]}'`,
+      run: (ctx) =>
+        refusals(() => {
+          const projects = service(ctx);
+          const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          return hostnameRow(projects, ctx.repos, projects.setRules(hostname, rulesFlags(ctx.flags)), project);
+        }),
+    },
+  },
+};
