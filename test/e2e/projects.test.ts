@@ -218,6 +218,17 @@ t.test('scopes: projects:read reads, projects:write changes; other keys get 403'
   t.equal(anonymous.status, 401, 'no token: 401');
 });
 
+t.test('verification is rate limited per API key: DNS lookups are not free', async (t) => {
+  const pending = await alice.client.addHostname(website.id, { hostname: 'limits.example.com' });
+  const key = apiClient(server, (await alice.client.createApiKey({ scopes: ['projects:write'] })).token, recorder);
+  const statuses: number[] = [];
+  for (let i = 0; i < 31; i++) statuses.push((await key.raw('POST', `/api/v3/projects/${website.id}/hostnames/${pending.id}/verify`)).status);
+  t.same(statuses, [...Array<number>(30).fill(409), 429], '30 attempts a minute, then 429');
+  await refused(t, key.verifyHostname(website.id, pending.id), 429, 'rate_limited', /Too many requests/, 'past the limit');
+  await refused(t, alice.client.verifyHostname(website.id, pending.id), 409, 'verification_failed', /No TXT record/, 'another key has its own count');
+  await alice.client.removeHostname(website.id, pending.id);
+});
+
 t.test('purge and remove: a hostname stops being served and leaves its project', async (t) => {
   t.equal(await alice.client.purgeHostname(website.id, app.id), 0, 'nothing was cached for it');
   const temp = await alice.client.addHostname(website.id, { hostname: 'temp.example.com' });

@@ -29,6 +29,9 @@ const ProjectResponse = Type.Object({ success: Type.Boolean(), project: Project 
 const DeploymentResponse = Type.Object({ success: Type.Boolean(), deployment: Deployment });
 const HostnameResponse = Type.Object({ success: Type.Boolean(), hostname: Hostname });
 
+/** DNS lookups a key may cause: verification attempts per API key and minute (429 past it). */
+const VERIFY_LIMIT = { max: 30, timeWindow: 60_000 };
+
 const STATUS: Record<ProjectErrorKind, number> = { invalid: 400, not_found: 404, conflict: 409, verification_failed: 409 };
 
 /** The service's refusals as API errors; anything else is left to the error handler. */
@@ -203,7 +206,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.post<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId/verify',
-    { onRequest: write, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
+    { onRequest: write, config: { rateLimit: VERIFY_LIMIT }, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES, 429: ErrorBody } } },
     async (request) =>
       answered(async () => ({ success: true, hostname: hostnameView(await projects.verify(callersHostname(request).hostname)) })),
   );
