@@ -42,10 +42,15 @@ export type OriginInput =
   | { kind: 'url'; url: string; preserveHost?: boolean }
   | { kind: 'bucket'; bucket: string; indexDocument?: string; errorDocument?: string | null };
 
+/** Rules as PUT .../rules takes them: missing fields mean "no rule", a rate limit needs requestsPerSecond only. */
+export type RulesInput = Partial<Omit<HostnameRules, 'rateLimit'>> & {
+  rateLimit?: (Partial<NonNullable<HostnameRules['rateLimit']>> & { requestsPerSecond: number }) | null;
+};
+
 export interface AddHostnameInput {
   hostname: string;
   origin?: OriginInput;
-  rules?: Partial<HostnameRules>;
+  rules?: RulesInput;
 }
 
 /** POST /api/v3/domains/search, unwrapped: the normalized query and one result per name looked up. */
@@ -302,7 +307,7 @@ export class S3EdgeClient {
     return (await this.json<{ hostname: Hostname }>('PUT', `${hostnamePath(projectId, hostnameId)}/origin`, origin)).hostname;
   }
 
-  async setRules(projectId: string, hostnameId: string, rules: Partial<HostnameRules>): Promise<Hostname> {
+  async setRules(projectId: string, hostnameId: string, rules: RulesInput): Promise<Hostname> {
     return (await this.json<{ hostname: Hostname }>('PUT', `${hostnamePath(projectId, hostnameId)}/rules`, rules)).hostname;
   }
 

@@ -1,6 +1,6 @@
 // Projects, their deployments and hostnames as users (the API) and operators (the admin CLI) manage them.
 // Input is checked here, once, for both: hostnames (hostname.ts), origins (origin.ts), rules
-// (src/edge/rules.ts). Ownership is the caller's: the API reaches a project through ownedProject (another
+// (src/edge/rules.ts validateRules). Ownership is the caller's: the API reaches a project through ownedProject (another
 // user's is "not found"), the CLI through the hostname or the user it names. Every write tells `changed`
 // so the server's route table reloads at once; another process's write (the CLI) reaches a running
 // server within 250 ms anyway (src/edge/route.ts).
@@ -8,6 +8,7 @@ import { domainToASCII } from 'node:url';
 import type { Config } from '../config/schema.js';
 import { ConstraintError, type Deployment, type Project, type ProjectHostname, type Repos } from '../db/repos/index.js';
 import { NO_RULES, type HostRules, type Origin } from '../edge/model.js';
+import { validateRules } from '../edge/rules.js';
 import { invalid, notFound, ProjectError } from './errors.js';
 import { HostnameError, normalizeHostname, reservedHostnames } from './hostname.js';
 import { OriginError, parseOriginInput, type OriginInput } from './origin.js';
@@ -43,13 +44,11 @@ function at(where: string, field: string): string {
   return where === '' ? field : `${where}/${field}`;
 }
 
-/**
- * The rules a user sent, checked. TEMPORARY: until src/edge/rules.ts (validateRules) lands, only "no
- * rules" ({} or the full empty set) passes; this is the one call site to switch over.
- */
-function checkedRules(input: unknown, where: string): HostRules {
-  if (typeof input === 'object' && input !== null && !Array.isArray(input) && Object.keys(input).length === 0) return NO_RULES;
-  throw invalid(`${where}: protection rules cannot be set yet`);
+/** The rules a user sent, complete (src/edge/rules.ts): its message names the field (`rules.blockIps[2]: ...`). */
+function checkedRules(input: unknown): HostRules {
+  const checked = validateRules(input);
+  if ('error' in checked) throw invalid(checked.error);
+  return checked.rules;
 }
 
 export class ProjectsService {
@@ -184,7 +183,7 @@ export class ProjectsService {
       throw err;
     }
     const origin = input.origin === undefined || input.origin === null ? null : this.resolveOrigin(project, input.origin, at(where, 'origin'));
-    const rules = input.rules === undefined ? NO_RULES : checkedRules(input.rules, at(where, 'rules'));
+    const rules = input.rules === undefined ? NO_RULES : checkedRules(input.rules);
     let added: ProjectHostname;
     try {
       added = this.repos.projects.addHostname(project.id, name, newVerificationToken(), origin, rules);
@@ -212,8 +211,8 @@ export class ProjectsService {
     return this.reread(hostname);
   }
 
-  setRules(hostname: ProjectHostname, input: unknown, where = ''): ProjectHostname {
-    const rules = checkedRules(input, where === '' ? 'rules' : where);
+  setRules(hostname: ProjectHostname, input: unknown): ProjectHostname {
+    const rules = checkedRules(input);
     if (!this.repos.projects.setRules(hostname.id, rules)) throw notFound('Hostname');
     this.changed();
     return this.reread(hostname);

@@ -4,6 +4,8 @@
 // (another user's project is 404, a taken hostname 409), input checks naming the field, verification
 // by DNS and by the operator, origins (the address policy at set time, buckets of the owner only),
 // scopes, asset linking and the project filters; ends with the leak scan.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ApiClientError, type Hostname, type Project } from '../../src/client/index.js';
 import { apiClient, apiUser, PROVIDER_NAMES, query, ResponseRecorder, type ApiUser } from '../helpers/api.js';
@@ -203,6 +205,32 @@ t.test('origins: URLs and buckets, checked at set time; the address policy refus
   t.same((await alice.client.listHostnames(website.id)).map((h) => h.hostname), ['app.example.com', 'www.example.com'], 'and nothing half-added');
 });
 
+t.test('rules: checked by the edge rules (field named), stored complete', async (t) => {
+  const base = `/api/v3/projects/${website.id}/hostnames/${app.id}/rules`;
+  const bad: [unknown, RegExp][] = [
+    [{ blockIps: ['10.0.0.0/8', 'not-an-ip'] }, /^rules\.blockIps\[1\]: not an IP address or CIDR/],
+    [{ blockCountries: ['USA'] }, /^rules\.blockCountries\[0\]: not a two-letter country code/],
+    [{ rateLimit: { burst: 5 } }, /^rules\.rateLimit\.requestsPerSecond: required/],
+    [{ maxBodyBytes: -1 }, /^rules\.maxBodyBytes: must be 0 to/],
+    [{ colour: 'red' }, /^rules\.colour: unknown field/],
+    [['GET'], /^rules: must be an object/],
+  ];
+  for (const [rules, message] of bad) {
+    const r = await send(alice, 'PUT', base, JSON.stringify(rules));
+    t.match(r, { status: 400, json: { success: false, code: 'invalid_request', message } }, `${JSON.stringify(rules)}: 400 naming the field`);
+  }
+  const onAdd = await send(alice, 'POST', `/api/v3/projects/${website.id}/hostnames`, JSON.stringify({ hostname: 'rules.example.com', rules: { allowedMethods: ['GET', 'TRACE()'] } }));
+  t.match(onAdd, { status: 400, json: { message: /^rules\.allowedMethods\[1\]: not an HTTP method name/ } }, 'checked when adding too');
+  t.same((await alice.client.hostname(website.id, app.id)).rules.blockIps, [], 'nothing was set');
+
+  const set = await alice.client.setRules(website.id, app.id, { blockCountries: ['xx'], allowedMethods: ['get', 'HEAD'], rateLimit: { requestsPerSecond: 5 } });
+  t.same(set.rules, {
+    allowIps: [], blockIps: [], blockCountries: ['XX'], allowedMethods: ['GET', 'HEAD'], maxBodyBytes: null,
+    rateLimit: { requestsPerSecond: 5, burst: 5, banAfter: 0, banWindowSeconds: 60, banSeconds: 60, maxBanSeconds: 3600 },
+  }, 'normalised, with the rate limit defaults');
+  t.same((await alice.client.setRules(website.id, app.id, {})).rules, { allowIps: [], blockIps: [], blockCountries: [], allowedMethods: [], maxBodyBytes: null, rateLimit: null }, '{} clears them');
+});
+
 t.test('scopes: projects:read reads, projects:write changes; other keys get 403', async (t) => {
   t.same((await aliceReader.listProjects()).map((p) => p.id), [website.id], 'projects:read lists');
   t.equal((await aliceReader.hostname(website.id, app.id)).id, app.id, 'and reads hostnames');
@@ -282,8 +310,11 @@ t.test('the admin CLI: projects and hostnames, verification by DNS or by the ope
   t.match(byOperator, { hostname: 'blog.example.org', verified: true, verifiedBy: 'operator' });
   const origin = await server.admin(['hostnames', 'set-origin', 'blog.example.org', '--url', 'https://origin.example.net:8443', '--preserve-host']);
   t.match(origin, { origin: 'https://origin.example.net:8443 (preserve host)' });
-  const rules = await server.admin(['hostnames', 'set-rules', 'blog.example.org', '--rules', '{}']);
-  t.match(rules, { hostname: 'blog.example.org', rules: '' }, 'set-rules');
+  const rules = await server.admin(['hostnames', 'set-rules', 'blog.example.org', '--rules', '{"blockCountries":["xx"],"maxBodyBytes":1024}']);
+  t.match(rules, { hostname: 'blog.example.org', rules: '{"blockCountries":["XX"],"maxBodyBytes":1024}' }, 'set-rules --rules');
+  const rulesFile = join(server.tmpRoot, 'rules.json');
+  writeFileSync(rulesFile, JSON.stringify({ allowedMethods: ['GET'] }));
+  t.match(await server.admin(['hostnames', 'set-rules', 'blog.example.org', '--rules-file', rulesFile]), { rules: '{"allowedMethods":["GET"]}' }, 'set-rules --rules-file');
 
   // Refusals change nothing: side by side.
   const refusals: [string[], string, RegExp][] = [
@@ -291,6 +322,7 @@ t.test('the admin CLI: projects and hostnames, verification by DNS or by the ope
     [['hostnames', 'set-origin', 'blog.example.org', '--url', 'https://a.example.net', '--bucket', 'x'], 'InvalidArgument', /give --url URL or --bucket NAME \(one of them\)/],
     [['hostnames', 'set-origin', 'blog.example.org', '--bucket', 'bob-site'], 'InvalidArgument', /no bucket named 'bob-site' among the project owner's buckets/],
     [['hostnames', 'set-rules', 'blog.example.org', '--rules', '{nope'], 'InvalidRules', /the rules are not JSON/],
+    [['hostnames', 'set-rules', 'blog.example.org', '--rules', '{"blockIps":["x"]}'], 'InvalidArgument', /^rules\.blockIps\[0\]: not an IP address or CIDR/],
     [['hostnames', 'add', 'temp.example.com', '--user', 'alice', '--project', 'blog'], 'HostnameTaken', /temp\.example\.com is already used/],
     [['hostnames', 'add', '*.example.org', '--user', 'alice', '--project', 'blog'], 'InvalidArgument', /wildcard hostnames are not supported/],
     [['hostnames', 'add', 'x.example.org', '--user', 'alice', '--project', 'nope'], 'NoSuchProject', /user 'alice' has no project 'nope'/],
@@ -308,7 +340,7 @@ t.test('the admin CLI: projects and hostnames, verification by DNS or by the ope
   ]);
   t.same(listed.json, [{
     hostname: 'blog.example.org', id: added['id'], user: 'alice', project: 'blog', verified: true, verifiedBy: 'operator',
-    origin: 'https://origin.example.net:8443 (preserve host)', rules: '', verificationName: '_s3edge-challenge.blog.example.org', verificationValue: added['verificationValue'],
+    origin: 'https://origin.example.net:8443 (preserve host)', rules: '{"allowedMethods":["GET"]}', verificationName: '_s3edge-challenge.blog.example.org', verificationValue: added['verificationValue'],
   }], 'hostnames list --json');
   t.same((all.json as { hostname: string; user: string }[]).map((h) => `${h.user} ${h.hostname}`),
     ['alice app.example.com', 'alice blog.example.org', 'bob temp.example.com', 'alice www.example.com'], 'every hostname, by name');

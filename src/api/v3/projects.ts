@@ -201,7 +201,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/projects/:projectId/hostnames/:hostnameId/rules',
     { onRequest: write, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
     async (request) =>
-      answered(() => ({ success: true, hostname: hostnameView(projects.setRules(callersHostname(request).hostname, request.body, 'body')) })),
+      answered(() => ({ success: true, hostname: hostnameView(projects.setRules(callersHostname(request).hostname, request.body)) })),
   );
 
   app.post<{ Params: HostnameParams }>(
