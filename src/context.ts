@@ -34,6 +34,7 @@ import { DomainSearch } from './domains/search.js';
 import { BootstrapSource } from './domains/availability/bootstrap-source.js';
 import { createRdapClient, RdapProvider } from './domains/availability/rdap.js';
 import { EdgeRoutes } from './edge/route.js';
+import { EdgeMonitor } from './edge/detect/monitor.js';
 
 /** The edge cache's disk tier, under the data directory. */
 const CDN_CACHE_DIR = 'cdn-cache';
@@ -84,6 +85,8 @@ export interface AppContext {
   domains: DomainSearch;
   /** Verified project hostnames and their origins and rules, for the edge proxy (src/edge). */
   edgeRoutes: EdgeRoutes;
+  /** Anomaly detection over proxied traffic: the proxy reports each request, readers evaluate before listing events. */
+  edgeMonitor: EdgeMonitor;
   close(): Promise<void>;
 }
 
@@ -205,7 +208,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         }),
       }),
       edgeRoutes: new EdgeRoutes(repos),
+      edgeMonitor: new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
       async close() {
+        ctx.edgeMonitor.close();
         await sweeper.stop();
         await ctx.blobGc?.stop();
         await ctx.scrubber?.stop();

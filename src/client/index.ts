@@ -3,6 +3,7 @@
 // server's error body. Types come from the route schemas (src/api/v3/schemas.ts).
 import { FormData, fetch, type Dispatcher } from 'undici';
 import type {
+  Anomaly,
   ApiKeyInfo,
   Asset,
   AssetListItem,
@@ -32,7 +33,7 @@ import type { PurgeRequest } from '../api/v3/purge.js';
 
 export type { BucketVisibility, CacheStats, PurgeRequest };
 export type {
-  ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
+  Anomaly, ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
   ProxyLogs, StorageAccessKey, Summary, UsageEvent, Tld, TldMatch, DomainResult,
   Deployment, Hostname, HostnameOrigin, HostnameRules, Project,
 };
@@ -51,6 +52,18 @@ export interface AddHostnameInput {
   hostname: string;
   origin?: OriginInput;
   rules?: RulesInput;
+}
+
+/** Filters of proxy logs and anomaly events: one of the user's hostnames, a window in hours. */
+export interface ProxyLogQuery {
+  hostname?: string;
+  hours?: number;
+}
+
+/** `?a=1&b=2` of the defined values, or '' when there are none. */
+function queryString(query: object): string {
+  const qs = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+  return qs.size > 0 ? `?${qs.toString()}` : '';
 }
 
 /** POST /api/v3/domains/search, unwrapped: the normalized query and one result per name looked up. */
@@ -143,9 +156,7 @@ export class S3EdgeClient {
   }
 
   async listAssets(query: AssetListQuery = {}): Promise<{ assets: AssetListItem[]; pagination: Pagination }> {
-    const qs = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
-    const suffix = qs.size > 0 ? `?${qs.toString()}` : '';
-    const { assets, pagination } = await this.json<{ assets: AssetListItem[]; pagination: Pagination }>('GET', `/api/v3/cdn/assets${suffix}`);
+    const { assets, pagination } = await this.json<{ assets: AssetListItem[]; pagination: Pagination }>('GET', `/api/v3/cdn/assets${queryString(query)}`);
     return { assets, pagination };
   }
 
@@ -189,8 +200,12 @@ export class S3EdgeClient {
     return { events, creditLedger, credits };
   }
 
-  async proxyLogs(): Promise<ProxyLogs> {
-    return (await this.json<{ data: ProxyLogs }>('GET', '/api/v3/cdn/proxy-logs')).data;
+  async proxyLogs(query: ProxyLogQuery = {}): Promise<ProxyLogs> {
+    return (await this.json<{ data: ProxyLogs }>('GET', `/api/v3/cdn/proxy-logs${queryString(query)}`)).data;
+  }
+
+  async anomalies(query: ProxyLogQuery & { state?: 'open' | 'all'; limit?: number } = {}): Promise<Anomaly[]> {
+    return (await this.json<{ anomalies: Anomaly[] }>('GET', `/api/v3/cdn/anomalies${queryString(query)}`)).anomalies;
   }
 
   /** The gateway metrics in the Prometheus text format (scope metrics:read). */

@@ -1,99 +1,166 @@
-// Proxy log data (SPEC.md 2.11) for the last 24 hours: allowed and blocked requests, a risk index,
-// the geographic concentration and the top source IPs. Built from the CDN request log when it has the
-// user's requests, else from the download usage events (the requests that reached an asset).
-import type { ProxyLogs } from '../api/v3/schemas.js';
-import type { OwnerRequests } from '../db/repos/cdn-traffic.js';
+// Proxy log data (SPEC.md 2.11; docs/EDGE.md "Proxy logs"): a user's edge traffic over a window —
+// the requests the edge proxy handled for their project hostnames and the CDN requests for their
+// assets — as allowed and blocked counts (blocked by reason), a time series, a risk index with the
+// signals behind it, the GeoIP concentration, the top sources by requests and by bytes with each
+// one's own risk, and the anomaly events. Built from the request log; when the log has nothing of
+// the user in the window, from their download usage events (`available: false`).
+import type { Anomaly, ProxyLogs } from '../api/v3/schemas.js';
+import type { SeriesRow, SourceRow, TrafficGroupRow } from '../db/repos/edge-traffic.js';
 import type { UsageEvent } from '../db/repos/usage.js';
 import { countryName } from '../analytics/country-names.js';
+import { concentration, riskOf, sourceRisk } from './risk.js';
 
 export const TOP_SOURCES = 10;
 
-/** Statuses that mean the edge refused the request (rather than the object being absent). */
-function isBlocked(status: number): boolean {
+/** A hostname of the user's that the report lists, with or without traffic. */
+export interface ReportedHostname {
+  hostname: string;
+  kind: 'project' | 'cdn';
+  projectId: string | null;
+  verified: boolean;
+}
+
+/** What the report is made of: from the request log, or rebuilt from usage events. */
+export interface TrafficFacts {
+  groups: readonly TrafficGroupRow[];
+  series: readonly SeriesRow[];
+  byRequests: readonly SourceRow[];
+  byBytes: readonly SourceRow[];
+}
+
+export interface ReportWindow {
+  fromMs: number;
+  toMs: number;
+  hours: number;
+  /** Width of a series point. */
+  bucketMs: number;
+  /** The hostname asked for; null: all of the user's. */
+  hostname: string | null;
+}
+
+/** Series points: 5 minutes up to a day, hourly beyond. */
+export function bucketMsFor(hours: number): number {
+  return hours <= 24 ? 5 * 60_000 : 60 * 60_000;
+}
+
+/** Statuses that mean the CDN refused the request (rather than the object being absent). */
+function isRefusal(status: number): boolean {
   return status === 401 || status === 403 || status === 429 || status === 451;
 }
 
-/**
- * Risk index 0..1: the blocked share, raised when traffic concentrates on one source (a single IP
- * sending most requests looks like scraping or a flood). Rating: < 0.1 low, < 0.4 medium, else high.
- */
-export function riskIndex(total: number, blocked: number, topSourceRequests: number): number {
-  if (total === 0) return 0;
-  const blockedShare = blocked / total;
-  const concentration = total >= 20 ? topSourceRequests / total : 0;
-  return Math.round(Math.min(1, blockedShare + 0.5 * Math.max(0, concentration - 0.5)) * 1000) / 1000;
-}
-
-function rating(index: number): 'low' | 'medium' | 'high' {
-  return index < 0.1 ? 'low' : index < 0.4 ? 'medium' : 'high';
-}
-
-/** A window's traffic, from either source. */
-interface TrafficCounts {
-  total: number;
-  blocked: number;
-  /** Requests by ISO code ('' when unknown). */
-  byCountry: ReadonlyMap<string, number>;
-  /** The busiest sources, in order. */
-  topSources: { ip: string; requests: number; bytes: number }[];
-}
-
-function proxyLogs(c: TrafficCounts, available: boolean, fromMs: number, toMs: number, hostname: string): ProxyLogs {
-  const geo = new Map<string, number>();
-  for (const [code, n] of c.byCountry) {
-    const name = code === '' ? 'Unknown' : countryName(code);
-    geo.set(name, (geo.get(name) ?? 0) + n);
+export function buildProxyLogs(
+  facts: TrafficFacts,
+  available: boolean,
+  w: ReportWindow,
+  hostnames: readonly ReportedHostname[],
+  anomalies: readonly Anomaly[],
+): ProxyLogs {
+  let total = 0;
+  let blocked = 0;
+  let serverErrors = 0;
+  let bytes = 0;
+  const blockedBy: Record<string, number> = {};
+  const byCountry = new Map<string, number>();
+  const byHost = new Map<string, { requests: number; blocked: number }>();
+  for (const g of facts.groups) {
+    total += g.requests;
+    bytes += g.bytes;
+    if (g.decision !== 'allowed') {
+      blocked += g.requests;
+      blockedBy[g.decision] = (blockedBy[g.decision] ?? 0) + g.requests;
+    }
+    if (g.serverError) serverErrors += g.requests;
+    byCountry.set(g.country, (byCountry.get(g.country) ?? 0) + g.requests);
+    const h = byHost.get(g.host) ?? { requests: 0, blocked: 0 };
+    h.requests += g.requests;
+    if (g.decision !== 'allowed') h.blocked += g.requests;
+    byHost.set(g.host, h);
   }
-  const index = riskIndex(c.total, c.blocked, c.topSources[0]?.requests ?? 0);
+  const geo = [...byCountry.entries()]
+    .map(([code, requests]) => ({ country: code === '' ? 'Unknown' : countryName(code), code, requests, share: share(requests, total) }))
+    .sort((a, b) => b.requests - a.requests || a.country.localeCompare(b.country));
+  // Unknown countries say nothing about concentration.
+  const known = geo.filter((g) => g.code !== '');
+  const top = known[0];
+  const knownTotal = known.reduce((n, g) => n + g.requests, 0);
+  const geoIndex = concentration(known.map((g) => g.requests));
+  const source = (s: SourceRow): ProxyLogs['topSources'][number] => ({ ...s, risk: sourceRisk(s, total) });
   return {
     available,
-    hostname,
-    from: new Date(fromMs).toISOString(),
-    to: new Date(toMs).toISOString(),
-    requests: { total: c.total, allowed: c.total - c.blocked, blocked: c.blocked },
-    risk: { index, rating: rating(index) },
-    geo: [...geo.entries()]
-      .map(([country, requests]) => ({ country, requests, share: Math.round((requests / c.total) * 1000) / 1000 }))
-      .sort((a, b) => b.requests - a.requests || a.country.localeCompare(b.country)),
-    topSources: c.topSources,
+    hostname: w.hostname,
+    hours: w.hours,
+    from: new Date(w.fromMs).toISOString(),
+    to: new Date(w.toMs).toISOString(),
+    hostnames: hostnames.map((h) => ({ ...h, ...(byHost.get(h.hostname) ?? { requests: 0, blocked: 0 }) })),
+    requests: { total, allowed: total - blocked, blocked, blockedBy, serverErrors },
+    bytes,
+    series: { bucketSeconds: w.bucketMs / 1000, points: seriesPoints(facts.series, w) },
+    risk: riskOf({
+      requests: total,
+      blocked,
+      serverErrors,
+      topSourceRequests: facts.byRequests[0]?.requests ?? 0,
+      geoConcentration: geoIndex,
+      anomalies: anomalies.map((a) => ({ severity: a.severity, ongoing: a.endedAt === null })),
+    }),
+    geo,
+    geoConcentration: { index: geoIndex, topCountry: top ? top.country : null, topShare: top ? share(top.requests, knownTotal) : 0 },
+    topSources: facts.byRequests.map(source),
+    topSourcesByBytes: facts.byBytes.map(source),
+    anomalies: [...anomalies],
   };
 }
 
-/** The fallback: download usage events (requests that reached an asset), `available: false`. */
-export function buildProxyLogs(events: readonly UsageEvent[], fromMs: number, toMs: number, hostname: string): ProxyLogs {
-  let blocked = 0;
-  const byCountry = new Map<string, number>();
-  const bySource = new Map<string, { requests: number; bytes: number }>();
-  for (const e of events) {
-    if (isBlocked(e.statusCode)) blocked++;
-    byCountry.set(e.country, (byCountry.get(e.country) ?? 0) + 1);
-    if (e.clientIp !== '') {
-      const s = bySource.get(e.clientIp) ?? { requests: 0, bytes: 0 };
-      s.requests++;
-      s.bytes += e.bytes;
-      bySource.set(e.clientIp, s);
-    }
+/** Every bucket of the window, oldest first, zeros where nothing happened. */
+function seriesPoints(rows: readonly SeriesRow[], w: ReportWindow): ProxyLogs['series']['points'] {
+  const byStart = new Map(rows.map((r) => [r.start, r]));
+  const first = Math.floor(w.fromMs / w.bucketMs) * w.bucketMs;
+  const points: ProxyLogs['series']['points'] = [];
+  for (let start = first; start <= w.toMs; start += w.bucketMs) {
+    const r = byStart.get(start);
+    const requests = r?.requests ?? 0;
+    const blocked = r?.blocked ?? 0;
+    points.push({ start: new Date(start).toISOString(), requests, allowed: requests - blocked, blocked, bytes: r?.bytes ?? 0 });
   }
-  const topSources = [...bySource.entries()]
-    .map(([ip, s]) => ({ ip, ...s }))
-    .sort((a, b) => b.requests - a.requests || b.bytes - a.bytes || a.ip.localeCompare(b.ip))
-    .slice(0, TOP_SOURCES);
-  return proxyLogs({ total: events.length, blocked, byCountry, topSources }, false, fromMs, toMs, hostname);
+  return points;
+}
+
+function share(n: number, total: number): number {
+  return total === 0 ? 0 : Math.round((n / total) * 1000) / 1000;
 }
 
 /**
- * From the CDN request log: every request to the user's assets and objects (any status), client IPs as
- * resolved through trusted proxies, `available: true`; undefined when the log has none in the window.
+ * The fallback's facts: each download usage event (requests that reached an asset) as one request on
+ * the CDN hostname; a refusal status counts as blocked ('refused').
  */
-export function buildProxyLogsFromLog(log: OwnerRequests, fromMs: number, toMs: number, hostname: string): ProxyLogs | undefined {
-  let total = 0;
-  let blocked = 0;
-  const byCountry = new Map<string, number>();
-  for (const row of log.breakdown) {
-    total += row.requests;
-    if (isBlocked(row.status)) blocked += row.requests;
-    byCountry.set(row.country, (byCountry.get(row.country) ?? 0) + row.requests);
+export function factsFromUsage(events: readonly UsageEvent[], w: ReportWindow): TrafficFacts {
+  const groups = new Map<string, TrafficGroupRow>();
+  const series = new Map<number, SeriesRow>();
+  const sources = new Map<string, SourceRow>();
+  for (const e of events) {
+    const decision = isRefusal(e.statusCode) ? 'refused' : 'allowed';
+    const serverError = decision === 'allowed' && e.statusCode >= 500 ? 1 : 0;
+    const key = `${e.hostname}\u0000${decision}\u0000${serverError}\u0000${e.country}`;
+    const g = groups.get(key) ?? { host: e.hostname, decision, serverError, country: e.country, requests: 0, bytes: 0 };
+    g.requests++;
+    g.bytes += e.bytes;
+    groups.set(key, g);
+    const start = Math.floor(e.createdAt / w.bucketMs) * w.bucketMs;
+    const p = series.get(start) ?? { start, requests: 0, blocked: 0, bytes: 0 };
+    p.requests++;
+    p.bytes += e.bytes;
+    if (decision !== 'allowed') p.blocked++;
+    series.set(start, p);
+    if (e.clientIp !== '') {
+      const s = sources.get(e.clientIp) ?? { ip: e.clientIp, requests: 0, bytes: 0, blocked: 0 };
+      s.requests++;
+      s.bytes += e.bytes;
+      if (decision !== 'allowed') s.blocked++;
+      sources.set(e.clientIp, s);
+    }
   }
-  if (total === 0) return undefined;
-  return proxyLogs({ total, blocked, byCountry, topSources: log.topSources }, true, fromMs, toMs, hostname);
+  const all = [...sources.values()];
+  const byRequests = [...all].sort((a, b) => b.requests - a.requests || b.bytes - a.bytes || a.ip.localeCompare(b.ip)).slice(0, TOP_SOURCES);
+  const byBytes = [...all].sort((a, b) => b.bytes - a.bytes || b.requests - a.requests || a.ip.localeCompare(b.ip)).slice(0, TOP_SOURCES);
+  return { groups: [...groups.values()], series: [...series.values()], byRequests, byBytes };
 }

@@ -144,8 +144,11 @@ t.test('management API accounts', async (t) => {
       t.equal((await client.raw('GET', `/api/v3/cdn/usage?limit=${limit}`)).status, 200, `limit=${limit} falls back, no error`);
     }
     const p = await client.proxyLogs();
-    t.same(Object.keys(p).sort(), ['available', 'from', 'geo', 'hostname', 'requests', 'risk', 'to', 'topSources']);
-    t.match(p, { requests: { total: 0, allowed: 0, blocked: 0 }, risk: { index: 0, rating: 'low' }, geo: [], topSources: [] });
+    t.same(Object.keys(p).sort(), [
+      'anomalies', 'available', 'bytes', 'from', 'geo', 'geoConcentration', 'hostname', 'hostnames', 'hours', 'requests', 'risk', 'series', 'to',
+      'topSources', 'topSourcesByBytes',
+    ]);
+    t.match(p, { requests: { total: 0, allowed: 0, blocked: 0 }, risk: { index: 0, rating: 'low' }, geo: [], topSources: [], anomalies: [] });
   });
 
   t.test('spaces suspend/resume and credit grants through the CLI show in the API', async (t) => {

@@ -1,6 +1,5 @@
 import t from 'tap';
 import { hourlyBuckets, usageFallbackAnalytics } from '../../src/analytics/usage-fallback.js';
-import { buildProxyLogs, riskIndex } from '../../src/proxy/proxy-logs.js';
 import { countryName } from '../../src/analytics/country-names.js';
 import type { UsageEvent } from '../../src/db/repos/usage.js';
 
@@ -49,29 +48,4 @@ t.test('country names', async (t) => {
   t.equal(countryName('US'), 'United States');
   t.equal(countryName('ng'), 'Nigeria');
   t.equal(countryName('Atlantis'), 'Atlantis');
-});
-
-t.test('proxy logs: allowed and blocked, geo shares, top sources, risk', async (t) => {
-  const events = [
-    event({ clientIp: '10.0.0.1', bytes: 5, country: 'FR' }),
-    event({ clientIp: '10.0.0.1', bytes: 5, country: 'FR' }),
-    event({ clientIp: '10.0.0.2', bytes: 50, statusCode: 403 }),
-    event({ clientIp: '10.0.0.3', bytes: 1, country: 'FR' }),
-  ];
-  const p = buildProxyLogs(events, NOW - 24 * HOUR, NOW, 'cdn.localhost');
-  t.same(p.requests, { total: 4, allowed: 3, blocked: 1 });
-  t.same(p.geo, [{ country: 'France', requests: 3, share: 0.75 }, { country: 'Unknown', requests: 1, share: 0.25 }]);
-  t.same(p.topSources, [{ ip: '10.0.0.1', requests: 2, bytes: 10 }, { ip: '10.0.0.2', requests: 1, bytes: 50 }, { ip: '10.0.0.3', requests: 1, bytes: 1 }]);
-  t.same(p.risk, { index: 0.25, rating: 'medium' });
-  t.equal(p.from, new Date(NOW - 24 * HOUR).toISOString());
-  const empty = buildProxyLogs([], NOW - 24 * HOUR, NOW, 'cdn.localhost');
-  t.same(empty.requests, { total: 0, allowed: 0, blocked: 0 });
-  t.same(empty.risk, { index: 0, rating: 'low' });
-});
-
-t.test('risk index: concentration on one source raises it', async (t) => {
-  t.equal(riskIndex(100, 0, 10), 0);
-  t.equal(riskIndex(100, 0, 100), 0.25);
-  t.equal(riskIndex(10, 0, 10), 0, 'too few requests to call it concentrated');
-  t.equal(riskIndex(100, 100, 100), 1);
 });

@@ -1,11 +1,10 @@
-// Summary analytics and proxy logs computed from the CDN request log: totals equal the series, the
+// Summary analytics computed from the CDN request log: totals equal the series, the
 // cache figures count HITs only, countries by name, the 24-point window, and "nothing in the log" as
 // undefined (the caller then falls back to usage events). Records go through a real RequestLog.
 import t from 'tap';
 import { openDatabase } from '../../src/db/open.js';
 import { RequestLog, type Scheduler } from '../../src/analytics/request-log.js';
 import { logAnalytics, windowStart } from '../../src/analytics/log-analytics.js';
-import { buildProxyLogsFromLog, TOP_SOURCES } from '../../src/proxy/proxy-logs.js';
 import { emptyHour } from '../../src/analytics/traffic.js';
 import { HOUR, LOG_NOW as NOW, logRecord as rec } from '../helpers/log-records.js';
 
@@ -68,29 +67,3 @@ t.test('no request reached the cache: the hit ratio is 0', async (t) => {
   t.match(a, { requests: 1, cacheHitRatio: 0, cachedBytes: 0 });
 });
 
-t.test('proxy logs from the log: allowed and blocked, geo, top sources by requests then bytes', async (t) => {
-  const log = logWith([
-    rec({ clientIp: '198.51.100.1', country: 'DE', bytesSent: 10 }),
-    rec({ clientIp: '198.51.100.1', country: 'DE', bytesSent: 10 }),
-    rec({ clientIp: '198.51.100.2', country: 'DE', bytesSent: 500 }),
-    rec({ clientIp: '198.51.100.3', country: '', bytesSent: 0, status: 403, cacheStatus: null }),
-    rec({ clientIp: '198.51.100.4', country: 'NG', bytesSent: 1, time: NOW - 25 * HOUR }), // outside the window
-    rec({ clientIp: '198.51.100.5', ownerId: 'other' }),
-  ]);
-  const from = NOW - 24 * HOUR + 1;
-  const p = buildProxyLogsFromLog(log.traffic.ownerRequests('u1', from, NOW, TOP_SOURCES), from, NOW, 'cdn.example');
-  t.ok(p);
-  t.match(p, {
-    available: true,
-    hostname: 'cdn.example',
-    requests: { total: 4, allowed: 3, blocked: 1 },
-    risk: { index: 0.25, rating: 'medium' },
-  });
-  t.same(p?.geo, [{ country: 'Germany', requests: 3, share: 0.75 }, { country: 'Unknown', requests: 1, share: 0.25 }]);
-  t.same(p?.topSources, [
-    { ip: '198.51.100.1', requests: 2, bytes: 20 },
-    { ip: '198.51.100.2', requests: 1, bytes: 500 },
-    { ip: '198.51.100.3', requests: 1, bytes: 0 },
-  ]);
-  t.equal(buildProxyLogsFromLog(log.traffic.ownerRequests('nobody', from, NOW, TOP_SOURCES), from, NOW, 'cdn.example'), undefined);
-});

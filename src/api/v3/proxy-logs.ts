@@ -1,24 +1,50 @@
-// GET /api/v3/cdn/proxy-logs (scope usage:read): edge traffic of the last 24 hours (src/proxy), from the
-// CDN request log (buffer flushed first) when it has the user's requests, else from usage events.
+// GET /api/v3/cdn/proxy-logs and GET /api/v3/cdn/anomalies (scope usage:read): a user's edge traffic
+// and anomaly events (src/proxy/report.ts). `hostname` names one of the user's hostnames (a project
+// hostname or the CDN hostname; another is 404), `hours` the window (default 24, at most the request
+// log's retention; lenient like page and limit: a bad value takes the default).
 import { Type } from '@sinclair/typebox';
-import { WINDOW_MS } from '../../analytics/usage-fallback.js';
-import { buildProxyLogs, buildProxyLogsFromLog, TOP_SOURCES } from '../../proxy/proxy-logs.js';
+import { notFound } from '../errors.js';
+import { intParam } from '../query.js';
 import { principalOf, type RouteModule } from '../plugin.js';
-import { ERROR_RESPONSES, ProxyLogs } from './schemas.js';
+import { ANOMALIES_DEFAULT_LIMIT, ANOMALIES_MAX_LIMIT, DEFAULT_HOURS, ProxyReports, type ReportQuery } from '../../proxy/report.js';
+import { Anomaly, ERROR_RESPONSES, ProxyLogs } from './schemas.js';
+
+type Query = Record<string, unknown>;
+
+const unknownHostname = (): Error => notFound('No such hostname among yours');
 
 export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
-  app.get(
+  const reports = new ProxyReports(ctx);
+  const reportQuery = (query: Query): ReportQuery => {
+    const raw = typeof query.hostname === 'string' ? query.hostname.trim().toLowerCase().replace(/\.$/, '') : '';
+    return { hostname: raw === '' ? null : raw, hours: intParam(query.hours, DEFAULT_HOURS, 1, reports.maxHours) };
+  };
+
+  app.get<{ Querystring: Query }>(
     '/api/v3/cdn/proxy-logs',
     { onRequest: requireScope('usage:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: ProxyLogs }), ...ERROR_RESPONSES } } },
     async (request) => {
-      const { userId } = principalOf(request);
-      const now = ctx.clock().getTime();
-      const from = now - WINDOW_MS + 1;
-      const hostname = ctx.config.cdn.hostname;
-      ctx.requestLog.flush();
-      const fromLog = buildProxyLogsFromLog(ctx.requestLog.traffic.ownerRequests(userId, from, now, TOP_SOURCES), from, now, hostname);
-      const data = fromLog ?? buildProxyLogs(ctx.repos.usage.since(userId, 'download', from), from, now, hostname);
+      const data = reports.report(principalOf(request).userId, reportQuery(request.query));
+      if (!data) throw unknownHostname();
       return { success: true, data };
+    },
+  );
+
+  app.get<{ Querystring: Query }>(
+    '/api/v3/cdn/anomalies',
+    {
+      onRequest: requireScope('usage:read'),
+      schema: { response: { 200: Type.Object({ success: Type.Boolean(), anomalies: Type.Array(Anomaly) }), ...ERROR_RESPONSES } },
+    },
+    async (request) => {
+      const q = request.query;
+      const anomalies = reports.anomalies(principalOf(request).userId, {
+        ...reportQuery(q),
+        state: q.state === 'open' ? 'open' : 'all',
+        limit: intParam(q.limit, ANOMALIES_DEFAULT_LIMIT, 1, ANOMALIES_MAX_LIMIT),
+      });
+      if (!anomalies) throw unknownHostname();
+      return { success: true, anomalies };
     },
   );
 };

@@ -204,18 +204,70 @@ export const ERROR_RESPONSES = {
 } as const;
 
 /** Proxy log data (SPEC.md 2.11; field names are ours, see docs/API.md). */
+const Severity = Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]);
+const RiskRating = Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')]);
+
+/** An anomaly on a hostname's proxied traffic (src/edge/detect): open while endedAt is null. */
+export const Anomaly = Type.Object({
+  id: Type.String(),
+  hostname: Type.String(),
+  kind: Type.String(),
+  severity: Severity,
+  startedAt: Type.String(),
+  endedAt: Nullable(Type.String()),
+  observed: Type.Number(),
+  baseline: Type.Number(),
+  detail: Type.Record(Type.String(), Type.Union([Type.String(), Type.Number()])),
+});
+export type Anomaly = Static<typeof Anomaly>;
+
+const TrafficSource = Type.Object({
+  ip: Type.String(),
+  requests: Type.Integer(),
+  bytes: Type.Integer(),
+  blocked: Type.Integer(),
+  risk: Type.Object({ index: Type.Integer(), rating: RiskRating }),
+});
+
+/** GET /api/v3/cdn/proxy-logs (SPEC.md 2.11; docs/EDGE.md). */
 export const ProxyLogs = Type.Object({
   available: Type.Boolean(),
-  hostname: Type.String(),
+  hostname: Nullable(Type.String()),
+  hours: Type.Integer(),
   from: Type.String(),
   to: Type.String(),
-  requests: Type.Object({ total: Type.Integer(), allowed: Type.Integer(), blocked: Type.Integer() }),
-  risk: Type.Object({
-    index: Type.Number(),
-    rating: Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]),
+  hostnames: Type.Array(
+    Type.Object({
+      hostname: Type.String(),
+      kind: Type.Union([Type.Literal('project'), Type.Literal('cdn')]),
+      projectId: Nullable(Type.String()),
+      verified: Type.Boolean(),
+      requests: Type.Integer(),
+      blocked: Type.Integer(),
+    }),
+  ),
+  requests: Type.Object({
+    total: Type.Integer(),
+    allowed: Type.Integer(),
+    blocked: Type.Integer(),
+    blockedBy: Type.Record(Type.String(), Type.Integer()),
+    serverErrors: Type.Integer(),
   }),
-  geo: Type.Array(Type.Object({ country: Type.String(), requests: Type.Integer(), share: Type.Number() })),
-  topSources: Type.Array(Type.Object({ ip: Type.String(), requests: Type.Integer(), bytes: Type.Integer() })),
+  bytes: Type.Integer(),
+  series: Type.Object({
+    bucketSeconds: Type.Integer(),
+    points: Type.Array(Type.Object({ start: Type.String(), requests: Type.Integer(), allowed: Type.Integer(), blocked: Type.Integer(), bytes: Type.Integer() })),
+  }),
+  risk: Type.Object({
+    index: Type.Integer(),
+    rating: RiskRating,
+    signals: Type.Array(Type.Object({ name: Type.String(), value: Type.Number(), weight: Type.Number(), points: Type.Number() })),
+  }),
+  geo: Type.Array(Type.Object({ country: Type.String(), code: Type.String(), requests: Type.Integer(), share: Type.Number() })),
+  geoConcentration: Type.Object({ index: Type.Number(), topCountry: Nullable(Type.String()), topShare: Type.Number() }),
+  topSources: Type.Array(TrafficSource),
+  topSourcesByBytes: Type.Array(TrafficSource),
+  anomalies: Type.Array(Anomaly),
 });
 export type ProxyLogs = Static<typeof ProxyLogs>;
 

@@ -1,49 +1,19 @@
 // Reads of the CDN request log for one owner: hourly traffic (complete hours from the roll-ups, the
-// rest from raw rows; see cdn-log.ts for the invariant) and the per-request breakdowns of proxy logs.
+// rest from raw rows; see cdn-log.ts for the invariant). Proxy logs read edge-traffic.ts.
 import type { Statement } from 'better-sqlite3';
 import { emptyHour, hoursOf, mergeHour, type HourTraffic, type TrafficGroup } from '../../analytics/traffic.js';
 import type { Db } from '../open.js';
 import { GROUP_BY, GROUP_SELECT, HOUR_COLUMNS, toHour, type HourRow } from './cdn-log.js';
 
-export interface StatusCountryCount {
-  status: number;
-  /** '' when unknown. */
-  country: string;
-  requests: number;
-}
-
-export interface SourceCount {
-  ip: string;
-  requests: number;
-  bytes: number;
-}
-
-export interface OwnerRequests {
-  /** Requests by status and country. */
-  breakdown: StatusCountryCount[];
-  /** The busiest client IPs: most requests, then most bytes, then by address. */
-  topSources: SourceCount[];
-}
-
 export class CdnTrafficRepo {
   private readonly rolledUntilStmt: Statement<[], { rolled_until: number }>;
   private readonly rolledStmt: Statement<[string, number, number, number], HourRow>;
   private readonly rawStmt: Statement<[string, number, number], TrafficGroup>;
-  private readonly breakdownStmt: Statement<[string, number, number], StatusCountryCount>;
-  private readonly sourcesStmt: Statement<[string, number, number, number], SourceCount>;
 
   constructor(db: Db) {
     this.rolledUntilStmt = db.prepare('SELECT rolled_until FROM cdn_rollup_state WHERE id = 1');
     this.rolledStmt = db.prepare(`SELECT ${HOUR_COLUMNS} FROM cdn_hourly WHERE owner_id = ? AND hour >= ? AND hour < ? AND hour <= ? ORDER BY hour`);
     this.rawStmt = db.prepare(`${GROUP_SELECT} AND owner_id = ? AND time >= ? AND time <= ? ${GROUP_BY}`);
-    this.breakdownStmt = db.prepare(
-      'SELECT status, country, count(*) AS requests FROM cdn_requests WHERE owner_id = ? AND time >= ? AND time <= ? GROUP BY status, country',
-    );
-    this.sourcesStmt = db.prepare(
-      `SELECT client_ip AS ip, count(*) AS requests, sum(bytes_sent) AS bytes FROM cdn_requests
-       WHERE owner_id = ? AND time >= ? AND time <= ? AND client_ip <> ''
-       GROUP BY client_ip ORDER BY requests DESC, bytes DESC, client_ip LIMIT ?`,
-    );
   }
 
   /**
@@ -60,13 +30,5 @@ export class CdnTrafficRepo {
       byHour.set(h.hour, into);
     }
     return [...byHour.values()].sort((a, b) => a.hour - b.hour);
-  }
-
-  /** The owner's requests from `fromMs` to `toMs` inclusive: by status and country, and the top `top` sources. */
-  ownerRequests(ownerId: string, fromMs: number, toMs: number, top: number): OwnerRequests {
-    return {
-      breakdown: this.breakdownStmt.all(ownerId, fromMs, toMs),
-      topSources: this.sourcesStmt.all(ownerId, fromMs, toMs, top),
-    };
   }
 }

@@ -1,0 +1,107 @@
+// Proxy logs and anomaly events for one user (GET /api/v3/cdn/proxy-logs, GET /api/v3/cdn/anomalies):
+// which hostnames are theirs, the window, and the reads behind buildProxyLogs. The request log is
+// flushed and the anomaly monitor evaluated first, so a report includes the requests just served and
+// the buckets that have just closed.
+import type { Anomaly, ProxyLogs } from '../api/v3/schemas.js';
+import type { AppContext } from '../context.js';
+import type { AnomalyEvent } from '../edge/detect/event.js';
+import { EdgeTrafficRepo, type EdgeTrafficQuery } from '../db/repos/edge-traffic.js';
+import { bucketMsFor, buildProxyLogs, factsFromUsage, TOP_SOURCES, type ReportedHostname, type ReportWindow } from './proxy-logs.js';
+
+export const DEFAULT_HOURS = 24;
+export const ANOMALIES_DEFAULT_LIMIT = 100;
+export const ANOMALIES_MAX_LIMIT = 500;
+
+export interface ReportQuery {
+  /** A hostname of the user's (a project hostname or the CDN hostname); null: all of them. */
+  hostname: string | null;
+  hours: number;
+}
+
+export function anomalyView(e: AnomalyEvent): Anomaly {
+  return {
+    id: e.id,
+    hostname: e.hostname,
+    kind: e.kind,
+    severity: e.severity,
+    startedAt: new Date(e.startedAt).toISOString(),
+    endedAt: e.endedAt === null ? null : new Date(e.endedAt).toISOString(),
+    observed: e.observed,
+    baseline: e.baseline,
+    detail: e.detail,
+  };
+}
+
+export class ProxyReports {
+  private readonly traffic: EdgeTrafficRepo;
+
+  constructor(private readonly ctx: AppContext) {
+    this.traffic = new EdgeTrafficRepo(ctx.db);
+  }
+
+  /** The longest window a report may ask for: what the request log keeps. */
+  get maxHours(): number {
+    return this.ctx.config.cdn.log.retentionDays * 24;
+  }
+
+  /** The user's project hostnames (verified or not) and the CDN hostname. */
+  hostnamesOf(userId: string): ReportedHostname[] {
+    const projects = this.ctx.repos.projects.hostnamesOfUser(userId).map((h) => ({
+      hostname: h.hostname,
+      kind: 'project' as const,
+      projectId: h.projectId,
+      verified: h.verifiedAt !== null,
+    }));
+    return [...projects, { hostname: this.ctx.config.cdn.hostname, kind: 'cdn', projectId: null, verified: true }];
+  }
+
+  /** Undefined when `q.hostname` is not one of the user's. */
+  report(userId: string, q: ReportQuery): ProxyLogs | undefined {
+    const hostnames = this.hostnamesOf(userId);
+    if (q.hostname !== null && !hostnames.some((h) => h.hostname === q.hostname)) return undefined;
+    const listed = q.hostname === null ? hostnames : hostnames.filter((h) => h.hostname === q.hostname);
+    const w = this.window(q);
+    const query: EdgeTrafficQuery = { ownerId: userId, fromMs: w.fromMs, toMs: w.toMs, hostname: q.hostname ?? '' };
+    this.ctx.requestLog.flush();
+    const anomalies = this.events(userId, query, 'all', ANOMALIES_MAX_LIMIT);
+    const groups = this.traffic.groups(query);
+    if (groups.length > 0) {
+      const facts = {
+        groups,
+        series: this.traffic.series(query, w.bucketMs),
+        byRequests: this.traffic.topSources(query, 'requests', TOP_SOURCES),
+        byBytes: this.traffic.topSources(query, 'bytes', TOP_SOURCES),
+      };
+      return buildProxyLogs(facts, true, w, listed, anomalies);
+    }
+    // Nothing in the log: downloads recorded as usage events (CDN traffic only), if the CDN is asked for.
+    const cdnAsked = q.hostname === null || q.hostname === this.ctx.config.cdn.hostname;
+    const downloads = cdnAsked ? this.ctx.repos.usage.since(userId, 'download', w.fromMs).filter((e) => e.createdAt <= w.toMs) : [];
+    return buildProxyLogs(factsFromUsage(downloads, w), false, w, listed, anomalies);
+  }
+
+  /** Anomaly events overlapping the window, newest first; undefined when the hostname is not one of the user's. */
+  anomalies(userId: string, q: ReportQuery & { state: 'open' | 'all'; limit: number }): Anomaly[] | undefined {
+    if (q.hostname !== null && !this.hostnamesOf(userId).some((h) => h.hostname === q.hostname)) return undefined;
+    const w = this.window(q);
+    return this.events(userId, { ownerId: userId, fromMs: w.fromMs, toMs: w.toMs, hostname: q.hostname ?? '' }, q.state, q.limit);
+  }
+
+  private events(userId: string, q: EdgeTrafficQuery, state: 'open' | 'all', limit: number): Anomaly[] {
+    this.ctx.edgeMonitor.evaluate();
+    const events = this.ctx.repos.anomalies.list({
+      ownerId: userId,
+      fromMs: q.fromMs,
+      toMs: q.toMs,
+      limit,
+      ...(q.hostname === '' ? {} : { hostname: q.hostname }),
+    });
+    return (state === 'open' ? events.filter((e) => e.endedAt === null) : events).map(anomalyView);
+  }
+
+  private window(q: ReportQuery): ReportWindow {
+    const toMs = this.ctx.clock().getTime();
+    const hours = Math.min(q.hours, this.maxHours);
+    return { fromMs: toMs - hours * 3_600_000 + 1, toMs, hours, bucketMs: bucketMsFor(hours), hostname: q.hostname };
+  }
+}
