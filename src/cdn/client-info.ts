@@ -56,6 +56,24 @@ export class ClientResolver {
     return { ip: client.address, country: country !== undefined && country !== 'XX' && country !== 'ZZ' ? country : this.geoip.country(client) };
   }
 
+  /** Whether the TCP peer `peer` is a trusted proxy (its forwarding headers are believed). */
+  trusts(peer: string | undefined): boolean {
+    const socket = parseAddress(peer);
+    return socket !== undefined && this.isTrusted(socket);
+  }
+
+  /**
+   * The X-Forwarded-For hops to pass on for a request from `peer`: from a trusted proxy, the client and
+   * the trusted hops after it as received, then the peer; from anyone else, the peer alone. Hops left
+   * of the client were written by the client itself and are dropped.
+   */
+  forwardedFor(peer: string | undefined, headers: IncomingHttpHeaders): string[] {
+    const socket = parseAddress(peer);
+    if (!socket) return peer ? [peer] : [];
+    if (!this.isTrusted(socket)) return [socket.address];
+    return [...this.walk(socket, headers['x-forwarded-for']).hops.map((h) => h.address), socket.address];
+  }
+
   private isTrusted(ip: Address): boolean {
     return this.anyTrusted && this.trusted.check(ip.address, ip.family);
   }
@@ -66,17 +84,24 @@ export class ClientResolver {
    * the client is then the trusted hop that forwarded it. Empty hops are skipped.
    */
   private forwardedClient(peer: Address, header: string | string[] | undefined): Address {
-    if (header === undefined) return peer;
-    const hops = (Array.isArray(header) ? header.join(',') : header).split(',');
+    return this.walk(peer, header).client;
+  }
+
+  /** The forwardedClient walk; `hops` are the addresses from the client to the right end of the header. */
+  private walk(peer: Address, header: string | string[] | undefined): { client: Address; hops: Address[] } {
+    if (header === undefined) return { client: peer, hops: [] };
+    const raws = (Array.isArray(header) ? header.join(',') : header).split(',');
     let client = peer;
-    for (let i = hops.length - 1, walked = 0; i >= 0 && walked < MAX_HOPS; i--, walked++) {
-      const raw = hops[i] as string;
+    const hops: Address[] = [];
+    for (let i = raws.length - 1, walked = 0; i >= 0 && walked < MAX_HOPS; i--, walked++) {
+      const raw = raws[i] as string;
       if (raw.trim() === '') continue;
       const hop = parseAddress(raw);
       if (!hop) break;
       client = hop;
+      hops.unshift(hop);
       if (!this.isTrusted(hop)) break;
     }
-    return client;
+    return { client, hops };
   }
 }
