@@ -35,6 +35,7 @@ import { BootstrapSource } from './domains/availability/bootstrap-source.js';
 import { createRdapClient, RdapProvider } from './domains/availability/rdap.js';
 import { EdgeRoutes } from './edge/route.js';
 import { EdgeMonitor } from './edge/detect/monitor.js';
+import { OriginPools } from './edge/origin-pools.js';
 
 /** The edge cache's disk tier, under the data directory. */
 const CDN_CACHE_DIR = 'cdn-cache';
@@ -87,6 +88,8 @@ export interface AppContext {
   edgeRoutes: EdgeRoutes;
   /** Anomaly detection over proxied traffic: the proxy reports each request, readers evaluate before listing events. */
   edgeMonitor: EdgeMonitor;
+  /** Keep-alive pools to project origins, dialled through the address policy (src/edge/origin-pools.ts). */
+  originPools: OriginPools;
   close(): Promise<void>;
 }
 
@@ -209,6 +212,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       }),
       edgeRoutes: new EdgeRoutes(repos),
       edgeMonitor: new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
+      originPools: new OriginPools(config.edge),
       async close() {
         ctx.edgeMonitor.close();
         await sweeper.stop();
@@ -216,6 +220,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         await ctx.scrubber?.stop();
         await ctx.requestLog.close();
         await ctx.edge.close();
+        await ctx.originPools.close();
         await storage.close();
         await rdapClient.close();
         await durability.close();
