@@ -1,0 +1,103 @@
+// What the proxy answers itself, on a project hostname: a small HTML page when the origin cannot answer
+// (502, 504: the status, one sentence and a request id, never the origin's address or the error's text)
+// and a line of plain text when a rule refused the request (403, 405, 413, 429 with Retry-After).
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { SAFETY_HEADERS } from '../assets/content-safety.js';
+import type { Decision } from './model.js';
+
+export type GatewayFailure = 502 | 504;
+
+const EXPLANATIONS: Record<GatewayFailure, string> = {
+  502: 'The server behind this site could not be reached or did not answer properly.',
+  504: 'The server behind this site did not answer in time.',
+};
+
+export function reasonPhrase(status: number): string {
+  return STATUS_CODES[status] ?? 'Error';
+}
+
+/** The page of a 502 or 504; `requestId` is ours (a UUID), so nothing in it needs escaping. */
+export function gatewayPage(status: GatewayFailure, requestId: string): string {
+  const title = `${status} ${reasonPhrase(status)}`;
+  return (
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${title}</title></head>\n` +
+    `<body><h1>${title}</h1><p>${EXPLANATIONS[status]}</p><p>Request ID: <code>${requestId}</code></p></body></html>\n`
+  );
+}
+
+const NO_STORE = { 'cache-control': 'no-store', ...SAFETY_HEADERS };
+
+/** How long a request body may keep arriving after an answer sent before it was read. */
+const LINGER_MS = 5000;
+
+/**
+ * After an answer sent before the request body was read (a refusal, a failed origin): the rest of the
+ * body is read and dropped, as node does for unread bodies, so the client reads the answer rather than
+ * a reset (closing with unread bytes resets the connection, and the answer with it) and may reuse the
+ * connection. A body still arriving LINGER_MS after the answer (a large upload) is cut; one that drips
+ * is cut sooner by the request guard.
+ */
+export function dropUnreadBody(req: IncomingMessage, res: ServerResponse): void {
+  if (req.complete) return;
+  req.resume();
+  res.once('finish', () => {
+    if (req.complete) return;
+    const timer = setTimeout(() => {
+      if (!req.complete) req.socket.destroy();
+    }, LINGER_MS).unref();
+    req.once('end', () => clearTimeout(timer));
+    req.socket.once('close', () => clearTimeout(timer));
+  });
+}
+
+/** Headers of an answer written by the proxy; `close` for a raw socket that ends after it. */
+function ownHeaders(type: string, body: string, requestId: string, close: boolean, extra: Record<string, string>): Record<string, string> {
+  return {
+    'content-type': type,
+    'content-length': String(Buffer.byteLength(body)),
+    'x-request-id': requestId,
+    ...NO_STORE,
+    ...(close ? { connection: 'close' } : {}),
+    ...extra,
+  };
+}
+
+/** Writes the 502/504 page (no body for HEAD). */
+export function sendGatewayFailure(res: ServerResponse, method: string | undefined, status: GatewayFailure, requestId: string): void {
+  const body = gatewayPage(status, requestId);
+  res.writeHead(status, ownHeaders('text/html; charset=utf-8', body, requestId, false, {}));
+  res.end(method === 'HEAD' ? undefined : body);
+}
+
+/** The plain-text answer to a request a rule refused. */
+export function blockedAnswer(decision: Extract<Decision, { kind: 'block' }>, allowedMethods: readonly string[]): { body: string; headers: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  if (decision.status === 429 && decision.retryAfterSeconds !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(decision.retryAfterSeconds)));
+  if (decision.status === 405 && allowedMethods.length > 0) headers.allow = allowedMethods.join(', ');
+  return { body: `${reasonPhrase(decision.status)}\n`, headers };
+}
+
+/** Writes a rule's refusal (no body for HEAD). */
+export function sendBlocked(
+  res: ServerResponse,
+  method: string | undefined,
+  decision: Extract<Decision, { kind: 'block' }>,
+  allowedMethods: readonly string[],
+  requestId: string,
+): void {
+  const { body, headers } = blockedAnswer(decision, allowedMethods);
+  res.writeHead(decision.status, ownHeaders('text/plain; charset=utf-8', body, requestId, false, headers));
+  res.end(method === 'HEAD' ? undefined : body);
+}
+
+/**
+ * A raw HTTP/1.1 answer for a socket that never became a response (an upgrade request), before it is
+ * closed: the 502/504 page, or a line of text with `extra` headers (Retry-After, Allow).
+ */
+export function rawAnswer(status: number, requestId: string, extra: Record<string, string> = {}): string {
+  const page = status === 502 || status === 504;
+  const body = page ? gatewayPage(status, requestId) : `${reasonPhrase(status)}\n`;
+  const headers = ownHeaders(page ? 'text/html; charset=utf-8' : 'text/plain; charset=utf-8', body, requestId, true, extra);
+  const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}`);
+  return `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\n${lines.join('\r\n')}\r\n\r\n${body}`;
+}
