@@ -1,9 +1,11 @@
-// buildApp(ctx): the request listener for every surface. Requests for the CDN hostname go to the CDN;
+// buildApp(ctx): the request listener for every surface. Requests for a verified project hostname go
+// to the edge proxy (src/edge, both listeners, WebSocket upgrades too); for the CDN hostname to the CDN;
 // S3 traffic goes straight to the S3 handler (raw URLs matter: keys are opaque bytes, no router
 // normalisation); the management prefixes (/api/, /storage/) go through fastify. Never listens, never
 // reads env.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyReply } from 'fastify';
 import type { AppContext } from './context.js';
 import { createS3Handler } from './s3/handler.js';
@@ -12,6 +14,7 @@ import { parseQueryFirstValue } from './api/query.js';
 import { createCdnHandler, isCdnHost, notFound as cdnNotFound } from './cdn/handler.js';
 import { answerAndClose, repeatedHeader, watchBodyRate } from './http/request-guard.js';
 import { toXml } from './s3/xml.js';
+import { createEdgeHandler } from './edge/handler.js';
 
 export interface App {
   close(): Promise<void>;
@@ -19,6 +22,10 @@ export interface App {
   listener: RequestListener;
   /** The CDN's own listener: CDN requests (Host = the CDN hostname) only, a bare 404 for anything else. */
   cdnListener: RequestListener;
+  /** Every listener's 'upgrade' event: WebSockets of project hostnames; any other upgrade is closed. */
+  upgradeListener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** Ends open WebSocket tunnels (they would hold a server's close forever). */
+  closeTunnels(): void;
 }
 
 /** Path prefixes of the management API; `api` and `storage` are therefore reserved bucket names. */
@@ -26,7 +33,7 @@ export function isManagementPath(url: string | undefined): boolean {
   return !!url && (url === '/api' || url.startsWith('/api/') || url.startsWith('/api?') || url.startsWith('/storage/'));
 }
 
-type Door = 's3' | 'api' | 'cdn';
+type Door = 's3' | 'api' | 'cdn' | 'proxy';
 
 /** An early answer in the door's own language: S3 XML, the API's JSON envelope, or the CDN's plain text. */
 function earlyAnswer(door: Door, status: number, s3Code: string, apiCode: string, message: string): { type: string; body: string } {
@@ -36,6 +43,7 @@ function earlyAnswer(door: Door, status: number, s3Code: string, apiCode: string
     case 'api':
       return { type: 'application/json; charset=utf-8', body: JSON.stringify({ success: false, message, code: apiCode }) };
     case 'cdn':
+    case 'proxy':
       return { type: 'text/plain; charset=utf-8', body: `${status === 400 ? 'Bad Request' : 'Error'}: ${message}\n` };
   }
 }
@@ -98,9 +106,18 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   const s3 = createS3Handler(ctx);
   const cdn = createCdnHandler(ctx);
   const cdnHostname = ctx.config.cdn.hostname;
+  const edge = createEdgeHandler(ctx);
 
   const guard = requestGuard(ctx);
+  // Project hostnames first, on either listener: never the CDN hostname or an S3 domain (refused when added).
+  const proxied = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const route = edge.route(req.headers.host);
+    if (!route) return false;
+    if (guard(req, res, 'proxy')) void edge.serve(req, res, route);
+    return true;
+  };
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
+    if (proxied(req, res)) return;
     if (isCdnHost(req.headers.host, cdnHostname)) {
       if (guard(req, res, 'cdn')) void cdn(req, res);
       return;
@@ -115,9 +132,16 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (guard(req, res, 's3')) void s3(req, res);
   };
   const cdnListener: RequestListener = (req, res) => {
+    if (proxied(req, res)) return;
     if (!guard(req, res, 'cdn')) return;
     if (isCdnHost(req.headers.host, cdnHostname)) void cdn(req, res);
     else cdnNotFound(req, res);
   };
-  return { listener, cdnListener, close: () => fastify.close() };
+  const upgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const route = edge.route(req.headers.host);
+    // As node does without a listener: S3, the API and the CDN take no upgrades.
+    if (!route) socket.destroy();
+    else void edge.upgrade(req, socket, head, route);
+  };
+  return { listener, cdnListener, upgradeListener, closeTunnels: () => edge.closeTunnels(), close: () => fastify.close() };
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { buildApp } from './app.js';
+import { buildApp, type App } from './app.js';
 import { ConfigError } from './config/load.js';
 import type { AppContext } from './context.js';
 import type { Config } from './config/schema.js';
@@ -48,9 +48,10 @@ function serverOptions(config: Config): { maxHeaderSize: number; connectionsChec
   return { maxHeaderSize: 64 * 1024, connectionsCheckingInterval: Math.min(5000, (config.limits.headersTimeoutSeconds * 1000) / 4) };
 }
 
-function tune(server: Server, listener: RequestListener, config: Config): void {
+function tune(server: Server, listener: RequestListener, config: Config, app: App): void {
   // Without this node answers "100 Continue" itself, before we know whether the request is allowed.
   server.on('checkContinue', listener);
+  server.on('upgrade', app.upgradeListener);
   server.keepAliveTimeout = 65_000;
   // Slow headers (a slowloris) are cut after this; slow bodies by the request guard (src/http/request-guard.ts).
   server.headersTimeout = config.limits.headersTimeoutSeconds * 1000;
@@ -64,7 +65,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
   const app = await buildApp(ctx);
   const servers: Server[] = [];
   const http = createServer(serverOptions(config), app.listener);
-  tune(http, app.listener, config);
+  tune(http, app.listener, config, app);
   servers.push(http);
   const addr = await listen(http, config.port, config.host);
   const url = config.publicUrl || urlOf('http', addr);
@@ -74,7 +75,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
   let cdnPort = addr.port;
   if (config.cdn.port !== null) {
     const cdn = createServer(serverOptions(config), app.cdnListener);
-    tune(cdn, app.cdnListener, config);
+    tune(cdn, app.cdnListener, config, app);
     servers.push(cdn);
     const cdnAddr = await listen(cdn, config.cdn.port, config.cdn.host || config.host);
     cdnUrl = urlOf('http', cdnAddr);
@@ -88,7 +89,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
       { cert: readTlsFile(config.tls.cert, 'tls.cert'), key: readTlsFile(config.tls.key, 'tls.key'), ...serverOptions(config) },
       app.listener,
     );
-    tune(https as unknown as Server, app.listener, config);
+    tune(https as unknown as Server, app.listener, config, app);
     servers.push(https as unknown as Server);
     tlsUrl = urlOf('https', await listen(https as unknown as Server, config.tls.port, config.tls.host || config.host));
   }
@@ -101,6 +102,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
     tlsUrl,
     cdnUrl,
     async close() {
+      app.closeTunnels();
       await Promise.all(
         servers.map(
           (s) =>

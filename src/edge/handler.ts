@@ -1,0 +1,219 @@
+// The edge reverse proxy's door: requests whose Host is a verified project hostname. Each one is
+// judged by the hostname's rules first (rules.ts: IP lists, countries, methods, declared body size, rate
+// limit); a refused one is answered here and never reaches the origin. An allowed one is served by the
+// hostname's origin: a bucket as a static site (bucket-site.ts), or a URL, from the response cache when
+// it holds a fresh answer (response-cache.ts), else forwarded (forward.ts), or, for `Upgrade:
+// websocket`, tunnelled (websocket.ts). Every request, whatever became of it, is one row of the request
+// log (surface 'proxy') and one observation of the anomaly monitor.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { AppContext } from '../context.js';
+import type { CacheStatus, CdnRequestRecord } from '../analytics/request-log.js';
+import type { ClientInfo } from '../cdn/client-info.js';
+import { hostnameOf } from '../assets/delivery.js';
+import { pathOf } from '../cdn/handler.js';
+import { repeatedHeader } from '../http/request-guard.js';
+import { blockedAnswer, dropUnreadBody, rawAnswer, sendBlocked, sendGatewayFailure } from './answers.js';
+import { requestHeadersFor, type RawHeaders } from './forward-headers.js';
+import { createBucketSite } from './bucket-site.js';
+import { forward, type ForwardResult } from './forward.js';
+import { ClientLimiter } from './limiter.js';
+import type { EdgeRoute, Origin } from './model.js';
+import { ProxyResponseCache, type CachedAnswer } from './response-cache.js';
+import { decide, type RuleFacts } from './rules.js';
+import { sendCached } from './send-cached.js';
+import { openTunnel, Tunnels } from './websocket.js';
+
+/** Stored answers whose metadata the response cache keeps (a few hundred bytes each); their bytes live in the CDN tiers. */
+const CACHED_ANSWERS = 100_000;
+
+/** What the log row of a request says about its answer. */
+type Served = Pick<ForwardResult, 'status' | 'bytesIn' | 'bytesOut'> & { cacheStatus?: CacheStatus | null };
+
+export interface EdgeHandler {
+  /** The route of a Host header, when it names a verified project hostname. */
+  route(host: string | undefined): EdgeRoute | undefined;
+  /** Serves a request for `route`'s hostname (the request guard has run). */
+  serve(req: IncomingMessage, res: ServerResponse, route: EdgeRoute): Promise<void>;
+  /** Serves an upgrade request for `route`'s hostname: the server's 'upgrade' event. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, route: EdgeRoute): Promise<void>;
+  /** Ends every open tunnel (a server stop). */
+  closeTunnels(): void;
+}
+
+/** The declared body size (the rules judge it before anything is read); null when none is declared. */
+function declaredLength(req: IncomingMessage): number | null {
+  const raw = req.headers['content-length'];
+  if (raw === undefined) return req.headers['transfer-encoding'] === undefined ? 0 : null;
+  const n = Number(raw);
+  return Number.isSafeInteger(n) && n >= 0 ? n : null;
+}
+
+/** The scheme of the listener the request came in on. */
+function protoOf(req: IncomingMessage): 'http' | 'https' {
+  return 'encrypted' in req.socket && req.socket.encrypted === true ? 'https' : 'http';
+}
+
+export function createEdgeHandler(ctx: AppContext): EdgeHandler {
+  const limiter = new ClientLimiter({ maxClients: ctx.config.edge.maxTrackedClients });
+  const tunnels = new Tunnels();
+  const answers = new ProxyResponseCache(ctx.edge, { maxEntries: CACHED_ANSWERS, now: () => ctx.clock().getTime() });
+  const site = createBucketSite(ctx);
+
+  const headersFor = (req: IncomingMessage, origin: Extract<Origin, { kind: 'url' }>): RawHeaders => {
+    const peer = req.socket.remoteAddress;
+    return requestHeadersFor(req.rawHeaders, {
+      forwardedFor: ctx.clients.forwardedFor(peer, req.headers),
+      trustedPeer: ctx.clients.trusts(peer),
+      proto: protoOf(req),
+      originHost: origin.preserveHost ? (req.headers.host ?? '') : new URL(origin.url).host,
+    });
+  };
+
+  /** The rules' verdict on a request (one call site: the limiter's tokens are taken here, once). */
+  const judge = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo): ReturnType<typeof decide> => {
+    const facts: RuleFacts = { ip: client.ip, country: client.country, method: req.method ?? 'GET', bodyBytes: declaredLength(req) };
+    return decide(route, facts, limiter, Date.now());
+  };
+
+  const log = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo, time: number, started: number, decision: string, r: Served): void => {
+    const record: CdnRequestRecord = {
+      surface: 'proxy',
+      time,
+      host: route.hostname,
+      method: req.method ?? '',
+      path: pathOf(req.url),
+      status: r.status,
+      bytesIn: r.bytesIn,
+      bytesSent: r.bytesOut,
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      cacheStatus: r.cacheStatus ?? null,
+      clientIp: client.ip,
+      country: client.country,
+      userAgent: String(req.headers['user-agent'] ?? '').slice(0, 512),
+      ownerId: route.ownerId,
+      assetId: null,
+      bucket: null,
+      key: null,
+      decision,
+    };
+    ctx.requestLog.record(record);
+    ctx.edgeMonitor.observe({
+      time,
+      hostname: route.hostname,
+      ownerId: route.ownerId,
+      clientIp: client.ip,
+      country: client.country,
+      status: r.status,
+      decision,
+      bytesOut: r.bytesOut,
+    });
+  };
+
+  /** A fresh stored answer for a GET or HEAD; a cache that fails to read is a miss, not an error. */
+  const lookup = async (req: IncomingMessage, route: EdgeRoute, requestId: string): Promise<CachedAnswer | undefined> => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
+    try {
+      return await answers.lookup(route.hostname, { method: req.method, url: req.url ?? '/', headers: req.headers });
+    } catch (err) {
+      ctx.log.warn({ err, requestId }, 'edge: response cache lookup failed; forwarding');
+      return undefined;
+    }
+  };
+
+  const serve = async (req: IncomingMessage, res: ServerResponse, route: EdgeRoute): Promise<void> => {
+    const started = performance.now();
+    const time = Date.now();
+    const requestId = randomUUID();
+    // Now, while the socket still knows its peer: after a Connection: close response it does not.
+    const client = ctx.clients.resolve(req);
+    const decision = judge(req, route, client);
+    if (decision.kind === 'block') {
+      sendBlocked(res, req.method, decision, route.rules.allowedMethods, requestId);
+      dropUnreadBody(req, res);
+      const bytesOut = req.method === 'HEAD' ? 0 : Buffer.byteLength(blockedAnswer(decision, route.rules.allowedMethods).body);
+      log(req, route, client, time, started, decision.reason, { status: decision.status, bytesIn: 0, bytesOut });
+      return;
+    }
+    const origin = route.origin;
+    if (origin === null) {
+      sendGatewayFailure(res, req.method, 502, requestId);
+      dropUnreadBody(req, res);
+      log(req, route, client, time, started, 'allowed', { status: 502, bytesIn: 0, bytesOut: 0 });
+      return;
+    }
+    if (origin.kind === 'bucket') {
+      const out = await site(req, res, origin, route.ownerId);
+      log(req, route, client, time, started, 'allowed', { status: out.status, bytesIn: 0, bytesOut: out.bytesSent, cacheStatus: out.cacheStatus });
+      return;
+    }
+    // Taken now, while the socket still knows its peer.
+    const headers = headersFor(req, origin);
+    const cached = await lookup(req, route, requestId);
+    if (cached) {
+      const bytesOut = await sendCached(res, cached, ctx.log);
+      log(req, route, client, time, started, 'allowed', { status: cached.status, bytesIn: 0, bytesOut, cacheStatus: cached.cacheStatus });
+      return;
+    }
+    let result: ForwardResult;
+    try {
+      result = await forward(req, res, {
+        dispatcher: ctx.originPools.get(origin.url),
+        headers,
+        maxBodyBytes: route.rules.maxBodyBytes,
+        requestId,
+        log: ctx.log,
+        cache: { answers, hostname: route.hostname },
+      });
+    } catch (err) {
+      // forward() never rejects; this is a bug's last stop, not a path.
+      ctx.log.error({ err, requestId }, 'edge: request failed');
+      if (!res.headersSent) {
+        sendGatewayFailure(res, req.method, 502, requestId);
+        dropUnreadBody(req, res);
+      } else res.destroy();
+      result = { status: 502, outcome: 'bad-gateway', bytesIn: 0, bytesOut: 0, cacheStatus: null };
+    }
+    log(req, route, client, time, started, 'allowed', result);
+  };
+
+  const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer, route: EdgeRoute): Promise<void> => {
+    const started = performance.now();
+    const time = Date.now();
+    const requestId = randomUUID();
+    const client = ctx.clients.resolve(req);
+    socket.on('error', () => socket.destroy());
+    const refuse = (status: number, decision: string, extra: Record<string, string> = {}): void => {
+      const answer = rawAnswer(status, requestId, extra);
+      socket.end(answer);
+      socket.once('finish', () => socket.destroy());
+      log(req, route, client, time, started, decision, { status, bytesIn: 0, bytesOut: 0 });
+    };
+    // Only WebSocket is passed through; the request guard's header check, done here (no response object).
+    if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket' || repeatedHeader(req.rawHeaders) !== undefined) return refuse(400, 'allowed');
+    const decision = judge(req, route, client);
+    if (decision.kind === 'block') return refuse(decision.status, decision.reason, blockedAnswer(decision, route.rules.allowedMethods).headers);
+    const origin = route.origin;
+    if (origin === null) return refuse(502, 'allowed');
+    if (origin.kind !== 'url') return refuse(400, 'allowed');
+    const result = await openTunnel(req, socket, head, tunnels, {
+      dispatcher: ctx.originPools.get(origin.url),
+      headers: headersFor(req, origin),
+      requestId,
+      log: ctx.log,
+    });
+    log(req, route, client, time, started, 'allowed', result);
+  };
+
+  return {
+    route: (host) => {
+      if (ctx.edgeRoutes.size === 0) return undefined;
+      const name = hostnameOf(host);
+      return ctx.edgeRoutes.lookup(name.endsWith('.') ? name.slice(0, -1) : name);
+    },
+    serve,
+    upgrade,
+    closeTunnels: () => tunnels.closeAll(),
+  };
+}
