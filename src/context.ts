@@ -35,10 +35,14 @@ import { BootstrapSource } from './domains/availability/bootstrap-source.js';
 import { createRdapClient, RdapProvider } from './domains/availability/rdap.js';
 import { EdgeRoutes } from './edge/route.js';
 import { EdgeMonitor } from './edge/detect/monitor.js';
+import { ProxyResponseCache } from './edge/response-cache.js';
 import { OriginPools } from './edge/origin-pools.js';
 
 /** The edge cache's disk tier, under the data directory. */
 const CDN_CACHE_DIR = 'cdn-cache';
+
+/** Proxied answers whose metadata is kept (their bytes are bounded by the cache tiers). */
+const PROXY_CACHE_ENTRIES = 100_000;
 
 export interface AppContext {
   config: Config;
@@ -86,6 +90,8 @@ export interface AppContext {
   domains: DomainSearch;
   /** Verified project hostnames and their origins and rules, for the edge proxy (src/edge). */
   edgeRoutes: EdgeRoutes;
+  /** Origins' cacheable answers for the edge proxy, in the edge cache's tiers (purge by hostname id). */
+  proxyCache: ProxyResponseCache;
   /** Anomaly detection over proxied traffic: the proxy reports each request, readers evaluate before listing events. */
   edgeMonitor: EdgeMonitor;
   /** Keep-alive pools to project origins, dialled through the address policy (src/edge/origin-pools.ts). */
@@ -173,6 +179,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       now: () => clock().getTime(),
       log,
     });
+    const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime() });
     const ctx: AppContext = {
       config,
       log,
@@ -210,7 +217,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
           onFailure: (failure) => log.debug({ ...failure }, 'domains: an RDAP lookup failed'),
         }),
       }),
-      edgeRoutes: new EdgeRoutes(repos),
+      proxyCache,
+      // A hostname removed, or given another origin, by this process or another: its cached answers go.
+      edgeRoutes: new EdgeRoutes(repos, { onStale: (hostnameId) => proxyCache.purgeHostname(hostnameId) }),
       edgeMonitor: new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
       originPools: new OriginPools(config.edge),
       async close() {

@@ -20,13 +20,11 @@ import { createBucketSite } from './bucket-site.js';
 import { forward, type ForwardResult } from './forward.js';
 import { ClientLimiter } from './limiter.js';
 import type { EdgeRoute, Origin } from './model.js';
-import { ProxyResponseCache, type CachedAnswer } from './response-cache.js';
+import type { CachedAnswer } from './response-cache.js';
 import { decide, type RuleFacts } from './rules.js';
 import { sendCached } from './send-cached.js';
 import { openTunnel, Tunnels } from './websocket.js';
 
-/** Stored answers whose metadata the response cache keeps (a few hundred bytes each); their bytes live in the CDN tiers. */
-const CACHED_ANSWERS = 100_000;
 
 /** What the log row of a request says about its answer. */
 type Served = Pick<ForwardResult, 'status' | 'bytesIn' | 'bytesOut'> & { cacheStatus?: CacheStatus | null };
@@ -58,7 +56,7 @@ function protoOf(req: IncomingMessage): 'http' | 'https' {
 export function createEdgeHandler(ctx: AppContext): EdgeHandler {
   const limiter = new ClientLimiter({ maxClients: ctx.config.edge.maxTrackedClients });
   const tunnels = new Tunnels();
-  const answers = new ProxyResponseCache(ctx.edge, { maxEntries: CACHED_ANSWERS, now: () => ctx.clock().getTime() });
+  const answers = ctx.proxyCache;
   const site = createBucketSite(ctx);
 
   const headersFor = (req: IncomingMessage, origin: Extract<Origin, { kind: 'url' }>): RawHeaders => {
@@ -72,9 +70,9 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
   };
 
   /** The rules' verdict on a request (one call site: the limiter's tokens are taken here, once). */
-  const judge = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo): ReturnType<typeof decide> => {
+  const judge = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo, now: number): ReturnType<typeof decide> => {
     const facts: RuleFacts = { ip: client.ip, country: client.country, method: req.method ?? 'GET', bodyBytes: declaredLength(req) };
-    return decide(route, facts, limiter, Date.now());
+    return decide(route, facts, limiter, now);
   };
 
   const log = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo, time: number, started: number, decision: string, r: Served): void => {
@@ -115,7 +113,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
   const lookup = async (req: IncomingMessage, route: EdgeRoute, requestId: string): Promise<CachedAnswer | undefined> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
     try {
-      return await answers.lookup(route.hostname, { method: req.method, url: req.url ?? '/', headers: req.headers });
+      return await answers.lookup(route.hostnameId, { method: req.method, url: req.url ?? '/', headers: req.headers });
     } catch (err) {
       ctx.log.warn({ err, requestId }, 'edge: response cache lookup failed; forwarding');
       return undefined;
@@ -124,11 +122,11 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
 
   const serve = async (req: IncomingMessage, res: ServerResponse, route: EdgeRoute): Promise<void> => {
     const started = performance.now();
-    const time = Date.now();
+    const time = ctx.clock().getTime();
     const requestId = randomUUID();
     // Now, while the socket still knows its peer: after a Connection: close response it does not.
     const client = ctx.clients.resolve(req);
-    const decision = judge(req, route, client);
+    const decision = judge(req, route, client, time);
     if (decision.kind === 'block') {
       sendBlocked(res, req.method, decision, route.rules.allowedMethods, requestId);
       dropUnreadBody(req, res);
@@ -164,7 +162,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
         maxBodyBytes: route.rules.maxBodyBytes,
         requestId,
         log: ctx.log,
-        cache: { answers, hostname: route.hostname },
+        cache: { answers, hostname: route.hostnameId },
       });
     } catch (err) {
       // forward() never rejects; this is a bug's last stop, not a path.
@@ -180,7 +178,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
 
   const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer, route: EdgeRoute): Promise<void> => {
     const started = performance.now();
-    const time = Date.now();
+    const time = ctx.clock().getTime();
     const requestId = randomUUID();
     const client = ctx.clients.resolve(req);
     socket.on('error', () => socket.destroy());
@@ -192,7 +190,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     };
     // Only WebSocket is passed through; the request guard's header check, done here (no response object).
     if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket' || repeatedHeader(req.rawHeaders) !== undefined) return refuse(400, 'allowed');
-    const decision = judge(req, route, client);
+    const decision = judge(req, route, client, time);
     if (decision.kind === 'block') return refuse(decision.status, decision.reason, blockedAnswer(decision, route.rules.allowedMethods).headers);
     const origin = route.origin;
     if (origin === null) return refuse(502, 'allowed');

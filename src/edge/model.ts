@@ -80,7 +80,11 @@ export type Decision =
       retryAfterSeconds?: number;
     };
 
-/** The edge cache owner of everything cached for a project hostname (its proxied answers): purged together. */
-export function proxyCacheOwner(hostname: string): string {
-  return `proxy:${hostname}`;
+/**
+ * The edge cache owner of everything cached for a project hostname (its proxied answers): purged
+ * together. By hostname id, not name: a name removed and added again (perhaps by another user) starts
+ * with nothing cached.
+ */
+export function proxyCacheOwner(hostnameId: string): string {
+  return `proxy:${hostnameId}`;
 }

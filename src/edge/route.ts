@@ -7,15 +7,25 @@ import type { EdgeRoute } from './model.js';
 /** How stale the table may be after another process commits. */
 const CHECK_MS = 250;
 
+export interface EdgeRoutesOptions {
+  /** Monotonic milliseconds (tests). */
+  now?: () => number;
+  /** Called on a reload for each hostname that is gone or now has another origin (its cached answers are stale). */
+  onStale?: (hostnameId: string) => void;
+}
+
 export class EdgeRoutes {
   private byHost = new Map<string, EdgeRoute>();
   private version: number | undefined;
   private checkedAt = -Infinity;
+  private readonly now: () => number;
 
   constructor(
     private readonly repos: Pick<Repos, 'projects' | 'dataVersion'>,
-    private readonly now: () => number = () => performance.now(),
-  ) {}
+    private readonly opts: EdgeRoutesOptions = {},
+  ) {
+    this.now = opts.now ?? (() => performance.now());
+  }
 
   /** The route of a Host header's name (lower-case, no port, no trailing dot), if it is a verified project hostname. */
   lookup(hostname: string): EdgeRoute | undefined {
@@ -41,7 +51,16 @@ export class EdgeRoutes {
     this.checkedAt = t;
     const version = this.repos.dataVersion();
     if (version === this.version) return;
+    const previous = this.byHost;
     this.byHost = new Map(this.repos.projects.routes().map((r) => [r.hostname, r]));
     this.version = version;
+    if (this.opts.onStale) this.reportStale(previous);
+  }
+
+  private reportStale(previous: ReadonlyMap<string, EdgeRoute>): void {
+    const origins = new Map([...this.byHost.values()].map((r) => [r.hostnameId, JSON.stringify(r.origin)]));
+    for (const old of previous.values()) {
+      if (origins.get(old.hostnameId) !== JSON.stringify(old.origin)) this.opts.onStale?.(old.hostnameId);
+    }
   }
 }

@@ -20,8 +20,11 @@ export interface ProjectsDeps {
   lookupTxt: TxtLookup;
   /** After every write (the server reloads its route table); none in the CLI. */
   changed?: () => void;
-  /** Drops a hostname's cached proxy answers, returning how many (the server's edge cache); none in the CLI. */
-  purgeCache?: (hostname: string) => number;
+  /**
+   * Drops a hostname's cached proxy answers (by hostname id), returning how many; none in the CLI. A
+   * hostname removed or given another origin, by any process, is purged by the route table anyway.
+   */
+  purgeCache?: (hostnameId: string) => number;
 }
 
 /** An origin as shown to its owner: a bucket by name (null when it has been deleted since). */
@@ -112,7 +115,6 @@ export class ProjectsService {
       return names;
     });
     this.changed();
-    for (const name of hostnames) this.deps.purgeCache?.(name);
     return { hostnames };
   }
 
@@ -201,7 +203,6 @@ export class ProjectsService {
   removeHostname(hostname: ProjectHostname): void {
     if (!this.repos.projects.deleteHostname(hostname.id)) throw notFound('Hostname');
     this.changed();
-    this.deps.purgeCache?.(hostname.hostname);
   }
 
   setOrigin(project: Project, hostname: ProjectHostname, input: unknown, where = ''): ProjectHostname {
@@ -243,7 +244,7 @@ export class ProjectsService {
 
   /** Drops the hostname's cached proxy answers; how many were dropped. */
   purge(hostname: ProjectHostname): number {
-    return this.deps.purgeCache?.(hostname.hostname) ?? 0;
+    return this.deps.purgeCache?.(hostname.id) ?? 0;
   }
 
   /** What the owner sees of an origin: the bucket by name. */

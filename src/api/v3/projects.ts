@@ -5,7 +5,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Deployment as DeploymentRecord, Project as ProjectRecord, ProjectHostname } from '../../db/repos/index.js';
-import { proxyCacheOwner } from '../../edge/model.js';
 import { ProjectError, type ProjectErrorKind } from '../../projects/errors.js';
 import { ProjectsService } from '../../projects/service.js';
 import { dnsTxtLookup } from '../../projects/verification.js';
@@ -66,7 +65,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     config: ctx.config,
     lookupTxt: dnsTxtLookup(ctx.config.edge),
     changed: () => ctx.edgeRoutes.invalidate(),
-    purgeCache: (hostname) => ctx.edge.purgeOwner(proxyCacheOwner(hostname)),
+    purgeCache: (hostnameId) => ctx.proxyCache.purgeHostname(hostnameId),
   });
 
   const hostnameView = (h: ProjectHostname): Hostname => ({

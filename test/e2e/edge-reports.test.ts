@@ -1,0 +1,149 @@
+// Proxy logs and anomaly events of proxied traffic, against an injected clock: the server runs in this
+// process (createContext with a clock the test moves, listening on real loopback sockets), the project,
+// hostname, origin and rules are made by the admin CLI in another process, requests go through the
+// proxy to a loopback origin that counts what reaches it. Client addresses come from X-Forwarded-For,
+// which the server reads because the test is its trusted proxy (cdn.trustedProxies).
+import t from 'tap';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { createContext } from '../../src/context.js';
+import { startServer as listen } from '../../src/server.js';
+import { S3EdgeClient } from '../../src/client/index.js';
+import { runCli } from '../helpers/server.js';
+import { tempDir, testConfig } from '../helpers/temp-data.js';
+
+const BUCKET_MS = 300_000;
+const HOST = 'shop.example.com';
+
+// The origin: counts the requests that reach it, by client address as the proxy forwarded it.
+const reached = new Map<string, number>();
+const origin: Server = createServer((req, res) => {
+  const ip = String(req.headers['x-forwarded-for'] ?? '').split(',').at(-1)?.trim() ?? '';
+  reached.set(ip, (reached.get(ip) ?? 0) + 1);
+  res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' });
+  res.end('hello from the origin\n');
+});
+await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+t.teardown(() => new Promise<void>((resolve) => origin.close(() => resolve())));
+const originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
+
+const dataDir = join(tempDir(t), 'data');
+const config = testConfig({
+  dataDir,
+  port: '0',
+  'cdn.port': '0',
+  logLevel: 'silent',
+  'integrity.scrubBytesPerSecond': '0',
+  'cdn.trustedProxies': '127.0.0.1/32',
+  'edge.allowPrivateOrigins': 'true',
+  'edge.anomalies.bucketSeconds': String(BUCKET_MS / 1000),
+  'edge.anomalies.baselineBuckets': '12',
+  'edge.anomalies.minRequests': '20',
+});
+// A bucket boundary, so every step below lands in the bucket it means.
+let now = Math.ceil(Date.parse('2026-11-25T00:00:00Z') / BUCKET_MS) * BUCKET_MS;
+const ctx = await createContext(config, { clock: () => new Date(now) });
+const server = await listen(ctx);
+t.teardown(async () => {
+  await server.close();
+  await ctx.close();
+});
+
+// The CLI checks origins against the same policy as the server: loopback allowed here.
+const CLI_ENV = { ...process.env, S3EDGE_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' };
+
+async function admin(...args: string[]): Promise<string> {
+  const r = await runCli(dataDir, args, CLI_ENV);
+  if (r.code !== 0) throw new Error(`s3edge ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+await admin('users', 'create', 'ana');
+await admin('projects', 'create', 'shop', '--user', 'ana');
+await admin('hostnames', 'add', HOST, '--user', 'ana', '--project', 'shop');
+await admin('hostnames', 'verify', HOST, '--operator');
+await admin('hostnames', 'set-origin', HOST, '--url', originUrl);
+const { token } = JSON.parse(await admin('api-keys', 'create', '--user', 'ana', '--scopes', 'usage:read,projects:read')) as { token: string };
+const client = new S3EdgeClient({ baseUrl: server.url, apiKey: token });
+
+/** One request through the proxy from `ip`; resolves with the status. */
+async function send(ip: string, path = '/'): Promise<number> {
+  const res = await request(`${server.cdnUrl as string}${path}`, { headers: { host: HOST, 'x-forwarded-for': ip } });
+  await res.body.dump();
+  return res.statusCode;
+}
+
+/** `n` requests spread over `sources` client addresses, a few at a time. */
+async function traffic(n: number, sources: number, prefix = '198.51.100.'): Promise<number[]> {
+  const statuses: number[] = [];
+  for (let i = 0; i < n; i += 8) {
+    const batch = Array.from({ length: Math.min(8, n - i) }, (_, j) => send(`${prefix}${((i + j) % sources) + 1}`));
+    statuses.push(...(await Promise.all(batch)));
+  }
+  return statuses;
+}
+
+t.test('proxy logs count exactly the requests sent, allowed and blocked by rule, and only allowed ones reach the origin', async (t) => {
+  await admin('hostnames', 'set-rules', HOST, '--rules', JSON.stringify({ blockIps: ['203.0.113.0/24'] }));
+  reached.clear();
+  const allowed = await traffic(30, 3);
+  const blocked = await traffic(7, 1, '203.0.113.');
+  t.same(new Set(allowed), new Set([200]));
+  t.same(new Set(blocked), new Set([403]));
+  t.equal([...reached.values()].reduce((a, b) => a + b, 0), 30, 'the origin saw the allowed requests only');
+  t.notOk(reached.has('203.0.113.1'), 'never the blocked client');
+
+  const p = await client.proxyLogs({ hostname: HOST, hours: 1 });
+  t.match(p, { available: true, hostname: HOST, hours: 1, requests: { total: 37, allowed: 30, blocked: 7, blockedBy: { 'ip-blocked': 7 }, serverErrors: 0 } });
+  t.same(
+    p.topSources.map((s) => [s.ip, s.requests, s.blocked]),
+    [['203.0.113.1', 7, 7], ['198.51.100.1', 10, 0], ['198.51.100.2', 10, 0], ['198.51.100.3', 10, 0]].sort((a, b) => (b[1] as number) - (a[1] as number) || String(a[0]).localeCompare(String(b[0]))),
+  );
+  // All of it blocked (70) and 7 of 37 requests, a share 0.089 above 10% of the scale (30 x 0.099).
+  t.same(p.topSources.find((s) => s.ip === '203.0.113.1')?.risk, { index: 73, rating: 'high' }, 'a source blocked every time');
+  t.equal(p.series.points.reduce((n, x) => n + x.requests, 0), 37);
+  t.match(p.hostnames, [{ hostname: HOST, kind: 'project', verified: true, requests: 37, blocked: 7 }]);
+  t.ok(p.risk.index > 0, 'blocked traffic raises the risk');
+  await admin('hostnames', 'set-rules', HOST, '--rules', '{}');
+  // The first bucket of the spike test starts clean.
+  now += BUCKET_MS;
+});
+
+t.test('a synthetic burst opens exactly one rate-spike event with its figures, which ends when traffic is back', async (t) => {
+  const start = now;
+  for (let bucket = 0; bucket < 12; bucket++) {
+    await traffic(20, 10);
+    now += BUCKET_MS;
+  }
+  const burstStart = now;
+  await traffic(400, 10);
+  now += BUCKET_MS;
+  const open = await client.anomalies({ hostname: HOST, hours: 2 });
+  t.equal(open.length, 1, 'one event');
+  t.match(open[0], { hostname: HOST, kind: 'rate-spike', observed: 400, baseline: 20, endedAt: null, startedAt: new Date(burstStart).toISOString() });
+
+  // Another burst bucket: the same event, not a second one.
+  await traffic(400, 10);
+  now += BUCKET_MS;
+  t.equal((await client.anomalies({ hostname: HOST, hours: 2, state: 'open' })).length, 1);
+
+  await traffic(20, 10);
+  now += BUCKET_MS;
+  const after = await client.anomalies({ hostname: HOST, hours: 2 });
+  t.equal(after.length, 1, 'still one event');
+  t.equal(after[0]?.endedAt, new Date(burstStart + 2 * BUCKET_MS).toISOString(), 'ended at the first bucket without the spike');
+  t.same(await client.anomalies({ hostname: HOST, hours: 2, state: 'open' }), []);
+
+  const p = await client.proxyLogs({ hostname: HOST, hours: 2 });
+  t.equal(p.anomalies.length, 1, 'listed in proxy logs too');
+  t.equal(p.requests.total, 12 * 20 + 400 + 400 + 20 + 37, 'every request since the start of the first test');
+  t.ok(now - start > 0);
+});
+
+t.test('hostname filter: another user\'s hostname or a stranger is 404', async (t) => {
+  const res = await client.raw('GET', '/api/v3/cdn/proxy-logs?hostname=other.example.com');
+  t.equal(res.status, 404);
+  t.match(JSON.parse(res.body.toString('utf8')), { success: false, code: 'not_found' });
+});
