@@ -37,6 +37,7 @@ const config = testConfig({
   logLevel: 'silent',
   'integrity.scrubBytesPerSecond': '0',
   'cdn.trustedProxies': '127.0.0.1/32',
+  'cdn.countryHeader': 'x-test-country',
   'edge.allowPrivateOrigins': 'true',
   'edge.anomalies.bucketSeconds': String(BUCKET_MS / 1000),
   'edge.anomalies.baselineBuckets': '12',
@@ -70,9 +71,14 @@ const client = new S3EdgeClient({ baseUrl: server.url, apiKey: token });
 
 /** One request through the proxy from `ip`; resolves with the status. */
 async function send(ip: string, path = '/'): Promise<number> {
-  const res = await request(`${server.cdnUrl as string}${path}`, { headers: { host: HOST, 'x-forwarded-for': ip } });
+  return (await sendTo(HOST, ip, {})).status;
+}
+
+async function sendTo(host: string, ip: string, headers: Record<string, string>): Promise<{ status: number; retryAfter: string | undefined }> {
+  const res = await request(`${server.cdnUrl as string}/`, { headers: { host, 'x-forwarded-for': ip, ...headers } });
   await res.body.dump();
-  return res.statusCode;
+  const retryAfter = res.headers['retry-after'];
+  return { status: res.statusCode, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined };
 }
 
 /** `n` requests spread over `sources` client addresses, a few at a time. */
@@ -140,6 +146,45 @@ t.test('a synthetic burst opens exactly one rate-spike event with its figures, w
   t.equal(p.anomalies.length, 1, 'listed in proxy logs too');
   t.equal(p.requests.total, 12 * 20 + 400 + 400 + 20 + 37, 'every request since the start of the first test');
   t.ok(now - start > 0);
+});
+
+t.test('rate limit per client (IPv6 by /64) with bans that grow for a repeat offender; countries', async (t) => {
+  const API = 'api.example.com';
+  await admin('hostnames', 'add', API, '--user', 'ana', '--project', 'shop');
+  await admin('hostnames', 'verify', API, '--operator');
+  await admin('hostnames', 'set-origin', API, '--url', originUrl);
+  const rateLimit = { requestsPerSecond: 1, burst: 2, banAfter: 3, banWindowSeconds: 60, banSeconds: 60, maxBanSeconds: 240 };
+  await admin('hostnames', 'set-rules', API, '--rules', JSON.stringify({ rateLimit, blockCountries: ['NG'] }));
+  const from = (ip: string, country = 'DE'): Promise<{ status: number; retryAfter: string | undefined }> => sendTo(API, ip, { 'x-test-country': country });
+  reached.clear();
+
+  // Two addresses of one /64 are one client: they share the burst of 2.
+  t.equal((await from('2001:db8:1:2::1')).status, 200);
+  t.equal((await from('2001:db8:1:2::2')).status, 200);
+  t.same(await from('2001:db8:1:2::3'), { status: 429, retryAfter: '1' }, 'the shared bucket is empty: one token a second');
+  t.equal((await from('2001:db8:1:3::1')).status, 200, 'another /64 has its own bucket');
+
+  // Three refusals within the window: banned for 60 s; a second offence after it: 120 s.
+  const offend = async (): Promise<void> => {
+    for (let i = 0; i < 2; i++) await from('2001:db8:1:2::1');
+  };
+  await offend();
+  const banned = await from('2001:db8:1:2::9');
+  t.same(banned, { status: 429, retryAfter: '60' }, 'banned for 60 s');
+  now += 61_000;
+  t.equal((await from('2001:db8:1:2::1')).status, 200, 'the ban is over and the bucket refilled');
+  t.equal((await from('2001:db8:1:2::1')).status, 200);
+  for (let i = 0; i < 3; i++) await from('2001:db8:1:2::1');
+  t.same(await from('2001:db8:1:2::1'), { status: 429, retryAfter: '120' }, 'the second ban is twice as long');
+
+  t.equal((await from('198.51.100.200', 'NG')).status, 403, 'a blocked country');
+  t.equal((await from('198.51.100.201', 'ng')).status, 403, 'its code in any case');
+  t.equal(reached.get('198.51.100.200'), undefined, 'never reaching the origin');
+
+  const p = await client.proxyLogs({ hostname: API, hours: 1 });
+  // The refusal that reaches banAfter is the ban's first request: two offences of 2 + 1 refusals, 2 after each ban began.
+  t.same(p.requests.blockedBy, { 'rate-limited': 4, banned: 4, 'country-blocked': 2 });
+  t.equal(p.requests.allowed, [...reached.values()].reduce((a, b) => a + b, 0), 'every allowed request reached the origin');
 });
 
 t.test('hostname filter: another user\'s hostname or a stranger is 404', async (t) => {
