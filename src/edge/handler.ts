@@ -173,7 +173,8 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       } else res.destroy();
       result = { status: 502, outcome: 'bad-gateway', bytesIn: 0, bytesOut: 0, cacheStatus: null };
     }
-    log(req, route, client, time, started, 'allowed', result);
+    // A chunked body cut at the limit was refused by a rule as much as a declared one.
+    log(req, route, client, time, started, result.outcome === 'body-too-large' ? 'body-too-large' : 'allowed', result);
   };
 
   const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer, route: EdgeRoute): Promise<void> => {
@@ -201,7 +202,8 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       requestId,
       log: ctx.log,
     });
-    log(req, route, client, time, started, 'allowed', result);
+    // A chunked body cut at the limit was refused by a rule as much as a declared one.
+    log(req, route, client, time, started, result.outcome === 'body-too-large' ? 'body-too-large' : 'allowed', result);
   };
 
   return {

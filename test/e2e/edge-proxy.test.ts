@@ -643,7 +643,7 @@ t.test('every proxied request is one log row with what became of it', async (t) 
   const echo = find('the echo', (r) => r.path === '/echo');
   t.match(echo, { method: 'POST', status: 200, bytes_in: 5 * MiB, bytes_sent: 5 * MiB });
   find('the declared 413', (r) => r.host === 'limited.test' && r.decision === 'body-too-large' && r.status === 413 && r.bytes_in === 0);
-  find('the cut 413', (r) => r.host === 'limited.test' && r.decision === 'allowed' && r.status === 413 && r.bytes_in > MiB);
+  find('the cut 413', (r) => r.host === 'limited.test' && r.decision === 'body-too-large' && r.status === 413 && r.bytes_in > MiB);
   find('the 502', (r) => r.host === 'down.test' && r.status === 502);
   find('the 504', (r) => r.path === '/slow' && r.status === 504);
   find('the WebSocket', (r) => r.path === '/chat' && r.status === 101 && r.method === 'GET');
