@@ -52,9 +52,12 @@ export class S3HttpClient {
     return this.request(method, query ? `${opts.path}?${query}` : opts.path, headers, opts.body ?? null, opts.keepBody === true);
   }
 
-  /** An unsigned GET, as a browser sends it to a CDN; `host` is the Host header (e.g. cdn.localhost:9080). */
-  get(path: string, host: string): Promise<Reply> {
-    return this.request('GET', path, { host }, null, false);
+  /**
+   * An unsigned GET, as a browser sends it to a CDN; `host` is the Host header (e.g. cdn.localhost:9080).
+   * `headers`: more request headers (the --proxy mode's X-Forwarded-For).
+   */
+  get(path: string, host: string, headers?: Record<string, string>): Promise<Reply> {
+    return this.request('GET', path, headers ? { ...headers, host } : { host }, null, false);
   }
 
   private request(method: Dispatcher.HttpMethod, path: string, headers: Record<string, string>, body: Buffer | Readable | null, keep: boolean): Promise<Reply> {

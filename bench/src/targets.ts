@@ -198,7 +198,23 @@ export function ensureNginx(log: (s: string) => void): string | undefined {
   return findNginx();
 }
 
-export async function startNginx(binary: string): Promise<Target> {
+export interface NginxOptions {
+  /** Proxy every request to this origin (`http://127.0.0.1:PORT`) instead of serving files: the --proxy mode. */
+  proxyPass?: string;
+}
+
+/** The server block's locations: static files from www, or proxy_pass over a keep-alive upstream pool. */
+function nginxServer(www: string, opts: NginxOptions): { upstream: string; location: string } {
+  if (opts.proxyPass === undefined) return { upstream: '', location: `root ${www};\n    location / { }` };
+  const origin = new URL(opts.proxyPass);
+  return {
+    upstream: `  upstream bench_origin {\n    server ${origin.host};\n    keepalive 64;\n  }\n`,
+    // HTTP/1.1 and no Connection header: without them nginx closes every upstream connection.
+    location: 'location / {\n      proxy_pass http://bench_origin;\n      proxy_http_version 1.1;\n      proxy_set_header Connection "";\n    }',
+  };
+}
+
+export async function startNginx(binary: string, opts: NginxOptions = {}): Promise<Target> {
   const dir = await tempDir('nginx');
   const port = await freePort();
   const www = join(dir, 'www');
@@ -206,6 +222,7 @@ export async function startNginx(binary: string): Promise<Target> {
   await mkdir(join(dir, 'tmp'), { recursive: true });
   // One worker: the Node servers it is compared with are one process each.
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const server = nginxServer(www, opts);
   const conf = `${asRoot ? 'user root;\n' : ''}worker_processes 1;
 daemon off;
 master_process on;
@@ -225,10 +242,9 @@ http {
   fastcgi_temp_path ${join(dir, 'tmp', 'fastcgi')};
   uwsgi_temp_path ${join(dir, 'tmp', 'uwsgi')};
   scgi_temp_path ${join(dir, 'tmp', 'scgi')};
-  server {
+${server.upstream}  server {
     listen 127.0.0.1:${port};
-    root ${www};
-    location / { }
+    ${server.location}
   }
 }
 `;
