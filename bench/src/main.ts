@@ -10,6 +10,8 @@
 //          bench/RESULTS-hashing.md; --rounds, --out and --smoke apply)
 //          --domains (POST /api/v3/domains/search with cached answers vs a bare node:http JSON server;
 //          bench/RESULTS-domains.md; --rounds, --round-seconds, --concurrency, --out and --smoke apply)
+//          --proxy (the edge proxy vs nginx proxy_pass to one origin, then RSS under a million client IPs;
+//          bench/RESULTS-proxy.md; --rounds, --round-seconds, --concurrency, --proxy-clients N, --out and --smoke apply)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
 import { tmpdir } from 'node:os';
@@ -20,6 +22,7 @@ import { runCeilingServer } from './ceiling.js';
 import { runHashingBench } from './hashing.js';
 import { domainsResultsFile, runDomainsBench, runJsonServer } from './domains.js';
 import { installExitHandlers } from './proc.js';
+import { proxyResultsFile, runOriginServer, runProxyBench } from './proxy.js';
 import { formatFigure } from './report.js';
 import { runBench, type BenchOptions } from './run.js';
 import { repoRoot, type TargetName } from './targets.js';
@@ -58,6 +61,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       upstream: { type: 'boolean' },
       hashing: { type: 'boolean' },
       domains: { type: 'boolean' },
+      proxy: { type: 'boolean' },
+      'proxy-clients': { type: 'string' },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -109,10 +114,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
-  const partial = smoke || values.upstream === true || values.hashing === true || values.domains === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
+  const partial = smoke || values.upstream === true || values.hashing === true || values.domains === true || values.proxy === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
   const hashingResults = join(repoRoot(), 'bench', 'RESULTS-hashing.md');
-  const out = values.out ?? (values.hashing === true && !smoke ? hashingResults : values.domains === true && !smoke ? domainsResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
+  const out = values.out ?? (values.hashing === true && !smoke ? hashingResults : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
   const cdnOnly = !smoke && values.out === undefined && workloads !== undefined && workloads.every((w) => w === 'CDN');
   const rounds = positive('rounds', values.rounds);
   return {
@@ -134,6 +139,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(values.upstream === true ? { upstream: true } : {}),
     ...(values.hashing === true ? { hashing: true } : {}),
     ...(values.domains === true ? { domains: true } : {}),
+    ...(values.proxy === true ? { proxy: true } : {}),
+    ...(values['proxy-clients'] !== undefined ? { proxyClients: Math.round(positive('proxy-clients', values['proxy-clients']) ?? 0) } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
     ...(cdnOnly ? { cdnResults: results } : {}),
@@ -146,6 +153,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     const file = argv[1];
     if (!file) throw new Error('--internal-json-server FILE');
     await runJsonServer(file);
+    return -1; // keep running
+  }
+  if (argv[0] === '--internal-origin-server') {
+    await runOriginServer();
     return -1; // keep running
   }
   if (argv[0] === '--internal-ceiling-server') {
@@ -191,6 +202,22 @@ export async function main(argv: readonly string[]): Promise<number> {
     });
     process.stdout.write(`report: ${opts.out}\n`);
     return cells.some((c) => c.target === 's3edge' && c.rounds.some((r) => r.errors > 0)) ? 1 : 0;
+  }
+  if (opts.proxy) {
+    const result = await runProxyBench({
+      rounds: opts.rounds ?? (opts.smoke ? 1 : 3),
+      roundMs: opts.smoke ? 300 : (opts.roundSeconds ?? 3) * 1000,
+      concurrency: opts.concurrency ?? [1, 16],
+      clients: opts.proxyClients ?? (opts.smoke ? 2000 : 1_000_000),
+      clientConnections: 32,
+      nginx: !opts.smoke,
+      out: opts.out,
+      command: opts.command ?? 'node bench/dist/main.js --proxy',
+      ...(opts.s3edgeNodeArgs ? { s3edgeNodeArgs: opts.s3edgeNodeArgs } : {}),
+    });
+    process.stdout.write(`report: ${opts.out}\n`);
+    const failed = result.cells.some((c) => c.target === 's3edge' && c.rounds.some((r) => r.errors > 0)) || result.memory.firstError !== undefined;
+    return failed ? 1 : 0;
   }
   let upstream: Upstream | undefined;
   if (opts.upstream) {

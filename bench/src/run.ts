@@ -38,6 +38,10 @@ export interface BenchOptions extends PlanOptions {
   hashing?: boolean;
   /** Domain search throughput, cached answers (bench/src/domains.ts) instead of the matrix. */
   domains?: boolean;
+  /** The edge proxy vs nginx proxy_pass (bench/src/proxy.ts) instead of the matrix. */
+  proxy?: boolean;
+  /** Distinct client IPs of the proxy's memory pass (--proxy-clients). */
+  proxyClients?: number;
   s3edgeArgs?: readonly string[];
   s3edgeNodeArgs?: readonly string[];
   log?: (line: string) => void;

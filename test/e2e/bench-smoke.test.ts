@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseBenchArgs, runBench } from '../../bench/src/main.js';
 import { HASHING_VARIANTS, runHashingBench } from '../../bench/src/hashing.js';
 import { fullPlan } from '../../bench/src/plan.js';
+import { clientIp } from '../../bench/src/proxy.js';
 
 const RESULTS = fileURLToPath(new URL('../../../bench/RESULTS.md', import.meta.url));
 
@@ -82,6 +83,19 @@ t.test('--workloads cdn: a partial report in a temp file, and the CDN section of
   ]);
   t.equal(parseBenchArgs(['--workloads', 'CDN', '--out', '/tmp/x.md']).cdnResults, undefined, 'not when told where to write');
   t.equal(parseBenchArgs(['--workloads', 'CDN,GET']).cdnResults, undefined, 'not for a mixed run');
+});
+
+// A --proxy smoke run takes longer than the 5 s it may cost here (ten admin CLI calls set the hostnames
+// up), so only its arguments are checked; `node bench/dist/main.js --proxy --smoke` runs it.
+t.test('--proxy: bench/RESULTS-proxy.md, a temp file in smoke, --proxy-clients', async (t) => {
+  const opts = parseBenchArgs(['--proxy', '--rounds', '3']);
+  t.equal(opts.proxy, true);
+  t.equal(opts.out, fileURLToPath(new URL('../../../bench/RESULTS-proxy.md', import.meta.url)));
+  t.ok(parseBenchArgs(['--proxy', '--smoke']).out.startsWith(tmpdir()), 'a smoke run leaves the results file alone');
+  t.equal(parseBenchArgs(['--proxy', '--proxy-clients', '5000']).proxyClients, 5000);
+  t.throws(() => parseBenchArgs(['--proxy', '--proxy-clients', '0']), /positive/);
+  // The memory pass's clients: distinct IPv4 addresses, carried across octets.
+  t.same([0, 254, 255, 65_535, 999_999].map(clientIp), ['20.0.0.1', '20.0.0.255', '20.0.1.0', '20.1.0.0', '20.15.66.64']);
 });
 
 t.test('--concurrency keeps only the cells with those connection counts', async (t) => {
