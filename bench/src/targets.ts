@@ -1,7 +1,7 @@
 // The servers under test, each started on 127.0.0.1 with a free port in its own temp dir and
 // stopped (dir removed) at the end: s3edge (the built dist/bin/s3edge.js), s3rver, moto's S3 server,
 // nginx (sendfile) and the bare node:http ceiling.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -307,6 +307,7 @@ export function versions(which: ReadonlySet<TargetName>, nginxBinary: string | u
     }
   }
   if (which.has('moto')) v.moto = run('python3', ['-c', 'import moto; print(moto.__version__)']);
-  if (which.has('nginx') && nginxBinary) v.nginx = run(nginxBinary, ['-v']).replace(/^nginx version:\s*/, '');
+  // nginx -v prints to stderr and exits 0.
+  if (which.has('nginx') && nginxBinary) v.nginx = (spawnSync(nginxBinary, ['-v'], { encoding: 'utf8' }).stderr ?? '').trim().replace(/^nginx version:\s*/, '');
   return v;
 }
