@@ -416,7 +416,7 @@ function report(r: ProxyBenchResult, opts: ProxyBenchOptions, v: Versions): stri
     '',
     `Versions: s3edge ${v.s3edge} · nginx ${v.nginx ?? 'not run'}`,
     '',
-    `Run: \`${opts.command}\` (${opts.rounds} rounds of ${opts.roundMs / 1000} s per cell, targets interleaved; medians). Written by the harness (bench/src/proxy.ts).`,
+    `Run: \`${opts.command}\` (${opts.rounds} round${opts.rounds === 1 ? '' : 's'} of ${opts.roundMs / 1000} s per cell, targets interleaved; medians). Written by the harness (bench/src/proxy.ts).`,
     '',
     `Both proxy the same bare node:http origin on loopback (\`GET /4k\`, \`GET /1m\`, fixed bodies, \`Cache-Control: no-store\`,`,
     'so nothing is served from a cache). s3edge: one process, its CDN listener, `Host: ' + PROXY_HOSTNAME + '` (a verified project',
@@ -447,7 +447,7 @@ function report(r: ProxyBenchResult, opts: ProxyBenchOptions, v: Versions): stri
   const statuses = Object.entries(m.statuses).map(([s, n]) => `${s === '0' ? 'failed' : s}: ${n}`).join(', ');
   lines.push(
     '',
-    '## Memory with a million clients',
+    `## Memory with ${m.clients.toLocaleString('en-US')} clients`,
     '',
     `Each of ${m.clients.toLocaleString('en-US')} distinct client IPs (20.0.0.1 up, named in \`X-Forwarded-For\`; the bench is in`,
     '`cdn.trustedProxies`) sends one `GET /4k` to `' + LIMITED_HOSTNAME + '`, whose rule is a rate limit',
