@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { fetch } from 'undici';
 import { S3HttpClient, type Reply } from './client.js';
-import { RssSampler, rssKiB, sleep, spawnManaged, type Managed } from './proc.js';
+import { CpuMeter, RssSampler, rssKiB, sleep, spawnManaged, type Managed } from './proc.js';
 import { ensureNginx, repoRoot, startNginx, startS3edge, versions, type Target, type Versions } from './targets.js';
 import { KiB, MiB, median, percentile, sizeLabel } from './workloads.js';
 
@@ -59,6 +59,8 @@ export interface ProxyRound {
   p99Ms: number;
   errors: number;
   firstError?: string;
+  /** Cores the rest of the machine used meanwhile (CpuMeter): other engineers' runs show here. */
+  otherCpu: number;
 }
 
 export interface ProxyCell {
@@ -79,6 +81,8 @@ export interface ProxyMemory {
   settledKiB: number;
   firstPassSeconds: number;
   secondPassSeconds: number;
+  /** Cores the rest of the machine used during both passes. */
+  otherCpu: number;
   /** Answers of both passes by status (0: the request failed). */
   statuses: Record<string, number>;
   firstError?: string;
@@ -143,7 +147,7 @@ function describe(r: Reply, size: number): string {
 }
 
 /** `concurrency` workers GETting `path` for `ms`: requests/s, MB/s and latency percentiles of the good answers. */
-async function load(client: S3HttpClient, path: string, host: string, size: number, concurrency: number, ms: number): Promise<ProxyRound> {
+async function load(client: S3HttpClient, path: string, host: string, size: number, concurrency: number, ms: number): Promise<Omit<ProxyRound, 'otherCpu'>> {
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
@@ -271,6 +275,8 @@ export async function runProxyBench(opts: ProxyBenchOptions): Promise<ProxyBench
       else notes.push('nginx is not installed (as root the harness runs `apt-get install -y nginx`): its cells are missing.');
     }
 
+    const servers = [origin, s3edge, nginx].flatMap((x) => (x ? [x.proc.pid] : []));
+    const cpu = new CpuMeter(() => servers);
     const maxConcurrency = Math.max(...opts.concurrency);
     const none = { accessKeyId: 'none', secretAccessKey: 'none' };
     const mine = new S3HttpClient(s3edge.cdnUrl!, none, maxConcurrency);
@@ -300,7 +306,9 @@ export async function runProxyBench(opts: ProxyBenchOptions): Promise<ProxyBench
           const order = r % 2 === 0 ? [a, b] : [b, a];
           for (const cell of order) {
             if (cell === b && !peer) continue;
-            const round = cell === a ? await load(mine, path, PROXY_HOSTNAME, size, concurrency, opts.roundMs) : await load(peer!, path, peerHost, size, concurrency, opts.roundMs);
+            const from = cpu.snapshot();
+            const measured = cell === a ? await load(mine, path, PROXY_HOSTNAME, size, concurrency, opts.roundMs) : await load(peer!, path, peerHost, size, concurrency, opts.roundMs);
+            const round: ProxyRound = { ...measured, otherCpu: cpu.otherCores(from) };
             cell.rounds.push(round);
             log(`bench: proxy ${sizeLabel(size)} c${concurrency} round ${r + 1}/${opts.rounds}: ${cell.target} ${round.opsPerSec.toFixed(0)} req/s, p99 ${round.p99Ms.toFixed(2)} ms, errors ${round.errors}${round.firstError ? ` (${round.firstError})` : ''}`);
             await sleep(200);
@@ -339,6 +347,7 @@ export async function runProxyBench(opts: ProxyBenchOptions): Promise<ProxyBench
     await sleep(1000);
     const beforeKiB = rssKiB(s3edge.pid);
     const sampler = new RssSampler(s3edge.pid, 250).start();
+    const cpuFrom = cpu.snapshot();
     log(`bench: proxy memory: ${opts.clients} distinct clients over ${opts.clientConnections} connections, RSS before ${(beforeKiB / 1024).toFixed(0)} MiB`);
     const first = await clientsPass(flood, 0, opts.clients, opts.clientConnections, statuses);
     const afterFirstKiB = rssKiB(s3edge.pid);
@@ -347,6 +356,7 @@ export async function runProxyBench(opts: ProxyBenchOptions): Promise<ProxyBench
     const second = await clientsPass(flood, opts.clients, secondPassClients, opts.clientConnections, statuses);
     const afterSecondKiB = rssKiB(s3edge.pid);
     const peakKiB = sampler.stop();
+    const otherCpu = cpu.otherCores(cpuFrom);
     await sleep(5000);
     const settledKiB = rssKiB(s3edge.pid);
     log(`bench: proxy memory: second pass ${second.seconds.toFixed(1)} s, RSS ${(afterSecondKiB / 1024).toFixed(0)} MiB, 5 s later ${(settledKiB / 1024).toFixed(0)} MiB, peak ${(peakKiB / 1024).toFixed(0)} MiB`);
@@ -362,6 +372,7 @@ export async function runProxyBench(opts: ProxyBenchOptions): Promise<ProxyBench
       settledKiB,
       firstPassSeconds: first.seconds,
       secondPassSeconds: second.seconds,
+      otherCpu,
       statuses,
       ...(firstError !== undefined ? { firstError } : {}),
     };
@@ -423,10 +434,11 @@ function report(r: ProxyBenchResult, opts: ProxyBenchOptions, v: Versions): stri
     'hostname with no rules, set up with the admin CLI), `edge.allowPrivateOrigins` on, request log on as by default. nginx:',
     '`worker_processes 1`, `proxy_pass` to an upstream with `keepalive 64`, `proxy_http_version 1.1`, `proxy_set_header Connection ""`,',
     'default proxy buffering. Unsigned keep-alive GETs from this process (undici Pool, one connection per worker).',
-    'The origin, the proxy and the load generator share the machine\'s cores.',
+    'The origin, the proxy and the load generator share the machine\'s cores. other CPU: the most cores the rest of the machine',
+    `used during one of the cell's rounds (all busy time minus the harness's and the servers'; of ${cpus().length}; above ~0.3 the cell was disturbed).`,
     '',
-    '| size | conc | s3edge req/s | nginx req/s | ratio | s3edge MB/s | nginx MB/s | s3edge p50 ms | s3edge p99 ms | nginx p99 ms | errors |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| size | conc | s3edge req/s | nginx req/s | ratio | s3edge MB/s | nginx MB/s | s3edge p50 ms | s3edge p99 ms | nginx p99 ms | errors | other CPU |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const mine of r.cells.filter((c) => c.target === 's3edge')) {
     const peer = r.cells.find((c) => c.target === 'nginx' && c.size === mine.size && c.concurrency === mine.concurrency);
@@ -434,7 +446,7 @@ function report(r: ProxyBenchResult, opts: ProxyBenchOptions, v: Versions): stri
     const b = peer ? summary(peer) : undefined;
     const ratio = proxyRatio(r.cells, mine.size, mine.concurrency);
     lines.push(
-      `| ${sizeLabel(mine.size)} | ${mine.concurrency} | ${a.ops.toFixed(0)} | ${b ? b.ops.toFixed(0) : 'n/a'} | ${ratio !== undefined ? ratio.toFixed(2) + 'x' : 'n/a'} | ${a.mbps.toFixed(1)} | ${b ? b.mbps.toFixed(1) : 'n/a'} | ${a.p50.toFixed(2)} | ${a.p99.toFixed(2)} | ${b ? b.p99.toFixed(2) : 'n/a'} | ${a.errors + (b?.errors ?? 0)} |`,
+      `| ${sizeLabel(mine.size)} | ${mine.concurrency} | ${a.ops.toFixed(0)} | ${b ? b.ops.toFixed(0) : 'n/a'} | ${ratio !== undefined ? ratio.toFixed(2) + 'x' : 'n/a'} | ${a.mbps.toFixed(1)} | ${b ? b.mbps.toFixed(1) : 'n/a'} | ${a.p50.toFixed(2)} | ${a.p99.toFixed(2)} | ${b ? b.p99.toFixed(2) : 'n/a'} | ${a.errors + (b?.errors ?? 0)} | ${Math.max(...mine.rounds.map((x) => x.otherCpu), ...(peer?.rounds.map((x) => x.otherCpu) ?? [])).toFixed(2)} |`,
     );
   }
   const aim = proxyRatio(r.cells, 4 * KiB, 16);
@@ -463,6 +475,8 @@ function report(r: ProxyBenchResult, opts: ProxyBenchOptions, v: Versions): stri
     `| after the second pass: ${m.secondPassClients.toLocaleString('en-US')} more, ${m.secondPassSeconds.toFixed(1)} s | ${mib(m.afterSecondKiB)} |`,
     `| 5 s idle after that | ${mib(m.settledKiB)} |`,
     `| peak during both passes | ${mib(m.peakKiB)} |`,
+    '',
+    `Other processes used ${m.otherCpu.toFixed(2)} cores on average during the passes.`,
     '',
     `Answers of the ${total.toLocaleString('en-US')} requests: ${statuses}.${m.firstError ? ` First error: ${m.firstError}` : ''}`,
   );
