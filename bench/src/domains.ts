@@ -10,9 +10,8 @@ import { writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { spawnManaged, sleep, type Managed } from './proc.js';
+import { startInternalServer, sleep, type Managed } from './proc.js';
 import { repoRoot, startS3edge, type Target } from './targets.js';
 import { median, percentile } from './workloads.js';
 
@@ -72,20 +71,8 @@ export async function runJsonServer(file: string): Promise<void> {
   process.stdout.write(JSON.stringify({ port: (server.address() as AddressInfo).port }) + '\n');
 }
 
-async function startJsonCeiling(file: string): Promise<{ url: string; proc: Managed }> {
-  const main = fileURLToPath(new URL('./main.js', import.meta.url));
-  const proc = spawnManaged(process.execPath, [main, '--internal-json-server', file], { PATH: process.env.PATH ?? '' });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`json ceiling did not start: ${proc.output()}`)), 30_000);
-    proc.onLine((line) => {
-      const m = /"port":(\d+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-  });
-  return { url: `http://127.0.0.1:${port}`, proc };
+function startJsonCeiling(file: string): Promise<{ url: string; proc: Managed }> {
+  return startInternalServer(['--internal-json-server', file], 'json ceiling');
 }
 
 /** `concurrency` workers POSTing for `ms`: ops/s and latency percentiles of the 200s. */

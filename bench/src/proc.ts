@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
 
 const live = new Set<ChildProcess>();
 const tempDirs = new Set<string>();
@@ -285,4 +286,24 @@ export class CpuMeter {
     if (secs <= 0) return 0;
     return Math.max(0, (now.busy - from.busy - (now.ours - from.ours)) / 100 / secs);
   }
+}
+
+/**
+ * One of bench's own helper servers: this bench's main.js with an `--internal-...` flag, in a child
+ * process, which prints its port as JSON ({"port": N}). Resolves with its base URL once it has.
+ */
+export async function startInternalServer(args: readonly string[], what: string): Promise<{ url: string; proc: Managed }> {
+  const main = fileURLToPath(new URL('./main.js', import.meta.url));
+  const proc = spawnManaged(process.execPath, [main, ...args], { PATH: process.env.PATH ?? '' });
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} did not start: ${proc.output()}`)), 30_000);
+    proc.onLine((line) => {
+      const m = /"port":(\d+)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+  });
+  return { url: `http://127.0.0.1:${port}`, proc };
 }

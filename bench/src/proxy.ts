@@ -12,10 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { fetch } from 'undici';
 import { S3HttpClient, type Reply } from './client.js';
-import { CpuMeter, RssSampler, rssKiB, sleep, spawnManaged, type Managed } from './proc.js';
+import { CpuMeter, RssSampler, rssKiB, sleep, startInternalServer, type Managed } from './proc.js';
 import { ensureNginx, repoRoot, startNginx, startS3edge, versions, type Target, type Versions } from './targets.js';
 import { KiB, MiB, median, percentile, sizeLabel } from './workloads.js';
 
@@ -119,20 +118,8 @@ export async function runOriginServer(): Promise<void> {
   process.stdout.write(JSON.stringify({ port: (server.address() as AddressInfo).port }) + '\n');
 }
 
-async function startOrigin(): Promise<{ url: string; proc: Managed }> {
-  const main = fileURLToPath(new URL('./main.js', import.meta.url));
-  const proc = spawnManaged(process.execPath, [main, '--internal-origin-server'], { PATH: process.env.PATH ?? '' });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`origin did not start: ${proc.output()}`)), 30_000);
-    proc.onLine((line) => {
-      const m = /"port":(\d+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    });
-  });
-  return { url: `http://127.0.0.1:${port}`, proc };
+function startOrigin(): Promise<{ url: string; proc: Managed }> {
+  return startInternalServer(['--internal-origin-server'], 'origin');
 }
 
 /** The i-th client of the memory pass: a distinct IPv4 address from 20.0.0.1 up (public space, so GeoIP is asked). */
