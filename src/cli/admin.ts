@@ -18,6 +18,7 @@ import { createStorage } from '../storage/select.js';
 import { scrubBlobs } from '../storage/scrub.js';
 import { CorruptionReporter } from '../storage/corruption.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
+import { passwordHashFromStdin } from './password-input.js';
 import { AdminError, FailedResult, iso, type Command, type ServerView } from './command.js';
 import { DOMAIN_COMMANDS, DOMAIN_FLAGS, DOMAIN_GROUPS } from './domain-commands.js';
 import { PROJECT_COMMANDS, PROJECT_FLAGS, PROJECT_GROUPS } from './project-commands.js';
@@ -46,6 +47,8 @@ const COMMAND_FLAGS = {
   amount: { type: 'string' },
   /** api-keys create: print the token alone, for `TOKEN=$(s3edge api-keys create ... --token-only)`. */
   'token-only': { type: 'boolean' },
+  /** users create: read the dashboard password from standard input. */
+  'password-stdin': { type: 'boolean' },
   ...Object.fromEntries(Object.keys(DOMAIN_FLAGS).map((f) => [f, { type: 'string' as const }])),
   ...Object.fromEntries(Object.entries(PROJECT_FLAGS).map(([f, o]) => [f, { type: o.type }])),
 } as const satisfies Record<string, { type: 'string' | 'boolean' }>;
@@ -172,19 +175,22 @@ const COMMANDS: Record<string, Record<string, Command>> = {
   users: {
     create: {
       args: ['NAME'],
-      flags: [],
-      summary: 'create a user (an account that owns buckets); the one command that may start a new data directory',
+      flags: ['password-stdin'],
+      summary: 'create a user (an account that owns buckets); --password-stdin sets its dashboard password from standard input',
       example: 's3edge users create alice',
       initialises: true,
-      run: ({ repos, args }) => {
+      run: async ({ repos, args, flags }) => {
         const name = args.NAME as string;
         if (!USER_NAME.test(name)) {
           throw new AdminError('InvalidUserName', 'a user name is 1-64 characters: letters, digits, . _ @ - (not starting with a symbol)');
         }
         if (name === ROOT_USER) throw new AdminError('InvalidUserName', `'${ROOT_USER}' is the built-in root user`);
+        // Read and checked first: a refused password creates no user.
+        const hash = flags['password-stdin'] === 'true' ? await passwordHashFromStdin() : undefined;
         try {
           const user = repos.users.create(name);
-          return { id: user.id, name: user.name, createdAt: iso(user.createdAt) };
+          if (hash !== undefined) repos.users.setPasswordHash(user.id, hash);
+          return { id: user.id, name: user.name, createdAt: iso(user.createdAt), hasPassword: hash !== undefined };
         } catch (err) {
           if (err instanceof ConstraintError && err.reason === 'duplicate') {
             throw new AdminError('UserAlreadyExists', `user '${name}' already exists`);
@@ -198,7 +204,22 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'list users',
       example: 's3edge users list --json',
-      run: ({ repos }) => repos.users.list().map((u) => ({ id: u.id, name: u.name, createdAt: iso(u.createdAt) })),
+      run: ({ repos }) =>
+        repos.users.list().map((u) => ({ id: u.id, name: u.name, createdAt: iso(u.createdAt), hasPassword: repos.users.passwordHash(u.id) !== undefined })),
+    },
+    passwd: {
+      args: ['NAME'],
+      flags: [],
+      summary: "set a user's dashboard password from standard input (the first line; at least 12 characters)",
+      example: "printf '%s\\n' \"$PASSWORD\" | s3edge users passwd alice",
+      run: async ({ repos, args }) => {
+        const name = args.NAME as string;
+        if (name === ROOT_USER) throw new AdminError('InvalidUserName', `'${ROOT_USER}' is the built-in root user: it has keys, not a password`);
+        const user = requireUser(repos, name);
+        const hash = await passwordHashFromStdin();
+        repos.users.setPasswordHash(user.id, hash);
+        return { name, hasPassword: true };
+      },
     },
     delete: {
       args: ['NAME'],

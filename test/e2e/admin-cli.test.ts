@@ -81,12 +81,12 @@ t.test('admin CLI end to end', async (t) => {
     t.equal(first.code, 0, 'users create in a new data directory');
     t.equal(first.stderr, `s3edge: created a new data directory at ${dataDir} (no server has used it yet)\n`, 'says it created one');
     const alice = JSON.parse(first.stdout) as Record<string, unknown>;
-    t.same(Object.keys(alice).sort(), ['createdAt', 'id', 'name']);
-    t.match(alice, { id: /^[0-9a-f]{32}$/, name: 'alice', createdAt: ISO });
+    t.same(Object.keys(alice).sort(), ['createdAt', 'hasPassword', 'id', 'name']);
+    t.match(alice, { id: /^[0-9a-f]{32}$/, name: 'alice', createdAt: ISO, hasPassword: false });
     await ok(t, ['users', 'create', 'bob'], 'users create bob');
     const list = (await ok(t, ['users', 'list'], 'users list')) as Record<string, unknown>[];
     t.same(list.map((u) => u.name), ['alice', 'bob']);
-    for (const u of list) t.same(Object.keys(u).sort(), ['createdAt', 'id', 'name']);
+    for (const u of list) t.same(Object.keys(u).sort(), ['createdAt', 'hasPassword', 'id', 'name']);
     t.same(list[0], alice);
 
     await fails(t, ['users', 'create', 'alice'], 1, 'UserAlreadyExists', 'duplicate user');
@@ -243,7 +243,7 @@ t.test('admin CLI end to end', async (t) => {
     await ok(t, ['users', 'create', 'dave'], 'setup');
     const r = await run(['users', 'list', ...base]);
     t.equal(r.code, 0);
-    t.match(r.stdout, /^ID\s+NAME\s+CREATEDAT\n[0-9a-f]{32}\s+dave\s+\d{4}-/);
+    t.match(r.stdout, /^ID\s+NAME\s+CREATEDAT\s+HASPASSWORD\n[0-9a-f]{32}\s+dave\s+\d{4}-\S+\s+false\n/);
     const k = await run(['account-keys', 'create', '--user', 'dave', ...base]);
     t.equal(k.code, 0);
     t.match(k.stdout, /secretAccessKey:\s+[A-Za-z0-9_-]{40}/);

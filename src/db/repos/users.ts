@@ -29,6 +29,8 @@ export class UsersRepo {
   private readonly deleteStmt: Statement<[string]>;
   private readonly ownsDataStmt: Statement<{ id: string }, { owns: number }>;
   private readonly deleteTx: (id: string) => boolean;
+  private readonly setPasswordStmt: Statement<[string | null, string]>;
+  private readonly passwordStmt: Statement<[string], { password_hash: string | null }>;
 
   constructor(db: Db, private readonly clock: () => number = Date.now) {
     this.insertStmt = db.prepare('INSERT INTO users (id, name, created_at) VALUES (?, ?, ?)');
@@ -36,6 +38,8 @@ export class UsersRepo {
     this.byIdStmt = db.prepare('SELECT id, name, created_at FROM users WHERE id = ?');
     this.listStmt = db.prepare('SELECT id, name, created_at FROM users ORDER BY name');
     this.deleteStmt = db.prepare('DELETE FROM users WHERE id = ?');
+    this.setPasswordStmt = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
+    this.passwordStmt = db.prepare('SELECT password_hash FROM users WHERE id = ?');
     this.ownsDataStmt = db.prepare(
       'SELECT EXISTS (SELECT 1 FROM buckets WHERE owner_id = @id) OR EXISTS (SELECT 1 FROM assets WHERE user_id = @id) AS owns',
     );
@@ -66,6 +70,16 @@ export class UsersRepo {
   getById(id: string): User | undefined {
     const r = this.byIdStmt.get(id);
     return r && toUser(r);
+  }
+
+  /** Sets (or with null, removes) the user's password hash (src/auth/passwords.ts); false when no such user. */
+  setPasswordHash(id: string, hash: string | null): boolean {
+    return this.setPasswordStmt.run(hash, id).changes === 1;
+  }
+
+  /** The user's stored password hash; undefined when the user has none (or does not exist). */
+  passwordHash(id: string): string | undefined {
+    return this.passwordStmt.get(id)?.password_hash ?? undefined;
   }
 
   list(): User[] {
