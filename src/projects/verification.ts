@@ -38,9 +38,12 @@ export function verificationRecord(hostname: string, token: string, prefix: stri
   return { name: `${prefix}.${hostname}`, type: 'TXT', value: `${TXT_PREFIX}${token}` };
 }
 
-/** TXT lookups through edge.dnsServers when set (`127.0.0.1:53535`), else the system's resolvers. */
-export function dnsTxtLookup(edge: Pick<EdgeConfig, 'dnsServers'>): TxtLookup {
-  const resolver = new Resolver({ timeout: DNS_TIMEOUT_MS, tries: DNS_TRIES });
+/**
+ * TXT lookups through edge.dnsServers when set (`127.0.0.1:53535`), else the system's resolvers; each
+ * try waits `timeoutMs` for an answer (tests shorten it).
+ */
+export function dnsTxtLookup(edge: Pick<EdgeConfig, 'dnsServers'>, timeoutMs = DNS_TIMEOUT_MS): TxtLookup {
+  const resolver = new Resolver({ timeout: timeoutMs, tries: DNS_TRIES });
   if (edge.dnsServers.length > 0) resolver.setServers(edge.dnsServers);
   return (name) => resolver.resolveTxt(name);
 }

@@ -231,6 +231,18 @@ function get(host: string, target: string, opts: { headers?: [string, string][];
 }
 
 /** The header values `name` (lower-case) in a raw header list. */
+/** A raw WebSocket handshake to 127.0.0.1:`port` for `host`; resolves with all the server wrote once it closes. */
+function upgradeRequest(port: number, host: string, path: string): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    let got = '';
+    s.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    s.on('close', () => resolve(got));
+    s.on('error', () => undefined);
+    s.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+  });
+}
+
 function rawValues(raw: string[], name: string): string[] {
   const out: string[] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) if ((raw[i] as string).toLowerCase() === name) out.push(raw[i + 1] as string);
@@ -506,15 +518,7 @@ t.test('a client that leaves: the origin request is let go', async (t) => {
 });
 
 t.test('WebSocket: a refused upgrade is relayed; an unreachable origin is a 502 page', async (t) => {
-  const upgrade = (host: string, path: string): Promise<string> =>
-    new Promise<string>((resolve) => {
-      const s = connect(mainPort, '127.0.0.1');
-      let got = '';
-      s.on('data', (d: Buffer) => (got += d.toString('latin1')));
-      s.on('close', () => resolve(got));
-      s.on('error', () => undefined);
-      s.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
-    });
+  const upgrade = (host: string, path: string): Promise<string> => upgradeRequest(mainPort, host, path);
   const refusedAnswer = await upgrade('app.test', '/refuse');
   t.match(refusedAnswer, /^HTTP\/1\.1 403 Forbidden\r\n/);
   t.match(refusedAnswer, /\r\nX-Why: policy\r\n/i);
@@ -659,7 +663,7 @@ t.test('every proxied request is one log row with what became of it', async (t) 
   t.ok(all.filter((r) => r.host !== 'site.test').every((r) => r.surface === 'proxy' && r.owner_id === ownerId), "each row names its hostname's owner");
 });
 
-t.test('the default address policy: loopback, link-local and names resolving to them are refused', async (t) => {
+t.test('the default address policy: loopback, link-local, private and names resolving to them are refused, WebSocket too', async (t) => {
   const guarded = await new Origin().listen();
   const dir = mkdtempSync(join(tmpdir(), 's3edge-edge-strict-'));
   addProjectHostnames(join(dir, 'data'), 'edge-owner', [
@@ -667,6 +671,9 @@ t.test('the default address policy: loopback, link-local and names resolving to 
     { hostname: 'named.test', origin: urlOrigin(`http://localhost:${guarded.port}`) },
     { hostname: 'v6.test', origin: urlOrigin(`http://[::1]:${guarded.port}`) },
     { hostname: 'metadata.test', origin: urlOrigin('http://169.254.169.254') },
+    { hostname: 'private.test', origin: urlOrigin('http://10.0.0.1') },
+    { hostname: 'ula.test', origin: urlOrigin('http://[fd00::1]') },
+    { hostname: 'mapped.test', origin: urlOrigin(`http://[::ffff:127.0.0.1]:${guarded.port}`) },
   ]);
   let strict: RunningServer | undefined;
   t.teardown(async () => {
@@ -675,10 +682,15 @@ t.test('the default address policy: loopback, link-local and names resolving to 
     rmSync(dir, { recursive: true, force: true });
   });
   strict = await startServer({ dataDir: join(dir, 'data') });
-  for (const host of ['loop.test', 'named.test', 'v6.test', 'metadata.test']) {
+  for (const host of ['loop.test', 'named.test', 'v6.test', 'metadata.test', 'private.test', 'ula.test', 'mapped.test']) {
     const res = await rawRequest({ url: strict.url }, { method: 'GET', target: '/latest/meta-data/', headers: [['Host', host]] });
     t.equal(res.status, 502, `${host}: 502`);
     t.notOk(res.text.includes(String(guarded.port)), `${host}: the page names no address`);
+  }
+  // A WebSocket upgrade goes through the same pools, so the same policy.
+  const strictPort = Number(new URL(strict.url).port);
+  for (const host of ['loop.test', 'named.test']) {
+    t.match(await upgradeRequest(strictPort, host, '/ws'), /^HTTP\/1\.1 502 Bad Gateway\r\n/, `${host}: an upgrade is refused too`);
   }
   t.equal(guarded.connections, 0, 'the loopback origin was never connected to');
   t.equal(guarded.seen.length, 0);
