@@ -7,12 +7,14 @@
 // the response cache first: one it stores is sent from the cache's fill (X-Cache: MISS).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EventEmitter } from 'node:events';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { Transform, type TransformCallback } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { CacheStatus } from '../analytics/request-log.js';
 import type { HeaderMap } from './cacheability.js';
 import type { ProxyResponseCache } from './response-cache.js';
+import { CLIENT_GONE, relay } from '../http/send-body.js';
+import { hasBody } from '../http/request-guard.js';
 import { sendCached } from './send-cached.js';
 import { rawStrings, responseHeadersFor, type RawHeaders } from './forward-headers.js';
 import { blockedAnswer, dropUnreadBody, sendBlocked, sendGatewayFailure, type GatewayFailure } from './answers.js';
@@ -85,11 +87,6 @@ export interface ForwardRequest {
 
 /** The status a client sees when it left before any: nginx's "client closed request", only ever logged. */
 export const CLIENT_CLOSED = 499;
-
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
-}
 
 function codeOf(err: unknown): string | undefined {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
@@ -180,14 +177,14 @@ export async function forward(req: IncomingMessage, res: ServerResponse, opts: F
       // Like the rules' refusal of a declared length, only later: the rest of the body is not forwarded.
       const tooLarge = { kind: 'block', reason: 'body-too-large', status: 413 } as const;
       sendBlocked(res, req.method, tooLarge, [], opts.requestId);
-      dropUnreadBody(req, res);
+      dropUnreadBody(req);
       return { status: 413, outcome: 'body-too-large', bytesIn: bytesIn(), bytesOut: Buffer.byteLength(blockedAnswer(tooLarge, []).body), cacheStatus: null };
     }
     const status = failureStatus(err);
     opts.log.warn({ requestId: opts.requestId, cause: failureCause(err) }, `edge: origin failed before answering (${status})`);
     opts.log.debug({ requestId: opts.requestId, err }, 'edge: origin failure detail');
     sendGatewayFailure(res, req.method, status, opts.requestId);
-    dropUnreadBody(req, res);
+    dropUnreadBody(req);
     return { status, outcome: status === 504 ? 'gateway-timeout' : 'bad-gateway', bytesIn: bytesIn(), bytesOut: 0, cacheStatus: null };
   }
 
@@ -210,7 +207,7 @@ export async function forward(req: IncomingMessage, res: ServerResponse, opts: F
       if (clientGone) return { status: CLIENT_CLOSED, outcome: 'client-gone', bytesIn: bytesIn(), bytesOut: 0, cacheStatus: null };
       opts.log.warn({ requestId: opts.requestId, cause: failureCause(err) }, 'edge: origin answer failed before it was cached (502)');
       sendGatewayFailure(res, req.method, 502, opts.requestId);
-      dropUnreadBody(req, res);
+      dropUnreadBody(req);
       return { status: 502, outcome: 'bad-gateway', bytesIn: bytesIn(), bytesOut: 0, cacheStatus: null };
     }
   }
@@ -222,7 +219,7 @@ export async function forward(req: IncomingMessage, res: ServerResponse, opts: F
     res.off('close', onClose);
     opts.log.warn({ requestId: opts.requestId, cause: failureCause(err) }, 'edge: origin answer not forwardable (502)');
     sendGatewayFailure(res, req.method, 502, opts.requestId);
-    dropUnreadBody(req, res);
+    dropUnreadBody(req);
     return { status: 502, outcome: 'bad-gateway', bytesIn: bytesIn(), bytesOut: 0, cacheStatus: null };
   }
   const relayed = await relay(answer.body, res);
@@ -232,28 +229,8 @@ export async function forward(req: IncomingMessage, res: ServerResponse, opts: F
   // Nothing may look complete: the client's connection and the origin's body both go.
   answer.body.destroy();
   res.destroy();
-  if (clientGone || relayed.failure === 'client-gone') return { ...result, outcome: 'client-gone' };
+  if (clientGone || relayed.failure === CLIENT_GONE) return { ...result, outcome: 'client-gone' };
   if (isBodyTooLarge(relayed.failure)) return { ...result, outcome: 'body-too-large' };
   opts.log.warn({ requestId: opts.requestId, cause: failureCause(relayed.failure) }, 'edge: origin answer failed mid-body; client connection closed');
   return { ...result, outcome: 'origin-aborted' };
-}
-
-/**
- * Pipes the origin's body to the client, counting it. Plain pipe() rather than pipeline(): pipeline
- * makes an AbortController and error objects per call, which showed at small answers; the two ways
- * out that pipe() does not handle (an origin error, a client that leaves) are watched here.
- */
-function relay(body: Readable, res: ServerResponse): Promise<{ bytes: number; failure?: unknown }> {
-  return new Promise((resolve) => {
-    let bytes = 0;
-    body.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-    });
-    body.once('error', (err) => resolve({ bytes, failure: err }));
-    res.once('finish', () => resolve({ bytes }));
-    res.once('close', () => {
-      if (!res.writableFinished) resolve({ bytes, failure: 'client-gone' });
-    });
-    body.pipe(res);
-  });
 }

@@ -35,7 +35,8 @@ export interface BodyRateOptions {
   minBytesPerSecond: number;
 }
 
-function hasBody(req: IncomingMessage): boolean {
+/** Whether the request declares a body (a non-zero length, or chunked). */
+export function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }

@@ -3,17 +3,38 @@
 // answers and the API's asset downloads. A body that fails
 // after the headers went out destroys the socket: the client sees a short read, never a short success.
 import type { ServerResponse } from 'node:http';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import { finished, pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import type { Logger } from 'pino';
 
-class ByteCounter extends Transform {
-  bytes = 0;
+/** How a relayed body ended: every byte out, or the body failed (its error), or the client left first. */
+export interface Relayed {
+  bytes: number;
+  failure?: unknown;
+}
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    this.bytes += chunk.length;
-    cb(null, chunk);
-  }
+/** The `failure` of a relay whose client left before the end. */
+export const CLIENT_GONE = 'client-gone';
+
+/**
+ * Pipes `body` into `res` (whose headers are written), counting it. Plain pipe() rather than
+ * pipeline() through a counting Transform: that made an AbortController and error objects per
+ * response, which showed at small answers (bench --proxy). The two ends pipe() does not handle, a
+ * failing body and a client that leaves, are reported; the caller then destroys both.
+ */
+export function relay(body: Readable, res: ServerResponse): Promise<Relayed> {
+  return new Promise((resolve) => {
+    let bytes = 0;
+    body.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    body.once('error', (err) => resolve({ bytes, failure: err }));
+    res.once('finish', () => resolve({ bytes }));
+    res.once('close', () => {
+      if (!res.writableFinished) resolve({ bytes, failure: CLIENT_GONE });
+    });
+    body.pipe(res);
+  });
 }
 
 function isClientGone(err: unknown): boolean {
@@ -46,13 +67,12 @@ export async function sendBody(
       return 0;
     }
   }
-  const counter = new ByteCounter();
-  try {
-    await pipeline(body, counter, res);
-  } catch (err) {
+  const relayed = await relay(body, res);
+  if (relayed.failure !== undefined) {
     // A client that went away is routine; a storage or cache failure is not.
-    if (!res.destroyed || !isClientGone(err)) log.warn({ err }, 'response body failed mid-response');
+    if (relayed.failure !== CLIENT_GONE && !isClientGone(relayed.failure)) log.warn({ err: relayed.failure }, 'response body failed mid-response');
+    body.destroy();
     res.destroy();
   }
-  return counter.bytes;
+  return relayed.bytes;
 }
