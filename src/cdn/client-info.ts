@@ -16,6 +16,18 @@ export interface ClientInfo {
   country: string;
 }
 
+/** A proxied request's client, and what the proxy passes on of the way it came. */
+export interface ForwardingClient extends ClientInfo {
+  /** The TCP peer is a trusted proxy (its forwarding headers are believed). */
+  trustedPeer: boolean;
+  /**
+   * The X-Forwarded-For hops to pass on: from a trusted proxy, the client and the trusted hops after
+   * it as received, then the peer; from anyone else, the peer alone. Hops left of the client were
+   * written by the client itself and are dropped.
+   */
+  forwardedFor: string[];
+}
+
 /** Hops read from X-Forwarded-For at most: a longer chain is not walked further (the last trusted hop is used). */
 const MAX_HOPS = 32;
 
@@ -46,32 +58,25 @@ export class ClientResolver {
 
   /** The client of a request from TCP peer `peer` with `headers` (lower-case names, as node:http gives them). */
   resolveFrom(peer: string | undefined, headers: IncomingHttpHeaders): ClientInfo {
+    const { ip, country } = this.resolveForwarding(peer, headers);
+    return { ip, country };
+  }
+
+  /** resolveFrom's client with the forwarding facts of the proxy, from one walk of X-Forwarded-For. */
+  resolveForwarding(peer: string | undefined, headers: IncomingHttpHeaders): ForwardingClient {
     const socket = parseAddress(peer);
-    if (!socket) return { ip: peer ?? '', country: '' };
-    if (!this.isTrusted(socket)) return { ip: socket.address, country: this.geoip.country(socket) };
-    const client = this.forwardedClient(socket, headers['x-forwarded-for']);
+    if (!socket) return { ip: peer ?? '', country: '', trustedPeer: false, forwardedFor: peer ? [peer] : [] };
+    if (!this.isTrusted(socket)) return { ip: socket.address, country: this.geoip.country(socket), trustedPeer: false, forwardedFor: [socket.address] };
+    const { client, hops } = this.walk(socket, headers['x-forwarded-for']);
     const claimed = this.countryHeader === '' ? undefined : headers[this.countryHeader];
     const country = typeof claimed === 'string' && /^[A-Za-z]{2}$/.test(claimed.trim()) ? claimed.trim().toUpperCase() : undefined;
-    // XX and ZZ are how proxies say "unknown" (Cloudflare, CLDR): ask the database instead.
-    return { ip: client.address, country: country !== undefined && country !== 'XX' && country !== 'ZZ' ? country : this.geoip.country(client) };
-  }
-
-  /** Whether the TCP peer `peer` is a trusted proxy (its forwarding headers are believed). */
-  trusts(peer: string | undefined): boolean {
-    const socket = parseAddress(peer);
-    return socket !== undefined && this.isTrusted(socket);
-  }
-
-  /**
-   * The X-Forwarded-For hops to pass on for a request from `peer`: from a trusted proxy, the client and
-   * the trusted hops after it as received, then the peer; from anyone else, the peer alone. Hops left
-   * of the client were written by the client itself and are dropped.
-   */
-  forwardedFor(peer: string | undefined, headers: IncomingHttpHeaders): string[] {
-    const socket = parseAddress(peer);
-    if (!socket) return peer ? [peer] : [];
-    if (!this.isTrusted(socket)) return [socket.address];
-    return [...this.walk(socket, headers['x-forwarded-for']).hops.map((h) => h.address), socket.address];
+    return {
+      ip: client.address,
+      // XX and ZZ are how proxies say "unknown" (Cloudflare, CLDR): ask the database instead.
+      country: country !== undefined && country !== 'XX' && country !== 'ZZ' ? country : this.geoip.country(client),
+      trustedPeer: true,
+      forwardedFor: [...hops.map((h) => h.address), socket.address],
+    };
   }
 
   private isTrusted(ip: Address): boolean {
@@ -79,15 +84,11 @@ export class ClientResolver {
   }
 
   /**
-   * The right-most untrusted hop of X-Forwarded-For (repeated headers arrive joined with ", "); when
+   * The client, the right-most untrusted hop of X-Forwarded-For (repeated headers arrive joined with ", "); when
    * every hop is trusted, the left-most. A hop that is not an address ('unknown', garbage) ends the walk:
-   * the client is then the trusted hop that forwarded it. Empty hops are skipped.
+   * the client is then the trusted hop that forwarded it. Empty hops are skipped. `hops`: the addresses
+   * from the client to the right end of the header.
    */
-  private forwardedClient(peer: Address, header: string | string[] | undefined): Address {
-    return this.walk(peer, header).client;
-  }
-
-  /** The forwardedClient walk; `hops` are the addresses from the client to the right end of the header. */
   private walk(peer: Address, header: string | string[] | undefined): { client: Address; hops: Address[] } {
     if (header === undefined) return { client: peer, hops: [] };
     const raws = (Array.isArray(header) ? header.join(',') : header).split(',');

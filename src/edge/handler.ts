@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AppContext } from '../context.js';
 import type { CacheStatus, CdnRequestRecord } from '../analytics/request-log.js';
-import type { ClientInfo } from '../cdn/client-info.js';
+import type { ClientInfo, ForwardingClient } from '../cdn/client-info.js';
 import { hostnameOf } from '../assets/delivery.js';
 import { pathOf } from '../cdn/handler.js';
 import { repeatedHeader } from '../http/request-guard.js';
@@ -59,11 +59,10 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
   const answers = ctx.proxyCache;
   const site = createBucketSite(ctx);
 
-  const headersFor = (req: IncomingMessage, origin: Extract<Origin, { kind: 'url' }>): RawHeaders => {
-    const peer = req.socket.remoteAddress;
+  const headersFor = (req: IncomingMessage, origin: Extract<Origin, { kind: 'url' }>, client: ForwardingClient): RawHeaders => {
     return requestHeadersFor(req.rawHeaders, {
-      forwardedFor: ctx.clients.forwardedFor(peer, req.headers),
-      trustedPeer: ctx.clients.trusts(peer),
+      forwardedFor: client.forwardedFor,
+      trustedPeer: client.trustedPeer,
       proto: protoOf(req),
       originHost: origin.preserveHost ? (req.headers.host ?? '') : new URL(origin.url).host,
     });
@@ -125,11 +124,11 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     const time = ctx.clock().getTime();
     const requestId = randomUUID();
     // Now, while the socket still knows its peer: after a Connection: close response it does not.
-    const client = ctx.clients.resolve(req);
+    const client = ctx.clients.resolveForwarding(req.socket.remoteAddress, req.headers);
     const decision = judge(req, route, client, time);
     if (decision.kind === 'block') {
       sendBlocked(res, req.method, decision, route.rules.allowedMethods, requestId);
-      dropUnreadBody(req, res);
+      dropUnreadBody(req);
       const bytesOut = req.method === 'HEAD' ? 0 : Buffer.byteLength(blockedAnswer(decision, route.rules.allowedMethods).body);
       log(req, route, client, time, started, decision.reason, { status: decision.status, bytesIn: 0, bytesOut });
       return;
@@ -137,7 +136,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     const origin = route.origin;
     if (origin === null) {
       sendGatewayFailure(res, req.method, 502, requestId);
-      dropUnreadBody(req, res);
+      dropUnreadBody(req);
       log(req, route, client, time, started, 'allowed', { status: 502, bytesIn: 0, bytesOut: 0 });
       return;
     }
@@ -147,7 +146,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       return;
     }
     // Taken now, while the socket still knows its peer.
-    const headers = headersFor(req, origin);
+    const headers = headersFor(req, origin, client);
     const cached = await lookup(req, route, requestId);
     if (cached) {
       const bytesOut = await sendCached(res, cached, ctx.log);
@@ -169,7 +168,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       ctx.log.error({ err, requestId }, 'edge: request failed');
       if (!res.headersSent) {
         sendGatewayFailure(res, req.method, 502, requestId);
-        dropUnreadBody(req, res);
+        dropUnreadBody(req);
       } else res.destroy();
       result = { status: 502, outcome: 'bad-gateway', bytesIn: 0, bytesOut: 0, cacheStatus: null };
     }
@@ -181,7 +180,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     const started = performance.now();
     const time = ctx.clock().getTime();
     const requestId = randomUUID();
-    const client = ctx.clients.resolve(req);
+    const client = ctx.clients.resolveForwarding(req.socket.remoteAddress, req.headers);
     socket.on('error', () => socket.destroy());
     const refuse = (status: number, decision: string, extra: Record<string, string> = {}): void => {
       const answer = rawAnswer(status, requestId, extra);
@@ -198,7 +197,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     if (origin.kind !== 'url') return refuse(400, 'allowed');
     const result = await openTunnel(req, socket, head, tunnels, {
       dispatcher: ctx.originPools.get(origin.url),
-      headers: headersFor(req, origin),
+      headers: headersFor(req, origin, client),
       requestId,
       log: ctx.log,
     });

@@ -84,14 +84,14 @@ t.test('response headers: hop-by-hop and Connection-named dropped, Via appended'
   t.same(pairs(responseHeadersFor(raw)), [['Content-Type', 'text/html'], ['Set-Cookie', 'a=1'], ['via', '1.1 app, 1.1 s3edge']]);
 });
 
-t.test('ClientResolver.forwardedFor: the peer alone unless trusted; after a trusted proxy, the client onwards', async (t) => {
+t.test('ClientResolver.resolveForwarding: the peer alone unless trusted; after a trusted proxy, the client onwards', async (t) => {
   const r = new ClientResolver({ trustedProxies: ['10.0.0.0/8'], countryHeader: '', geoipDatabase: '' });
-  t.same(r.forwardedFor('198.51.100.7', { 'x-forwarded-for': '6.6.6.6' }), ['198.51.100.7'], 'an untrusted peer: its forged header changes nothing');
-  t.same(r.forwardedFor('::ffff:198.51.100.7', {}), ['198.51.100.7'], 'a mapped IPv4 peer as IPv4');
-  t.same(r.forwardedFor('10.0.0.2', { 'x-forwarded-for': '6.6.6.6, 203.0.113.9, 10.1.1.1' }), ['203.0.113.9', '10.1.1.1', '10.0.0.2'], 'hops the client wrote itself are dropped');
-  t.same(r.forwardedFor('10.0.0.2', {}), ['10.0.0.2'], 'a trusted peer without a header is the client');
-  t.same(r.forwardedFor('10.0.0.2', { 'x-forwarded-for': 'garbage, 10.1.1.1' }), ['10.1.1.1', '10.0.0.2'], 'the walk stops at a hop that is no address');
-  t.ok(r.trusts('10.0.0.2'));
-  t.notOk(r.trusts('198.51.100.7'));
-  t.notOk(r.trusts(undefined));
+  t.same(r.resolveForwarding('198.51.100.7', { 'x-forwarded-for': '6.6.6.6' }).forwardedFor, ['198.51.100.7'], 'an untrusted peer: its forged header changes nothing');
+  t.same(r.resolveForwarding('::ffff:198.51.100.7', {}).forwardedFor, ['198.51.100.7'], 'a mapped IPv4 peer as IPv4');
+  t.same(r.resolveForwarding('10.0.0.2', { 'x-forwarded-for': '6.6.6.6, 203.0.113.9, 10.1.1.1' }).forwardedFor, ['203.0.113.9', '10.1.1.1', '10.0.0.2'], 'hops the client wrote itself are dropped');
+  t.same(r.resolveForwarding('10.0.0.2', {}).forwardedFor, ['10.0.0.2'], 'a trusted peer without a header is the client');
+  t.same(r.resolveForwarding('10.0.0.2', { 'x-forwarded-for': 'garbage, 10.1.1.1' }).forwardedFor, ['10.1.1.1', '10.0.0.2'], 'the walk stops at a hop that is no address');
+  t.ok(r.resolveForwarding('10.0.0.2', {}).trustedPeer);
+  t.notOk(r.resolveForwarding('198.51.100.7', {}).trustedPeer);
+  t.notOk(r.resolveForwarding(undefined, {}).trustedPeer);
 });
