@@ -3,6 +3,7 @@
 // and a line of plain text when a rule refused the request (403, 405, 413, 429 with Retry-After).
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { SAFETY_HEADERS } from '../assets/content-safety.js';
+import { drainRequest } from '../http/request-drain.js';
 import type { Decision } from './model.js';
 
 export type GatewayFailure = 502 | 504;
@@ -32,21 +33,14 @@ const LINGER_MS = 5000;
 
 /**
  * After an answer sent before the request body was read (a refusal, a failed origin): the rest of the
- * body is read and dropped, as node does for unread bodies, so the client reads the answer rather than
- * a reset (closing with unread bytes resets the connection, and the answer with it) and may reuse the
- * connection. A body still arriving LINGER_MS after the answer (a large upload) is cut; one that drips
- * is cut sooner by the request guard.
+ * body is read and dropped (src/http/request-drain.ts, without a byte bound), so the client reads the
+ * answer rather than a reset (closing with unread bytes resets the connection, and the answer with it)
+ * and may reuse the connection. A body still arriving LINGER_MS later (a large upload) is cut; one
+ * that drips is cut sooner by the request guard.
  */
-export function dropUnreadBody(req: IncomingMessage, res: ServerResponse): void {
-  if (req.complete) return;
-  req.resume();
-  res.once('finish', () => {
-    if (req.complete) return;
-    const timer = setTimeout(() => {
-      if (!req.complete) req.socket.destroy();
-    }, LINGER_MS).unref();
-    req.once('end', () => clearTimeout(timer));
-    req.socket.once('close', () => clearTimeout(timer));
+export function dropUnreadBody(req: IncomingMessage): void {
+  void drainRequest(req, { bytes: Number.POSITIVE_INFINITY, ms: LINGER_MS }).then((complete) => {
+    if (!complete) req.socket.destroy();
   });
 }
 
