@@ -5,7 +5,7 @@
 // one's own risk, and the anomaly events. Built from the request log; when the log has nothing of
 // the user in the window, from their download usage events (`available: false`).
 import type { Anomaly, ProxyLogs } from '../api/v3/schemas.js';
-import type { SeriesRow, SourceRow, TrafficGroupRow } from '../db/repos/edge-traffic.js';
+import { CDN_REFUSALS, type SeriesRow, type SourceRow, type TrafficGroupRow } from '../db/repos/edge-traffic.js';
 import type { UsageEvent } from '../db/repos/usage.js';
 import { countryName } from '../analytics/country-names.js';
 import { concentration, riskOf, sourceRisk } from './risk.js';
@@ -41,11 +41,6 @@ export interface ReportWindow {
 /** Series points: 5 minutes up to a day, hourly beyond. */
 export function bucketMsFor(hours: number): number {
   return hours <= 24 ? 5 * 60_000 : 60 * 60_000;
-}
-
-/** Statuses that mean the CDN refused the request (rather than the object being absent). */
-function isRefusal(status: number): boolean {
-  return status === 401 || status === 403 || status === 429 || status === 451;
 }
 
 export function buildProxyLogs(
@@ -138,7 +133,7 @@ export function factsFromUsage(events: readonly UsageEvent[], w: ReportWindow): 
   const series = new Map<number, SeriesRow>();
   const sources = new Map<string, SourceRow>();
   for (const e of events) {
-    const decision = isRefusal(e.statusCode) ? 'refused' : 'allowed';
+    const decision = CDN_REFUSALS.includes(e.statusCode) ? 'refused' : 'allowed';
     const serverError = decision === 'allowed' && e.statusCode >= 500 ? 1 : 0;
     const key = `${e.hostname}\u0000${decision}\u0000${serverError}\u0000${e.country}`;
     const g = groups.get(key) ?? { host: e.hostname, decision, serverError, country: e.country, requests: 0, bytes: 0 };

@@ -10,19 +10,14 @@ import { startServer as listen } from '../../src/server.js';
 import { S3EdgeClient, type Tld } from '../../src/client/index.js';
 import { startRdapFixture } from '../helpers/rdap-fixture.js';
 import { runCli } from '../helpers/server.js';
-import { tempDir, testConfig } from '../helpers/temp-data.js';
+import { inProcessServerConfig, tempDir } from '../helpers/temp-data.js';
 
 const fixture = await startRdapFixture();
 t.teardown(() => fixture.close());
 const dir = tempDir(t);
 const bootstrap = fixture.writeBootstrap(join(dir, 'bootstrap.json'), ['com', 'cv']);
 const dataDir = join(dir, 'data');
-const config = testConfig({
-  dataDir,
-  port: '0',
-  'cdn.port': '0',
-  logLevel: 'silent',
-  'integrity.scrubBytesPerSecond': '0',
+const config = inProcessServerConfig(dataDir, {
   'domains.rdap.bootstrapFile': bootstrap,
   'domains.rdap.allowPrivateAddresses': 'true',
 });

@@ -12,7 +12,7 @@ import { createContext } from '../../src/context.js';
 import { startServer as listen } from '../../src/server.js';
 import { S3EdgeClient } from '../../src/client/index.js';
 import { runCli } from '../helpers/server.js';
-import { tempDir, testConfig } from '../helpers/temp-data.js';
+import { inProcessServerConfig, tempDir } from '../helpers/temp-data.js';
 
 const BUCKET_MS = 300_000;
 const HOST = 'shop.example.com';
@@ -30,12 +30,7 @@ t.teardown(() => new Promise<void>((resolve) => origin.close(() => resolve())));
 const originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
 
 const dataDir = join(tempDir(t), 'data');
-const config = testConfig({
-  dataDir,
-  port: '0',
-  'cdn.port': '0',
-  logLevel: 'silent',
-  'integrity.scrubBytesPerSecond': '0',
+const config = inProcessServerConfig(dataDir, {
   'cdn.trustedProxies': '127.0.0.1/32',
   'cdn.countryHeader': 'x-test-country',
   'edge.allowPrivateOrigins': 'true',

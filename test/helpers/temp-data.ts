@@ -20,3 +20,11 @@ export function tempDir(t: Teardown, prefix = 's3edge-test-'): string {
 export function testConfig(flags: Record<string, string>): Config {
   return loadConfig({ flags, env: {} });
 }
+
+/**
+ * The config of a server a test runs in its own process (createContext + listen, an injected clock):
+ * free ports, quiet, no scrub, plus `flags`.
+ */
+export function inProcessServerConfig(dataDir: string, flags: Record<string, string> = {}): Config {
+  return testConfig({ dataDir, port: '0', 'cdn.port': '0', logLevel: 'silent', 'integrity.scrubBytesPerSecond': '0', ...flags });
+}

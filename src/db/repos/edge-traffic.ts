@@ -5,8 +5,11 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../open.js';
 
+/** Statuses that mean the CDN refused the request (rather than the object being absent). */
+export const CDN_REFUSALS: readonly number[] = [401, 403, 429, 451];
+
 /** SQL true for a blocked request row. */
-const BLOCKED = `(decision <> 'allowed' OR (surface = 'cdn' AND status IN (401, 403, 429, 451)))`;
+const BLOCKED = `(decision <> 'allowed' OR (surface = 'cdn' AND status IN (${CDN_REFUSALS.join(', ')})))`;
 
 /** The window of one owner; hostname '' means all of theirs. Times are Unix ms, both ends included. */
 export interface EdgeTrafficQuery {
