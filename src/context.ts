@@ -22,6 +22,7 @@ import { BlobCollector } from './storage/blob-gc.js';
 import { Scrubber } from './storage/scrub.js';
 import { CorruptionReporter } from './storage/corruption.js';
 import { ApiKeyVerifier } from './auth/api-keys.js';
+import { DashboardSessions } from './auth/sessions.js';
 import { CreditsService } from './credits/credits.js';
 import { RequestLog } from './analytics/request-log.js';
 import { ClientResolver } from './cdn/client-info.js';
@@ -73,6 +74,8 @@ export interface AppContext {
   root: { accessKeyId: string; secretAccessKey?: string; generated: boolean };
   /** Bearer tokens of the management API. */
   apiKeys: ApiKeyVerifier;
+  /** Signed-in dashboard sessions (cookie token -> user, CSRF token). */
+  sessions: DashboardSessions;
   credits: CreditsService;
   /** Public base URLs, final once the server listens (server.ts fills in derived ones). */
   endpoints: PublicEndpoints;
@@ -198,6 +201,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       ...(hashPool ? { hashPool } : {}),
       root,
       apiKeys: new ApiKeyVerifier(repos.apiKeys),
+      sessions: new DashboardSessions(
+        repos.sessions,
+        { idleMs: config.dashboard.sessionIdleSeconds * 1000, maxMs: config.dashboard.sessionMaxSeconds * 1000 },
+        () => clock().getTime(),
+      ),
       credits: new CreditsService(repos, config.credits, clock),
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,

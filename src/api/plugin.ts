@@ -1,5 +1,6 @@
 // The management API as a fastify plugin: bearer authentication with scopes, the JSON error envelope
 // ({ success: false, message, code }), and the route modules of /api/v3 and /storage.
+import cookie from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { type ApiPrincipal, type Scope } from '../auth/api-keys.js';
@@ -18,6 +19,8 @@ import { metricsRoutes } from './v3/metrics.js';
 import { purgeRoutes } from './v3/purge.js';
 import { domainRoutes } from './v3/domains.js';
 import { projectRoutes } from './v3/projects.js';
+import { sessionPrincipal } from '../web/session-cookie.js';
+import { sessionRoutes } from '../web/session-routes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,8 +32,9 @@ declare module 'fastify' {
 export interface ApiDeps {
   ctx: AppContext;
   /**
-   * An onRequest hook: 401 without a valid bearer token, 403 without `scope`. It runs before any body
-   * parser, so an unauthenticated client never gets a parse or validation answer, nor has its body read.
+   * An onRequest hook: 401 without a valid bearer token (or dashboard session cookie), 403 without
+   * `scope` (or, for a session, without its CSRF token). It runs before any body parser, so an
+   * unauthenticated client never gets a parse or validation answer, nor has its body read.
    */
   requireScope(scope: Scope): onRequestAsyncHookHandler;
 }
@@ -70,7 +74,7 @@ export type RouteModule = (app: FastifyInstance, deps: ApiDeps) => void;
 /** Route modules, each owning its paths. */
 const ROUTES: readonly RouteModule[] = [
   apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, metricsRoutes, domainRoutes,
-  projectRoutes,
+  projectRoutes, sessionRoutes,
 ];
 
 export async function managementApi(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
@@ -104,6 +108,8 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
   // check (preHandler) so that only authenticated requests count. The counters live in
   // @fastify/rate-limit's store; a store shared by several gateway processes plugs in there.
   // Answers carry RateLimit-Limit / -Remaining / -Reset, and a 429 also Retry-After.
+  // The dashboard's session cookie (src/web/session-cookie.ts); bearer tokens need none of it.
+  await app.register(cookie);
   await app.register(rateLimit, {
     global: false,
     hook: 'preHandler',
@@ -118,7 +124,8 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
     requireScope(scope) {
       return async (request) => {
         const token = bearerToken(request);
-        const principal = token === undefined ? undefined : ctx.apiKeys.verify(token);
+        // A bearer token wins: a client sending one is not the dashboard, whatever cookies it has.
+        const principal = token === undefined ? sessionPrincipal(request, ctx.sessions) : ctx.apiKeys.verify(token);
         if (!principal) throw new ApiError(401, 'unauthorized', 'Missing or invalid API key');
         if (!principal.scopes.has(scope)) throw new ApiError(403, 'forbidden', `This API key lacks the '${scope}' scope`);
         request.apiPrincipal = principal;

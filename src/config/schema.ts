@@ -184,6 +184,17 @@ export interface EdgeConfig {
   };
 }
 
+/** The account dashboard at /dashboard (src/web, src/auth/sessions.ts; docs/DASHBOARD.md). */
+export interface DashboardConfig {
+  enabled: boolean;
+  /** A session unused this long is over. */
+  sessionIdleSeconds: number;
+  /** A session is over this long after sign-in, however busy. */
+  sessionMaxSeconds: number;
+  /** Sign-in attempts (right or wrong) allowed per window, per account name and per client IP. */
+  signIn: { windowSeconds: number; perAccount: number; perIp: number };
+}
+
 export interface Config {
   dataDir: string;
   host: string;
@@ -218,6 +229,7 @@ export interface Config {
   integrity: IntegrityConfig;
   domains: DomainsConfig;
   edge: EdgeConfig;
+  dashboard: DashboardConfig;
 }
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -230,6 +242,7 @@ export const configSchema = {
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
     'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
+    'dashboard',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -423,6 +436,26 @@ export const configSchema = {
         },
       },
     },
+    dashboard: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['enabled', 'sessionIdleSeconds', 'sessionMaxSeconds', 'signIn'],
+      properties: {
+        enabled: { type: 'boolean' },
+        sessionIdleSeconds: { type: 'integer', minimum: 60, maximum: 2592000 },
+        sessionMaxSeconds: { type: 'integer', minimum: 60, maximum: 31536000 },
+        signIn: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['windowSeconds', 'perAccount', 'perIp'],
+          properties: {
+            windowSeconds: { type: 'integer', minimum: 1, maximum: 86400 },
+            perAccount: { type: 'integer', minimum: 1, maximum: 1000000 },
+            perIp: { type: 'integer', minimum: 1, maximum: 1000000 },
+          },
+        },
+      },
+    },
     tls: {
       type: 'object',
       additionalProperties: false,
@@ -470,6 +503,9 @@ export const DURATION_KEYS = {
   'edge.headersTimeoutMs': 'ms',
   'edge.bodyTimeoutMs': 'ms',
   'edge.anomalies.bucketSeconds': 's',
+  'dashboard.sessionIdleSeconds': 's',
+  'dashboard.sessionMaxSeconds': 's',
+  'dashboard.signIn.windowSeconds': 's',
 } as const;
 
 /** HTTP header names: accepted in any case (`CF-IPCountry`), held lowercased. */

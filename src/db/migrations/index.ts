@@ -11,6 +11,7 @@ import { sql as blobCrc32c } from './010-blob-crc32c.js';
 import { sql as domains } from './011-domains.js';
 import { sql as edge } from './012-edge.js';
 import { sql as userPasswords } from './013-user-passwords.js';
+import { sql as dashboardSessions } from './014-dashboard-sessions.js';
 
 /** Numbered migrations, applied in order; PRAGMA user_version records the last applied. Never edit one that has shipped. */
-export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords];
+export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords, dashboardSessions];

@@ -16,10 +16,12 @@ import { TldsRepo } from './tlds.js';
 import { ObjectsRepo } from './objects.js';
 import { ProjectsRepo } from './projects.js';
 import { AnomaliesRepo } from './anomalies.js';
+import { SessionsRepo } from './sessions.js';
 
 export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditsRepo, ProjectsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
 export type { Deployment, Project, ProjectHostname } from './projects.js';
 export { AnomaliesRepo } from './anomalies.js';
+export { SessionsRepo, type SessionRecord } from './sessions.js';
 export type { AnomalyQuery } from './anomalies.js';
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
 export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
@@ -55,6 +57,8 @@ export interface Repos {
   projects: ProjectsRepo;
   /** Anomaly events on project hostnames' traffic (src/edge/detect). */
   anomalies: AnomaliesRepo;
+  /** Dashboard sign-in sessions (src/auth/sessions.ts). */
+  sessions: SessionsRepo;
   /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T;
   /**
@@ -89,6 +93,7 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     objects: new ObjectsRepo(db),
     projects: new ProjectsRepo(db, clock),
     anomalies: new AnomaliesRepo(db),
+    sessions: new SessionsRepo(db),
     tlds: new TldsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     dataVersion: () => dataVersion.get() as number,
