@@ -1,8 +1,8 @@
 // buildApp(ctx): the request listener for every surface. Requests for a verified project hostname go
 // to the edge proxy (src/edge, both listeners, WebSocket upgrades too); for the CDN hostname to the CDN;
 // S3 traffic goes straight to the S3 handler (raw URLs matter: keys are opaque bytes, no router
-// normalisation); the management prefixes (/api/, /storage/) go through fastify. Never listens, never
-// reads env.
+// normalisation); the management prefixes (/api/, /storage/, /dashboard) go through fastify. Never
+// listens, never reads env.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -15,6 +15,7 @@ import { createCdnHandler, isCdnHost, notFound as cdnNotFound } from './cdn/hand
 import { answerAndClose, repeatedHeader, watchBodyRate } from './http/request-guard.js';
 import { toXml } from './s3/xml.js';
 import { createEdgeHandler } from './edge/handler.js';
+import { dashboardFiles } from './web/static.js';
 
 export interface App {
   close(): Promise<void>;
@@ -28,9 +29,16 @@ export interface App {
   closeTunnels(): void;
 }
 
-/** Path prefixes of the management API; `api` and `storage` are therefore reserved bucket names. */
+/** Path prefixes of the management API and the dashboard; `api`, `storage` and `dashboard` are therefore reserved bucket names. */
 export function isManagementPath(url: string | undefined): boolean {
-  return !!url && (url === '/api' || url.startsWith('/api/') || url.startsWith('/api?') || url.startsWith('/storage/'));
+  return (
+    !!url &&
+    (url === '/api' || url.startsWith('/api/') || url.startsWith('/api?') || url.startsWith('/storage/') || isDashboardPath(url))
+  );
+}
+
+function isDashboardPath(url: string): boolean {
+  return url === '/dashboard' || url.startsWith('/dashboard/') || url.startsWith('/dashboard?');
 }
 
 type Door = 's3' | 'api' | 'cdn' | 'proxy';
@@ -101,6 +109,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     void reply.code(404).send({ success: false, message: 'Not found', code: 'not_found' });
   });
   await fastify.register(managementApi, { ctx });
+  if (ctx.config.dashboard.enabled) await fastify.register(dashboardFiles);
   await fastify.ready();
   const management = fastifyListener as RequestListener;
   const s3 = createS3Handler(ctx);

@@ -1,0 +1,57 @@
+// The dashboard's files (built by scripts/build-web.mjs into dist/web): index.html at /dashboard/,
+// content-hashed scripts and styles under /dashboard/assets/ (cached for a year, immutable). Every
+// answer carries the dashboard's security headers: a CSP that runs only our own files (no inline
+// script or style, no other origin), no framing, nosniff, no referrer.
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** dist/web, beside dist/src (this file is dist/src/web/static.js once built). */
+export const WEB_ROOT = fileURLToPath(new URL('../../web/', import.meta.url));
+
+export const DASHBOARD_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS = {
+  'content-security-policy': DASHBOARD_CSP,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+} as const;
+
+/** A built file's name carries its content hash: `app.3f9c2a1b7d.js`. */
+const HASHED = /\.[0-9a-f]{10}\.(js|css)$/;
+
+export async function dashboardFiles(app: FastifyInstance): Promise<void> {
+  if (!existsSync(WEB_ROOT)) {
+    app.log.warn({ root: 'dist/web' }, 'dashboard files missing (run npm run build): /dashboard answers 404');
+    return;
+  }
+  app.addHook('onSend', async (_request, reply) => {
+    void reply.headers(SECURITY_HEADERS);
+  });
+  app.get('/dashboard', async (_request, reply) => reply.redirect('/dashboard/', 302));
+  await app.register(fastifyStatic, {
+    root: WEB_ROOT,
+    prefix: '/dashboard/',
+    index: ['index.html'],
+    cacheControl: false,
+    etag: true,
+    lastModified: false,
+    setHeaders: (res, path) => {
+      void res.header('cache-control', HASHED.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache');
+    },
+  });
+}
