@@ -28,10 +28,10 @@ import type {
   TldMatch,
   UsageEvent,
 } from '../api/v3/schemas.js';
-import type { BucketVisibility } from '../api/v3/buckets.js';
+import type { BucketView, BucketVisibility } from '../api/v3/buckets.js';
 import type { PurgeRequest } from '../api/v3/purge.js';
 
-export type { BucketVisibility, CacheStats, PurgeRequest };
+export type { BucketView, BucketVisibility, CacheStats, PurgeRequest };
 export type {
   Anomaly, ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
   ProxyLogs, StorageAccessKey, Summary, UsageEvent, Tld, TldMatch, DomainResult,
@@ -238,6 +238,16 @@ export class S3EdgeClient {
 
   async deleteAccessKey(bucket: string, keyId: string): Promise<string> {
     return (await this.json<{ message: string }>('DELETE', `/storage/buckets/${encodeURIComponent(bucket)}/access-keys/${encodeURIComponent(keyId)}`)).message;
+  }
+
+  /** The caller's buckets. */
+  async listBuckets(): Promise<BucketView[]> {
+    return (await this.json<{ buckets: BucketView[] }>('GET', '/api/v3/buckets')).buckets;
+  }
+
+  /** Creates a bucket in the gateway's region (S3 naming rules; 409 when the name is taken). */
+  async createBucket(name: string): Promise<BucketView> {
+    return (await this.json<{ bucket: BucketView }>('POST', '/api/v3/buckets', { name })).bucket;
   }
 
   /** Serves a bucket's objects on the CDN host at /b/<bucket>/<key> (true), or stops it (false). */

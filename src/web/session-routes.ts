@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
+import { SCOPES } from '../auth/api-keys.js';
 import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.js';
 import { ApiError } from '../api/errors.js';
 import type { RouteModule } from '../api/plugin.js';
@@ -24,7 +25,11 @@ const SessionView = Type.Object({
   success: Type.Literal(true),
   user: Type.Object({ id: Type.String(), name: Type.String() }),
   csrfToken: Type.String(),
+  /** The API key scopes and what each allows, for the dashboard's key form. */
+  scopes: Type.Array(Type.Object({ name: Type.String(), description: Type.String() })),
 });
+
+const SCOPE_LIST = Object.entries(SCOPES).map(([name, description]) => ({ name, description }));
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;
 
@@ -74,7 +79,7 @@ export const sessionRoutes: RouteModule = (app, { ctx }) => {
       const session = ctx.sessions.open(user.id);
       setSessionCookie(request, reply, session.token, ctx.config.dashboard.sessionMaxSeconds);
       void reply.headers(NO_STORE);
-      return { success: true, user: { id: user.id, name: user.name }, csrfToken: session.csrfToken };
+      return { success: true, user: { id: user.id, name: user.name }, csrfToken: session.csrfToken, scopes: SCOPE_LIST };
     },
   );
 
@@ -84,7 +89,7 @@ export const sessionRoutes: RouteModule = (app, { ctx }) => {
     const user = session && ctx.repos.users.getById(session.userId);
     if (!user || !session) throw new ApiError(401, 'unauthorized', 'Not signed in');
     void reply.headers(NO_STORE);
-    return { success: true, user: { id: user.id, name: user.name }, csrfToken: session.csrfToken };
+    return { success: true, user: { id: user.id, name: user.name }, csrfToken: session.csrfToken, scopes: SCOPE_LIST };
   });
 
   app.delete('/dashboard/session', { schema: { response: ERROR_RESPONSES } }, async (request, reply) => {

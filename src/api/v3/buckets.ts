@@ -2,8 +2,12 @@
 // `{ "public": true }` serves the bucket's objects to anyone on the CDN host at /b/<bucket>/<key>,
 // `{ "public": false }` stops it (the default). Scope `buckets:manage`; :bucket is the bucket's name;
 // another user's bucket and an unknown one are the same 404.
+// GET /api/v3/buckets lists the caller's buckets; POST /api/v3/buckets `{ "name": "photos" }` creates
+// one in the gateway's region, with the rules of S3 CreateBucket (src/s3/bucket-service.ts).
 import { Type, type Static } from '@sinclair/typebox';
-import { notFound } from '../errors.js';
+import { ApiError, notFound } from '../errors.js';
+import { createBucket } from '../../s3/bucket-service.js';
+import { S3Error } from '../../errors/s3-errors.js';
 import { BUCKET_NOT_FOUND, ownedBucket } from './owned.js';
 import { principalOf, type RouteModule } from '../plugin.js';
 import { ERROR_RESPONSES } from './schemas.js';
@@ -18,8 +22,48 @@ export const BucketVisibility = Type.Object({ name: Type.String(), public: Type.
 export type BucketVisibility = Static<typeof BucketVisibility>;
 const Response = Type.Object({ success: Type.Boolean(), bucket: BucketVisibility });
 
+export const BucketView = Type.Object({
+  name: Type.String(),
+  region: Type.String(),
+  public: Type.Boolean(),
+  objects: Type.Integer(),
+  createdAt: Type.String(),
+});
+export type BucketView = Static<typeof BucketView>;
+const ListResponse = Type.Object({ success: Type.Boolean(), buckets: Type.Array(BucketView) });
+const CreateBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
+const CreateResponse = Type.Object({ success: Type.Boolean(), bucket: BucketView });
+
 export const bucketRoutes: RouteModule = (app, { ctx, requireScope }) => {
   const auth = requireScope('buckets:manage');
+  app.get('/api/v3/buckets', { onRequest: auth, schema: { response: { 200: ListResponse, ...ERROR_RESPONSES } } }, async (request) => {
+    const buckets = ctx.repos.buckets.list(principalOf(request).userId).map((b) => ({
+      name: b.name,
+      region: b.region,
+      public: b.public,
+      objects: ctx.repos.buckets.countObjects(b.id),
+      createdAt: new Date(b.createdAt).toISOString(),
+    }));
+    return { success: true, buckets };
+  });
+  app.post<{ Body: Static<typeof CreateBody> }>(
+    '/api/v3/buckets',
+    { onRequest: auth, schema: { body: CreateBody, response: { 201: CreateResponse, ...ERROR_RESPONSES } } },
+    async (request, reply) => {
+      try {
+        const b = createBucket(ctx.repos, { name: request.body.name, ownerId: principalOf(request).userId, region: ctx.config.region });
+        ctx.bucketDirectory.forget(b.name);
+        void reply.code(201);
+        return { success: true, bucket: { name: b.name, region: b.region, public: b.public, objects: 0, createdAt: new Date(b.createdAt).toISOString() } };
+      } catch (err) {
+        if (!(err instanceof S3Error)) throw err;
+        if (err.code === 'InvalidBucketName') throw new ApiError(400, 'invalid_bucket_name', err.message);
+        if (err.code === 'BucketAlreadyOwnedByYou') throw new ApiError(409, 'bucket_exists', 'You already own a bucket of that name');
+        if (err.code === 'BucketAlreadyExists') throw new ApiError(409, 'bucket_exists', 'That bucket name is taken; bucket names are shared by every user of the gateway');
+        throw err;
+      }
+    },
+  );
   for (const path of PATHS) {
     app.put<{ Params: Static<typeof Params>; Body: Static<typeof Body> }>(
       path,

@@ -1,0 +1,192 @@
+// The dashboard's small component library: layout pieces, tables, a confirm dialog, copy buttons, a
+// shown-once secret box, pagers and the uPlot chart wrapper. Text is always passed as text (never as
+// HTML), so names users chose are shown, not run.
+import { html, useEffect, useRef, useState } from './preact-htm.js';
+import uPlot from './uplot.js';
+
+export function Page({ title, actions, children }) {
+  return html`<section class="page" aria-labelledby="page-title">
+    <header class="page-head"><h1 id="page-title" tabindex="-1">${title}</h1>${actions ? html`<div class="actions">${actions}</div>` : null}</header>
+    ${children}
+  </section>`;
+}
+
+export function Card({ title, children, wide }) {
+  return html`<div class=${wide ? 'card wide' : 'card'}>${title ? html`<h2>${title}</h2>` : null}${children}</div>`;
+}
+
+export function Stat({ label, value, hint, tone }) {
+  return html`<div class=${`stat ${tone ?? ''}`}><div class="stat-value">${value}</div><div class="stat-label">${label}</div>${hint ? html`<div class="stat-hint">${hint}</div>` : null}</div>`;
+}
+
+export function Notice({ tone = 'info', children }) {
+  return html`<div class=${`notice ${tone}`} role=${tone === 'error' ? 'alert' : 'status'}>${children}</div>`;
+}
+
+export function Loading() {
+  return html`<p class="muted" role="status">Loading…</p>`;
+}
+
+/** Loads `load()` once (and again on reload()), with its error shown as text. */
+export function useLoad(load, deps = []) {
+  const [state, setState] = useState({ loading: true, data: null, error: null });
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ ...s, loading: true, error: null }));
+    load().then(
+      (data) => live && setState({ loading: false, data, error: null }),
+      (error) => live && setState({ loading: false, data: null, error }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, round]);
+  return { ...state, reload: () => setRound((r) => r + 1) };
+}
+
+export function Loaded({ state, children }) {
+  if (state.error) return html`<${Notice} tone="error">${state.error.message}<//>`;
+  if (state.loading && !state.data) return html`<${Loading} />`;
+  return children(state.data);
+}
+
+export function Table({ columns, rows, empty, caption }) {
+  if (!rows.length) return html`<p class="muted empty">${empty}</p>`;
+  return html`<div class="table-wrap"><table>
+    ${caption ? html`<caption class="sr-only">${caption}</caption>` : null}
+    <thead><tr>${columns.map((c) => html`<th scope="col" class=${c.className ?? ''}>${c.label}</th>`)}</tr></thead>
+    <tbody>${rows.map((row) => html`<tr key=${row.key}>${columns.map((c) => html`<td class=${c.className ?? ''} data-label=${c.label}><div class="cell">${c.render(row)}</div></td>`)}</tr>`)}</tbody>
+  </table></div>`;
+}
+
+/** A modal dialog (the native <dialog>: focus is trapped and Escape closes it). */
+export function Dialog({ open, title, onClose, children }) {
+  const ref = useRef(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) d.showModal();
+    if (!open && d.open) d.close();
+  }, [open]);
+  return html`<dialog ref=${ref} aria-label=${title} onClose=${onClose} onCancel=${onClose}>
+    <h2>${title}</h2>${open ? children : null}
+  </dialog>`;
+}
+
+/** Asks before something that cannot be undone; confirm() runs the action. */
+export function ConfirmButton({ label, question, confirmLabel = 'Delete', onConfirm, className = 'danger', disabled }) {
+  const [open, setOpen] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const confirm = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await onConfirm();
+      setOpen(false);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<button type="button" class=${className} disabled=${disabled} onClick=${() => setOpen(true)}>${label}</button>
+    <${Dialog} open=${open} title=${confirmLabel} onClose=${() => setOpen(false)}>
+      <p>${question}</p>
+      ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+      <div class="dialog-actions">
+        <button type="button" onClick=${() => setOpen(false)}>Cancel</button>
+        <button type="button" class="danger" disabled=${busy} onClick=${confirm}>${busy ? 'Working…' : confirmLabel}</button>
+      </div>
+    <//>`;
+}
+
+export function CopyButton({ text, label = 'Copy' }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied(true);
+      setTimeout(() => setCopied(false), 1500);
+    } catch {
+      setCopied(false);
+    }
+  };
+  return html`<button type="button" class="small" onClick=${copy} aria-live="polite">${copied ? 'Copied' : label}</button>`;
+}
+
+/** A value shown once (a token, a secret key): selectable, with a copy button. */
+export function SecretValue({ label, value, testId }) {
+  return html`<div class="secret">
+    <div class="secret-label">${label}</div>
+    <div class="secret-row"><code data-testid=${testId}>${value}</code><${CopyButton} text=${value} /></div>
+  </div>`;
+}
+
+export function Pager({ page, pages, onPage }) {
+  if (pages <= 1) return null;
+  return html`<nav class="pager" aria-label="Pages">
+    <button type="button" disabled=${page <= 1} onClick=${() => onPage(page - 1)}>Previous</button>
+    <span>Page ${page} of ${pages}</span>
+    <button type="button" disabled=${page >= pages} onClick=${() => onPage(page + 1)}>Next</button>
+  </nav>`;
+}
+
+/** Shares of a whole as labelled bars (countries, status codes). */
+export function Shares({ entries, total, empty, format = (n) => n.toLocaleString('en-US') }) {
+  if (!entries.length || !total) return html`<p class="muted empty">${empty}</p>`;
+  return html`<ul class="shares">${entries.map(
+    ([name, n]) => html`<li><span class="share-name">${name}</span><meter min="0" max=${total} value=${n}></meter><span class="share-value">${format(n)}</span></li>`,
+  )}</ul>`;
+}
+
+const INTEGER_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9];
+
+function cssVar(name) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
+}
+
+/**
+ * A time series chart (uPlot): `times` in seconds, `series` [{ label, values, color, scale }]. Resizes
+ * with its box.
+ */
+export function TimeChart({ times, series, height = 220, label }) {
+  const box = useRef(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const scales = [...new Set(series.map((s) => s.scale ?? 'y'))];
+    const opts = {
+      width: el.clientWidth || 600,
+      // Counts never go below zero, and a quiet day still shows a 0..4 scale rather than 0..1.
+      scales: { x: { time: true }, ...Object.fromEntries(series.filter((s) => s.integer).map((s) => [s.scale ?? 'y', { range: (_u, _min, max) => [0, Math.max(4, max)] }])) },
+      height,
+      axes: [
+        { stroke: cssVar('--muted'), grid: { stroke: cssVar('--grid') }, ticks: { stroke: cssVar('--grid') } },
+        ...scales.map((scale, i) => ({
+          scale,
+          side: i === 0 ? 3 : 1,
+          stroke: cssVar('--muted'),
+          grid: { show: i === 0, stroke: cssVar('--grid') },
+          ticks: { stroke: cssVar('--grid') },
+          size: 76,
+          // Counts step by whole numbers: no "0, 0, 1, 1" ticks on a quiet day.
+          ...(series.find((s) => (s.scale ?? 'y') === scale)?.integer ? { incrs: INTEGER_STEPS } : {}),
+          values: (_u, splits) => splits.map((v) => (series.find((s) => (s.scale ?? 'y') === scale)?.format ?? String)(v)),
+        })),
+      ],
+      series: [{}, ...series.map((s) => ({ label: s.label, stroke: cssVar(s.color), width: 2, scale: s.scale ?? 'y', value: (_u, v) => (v === null ? '–' : (s.format ?? String)(v)) }))],
+      legend: { show: true },
+      cursor: { drag: { x: false, y: false } },
+    };
+    const chart = new uPlot(opts, [times, ...series.map((s) => s.values)], el);
+    const resize = new ResizeObserver(() => chart.setSize({ width: el.clientWidth, height }));
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      chart.destroy();
+    };
+  }, [times, series, height]);
+  return html`<div class="chart" ref=${box} role="img" aria-label=${label}></div>`;
+}

@@ -1,0 +1,114 @@
+// Assets: the list (search, kind, pages), uploads by picker or drag and drop with a progress bar per
+// file, public URLs and signed links, downloads, deletes (SPEC.md §2.1, §4).
+import { html, useRef, useState } from './preact-htm.js';
+import { del, get, post, query, uploadAsset } from './api.js';
+import { ConfirmButton, CopyButton, Loaded, Notice, Page, Pager, Table, useLoad } from './components.js';
+import { bytes, dateTime } from './format.js';
+
+const PAGE_SIZE = 20;
+
+function UploadRow({ item }) {
+  const pct = item.total ? Math.floor((item.sent / item.total) * 100) : 0;
+  return html`<li class="upload" data-testid="upload-row">
+    <div class="upload-head"><span class="file-name">${item.name}</span><span class="muted">${bytes(item.total)}</span>
+      <span class="upload-state" data-testid="upload-state">${item.state === 'done' ? 'Uploaded' : item.state === 'error' ? 'Failed' : `${pct}%`}</span>
+      ${item.state === 'sending' ? html`<button type="button" class="small" onClick=${item.abort}>Cancel</button>` : null}</div>
+    <progress max="100" value=${item.state === 'done' ? 100 : pct} aria-label=${`Upload of ${item.name}`} data-testid="upload-progress"></progress>
+    ${item.forcedPrivate
+      ? html`<${Notice} tone="warn">${item.name} can run as a web page or script in a browser, so it was stored as private: it is served only by download or signed link, never from a public URL.<//>`
+      : null}
+    ${item.error ? html`<${Notice} tone="error">${item.error}<//>` : null}
+  </li>`;
+}
+
+function Uploader({ onUploaded }) {
+  const [visibility, setVisibility] = useState('public');
+  const [items, setItems] = useState([]);
+  const [dragging, setDragging] = useState(false);
+  const picker = useRef(null);
+  const update = (id, patch) => setItems((list) => list.map((it) => (it.id === id ? { ...it, ...patch } : it)));
+
+  const start = (files) => {
+    for (const file of files) {
+      const id = `${Date.now()}-${Math.random()}`;
+      const handle = uploadAsset(file, visibility, (sent, total) => update(id, { sent, total }));
+      setItems((list) => [{ id, name: file.name, sent: 0, total: file.size, state: 'sending', abort: handle.abort }, ...list]);
+      handle.done.then(
+        (body) => {
+          update(id, { state: 'done', sent: file.size, forcedPrivate: visibility === 'public' && body.asset.visibility === 'private' });
+          onUploaded();
+        },
+        (err) => update(id, { state: 'error', error: err.message }),
+      );
+    }
+  };
+  const onDrop = (e) => {
+    e.preventDefault();
+    setDragging(false);
+    if (e.dataTransfer?.files?.length) start([...e.dataTransfer.files]);
+  };
+  return html`<div class="card">
+    <h2>Upload</h2>
+    <fieldset class="inline">
+      <legend>Visibility of new uploads</legend>
+      <label><input type="radio" name="visibility" value="public" checked=${visibility === 'public'} onChange=${() => setVisibility('public')} /> Public (served from the CDN)</label>
+      <label><input type="radio" name="visibility" value="private" checked=${visibility === 'private'} onChange=${() => setVisibility('private')} /> Private (download or signed link)</label>
+    </fieldset>
+    <div class=${dragging ? 'drop dragging' : 'drop'} data-testid="drop-zone"
+      onDragOver=${(e) => { e.preventDefault(); setDragging(true); }} onDragLeave=${() => setDragging(false)} onDrop=${onDrop}>
+      <p>Drop files here, or</p>
+      <button type="button" class="primary" onClick=${() => picker.current.click()}>Choose files</button>
+      <input ref=${picker} class="sr-only" type="file" multiple aria-label="Files to upload" data-testid="file-input"
+        onChange=${(e) => { start([...e.target.files]); e.target.value = ''; }} />
+    </div>
+    ${items.length ? html`<ul class="uploads">${items.map((item) => html`<${UploadRow} key=${item.id} item=${item} />`)}</ul>` : null}
+  </div>`;
+}
+
+function SignedLink({ asset }) {
+  const [link, setLink] = useState(null);
+  const [error, setError] = useState(null);
+  const make = () => post(`/api/v3/cdn/assets/${encodeURIComponent(asset.id)}/signed-url`, { expiresIn: 3600 }).then((b) => setLink(b), setError);
+  if (link) return html`<${CopyButton} text=${link.url} label="Copy signed link (1 h)" />`;
+  return html`<button type="button" class="small" onClick=${make} title=${error ? error.message : ''}>Signed link</button>`;
+}
+
+export function AssetsPage() {
+  const [search, setSearch] = useState('');
+  const [kind, setKind] = useState('');
+  const [page, setPage] = useState(1);
+  const state = useLoad(() => get(`/api/v3/cdn/assets${query({ page, limit: PAGE_SIZE, search, kind })}`), [page, search, kind]);
+
+  const columns = [
+    { label: 'Name', render: (a) => html`<span class="file-name" data-testid="asset-name">${a.fileName}</span>` },
+    { label: 'Size', className: 'num', render: (a) => bytes(a.size) },
+    { label: 'Type', render: (a) => html`<span class="muted">${a.contentType}</span>` },
+    { label: 'Visibility', render: (a) => html`<span class=${`badge ${a.visibility}`}>${a.visibility}</span>` },
+    { label: 'Uploaded', render: (a) => dateTime(a.createdAt) },
+    {
+      label: 'Actions',
+      className: 'row-actions',
+      render: (a) => html`
+        ${a.visibility === 'public' && a.publicUrl ? html`<${CopyButton} text=${a.publicUrl} label="Copy URL" />` : html`<${SignedLink} asset=${a} />`}
+        <a class="button small" href=${`/api/v3/cdn/assets/${encodeURIComponent(a.id)}/download`} download>Download</a>
+        <${ConfirmButton} label="Delete" className="small danger" question=${`Delete ${a.fileName}? Its public URL stops working.`}
+          onConfirm=${async () => { await del(`/api/v3/cdn/assets/${encodeURIComponent(a.id)}`); state.reload(); }} />`,
+    },
+  ];
+
+  return html`<${Page} title="Assets">
+    <${Uploader} onUploaded=${state.reload} />
+    <div class="card">
+      <form class="filters" role="search" onSubmit=${(e) => e.preventDefault()}>
+        <label>Search<input type="search" value=${search} placeholder="File name" onInput=${(e) => { setSearch(e.target.value); setPage(1); }} /></label>
+        <label>Kind<select value=${kind} onChange=${(e) => { setKind(e.target.value); setPage(1); }}>
+          <option value="">All</option><option value="file">Files</option><option value="artifact">Artifacts</option>
+        </select></label>
+      </form>
+      <${Loaded} state=${state}>${(data) => html`
+        <${Table} caption="Your assets" columns=${columns} rows=${data.assets.map((a) => ({ ...a, key: a.id }))} empty=${search || kind ? 'No asset matches.' : 'No assets yet.'} />
+        <p class="muted">${data.pagination.total} asset${data.pagination.total === 1 ? '' : 's'}</p>
+        <${Pager} page=${data.pagination.page} pages=${data.pagination.pages} onPage=${setPage} />`}<//>
+    </div>
+  <//>`;
+}

@@ -1,0 +1,249 @@
+// Projects and the edge proxy: projects, their hostnames (verification, origin, rules), and the
+// proxy logs of GET /api/v3/cdn/proxy-logs: traffic chart, risk index, countries, top sources and
+// anomaly events.
+import { html, useMemo, useState } from './preact-htm.js';
+import { del, get, post, put, query } from './api.js';
+import { Card, ConfirmButton, Dialog, Loaded, Notice, Page, Shares, Stat, Table, TimeChart, useLoad } from './components.js';
+import { bytes, count, dateTime, percent } from './format.js';
+
+const projectPath = (p) => `/api/v3/projects/${encodeURIComponent(p)}`;
+const hostnamePath = (p, h) => `${projectPath(p)}/hostnames/${encodeURIComponent(h)}`;
+
+function originText(origin) {
+  if (!origin) return 'no origin yet';
+  if (origin.kind === 'bucket') return `bucket ${origin.bucket ?? '(deleted)'}${origin.indexDocument ? ` · index ${origin.indexDocument}` : ''}`;
+  return origin.url;
+}
+
+function OriginForm({ projectId, hostname, onSaved }) {
+  const current = hostname.origin;
+  const [kind, setKind] = useState(current?.kind ?? 'url');
+  const [url, setUrl] = useState(current?.kind === 'url' ? current.url : '');
+  const [bucket, setBucket] = useState(current?.kind === 'bucket' ? current.bucket ?? '' : '');
+  const [error, setError] = useState(null);
+  const submit = async (e) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await put(`${hostnamePath(projectId, hostname.id)}/origin`, kind === 'url' ? { kind, url } : { kind, bucket });
+      onSaved();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return html`<form class="stack" onSubmit=${submit}>
+    ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+    <fieldset class="inline"><legend>Origin</legend>
+      <label><input type="radio" name="origin-kind" checked=${kind === 'url'} onChange=${() => setKind('url')} /> A server (URL)</label>
+      <label><input type="radio" name="origin-kind" checked=${kind === 'bucket'} onChange=${() => setKind('bucket')} /> One of my buckets (static site)</label>
+    </fieldset>
+    ${kind === 'url'
+      ? html`<label>Origin URL<input name="origin-url" required placeholder="https://origin.example.net" value=${url} onInput=${(e) => setUrl(e.target.value)} /></label>`
+      : html`<label>Bucket<input name="origin-bucket" required value=${bucket} onInput=${(e) => setBucket(e.target.value)} /></label>`}
+    <button type="submit" class="primary">Save origin</button>
+  </form>`;
+}
+
+function RulesForm({ projectId, hostname, onSaved }) {
+  const [text, setText] = useState(JSON.stringify(hostname.rules, null, 2));
+  const [error, setError] = useState(null);
+  const submit = async (e) => {
+    e.preventDefault();
+    setError(null);
+    let rules;
+    try {
+      rules = JSON.parse(text);
+    } catch {
+      setError(new Error('The rules are not valid JSON'));
+      return;
+    }
+    try {
+      await put(`${hostnamePath(projectId, hostname.id)}/rules`, rules);
+      onSaved();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return html`<form class="stack" onSubmit=${submit}>
+    <p class="muted">IP and CIDR allow and block lists, blocked countries (ISO codes), allowed methods, the largest body in bytes and a rate limit per client (<code>requestsPerSecond</code>, <code>burst</code>, ban). <code>{}</code> clears them.</p>
+    ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+    <label>Rules (JSON)<textarea name="rules" rows="12" spellcheck="false" value=${text} onInput=${(e) => setText(e.target.value)}></textarea></label>
+    <button type="submit" class="primary">Save rules</button>
+  </form>`;
+}
+
+function ruleSummary(rules) {
+  const parts = [];
+  if (rules.allowIps.length) parts.push(`${rules.allowIps.length} allowed IP ranges`);
+  if (rules.blockIps.length) parts.push(`${rules.blockIps.length} blocked IP ranges`);
+  if (rules.blockCountries.length) parts.push(`countries blocked: ${rules.blockCountries.join(', ')}`);
+  if (rules.allowedMethods.length) parts.push(`methods: ${rules.allowedMethods.join(', ')}`);
+  if (rules.maxBodyBytes !== null) parts.push(`bodies up to ${bytes(rules.maxBodyBytes)}`);
+  if (rules.rateLimit) parts.push(`${rules.rateLimit.requestsPerSecond}/s per client`);
+  return parts.length ? parts.join(' · ') : 'no rules';
+}
+
+function Hostnames({ project }) {
+  const state = useLoad(() => get(`${projectPath(project.id)}/hostnames`), [project.id]);
+  const [name, setName] = useState('');
+  const [error, setError] = useState(null);
+  const [edit, setEdit] = useState(null);
+  const [verifying, setVerifying] = useState({});
+  const add = async (e) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await post(`${projectPath(project.id)}/hostnames`, { hostname: name });
+      setName('');
+      state.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const verify = async (h) => {
+    setVerifying((v) => ({ ...v, [h.id]: { busy: true } }));
+    try {
+      await post(`${hostnamePath(project.id, h.id)}/verify`);
+      setVerifying((v) => ({ ...v, [h.id]: null }));
+      state.reload();
+    } catch (err) {
+      setVerifying((v) => ({ ...v, [h.id]: { error: err.message } }));
+    }
+  };
+  const closeEdit = () => {
+    setEdit(null);
+    state.reload();
+  };
+  const columns = [
+    { label: 'Hostname', render: (h) => html`<span class="file-name" data-testid="hostname">${h.hostname}</span>` },
+    {
+      label: 'Verification',
+      render: (h) => h.verified
+        ? html`<span class="badge ok">verified (${h.verifiedBy})</span>`
+        : html`<div class="stack tight"><span class="badge warn">not verified</span>
+            <span class="muted">Publish TXT <code>${h.verification.name}</code> = <code>${h.verification.value}</code></span>
+            ${verifying[h.id]?.error ? html`<${Notice} tone="error">${verifying[h.id].error}<//>` : null}
+            <button type="button" class="small" disabled=${verifying[h.id]?.busy} onClick=${() => verify(h)}>Verify now</button></div>`,
+    },
+    { label: 'Origin', render: (h) => html`<span class="muted">${originText(h.origin)}</span>` },
+    { label: 'Rules', render: (h) => html`<span class="muted">${ruleSummary(h.rules)}</span>` },
+    {
+      label: 'Actions',
+      className: 'row-actions',
+      render: (h) => html`<button type="button" class="small" onClick=${() => setEdit({ what: 'origin', h })}>Origin</button>
+        <button type="button" class="small" onClick=${() => setEdit({ what: 'rules', h })}>Rules</button>
+        <${ConfirmButton} label="Remove" className="small danger" question=${`Remove ${h.hostname}? The proxy stops serving it at once.`}
+          onConfirm=${async () => { await del(hostnamePath(project.id, h.id)); state.reload(); }} />`,
+    },
+  ];
+  return html`<${Card} title=${`Project ${project.name}`}>
+    <${Loaded} state=${state}>${(data) => html`<${Table} caption=${`Hostnames of ${project.name}`} columns=${columns} rows=${data.hostnames.map((h) => ({ ...h, key: h.id }))} empty="No hostnames yet." />`}<//>
+    <form class="inline-form" onSubmit=${add}>
+      <label>Add hostname<input name="hostname" required placeholder="www.example.com" value=${name} onInput=${(e) => setName(e.target.value)} /></label>
+      <button type="submit">Add</button>
+      ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+    </form>
+    <${Dialog} open=${edit !== null} title=${edit ? `${edit.what === 'origin' ? 'Origin' : 'Rules'} of ${edit.h.hostname}` : ''} onClose=${closeEdit}>
+      ${edit?.what === 'origin' ? html`<${OriginForm} projectId=${project.id} hostname=${edit.h} onSaved=${closeEdit} />` : null}
+      ${edit?.what === 'rules' ? html`<${RulesForm} projectId=${project.id} hostname=${edit.h} onSaved=${closeEdit} />` : null}
+      <div class="dialog-actions"><button type="button" onClick=${closeEdit}>Cancel</button></div>
+    <//>
+  <//>`;
+}
+
+function ProxyLogs() {
+  const [hostname, setHostname] = useState('');
+  const [hours, setHours] = useState(24);
+  const state = useLoad(() => get(`/api/v3/cdn/proxy-logs${query({ hostname, hours })}`), [hostname, hours]);
+  return html`<${Card} title="Proxy logs" wide=${true}>
+    <${Loaded} state=${state}>${({ data }) => html`
+      <form class="filters" onSubmit=${(e) => e.preventDefault()}>
+        <label>Hostname<select value=${hostname} onChange=${(e) => setHostname(e.target.value)}>
+          <option value="">All hostnames</option>
+          ${data.hostnames.map((h) => html`<option value=${h.hostname}>${h.hostname}</option>`)}
+        </select></label>
+        <label>Window<select value=${hours} onChange=${(e) => setHours(Number(e.target.value))}>
+          <option value="1">1 hour</option><option value="6">6 hours</option><option value="24">24 hours</option><option value="168">7 days</option>
+        </select></label>
+      </form>
+      <${ProxyReport} data=${data} />`}<//>
+  <//>`;
+}
+
+function ProxyReport({ data }) {
+  const chart = useMemo(() => {
+    const points = data.series.points;
+    return {
+      times: points.map((p) => Date.parse(p.start) / 1000),
+      series: [
+        { label: 'Allowed', values: points.map((p) => p.allowed), color: '--ok', integer: true, format: (v) => count(Math.round(v)) },
+        { label: 'Blocked', values: points.map((p) => p.blocked), color: '--danger', integer: true, format: (v) => count(Math.round(v)) },
+      ],
+    };
+  }, [data]);
+  const sources = [
+    { label: 'Client IP', render: (s) => html`<code>${s.ip}</code>` },
+    { label: 'Requests', className: 'num', render: (s) => count(s.requests) },
+    { label: 'Bytes', className: 'num', render: (s) => bytes(s.bytes) },
+    { label: 'Blocked', className: 'num', render: (s) => count(s.blocked) },
+    { label: 'Risk', render: (s) => html`<span class=${`badge ${s.risk.rating}`}>${s.risk.index} ${s.risk.rating}</span>` },
+  ];
+  const anomalies = [
+    { label: 'Started', render: (a) => dateTime(a.startedAt) },
+    { label: 'Hostname', render: (a) => html`<span class="file-name">${a.hostname}</span>` },
+    { label: 'Kind', render: (a) => a.kind },
+    { label: 'Severity', render: (a) => html`<span class=${`badge ${a.severity}`}>${a.severity}</span>` },
+    { label: 'Observed / baseline', className: 'num', render: (a) => `${count(a.observed)} / ${count(a.baseline)}` },
+    { label: 'State', render: (a) => (a.endedAt ? `ended ${dateTime(a.endedAt)}` : 'open') },
+  ];
+  return html`
+    ${data.available ? null : html`<p class="muted">No proxied or CDN requests in this window.</p>`}
+    <div class="stats compact">
+      <${Stat} label="Requests" value=${count(data.requests.total)} />
+      <${Stat} label="Allowed" value=${count(data.requests.allowed)} tone="ok" />
+      <${Stat} label="Blocked" value=${count(data.requests.blocked)} tone=${data.requests.blocked ? 'warn' : ''} />
+      <${Stat} label="Origin errors" value=${count(data.requests.serverErrors)} />
+      <${Stat} label="Bytes" value=${bytes(data.bytes)} />
+      <${Stat} label="Risk index" value=${`${data.risk.index}`} hint=${data.risk.rating} tone=${data.risk.rating === 'low' ? 'ok' : 'warn'} />
+    </div>
+    <${TimeChart} times=${chart.times} series=${chart.series} label="Allowed and blocked requests over the window" />
+    <div class="grid">
+      <div><h3>Blocked by rule</h3><${Shares} entries=${Object.entries(data.requests.blockedBy)} total=${data.requests.blocked} empty="Nothing blocked." /></div>
+      <div><h3>Countries</h3><${Shares} entries=${data.geo.map((g) => [g.country, g.requests])} total=${data.requests.total} empty="No requests." />
+        ${data.geoConcentration.topCountry ? html`<p class="muted">Concentration ${percent(data.geoConcentration.index)}; top ${data.geoConcentration.topCountry} (${percent(data.geoConcentration.topShare)})</p>` : null}</div>
+      <div><h3>Risk signals</h3><ul class="plain">${data.risk.signals.map((s) => html`<li>${s.name}: ${s.points.toFixed(1)} of ${s.weight}</li>`)}</ul></div>
+    </div>
+    <h3>Top sources</h3>
+    <${Table} caption="Top client IPs by requests" columns=${sources} rows=${data.topSources.map((s) => ({ ...s, key: s.ip }))} empty="No sources yet." />
+    <h3>Anomalies</h3>
+    <${Table} caption="Anomaly events" columns=${anomalies} rows=${data.anomalies.map((a) => ({ ...a, key: a.id }))} empty="No anomalies in this window." />`;
+}
+
+export function ProjectsPage() {
+  const state = useLoad(() => get('/api/v3/projects'));
+  const [name, setName] = useState('');
+  const [error, setError] = useState(null);
+  const create = async (e) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await post('/api/v3/projects', { name });
+      setName('');
+      state.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return html`<${Page} title="Projects and edge proxy">
+    <${Card}>
+      <p class="muted">The edge proxy serves your own hostnames in front of your origin (a server or one of your buckets), with protection rules, logs and anomaly detection.</p>
+      <form class="inline-form" onSubmit=${create}>
+        <label>New project<input name="project-name" required maxlength="100" value=${name} onInput=${(e) => setName(e.target.value)} /></label>
+        <button type="submit">Create project</button>
+        ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+      </form>
+    <//>
+    <${Loaded} state=${state}>${(data) => data.projects.map((p) => html`<${Hostnames} key=${p.id} project=${p} />`)}<//>
+    <${ProxyLogs} />
+  <//>`;
+}

@@ -1,0 +1,147 @@
+// Buckets and storage access keys (SPEC.md §2.9): the user's buckets, a new bucket, and per bucket its
+// S3 keys (read or read_write). A new key's secret is shown once, with ready-to-paste settings for
+// aws cli, rclone and boto3.
+import { html, useState } from './preact-htm.js';
+import { del, get, post } from './api.js';
+import { Card, ConfirmButton, CopyButton, Dialog, Loaded, Notice, Page, SecretValue, Table, useLoad } from './components.js';
+import { count, dateTime } from './format.js';
+
+const keysPath = (bucket) => `/storage/buckets/${encodeURIComponent(bucket)}/access-keys`;
+
+function snippets(k) {
+  const aws = [
+    `export AWS_ACCESS_KEY_ID=${k.accessKeyId}`,
+    `export AWS_SECRET_ACCESS_KEY=${k.secretAccessKey}`,
+    `export AWS_DEFAULT_REGION=${k.region}`,
+    `aws --endpoint-url ${k.endpoint} s3 ls s3://${k.bucket}/`,
+  ].join('\n');
+  const rclone = [
+    `rclone config create s3edge s3 provider=Other \\`,
+    `  access_key_id=${k.accessKeyId} secret_access_key=${k.secretAccessKey} \\`,
+    `  endpoint=${k.endpoint} region=${k.region} force_path_style=true`,
+    `rclone ls s3edge:${k.bucket}`,
+  ].join('\n');
+  const boto3 = [
+    'import boto3',
+    'from botocore.config import Config',
+    '',
+    's3 = boto3.client(',
+    `    "s3", endpoint_url="${k.endpoint}", region_name="${k.region}",`,
+    `    aws_access_key_id="${k.accessKeyId}",`,
+    `    aws_secret_access_key="${k.secretAccessKey}",`,
+    '    config=Config(s3={"addressing_style": "path"}),',
+    ')',
+    `print(s3.list_objects_v2(Bucket="${k.bucket}").get("KeyCount"))`,
+  ].join('\n');
+  return [['aws cli', aws], ['rclone', rclone], ['boto3', boto3]];
+}
+
+function NewStorageKey({ accessKey }) {
+  const [tab, setTab] = useState(0);
+  const list = snippets(accessKey);
+  return html`<div class="stack" data-testid="new-storage-key">
+    <${Notice} tone="warn">Copy the secret access key now: it is shown only this once.<//>
+    <dl class="facts">
+      <dt>Endpoint</dt><dd><code data-testid="storage-endpoint">${accessKey.endpoint}</code></dd>
+      <dt>Region</dt><dd><code>${accessKey.region}</code></dd>
+      <dt>Bucket</dt><dd><code>${accessKey.bucket}</code></dd>
+      <dt>Addressing</dt><dd>path-style (<code>${accessKey.endpoint}/${accessKey.bucket}/key</code>)</dd>
+      <dt>Permission</dt><dd>${accessKey.permission === 'read' ? 'read only' : 'read and write'}</dd>
+    </dl>
+    <${SecretValue} label="Access key id" value=${accessKey.accessKeyId} testId="storage-key-id" />
+    <${SecretValue} label="Secret access key" value=${accessKey.secretAccessKey} testId="storage-key-secret" />
+    <div class="tabs" role="tablist">${list.map(([name], i) => html`<button type="button" role="tab" aria-selected=${i === tab} onClick=${() => setTab(i)}>${name}</button>`)}</div>
+    <div class="snippet-box"><pre class="snippet" data-testid="storage-snippet">${list[tab][1]}</pre><${CopyButton} text=${list[tab][1]} /></div>
+  </div>`;
+}
+
+function NewKeyForm({ bucket, onCreated }) {
+  const [name, setName] = useState('');
+  const [permission, setPermission] = useState('read_write');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      onCreated((await post(keysPath(bucket), { name, permission })).accessKey);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<form class="stack" onSubmit=${submit}>
+    ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+    <label>Name<input name="storage-key-name" required maxlength="100" value=${name} placeholder="e.g. backups" onInput=${(e) => setName(e.target.value)} /></label>
+    <fieldset class="inline"><legend>Permission</legend>
+      <label><input type="radio" name="permission" value="read" checked=${permission === 'read'} onChange=${() => setPermission('read')} /> read</label>
+      <label><input type="radio" name="permission" value="read_write" checked=${permission === 'read_write'} onChange=${() => setPermission('read_write')} /> read_write</label>
+    </fieldset>
+    <button type="submit" class="primary" disabled=${busy}>${busy ? 'Creating…' : 'Create key'}</button>
+  </form>`;
+}
+
+function BucketKeys({ bucket }) {
+  const state = useLoad(() => get(keysPath(bucket.name)), [bucket.name]);
+  const [dialog, setDialog] = useState(null);
+  const close = () => {
+    setDialog(null);
+    state.reload();
+  };
+  const columns = [
+    { label: 'Name', render: (k) => html`<span class="file-name">${k.name}</span>` },
+    { label: 'Access key id', render: (k) => html`<code data-testid="storage-key-row-id">${k.accessKeyId}</code>` },
+    { label: 'Permission', render: (k) => k.permission },
+    { label: 'Created', render: (k) => dateTime(k.createdAt) },
+    {
+      label: 'Actions',
+      className: 'row-actions',
+      render: (k) => html`<${ConfirmButton} label="Delete" className="small danger" question=${`Delete the access key ${k.name} (${k.accessKeyId})? S3 clients using it are refused at once.`}
+        onConfirm=${async () => { await del(`${keysPath(bucket.name)}/${encodeURIComponent(k.accessKeyId)}`); state.reload(); }} />`,
+    },
+  ];
+  return html`<${Card} title=${`Bucket ${bucket.name}`}>
+    <p class="muted">${count(bucket.objects)} object${bucket.objects === 1 ? "" : "s"} · region ${bucket.region} · ${bucket.public ? 'public on the CDN' : 'private'} · created ${dateTime(bucket.createdAt)}</p>
+    <${Loaded} state=${state}>${(data) => html`<${Table} caption=${`Access keys of ${bucket.name}`} columns=${columns} rows=${data.accessKeys.map((k) => ({ ...k, key: k.accessKeyId }))} empty="No access keys for this bucket." />`}<//>
+    <button type="button" class="primary" onClick=${() => setDialog({})}>New access key</button>
+    <${Dialog} open=${dialog !== null} title=${`New access key for ${bucket.name}`} onClose=${close}>
+      ${dialog?.created ? html`<${NewStorageKey} accessKey=${dialog.created} />` : html`<${NewKeyForm} bucket=${bucket.name} onCreated=${(k) => setDialog({ created: k })} />`}
+      <div class="dialog-actions"><button type="button" onClick=${close}>${dialog?.created ? 'Done' : 'Cancel'}</button></div>
+    <//>
+  <//>`;
+}
+
+function NewBucket({ onCreated }) {
+  const [name, setName] = useState('');
+  const [error, setError] = useState(null);
+  const submit = async (e) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await post('/api/v3/buckets', { name });
+      setName('');
+      onCreated();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return html`<form class="inline-form" onSubmit=${submit}>
+    <label>New bucket<input name="bucket-name" required minlength="3" maxlength="63" placeholder="lowercase-name" value=${name} onInput=${(e) => setName(e.target.value)} /></label>
+    <button type="submit">Create bucket</button>
+    ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+  </form>`;
+}
+
+export function StoragePage() {
+  const state = useLoad(() => get('/api/v3/buckets'));
+  return html`<${Page} title="Buckets and access keys">
+    <${Card}>
+      <p class="muted">S3 access keys work with aws cli, rclone, s3cmd, boto3 and the AWS SDKs; each is limited to one bucket.</p>
+      <${NewBucket} onCreated=${state.reload} />
+    <//>
+    <${Loaded} state=${state}>${(data) =>
+      data.buckets.length ? data.buckets.map((b) => html`<${BucketKeys} key=${b.name} bucket=${b} />`) : html`<p class="muted empty">No buckets yet.</p>`}<//>
+  <//>`;
+}
