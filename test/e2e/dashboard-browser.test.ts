@@ -6,6 +6,8 @@
 // asset is not found. Every page is screenshotted (light, dark, phone) into test-artifacts/dashboard.
 import t from 'tap';
 import { execFile } from 'node:child_process';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,13 +24,34 @@ const PASSWORD = 'browser test passphrase';
 const HOSTILE = '<img src=x onerror=alert(1)>.png';
 const PAGES = ['overview', 'assets', 'api-keys', 'storage', 'usage', 'projects', 'domains'] as const;
 
-const server = await startServer();
+// alice's site behind the edge proxy: a loopback origin (hence allowPrivateOrigins), GET only.
+const origin = createServer((_req, res) => res.end('hello from the origin\n'));
+await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+t.teardown(() => new Promise<void>((resolve) => origin.close(() => resolve())));
+const server = await startServer({ env: { S3EDGE_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' } });
 t.teardown(() => server.stop());
 await server.admin(['users', 'create', 'alice']);
 await setPassword(server, 'alice', PASSWORD);
 await server.admin(['buckets', 'create', 'alice-photos', '--user', 'alice']);
 await server.admin(['projects', 'create', 'website', '--user', 'alice']);
 await server.admin(['hostnames', 'add', 'www.example.com', '--user', 'alice', '--project', 'website']);
+await server.admin(['hostnames', 'add', 'shop.example.com', '--user', 'alice', '--project', 'website']);
+await server.admin(['hostnames', 'set-origin', 'shop.example.com', '--url', `http://127.0.0.1:${(origin.address() as AddressInfo).port}`]);
+await server.admin(['hostnames', 'set-rules', 'shop.example.com', '--rules', '{"allowedMethods":["GET"]}']);
+await server.admin(['hostnames', 'verify', 'shop.example.com', '--operator']);
+
+/** One request to the proxy for shop.example.com; its status. */
+function proxied(method: string): Promise<number> {
+  const { hostname, port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, method, path: '/', headers: { host: 'shop.example.com' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 const bob = await apiUser(server, ['assets:read', 'assets:write'], { name: 'bob' });
 const bobsAsset = await bob.client.upload({ file: Buffer.from('bob only'), fileName: 'bob-secret.txt', contentType: 'text/plain' });
 
@@ -225,6 +248,27 @@ t.test("another user's asset id is not found", async (t) => {
   const list = await fetchInPage('/api/v3/cdn/assets?search=bob');
   t.same(list.body['assets'], [], "not in alice's list");
   t.equal((await bob.client.listAssets({})).assets.length, 1, "bob's asset is still there");
+});
+
+t.test('the proxy logs page shows the traffic of a project hostname', async (t) => {
+  // The route table picks the CLI's changes up within 250 ms: retry the first request until it is proxied.
+  let first = 0;
+  for (let i = 0; i < 40 && first !== 200; i++) {
+    first = await proxied('GET');
+    if (first !== 200) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.equal(first, 200, 'the hostname is proxied');
+  t.equal(await proxied('GET'), 200, 'a GET reaches the origin');
+  t.equal(await proxied('POST'), 405, 'a POST is refused by the rule');
+  await goTo('projects');
+  await page.getByTestId('hostname').filter({ hasText: 'shop.example.com' }).waitFor();
+  t.match(await page.locator('tr', { has: page.getByTestId('hostname').filter({ hasText: 'shop.example.com' }) }).textContent(), /verified \(operator\).*127\.0\.0\.1.*methods: GET/, 'its verification, origin and rules');
+  t.match(await page.locator('tr', { has: page.getByTestId('hostname').filter({ hasText: 'www.example.com' }) }).textContent(), /not verified.*_s3edge-challenge\.www\.example\.com/, 'the TXT record to publish for the other');
+  const sources = page.getByRole('table', { name: 'Top client IPs by requests' });
+  await sources.waitFor();
+  t.match(await sources.textContent(), /127\.0\.0\.1/, 'the top sources list the client');
+  t.match(await page.getByTestId('blocked-by').textContent(), /method-not-allowed/, 'blocked by rule: the method rule');
+  await page.screenshot({ path: join(shots, 'projects-traffic.png'), fullPage: true });
 });
 
 t.test('every page, light and dark, desktop and phone', async (t) => {

@@ -208,7 +208,7 @@ function ProxyReport({ data }) {
     </div>
     <${TimeChart} times=${chart.times} series=${chart.series} label="Allowed and blocked requests over the window" />
     <div class="grid">
-      <div><h3>Blocked by rule</h3><${Shares} entries=${Object.entries(data.requests.blockedBy)} total=${data.requests.blocked} empty="Nothing blocked." /></div>
+      <div data-testid="blocked-by"><h3>Blocked by rule</h3><${Shares} entries=${Object.entries(data.requests.blockedBy)} total=${data.requests.blocked} empty="Nothing blocked." /></div>
       <div><h3>Countries</h3><${Shares} entries=${data.geo.map((g) => [g.country, g.requests])} total=${data.requests.total} empty="No requests." />
         ${data.geoConcentration.topCountry ? html`<p class="muted">Concentration ${percent(data.geoConcentration.index)}; top ${data.geoConcentration.topCountry} (${percent(data.geoConcentration.topShare)})</p>` : null}</div>
       <div><h3>Risk signals</h3><ul class="plain">${data.risk.signals.map((s) => html`<li>${s.name}: ${s.points.toFixed(1)} of ${s.weight}</li>`)}</ul></div>
