@@ -346,6 +346,24 @@ t.test('the purge API', async (t) => {
   t.equal((await alice.client.raw('GET', '/api/v3/cdn/cache')).status, 403, 'cache stats need metrics:read');
 });
 
+t.test("GET and POST /api/v3/buckets: the caller's own buckets", async (t) => {
+  const name = `made-${process.pid}`;
+  t.match(await alice.client.createBucket(name), { name, region: 'us-east-1', public: false, objects: 0 }, 'created');
+  const mine = await alice.client.listBuckets();
+  t.match(mine.find((b) => b.name === name), { name, public: false, objects: 0, createdAt: /^\d{4}-\d\d-\d\dT/ }, 'listed for its owner');
+  t.notOk((await bob.client.listBuckets()).some((b) => b.name === name), 'not for another user');
+  const post = (client: typeof alice.client, body: string): Promise<{ status: number; code: unknown }> =>
+    client.raw('POST', '/api/v3/buckets', { body, headers: { 'content-type': 'application/json' } }).then((r) => ({ status: r.status, code: (JSON.parse(r.body.toString("utf8")) as { code?: unknown }).code }));
+  t.same(await post(bob.client, JSON.stringify({ name })), { status: 409, code: 'bucket_exists' }, "another user's name: 409");
+  t.same(await post(alice.client, JSON.stringify({ name })), { status: 409, code: 'bucket_exists' }, 'its own again: 409');
+  for (const bad of ['Bad_Name', 'ab', 'dashboard', 'api', '192.168.1.1']) {
+    t.same(await post(alice.client, JSON.stringify({ name: bad })), { status: 400, code: 'invalid_bucket_name' }, `${bad}: 400`);
+  }
+  t.same(await post(alice.client, '{"name":"ok-name","region":"eu-west-1"}'), { status: 400, code: 'invalid_request' }, 'an unknown field: 400');
+  const unauthorized = await metrics.client.raw('GET', '/api/v3/buckets');
+  t.equal(unauthorized.status, 403, 'without buckets:manage: 403');
+});
+
 t.test('public buckets: served at /b/<bucket>/<key>, purged by writes through S3', async (t) => {
   const awsFiles = await writeAwsConfig(server.tmpRoot);
   const aws: AwsTarget = { endpoint: server.url, credentials: await createAccountKey(server, alice.name), files: awsFiles };
