@@ -59,6 +59,7 @@ function Search() {
 export function DomainsPage() {
   const state = useLoad(() => get('/api/v3/domains/tlds'));
   const [filter, setFilter] = useState('');
+  const [popularOnly, setPopularOnly] = useState(true);
   const columns = [
     { label: 'TLD', render: (t) => html`<strong>${t.tld}</strong>${t.popular ? html` <span class="badge">popular</span>` : null}` },
     { label: 'Register', className: 'num', render: (t) => price(t.registerDollar, t.registerNaira) },
@@ -70,9 +71,15 @@ export function DomainsPage() {
   return html`<${Page} title="Domains">
     <${Search} />
     <${Card} title="TLD prices">
-      <label class="inline-label">Filter<input type="search" value=${filter} placeholder=".com" onInput=${(e) => setFilter(e.target.value.toLowerCase().replace(/^\./, ''))} /></label>
-      <${Loaded} state=${state}>${(data) => html`<${Table} caption="TLD prices" columns=${columns}
-        rows=${data.tlds.filter((t) => t.extension.includes(filter)).map((t) => ({ ...t, key: t.tld }))} empty="No TLD matches." />`}<//>
+      <div class="filters">
+        <label class="inline-label">Filter<input type="search" value=${filter} placeholder=".com" onInput=${(e) => setFilter(e.target.value.toLowerCase().replace(/^\./, ''))} /></label>
+        <label class="inline-label"><input type="checkbox" checked=${popularOnly} onChange=${(e) => setPopularOnly(e.target.checked)} /> Popular only</label>
+      </div>
+      <${Loaded} state=${state}>${(data) => {
+        const rows = data.tlds.filter((t) => t.extension.includes(filter) && (!popularOnly || t.popular || filter !== ''));
+        return html`<${Table} caption="TLD prices" columns=${columns} rows=${rows.map((t) => ({ ...t, key: t.tld }))} empty="No TLD matches." />
+          <p class="muted">${rows.length} of ${data.tlds.length} TLDs${popularOnly && !filter ? ' (the popular ones; a filter searches them all)' : ''}</p>`;
+      }}<//>
     <//>
   <//>`;
 }
