@@ -3,7 +3,7 @@
 // CSRF token in X-CSRF-Token, and, when the browser sends Origin, an Origin of this very host.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TLSSocket } from 'node:tls';
-import { ALL_SCOPES, type ApiPrincipal } from '../auth/api-keys.js';
+import { ALL_SCOPES, type ApiPrincipal, type Scope } from '../auth/api-keys.js';
 import { csrfMatches, type DashboardSessions } from '../auth/sessions.js';
 import { ApiError } from '../api/errors.js';
 
@@ -11,6 +11,13 @@ export const SESSION_COOKIE = 's3edge_session';
 export const CSRF_HEADER = 'x-csrf-token';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * What a signed-in user may do in the dashboard: everything an API key of theirs could be given, but
+ * the gateway's own metrics (metrics:read: every user's cache and log figures), which stay an
+ * operator's grant.
+ */
+export const SESSION_SCOPES: readonly Scope[] = ALL_SCOPES.filter((s) => s !== 'metrics:read');
 
 function overTls(request: FastifyRequest): boolean {
   return (request.raw.socket as Partial<TLSSocket>).encrypted === true;
@@ -33,14 +40,16 @@ export function sameOrigin(request: FastifyRequest): boolean {
   const origin = request.headers.origin;
   if (origin === undefined) return true;
   try {
-    return new URL(origin).host === request.headers.host;
+    const scheme = overTls(request) ? 'https' : 'http';
+    // Through URL both ways, so `example.com:443` and `https://example.com` compare equal.
+    return new URL(origin).origin === new URL(`${scheme}://${request.headers.host ?? ''}`).origin;
   } catch {
     return false;
   }
 }
 
 /**
- * The principal of a request signed in by the session cookie: the session's user with every scope
+ * The principal of a request signed in by the session cookie: the session's user with SESSION_SCOPES
  * (the dashboard is the user's own console). A state-changing request without the session's CSRF
  * token, or from another origin, is refused 403 whatever its cookie.
  */
@@ -52,5 +61,5 @@ export function sessionPrincipal(request: FastifyRequest, sessions: DashboardSes
   if (!SAFE_METHODS.has(request.method) && (!csrfMatches(session, request.headers[CSRF_HEADER]) || !sameOrigin(request))) {
     throw new ApiError(403, 'csrf_failed', 'This request lacks the CSRF token of its dashboard session');
   }
-  return { keyId: `session:${session.id}`, userId: session.userId, scopes: new Set(ALL_SCOPES) };
+  return { keyId: `session:${session.id}`, userId: session.userId, scopes: new Set(SESSION_SCOPES) };
 }

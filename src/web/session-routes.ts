@@ -11,7 +11,7 @@ import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from '../auth/passw
 import { ApiError } from '../api/errors.js';
 import type { RouteModule } from '../api/plugin.js';
 import { ERROR_RESPONSES } from '../api/v3/schemas.js';
-import { clearSessionCookie, sameOrigin, sessionPrincipal, sessionToken, setSessionCookie } from './session-cookie.js';
+import { clearSessionCookie, sameOrigin, SESSION_SCOPES, sessionPrincipal, sessionToken, setSessionCookie } from './session-cookie.js';
 
 const SignInBody = Type.Object(
   {
@@ -25,11 +25,11 @@ const SessionView = Type.Object({
   success: Type.Literal(true),
   user: Type.Object({ id: Type.String(), name: Type.String() }),
   csrfToken: Type.String(),
-  /** The API key scopes and what each allows, for the dashboard's key form. */
+  /** The scopes the session may grant its API keys, and what each allows, for the dashboard's key form. */
   scopes: Type.Array(Type.Object({ name: Type.String(), description: Type.String() })),
 });
 
-const SCOPE_LIST = Object.entries(SCOPES).map(([name, description]) => ({ name, description }));
+const SCOPE_LIST = SESSION_SCOPES.map((name) => ({ name, description: SCOPES[name] }));
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;
 
