@@ -15,7 +15,7 @@ export const SCOPES = {
   'storage-keys:manage': 'list, create and delete S3 access keys of buckets the user owns',
   'domains:read': 'domain TLD pricing and availability search',
   'api-keys:manage': "list, create and delete the user's API keys (never with scopes the caller lacks)",
-  'buckets:manage': "make the user's buckets public on the CDN or private again",
+  'buckets:manage': "list and create the user's buckets; make them public on the CDN or private again",
   'metrics:read': 'read the gateway metrics (request log drops, cache sizes)',
   'projects:read': "list the user's projects, deployments and hostnames (with their origins, rules and verification records)",
   'projects:write': 'create and delete projects, deployments and hostnames; set origins and rules; verify hostnames; purge their cached answers',
