@@ -210,15 +210,30 @@ const COMMANDS: Record<string, Record<string, Command>> = {
     passwd: {
       args: ['NAME'],
       flags: [],
-      summary: "set a user's dashboard password from standard input (the first line; at least 12 characters)",
+      summary: "set a user's dashboard password from standard input (the first line; at least 12 characters); ends the user's dashboard sessions",
       example: "printf '%s\\n' \"$PASSWORD\" | s3edge users passwd alice",
       run: async ({ repos, args }) => {
         const name = args.NAME as string;
         if (name === ROOT_USER) throw new AdminError('InvalidUserName', `'${ROOT_USER}' is the built-in root user: it has keys, not a password`);
         const user = requireUser(repos, name);
         const hash = await passwordHashFromStdin();
-        repos.users.setPasswordHash(user.id, hash);
-        return { name, hasPassword: true };
+        // One transaction: no session opened with the old password outlives the change. A running
+        // server reads the session row on every request, so the next one is refused.
+        const sessionsEnded = repos.transaction(() => {
+          repos.users.setPasswordHash(user.id, hash);
+          return repos.sessions.deleteForUser(user.id);
+        });
+        return { name, hasPassword: true, sessionsEnded };
+      },
+    },
+    signout: {
+      args: ['NAME'],
+      flags: [],
+      summary: "end every dashboard session of a user (a lost or shared device); the password stays",
+      example: 's3edge users signout alice',
+      run: ({ repos, args }) => {
+        const user = requireUser(repos, args.NAME as string);
+        return { name: user.name, sessionsEnded: repos.sessions.deleteForUser(user.id) };
       },
     },
     delete: {
