@@ -33,7 +33,7 @@ export class SessionsRepo {
     this.touchStmt = db.prepare('UPDATE dashboard_sessions SET last_seen_at = ? WHERE token_hash = ?');
     this.deleteStmt = db.prepare('DELETE FROM dashboard_sessions WHERE token_hash = ?');
     this.deleteUserStmt = db.prepare('DELETE FROM dashboard_sessions WHERE user_id = ?');
-    this.deleteExpiredStmt = db.prepare('DELETE FROM dashboard_sessions WHERE last_seen_at < ? OR created_at < ?');
+    this.deleteExpiredStmt = db.prepare('DELETE FROM dashboard_sessions WHERE last_seen_at <= ? OR created_at <= ?');
   }
 
   insert(s: SessionRecord): void {
@@ -58,7 +58,7 @@ export class SessionsRepo {
     return this.deleteUserStmt.run(userId).changes;
   }
 
-  /** Deletes sessions idle since before `idleBefore` or created before `createdBefore`. */
+  /** Deletes sessions last seen at or before `idleBefore` or created at or before `createdBefore` (what resolve() refuses). */
   deleteExpired(idleBefore: number, createdBefore: number): number {
     return this.deleteExpiredStmt.run(idleBefore, createdBefore).changes;
   }
