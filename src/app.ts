@@ -30,15 +30,22 @@ export interface App {
 }
 
 /** Path prefixes of the management API and the dashboard; `api`, `storage` and `dashboard` are therefore reserved bucket names. */
-export function isManagementPath(url: string | undefined): boolean {
-  return (
-    !!url &&
-    (url === '/api' || url.startsWith('/api/') || url.startsWith('/api?') || url.startsWith('/storage/') || isDashboardPath(url))
-  );
+export function isManagementPath(req: Pick<IncomingMessage, 'url' | 'headers'>): boolean {
+  const url = req.url;
+  if (!url) return false;
+  if (url === '/api' || url.startsWith('/api/') || url.startsWith('/api?') || url.startsWith('/storage/')) return true;
+  // A request signed for S3 there is a path-style request for the bucket `dashboard` (an S3 client's
+  // CreateBucket): the S3 handler refuses the reserved name in S3's words, not the dashboard in JSON.
+  return isDashboardPath(url) && !signedForS3(url, req.headers.authorization);
 }
 
 function isDashboardPath(url: string): boolean {
   return url === '/dashboard' || url.startsWith('/dashboard/') || url.startsWith('/dashboard?');
+}
+
+/** S3 credentials: a SigV4 or SigV2 Authorization header, or a presigned query of either. */
+function signedForS3(url: string, authorization: string | undefined): boolean {
+  return (authorization !== undefined && /^AWS(4-HMAC-SHA256)? /.test(authorization)) || /[?&](X-Amz-Signature|X-Amz-Credential|AWSAccessKeyId)=/.test(url);
 }
 
 type Door = 's3' | 'api' | 'cdn' | 'proxy';
@@ -131,7 +138,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       if (guard(req, res, 'cdn')) void cdn(req, res);
       return;
     }
-    if (isManagementPath(req.url)) {
+    if (isManagementPath(req)) {
       if (!guard(req, res, 'api')) return;
       // The management API reads bodies itself: let clients that wait for 100 Continue send them.
       if ((req.headers.expect ?? '').toLowerCase() === '100-continue') res.writeContinue();
