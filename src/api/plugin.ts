@@ -104,12 +104,12 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
     return sendError(reply, 500, 'internal_error', 'Internal error');
   });
 
+  // The dashboard's session cookie (src/web/session-cookie.ts); bearer tokens need none of it.
+  await app.register(cookie);
   // Per-route limits (a route's config.rateLimit), counted per API key and per route, after the scope
   // check (preHandler) so that only authenticated requests count. The counters live in
   // @fastify/rate-limit's store; a store shared by several gateway processes plugs in there.
   // Answers carry RateLimit-Limit / -Remaining / -Reset, and a 429 also Retry-After.
-  // The dashboard's session cookie (src/web/session-cookie.ts); bearer tokens need none of it.
-  await app.register(cookie);
   await app.register(rateLimit, {
     global: false,
     hook: 'preHandler',
