@@ -119,13 +119,15 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
       new ApiError(429, 'rate_limited', `Too many requests to this endpoint (at most ${context.max} per window for one API key); retry in ${context.after}`),
   });
 
+  const dashboardOn = ctx.config.dashboard.enabled;
   const deps: ApiDeps = {
     ctx,
     requireScope(scope) {
       return async (request) => {
         const token = bearerToken(request);
         // A bearer token wins: a client sending one is not the dashboard, whatever cookies it has.
-        const principal = token === undefined ? sessionPrincipal(request, ctx.sessions) : ctx.apiKeys.verify(token);
+        // With the dashboard turned off, sessions opened before are worth nothing either.
+        const principal = token !== undefined ? ctx.apiKeys.verify(token) : dashboardOn ? sessionPrincipal(request, ctx.sessions) : undefined;
         if (!principal) throw new ApiError(401, 'unauthorized', 'Missing or invalid API key');
         if (!principal.scopes.has(scope)) throw new ApiError(403, 'forbidden', `This API key lacks the '${scope}' scope`);
         request.apiPrincipal = principal;

@@ -394,37 +394,34 @@ t.test('sign-out: needs the CSRF token; then the cookie is cleared and no longer
   t.same(await keyNames(d, { bearer: anaToken }), ['ana-key'], "ana's API key goes on");
 });
 
-t.test('users passwd ends every session of the user; the new password signs in', async (t) => {
-  const d = peer(t);
-  const [one, two] = await Promise.all([mustSignIn(d, 'cy'), mustSignIn(d, 'cy')]);
-  t.equal((await api(d, 'GET', '/api/v3/api-keys', { cookie: one.cookie })).status, 200);
-  const changed = await admin(dir, ['users', 'passwd', 'cy'], 'a new passphrase for cy\n');
-  t.same(changed, { name: 'cy', hasPassword: true, sessionsEnded: 2 }, '--json says how many sessions ended');
-  for (const s of [one, two]) {
-    isError(t, await api(d, 'GET', '/api/v3/api-keys', { cookie: s.cookie }), 401, 'unauthorized', 'a session of the old password');
-    isError(t, await api(d, 'POST', '/api/v3/api-keys', { cookie: s.cookie, csrf: s.csrf, json: { scopes: ['assets:read'] } }), 401, 'unauthorized', 'and its CSRF token');
-  }
-  t.equal((await api(d, 'GET', '/dashboard/session', { cookie: boSession().cookie })).status, 200, "another user's session goes on");
-  const again = await mustSignIn(d, 'cy', 'a new passphrase for cy');
-  t.equal((await api(d, 'GET', '/dashboard/session', { cookie: again.cookie })).status, 200, 'the new password signs in');
-});
+t.test('users passwd and users signout end every live session of the user, whose next request is 401', async (t) => {
+  const forCy = peer(t);
+  const forDee = peer(t);
+  const [cy1, cy2, dee] = await Promise.all([mustSignIn(forCy, 'cy'), mustSignIn(forCy, 'cy'), mustSignIn(forDee, 'dee')]);
+  for (const s of [cy1, cy2, dee]) t.equal((await api(forCy, 'GET', '/api/v3/api-keys', { cookie: s.cookie })).status, 200, 'signed in');
 
-t.test('users signout ends every session of the user and keeps the password', async (t) => {
-  const d = peer(t);
-  const s = await mustSignIn(d, 'dee');
-  const [ended, nobody] = await Promise.all([cli(dir, ['users', 'signout', 'dee']), cli(dir, ['users', 'signout', 'nobody', '--json'])]);
-  t.equal(ended.code, 0, 'users signout dee', { stderr: ended.stderr });
-  t.match(ended.stdout, /^sessionsEnded:\s+1$/m, 'the human output says how many sessions ended');
-  t.equal(nobody.code, 1, 'an unknown user: exit 1');
+  const [passwd, signout, nobody] = await Promise.all([
+    cli(dir, ['users', 'passwd', 'cy'], 'a new passphrase for cy\n'),
+    admin(dir, ['users', 'signout', 'dee']),
+    cli(dir, ['users', 'signout', 'nobody', '--json']),
+  ]);
+  t.equal(passwd.code, 0, 'users passwd cy', { stderr: passwd.stderr });
+  t.match(passwd.stdout, /^sessionsEnded:\s+2$/m, 'users passwd: the human output says how many sessions ended');
+  t.same(signout, { name: 'dee', sessionsEnded: 1 }, 'users signout --json: how many sessions ended');
+  t.equal(nobody.code, 1, 'users signout of an unknown user: exit 1');
   t.same(JSON.parse(nobody.stdout), { error: { code: 'NoSuchUser', message: "no user named 'nobody'" } });
   t.match(nobody.stderr, /no user named 'nobody'/);
-  isError(t, await api(d, 'GET', '/api/v3/api-keys', { cookie: s.cookie }), 401, 'unauthorized', 'the ended session');
-  t.equal((await api(d, 'GET', '/dashboard/session', { cookie: boSession().cookie })).status, 200, "bo's session goes on");
 
-  const again = await mustSignIn(d, 'dee');
-  t.not(again.cookie, s.cookie);
-  t.same(await admin(dir, ['users', 'signout', 'dee']), { name: 'dee', sessionsEnded: 1 }, 'the password still signs in; --json says how many ended');
-  isError(t, await api(d, 'GET', '/dashboard/session', { cookie: again.cookie }), 401, 'unauthorized', 'signed out again');
+  for (const [what, s] of [['cy, old password', cy1], ['cy, old password, the other session', cy2], ['dee, signed out', dee]] as const) {
+    isError(t, await api(forCy, 'GET', '/api/v3/api-keys', { cookie: s.cookie }), 401, 'unauthorized', `${what}: GET`);
+    isError(t, await api(forCy, 'POST', '/api/v3/api-keys', { cookie: s.cookie, csrf: s.csrf, json: { scopes: ['assets:read'] } }), 401, 'unauthorized', `${what}: POST with its CSRF token`);
+    isError(t, await api(forCy, 'GET', '/dashboard/session', { cookie: s.cookie }), 401, 'unauthorized', `${what}: GET /dashboard/session`);
+  }
+  t.equal((await api(forCy, 'GET', '/dashboard/session', { cookie: boSession().cookie })).status, 200, "another user's session goes on");
+
+  const [cyAgain, deeAgain] = await Promise.all([mustSignIn(forCy, 'cy', 'a new passphrase for cy'), mustSignIn(forDee, 'dee')]);
+  t.equal((await api(forCy, 'GET', '/dashboard/session', { cookie: cyAgain.cookie })).status, 200, 'the new password signs in');
+  t.equal((await api(forDee, 'GET', '/dashboard/session', { cookie: deeAgain.cookie })).status, 200, 'users signout keeps the password');
 });
 
 // ------------------------------------------------------------------------------------- rate limits
@@ -454,15 +451,24 @@ t.test(`sign-in limits: ${PER_ACCOUNT} attempts per account name, ${PER_IP} per 
 
 // ------------------------------------------------------------------------------ expiry (injected clock)
 
-t.test('expiry: idle and absolute, on a server in this process with an injected clock', async (t) => {
-  const config = inProcessServerConfig(expiryDataDir, { 'dashboard.sessionIdleSeconds': '60', 'dashboard.sessionMaxSeconds': '120' });
-  let now = Date.parse('2026-11-25T12:00:00Z');
-  const ctx = await createContext(config, { clock: () => new Date(now) });
+/** A server in this process on eve's data dir, with `flags` and the clock `now`; stopped by `stop` or at the end of `t`. */
+async function inProcess(t: Test, now: () => number, flags: Record<string, string>): Promise<{ url: string; stop: () => Promise<void> }> {
+  const ctx = await createContext(inProcessServerConfig(expiryDataDir, flags), { clock: () => new Date(now()) });
   const running = await listen(ctx);
-  t.teardown(async () => {
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
     await running.close();
     await ctx.close();
-  });
+  };
+  t.teardown(stop);
+  return { url: running.url, stop };
+}
+
+t.test('expiry (idle and absolute) and the dashboard turned off, on servers in this process with an injected clock', async (t) => {
+  let now = Date.parse('2026-11-25T12:00:00Z');
+  const running = await inProcess(t, () => now, { 'dashboard.sessionIdleSeconds': '60', 'dashboard.sessionMaxSeconds': '120' });
   const d = peer(t);
   const get = (s: Session): Promise<Answer> => call(running.url, d, 'GET', '/api/v3/api-keys', { cookie: s.cookie });
   const open = async (): Promise<Session> => {
@@ -486,6 +492,16 @@ t.test('expiry: idle and absolute, on a server in this process with an injected 
   isError(t, await get(idle), 401, 'unauthorized', '60 s unused');
   isError(t, await call(running.url, d, 'GET', '/dashboard/session', { cookie: idle.cookie }), 401, 'unauthorized', 'GET /dashboard/session too');
   isError(t, await call(running.url, d, 'DELETE', '/api/v3/api-keys/any', { cookie: idle.cookie, csrf: idle.csrf }), 401, 'unauthorized', 'its CSRF token opens nothing');
+
+  // The same data dir with the dashboard turned off: a session opened before it is worth nothing.
+  const kept = await open();
+  t.equal((await get(kept)).status, 200, 'a live session');
+  await running.stop();
+  const off = await inProcess(t, () => now, { 'dashboard.enabled': 'false' });
+  isError(t, await call(off.url, d, 'GET', '/api/v3/api-keys', { cookie: kept.cookie }), 401, 'unauthorized', 'dashboard off: the cookie on /api/v3');
+  isError(t, await call(off.url, d, 'POST', '/api/v3/api-keys', { cookie: kept.cookie, csrf: kept.csrf, json: { scopes: ['assets:read'] } }), 401, 'unauthorized', 'dashboard off: with its CSRF token');
+  isError(t, await call(off.url, d, 'POST', '/dashboard/session', { json: { name: 'eve', password: passwordOf('eve') } }), 404, 'not_found', 'dashboard off: no sign-in');
+  isError(t, await call(off.url, d, 'GET', '/dashboard/'), 404, 'not_found', 'dashboard off: no dashboard files');
 });
 
 // ----------------------------------------------------------------------------- the dashboard's files
