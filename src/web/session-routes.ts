@@ -37,7 +37,10 @@ export const sessionRoutes: RouteModule = (app, { ctx }) => {
   if (!ctx.config.dashboard.enabled) return;
   const { signIn } = ctx.config.dashboard;
   const timeWindow = signIn.windowSeconds * 1000;
-  const perIp = app.createRateLimit({ max: signIn.perIp, timeWindow, keyGenerator: (request) => `sign-in ip ${request.ip}` });
+  // The client as the CDN and the proxy see it: behind a trusted proxy (cdn.trustedProxies), the address
+  // it forwards, so users behind one load balancer do not share one budget.
+  const clientIp = (request: FastifyRequest): string => ctx.clients.resolve(request.raw).ip;
+  const perIp = app.createRateLimit({ max: signIn.perIp, timeWindow, keyGenerator: (request) => `sign-in ip ${clientIp(request)}` });
   const perAccount = app.createRateLimit({
     max: signIn.perAccount,
     timeWindow,
@@ -73,7 +76,7 @@ export const sessionRoutes: RouteModule = (app, { ctx }) => {
       decoy ??= hashPassword(randomBytes(24).toString('base64url'));
       const matches = await verifyPassword(password, stored ?? (await decoy));
       if (!user || stored === undefined || !matches) {
-        request.log.info({ name: name.slice(0, 64), ip: request.ip }, 'dashboard sign-in refused');
+        request.log.info({ name: name.slice(0, 64), ip: clientIp(request) }, 'dashboard sign-in refused');
         throw new ApiError(401, 'invalid_credentials', 'Wrong user name or password');
       }
       const session = ctx.sessions.open(user.id);

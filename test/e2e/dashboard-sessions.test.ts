@@ -20,8 +20,14 @@ import { parseS3Error } from '../helpers/xml.js';
 
 const PER_ACCOUNT = 3;
 const PER_IP = 5;
+const TRUSTED_PROXY = '127.0.0.250';
 const server = await startServer({
-  env: { S3EDGE_DASHBOARD_SIGN_IN_PER_ACCOUNT: String(PER_ACCOUNT), S3EDGE_DASHBOARD_SIGN_IN_PER_IP: String(PER_IP) },
+  env: {
+    S3EDGE_DASHBOARD_SIGN_IN_PER_ACCOUNT: String(PER_ACCOUNT),
+    S3EDGE_DASHBOARD_SIGN_IN_PER_IP: String(PER_IP),
+    // A load balancer in front of the gateway (the limits subtest connects from it).
+    S3EDGE_CDN_TRUSTED_PROXIES: TRUSTED_PROXY,
+  },
 });
 t.teardown(() => server.stop());
 
@@ -88,6 +94,7 @@ interface CallOptions {
   csrf?: string;
   origin?: string;
   bearer?: string;
+  forwardedFor?: string;
   /** Sent as application/json. */
   json?: unknown;
   body?: string | FormData;
@@ -100,6 +107,7 @@ async function call(base: string, dispatcher: Dispatcher, method: Dispatcher.Htt
   if (o.csrf !== undefined) headers['x-csrf-token'] = o.csrf;
   if (o.origin !== undefined) headers['origin'] = o.origin;
   if (o.bearer !== undefined) headers['authorization'] = `Bearer ${o.bearer}`;
+  if (o.forwardedFor !== undefined) headers['x-forwarded-for'] = o.forwardedFor;
   if (o.json !== undefined) headers['content-type'] = 'application/json';
   if (o.contentType !== undefined) headers['content-type'] = o.contentType;
   const body = o.json !== undefined ? JSON.stringify(o.json) : o.body;
@@ -447,6 +455,15 @@ t.test(`sign-in limits: ${PER_ACCOUNT} attempts per account name, ${PER_IP} per 
   t.equal((await signIn(server.url, y, 'rl2')).answer.status, 200, 'rl2 from another address');
   limited((await signIn(server.url, y, 'rl')).answer, 'rl from another address: the account limit follows the name', /for this account/);
   limited((await signIn(server.url, z, 'RL')).answer, 'the name in capitals is the same account', /for this account/);
+
+  // Behind a trusted proxy the address is the client it forwards: two clients, two budgets.
+  const proxy = new Agent({ localAddress: TRUSTED_PROXY });
+  t.teardown(() => proxy.close());
+  const via = (client: string, i: number): Promise<Answer> =>
+    call(server.url, proxy, 'POST', '/dashboard/session', { json: { name: `nobody-${i}`, password: 'not a password at all' }, forwardedFor: client });
+  for (let i = 1; i <= PER_IP; i++) isError(t, await via('198.51.100.1', i), 401, 'invalid_credentials', `client 198.51.100.1 through the proxy, attempt ${i}`);
+  limited(await via('198.51.100.1', PER_IP + 1), `client 198.51.100.1, attempt ${PER_IP + 1}`, /from this address/);
+  isError(t, await via('198.51.100.2', 1), 401, 'invalid_credentials', 'client 198.51.100.2 through the same proxy: its own budget');
 });
 
 // ------------------------------------------------------------------------------ expiry (injected clock)
