@@ -25,7 +25,7 @@ export const TEST_TOOLS: readonly Tool[] = [
   { name: 'boto3', probe: ['python3', '-c', 'import boto3'], other: 'pip install boto3' },
   { name: 'moto', probe: ['python3', '-c', 'import moto.server'], other: "pip install 'moto[server]'" },
   // The dashboard's browser tests drive Debian's chromium through playwright-core (never a downloaded browser).
-  { name: 'chromium', probe: ['/usr/bin/chromium', '--version'], apt: 'chromium' },
+  { name: 'chromium', probe: ['chromium', '--version'], apt: 'chromium' },
 ];
 
 function usable(tool: Tool, env: NodeJS.ProcessEnv): boolean {
