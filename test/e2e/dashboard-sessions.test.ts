@@ -7,7 +7,7 @@
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, FormData, request, type Dispatcher } from 'undici';
 import { createContext } from '../../src/context.js';
@@ -22,6 +22,7 @@ const PER_ACCOUNT = 3;
 const PER_IP = 5;
 const TRUSTED_PROXY = '127.0.0.250';
 const server = await startServer({
+  tls: true,
   env: {
     S3EDGE_DASHBOARD_SIGN_IN_PER_ACCOUNT: String(PER_ACCOUNT),
     S3EDGE_DASHBOARD_SIGN_IN_PER_IP: String(PER_IP),
@@ -220,6 +221,13 @@ t.test('sign-in: the right password opens a session in an HttpOnly SameSite=Stri
   ana = first.session;
   const token = attrs[0]?.split('=')[1] ?? '';
   t.notOk(a.text.includes(token), 'the cookie token is not in the body');
+
+  // Over the TLS listener the same sign-in sets a Secure cookie.
+  const tls = new Agent({ connect: { ca: readFileSync(server.caFile ?? '') } });
+  t.teardown(() => tls.close());
+  const overTls = await signIn(server.tlsUrl ?? '', tls, 'ana');
+  t.equal(overTls.answer.status, 200, 'signed in over TLS');
+  t.ok(setCookies(overTls.answer)[0]?.split(';').map((s) => s.trim().toLowerCase()).includes('secure'), 'over TLS: Secure');
 
   const who = await api(d, 'GET', '/dashboard/session', { cookie: anaSession().cookie });
   t.equal(who.status, 200);
