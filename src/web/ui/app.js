@@ -2,7 +2,7 @@
 // by the URL's fragment (#/assets), so every page has an address and the server serves one file.
 import { html, render, useEffect, useState } from './preact-htm.js';
 import { ApiError, api, del, get, setSession } from './api.js';
-import { Notice } from './components.js';
+import { ErrorNotice, Notice, useAction } from './components.js';
 import { OverviewPage } from './page-overview.js';
 import { AssetsPage } from './page-assets.js';
 import { ApiKeysPage } from './page-api-keys.js';
@@ -29,28 +29,17 @@ function currentPath() {
 function SignIn({ onSignedIn, notice }) {
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const session = await api('POST', '/dashboard/session', { name, password });
-      setPassword('');
-      onSignedIn(session);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, onSubmit } = useAction(async () => {
+    const session = await api('POST', '/dashboard/session', { name, password });
+    setPassword('');
+    onSignedIn(session);
+  });
   return html`<main class="sign-in">
-    <form class="card" onSubmit=${submit} aria-labelledby="sign-in-title">
+    <form class="card" onSubmit=${onSubmit} aria-labelledby="sign-in-title">
       <h1 id="sign-in-title">s3edge</h1>
       <p class="muted">Sign in to your account.</p>
       ${notice ? html`<${Notice}>${notice}<//>` : null}
-      ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+      <${ErrorNotice} error=${error} />
       <label>User name<input name="name" autocomplete="username" required value=${name} onInput=${(e) => setName(e.target.value)} /></label>
       <label>Password<input name="password" type="password" autocomplete="current-password" required value=${password} onInput=${(e) => setPassword(e.target.value)} /></label>
       <button type="submit" class="primary" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>

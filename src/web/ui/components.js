@@ -23,6 +23,33 @@ export function Notice({ tone = 'info', children }) {
   return html`<div class=${`notice ${tone}`} role=${tone === 'error' ? 'alert' : 'status'}>${children}</div>`;
 }
 
+/** An action started by the user (a form's submit): one at a time, its error kept to show. */
+export function useAction(action) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const run = async (...args) => {
+    setBusy(true);
+    setError(null);
+    try {
+      return await action(...args);
+    } catch (err) {
+      setError(err);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  };
+  const onSubmit = (e) => {
+    e.preventDefault();
+    void run();
+  };
+  return { busy, error, run, onSubmit };
+}
+
+export function ErrorNotice({ error }) {
+  return error ? html`<${Notice} tone="error">${error.message}<//>` : null;
+}
+
 export function Loading() {
   return html`<p class="muted" role="status">Loading…</p>`;
 }
@@ -77,27 +104,17 @@ export function Dialog({ open, title, onClose, children }) {
 /** Asks before something that cannot be undone; confirm() runs the action. */
 export function ConfirmButton({ label, question, confirmLabel = 'Delete', onConfirm, className = 'danger', disabled }) {
   const [open, setOpen] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
-  const confirm = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await onConfirm();
-      setOpen(false);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, run } = useAction(async () => {
+    await onConfirm();
+    setOpen(false);
+  });
   return html`<button type="button" class=${className} disabled=${disabled} onClick=${() => setOpen(true)}>${label}</button>
     <${Dialog} open=${open} title=${confirmLabel} onClose=${() => setOpen(false)}>
       <p>${question}</p>
-      ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+      <${ErrorNotice} error=${error} />
       <div class="dialog-actions">
         <button type="button" onClick=${() => setOpen(false)}>Cancel</button>
-        <button type="button" class="danger" disabled=${busy} onClick=${confirm}>${busy ? 'Working…' : confirmLabel}</button>
+        <button type="button" class="danger" disabled=${busy} onClick=${() => run()}>${busy ? 'Working…' : confirmLabel}</button>
       </div>
     <//>`;
 }

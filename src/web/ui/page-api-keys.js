@@ -2,35 +2,21 @@
 // a replacement with the same scopes, then the old key deleted once the new one is deployed.
 import { html, useState } from './preact-htm.js';
 import { del, get, post } from './api.js';
-import { Card, ConfirmButton, Dialog, Loaded, Notice, Page, SecretValue, Table, useLoad } from './components.js';
+import { Card, ConfirmButton, Dialog, ErrorNotice, Loaded, Notice, Page, SecretValue, Table, useAction, useLoad } from './components.js';
 import { dateTime } from './format.js';
 
 function NewKeyForm({ scopes, initial, onCreated }) {
   const [name, setName] = useState(initial?.name ?? '');
   const [chosen, setChosen] = useState(new Set(initial?.scopes ?? ['assets:read', 'assets:write']));
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, onSubmit } = useAction(async () => onCreated((await post('/api/v3/api-keys', { name, scopes: [...chosen] })).apiKey));
   const toggle = (scope) => {
     const next = new Set(chosen);
     if (next.has(scope)) next.delete(scope);
     else next.add(scope);
     setChosen(next);
   };
-  const submit = async (e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const body = await post('/api/v3/api-keys', { name, scopes: [...chosen] });
-      onCreated(body.apiKey);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return html`<form onSubmit=${submit} class="stack">
-    ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+  return html`<form onSubmit=${onSubmit} class="stack">
+    <${ErrorNotice} error=${error} />
     <label>Name<input name="key-name" value=${name} maxlength="100" placeholder="e.g. website backend" onInput=${(e) => setName(e.target.value)} /></label>
     <fieldset><legend>Scopes</legend>
       ${scopes.map((s) => html`<label class="check"><input type="checkbox" name="scope" value=${s.name} checked=${chosen.has(s.name)} onChange=${() => toggle(s.name)} />

@@ -1,7 +1,7 @@
 // Domains: availability search with prices and promotions (SPEC.md §2.10), and the TLD price table.
 import { html, useState } from './preact-htm.js';
 import { get, post } from './api.js';
-import { Card, Loaded, Notice, Page, Table, useLoad } from './components.js';
+import { Card, ErrorNotice, Loaded, Page, Table, useAction, useLoad } from './components.js';
 import { dateTime, money } from './format.js';
 
 function promotion(r) {
@@ -21,21 +21,10 @@ const price = (dollar, naira) => html`${money(dollar, 'USD')}<br /><span class="
 function Search() {
   const [q, setQ] = useState('');
   const [result, setResult] = useState(null);
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      setResult(await post('/api/v3/domains/search', { query: q }));
-    } catch (err) {
-      setError(err);
-      setResult(null);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, onSubmit } = useAction(async () => {
+    setResult(null);
+    setResult(await post('/api/v3/domains/search', { query: q }));
+  });
   const columns = [
     { label: 'Domain', render: (r) => html`<span class="file-name">${r.domainUnicode ?? r.domain}</span>` },
     { label: 'Availability', render: availability },
@@ -46,11 +35,11 @@ function Search() {
     { label: 'Notes', render: (r) => html`<span class="muted">${r.restrictions?.text ?? ''}${r.purchaseType && r.purchaseType !== 'unavailable' ? ` ${r.purchaseType}` : ''}</span>` },
   ];
   return html`<${Card} title="Find a domain">
-    <form class="inline-form" role="search" onSubmit=${submit}>
+    <form class="inline-form" role="search" onSubmit=${onSubmit}>
       <label>Domain or name<input name="domain-query" required maxlength="253" placeholder="myshop or myshop.com" value=${q} onInput=${(e) => setQ(e.target.value)} /></label>
       <button type="submit" class="primary" disabled=${busy}>${busy ? 'Searching…' : 'Search'}</button>
     </form>
-    ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+    <${ErrorNotice} error=${error} />
     ${result ? html`<${Table} caption=${`Results for ${result.query}`} columns=${columns} rows=${result.results.map((r) => ({ ...r, key: r.domain }))} empty="No results." />
       <p class="muted">Checked ${dateTime(result.results[0]?.checkedAt)}. Availability comes from the registries (RDAP) and can change at any time.</p>` : null}
   <//>`;

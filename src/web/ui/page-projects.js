@@ -3,7 +3,7 @@
 // anomaly events.
 import { html, useMemo, useState } from './preact-htm.js';
 import { del, get, post, put, query } from './api.js';
-import { Card, ConfirmButton, Dialog, Loaded, Notice, Page, Shares, Stat, Table, TimeChart, useLoad } from './components.js';
+import { Card, ConfirmButton, Dialog, ErrorNotice, Loaded, Notice, Page, Shares, Stat, Table, TimeChart, useAction, useLoad } from './components.js';
 import { bytes, count, dateTime, percent } from './format.js';
 
 const projectPath = (p) => `/api/v3/projects/${encodeURIComponent(p)}`;
@@ -20,19 +20,12 @@ function OriginForm({ projectId, hostname, onSaved }) {
   const [kind, setKind] = useState(current?.kind ?? 'url');
   const [url, setUrl] = useState(current?.kind === 'url' ? current.url : '');
   const [bucket, setBucket] = useState(current?.kind === 'bucket' ? current.bucket ?? '' : '');
-  const [error, setError] = useState(null);
-  const submit = async (e) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      await put(`${hostnamePath(projectId, hostname.id)}/origin`, kind === 'url' ? { kind, url } : { kind, bucket });
-      onSaved();
-    } catch (err) {
-      setError(err);
-    }
-  };
-  return html`<form class="stack" onSubmit=${submit}>
-    ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+  const { error, onSubmit } = useAction(async () => {
+    await put(`${hostnamePath(projectId, hostname.id)}/origin`, kind === 'url' ? { kind, url } : { kind, bucket });
+    onSaved();
+  });
+  return html`<form class="stack" onSubmit=${onSubmit}>
+    <${ErrorNotice} error=${error} />
     <fieldset class="inline"><legend>Origin</legend>
       <label><input type="radio" name="origin-kind" checked=${kind === 'url'} onChange=${() => setKind('url')} /> A server (URL)</label>
       <label><input type="radio" name="origin-kind" checked=${kind === 'bucket'} onChange=${() => setKind('bucket')} /> One of my buckets (static site)</label>
@@ -46,27 +39,19 @@ function OriginForm({ projectId, hostname, onSaved }) {
 
 function RulesForm({ projectId, hostname, onSaved }) {
   const [text, setText] = useState(JSON.stringify(hostname.rules, null, 2));
-  const [error, setError] = useState(null);
-  const submit = async (e) => {
-    e.preventDefault();
-    setError(null);
+  const { error, onSubmit } = useAction(async () => {
     let rules;
     try {
       rules = JSON.parse(text);
     } catch {
-      setError(new Error('The rules are not valid JSON'));
-      return;
+      throw new Error('The rules are not valid JSON');
     }
-    try {
-      await put(`${hostnamePath(projectId, hostname.id)}/rules`, rules);
-      onSaved();
-    } catch (err) {
-      setError(err);
-    }
-  };
-  return html`<form class="stack" onSubmit=${submit}>
+    await put(`${hostnamePath(projectId, hostname.id)}/rules`, rules);
+    onSaved();
+  });
+  return html`<form class="stack" onSubmit=${onSubmit}>
     <p class="muted">IP and CIDR allow and block lists, blocked countries (ISO codes), allowed methods, the largest body in bytes and a rate limit per client (<code>requestsPerSecond</code>, <code>burst</code>, ban). <code>{}</code> clears them.</p>
-    ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+    <${ErrorNotice} error=${error} />
     <label>Rules (JSON)<textarea name="rules" rows="12" spellcheck="false" value=${text} onInput=${(e) => setText(e.target.value)}></textarea></label>
     <button type="submit" class="primary">Save rules</button>
   </form>`;
@@ -86,20 +71,13 @@ function ruleSummary(rules) {
 function Hostnames({ project }) {
   const state = useLoad(() => get(`${projectPath(project.id)}/hostnames`), [project.id]);
   const [name, setName] = useState('');
-  const [error, setError] = useState(null);
   const [edit, setEdit] = useState(null);
   const [verifying, setVerifying] = useState({});
-  const add = async (e) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      await post(`${projectPath(project.id)}/hostnames`, { hostname: name });
-      setName('');
-      state.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const add = useAction(async () => {
+    await post(`${projectPath(project.id)}/hostnames`, { hostname: name });
+    setName('');
+    state.reload();
+  });
   const verify = async (h) => {
     setVerifying((v) => ({ ...v, [h.id]: { busy: true } }));
     try {
@@ -138,10 +116,10 @@ function Hostnames({ project }) {
   ];
   return html`<${Card} title=${`Project ${project.name}`}>
     <${Loaded} state=${state}>${(data) => html`<${Table} caption=${`Hostnames of ${project.name}`} columns=${columns} rows=${data.hostnames.map((h) => ({ ...h, key: h.id }))} empty="No hostnames yet." />`}<//>
-    <form class="inline-form" onSubmit=${add}>
+    <form class="inline-form" onSubmit=${add.onSubmit}>
       <label>Add hostname<input name="hostname" required placeholder="www.example.com" value=${name} onInput=${(e) => setName(e.target.value)} /></label>
       <button type="submit">Add</button>
-      ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+      <${ErrorNotice} error=${add.error} />
     </form>
     <${Dialog} open=${edit !== null} title=${edit ? `${edit.what === 'origin' ? 'Origin' : 'Rules'} of ${edit.h.hostname}` : ''} onClose=${closeEdit}>
       ${edit?.what === 'origin' ? html`<${OriginForm} projectId=${project.id} hostname=${edit.h} onSaved=${closeEdit} />` : null}
@@ -222,25 +200,18 @@ function ProxyReport({ data }) {
 export function ProjectsPage() {
   const state = useLoad(() => get('/api/v3/projects'));
   const [name, setName] = useState('');
-  const [error, setError] = useState(null);
-  const create = async (e) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      await post('/api/v3/projects', { name });
-      setName('');
-      state.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const create = useAction(async () => {
+    await post('/api/v3/projects', { name });
+    setName('');
+    state.reload();
+  });
   return html`<${Page} title="Projects and edge proxy">
     <${Card}>
       <p class="muted">The edge proxy serves your own hostnames in front of your origin (a server or one of your buckets), with protection rules, logs and anomaly detection.</p>
-      <form class="inline-form" onSubmit=${create}>
+      <form class="inline-form" onSubmit=${create.onSubmit}>
         <label>New project<input name="project-name" required maxlength="100" value=${name} onInput=${(e) => setName(e.target.value)} /></label>
         <button type="submit">Create project</button>
-        ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+        <${ErrorNotice} error=${create.error} />
       </form>
     <//>
     <${Loaded} state=${state}>${(data) => data.projects.map((p) => html`<${Hostnames} key=${p.id} project=${p} />`)}<//>

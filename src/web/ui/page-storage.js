@@ -3,7 +3,7 @@
 // aws cli, rclone and boto3.
 import { html, useState } from './preact-htm.js';
 import { del, get, post } from './api.js';
-import { Card, ConfirmButton, CopyButton, Dialog, Loaded, Notice, Page, SecretValue, Table, useLoad } from './components.js';
+import { Card, ConfirmButton, CopyButton, Dialog, ErrorNotice, Loaded, Notice, Page, SecretValue, Table, useAction, useLoad } from './components.js';
 import { count, dateTime } from './format.js';
 
 const keysPath = (bucket) => `/storage/buckets/${encodeURIComponent(bucket)}/access-keys`;
@@ -58,22 +58,9 @@ function NewStorageKey({ accessKey }) {
 function NewKeyForm({ bucket, onCreated }) {
   const [name, setName] = useState('');
   const [permission, setPermission] = useState('read_write');
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      onCreated((await post(keysPath(bucket), { name, permission })).accessKey);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return html`<form class="stack" onSubmit=${submit}>
-    ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+  const { busy, error, onSubmit } = useAction(async () => onCreated((await post(keysPath(bucket), { name, permission })).accessKey));
+  return html`<form class="stack" onSubmit=${onSubmit}>
+    <${ErrorNotice} error=${error} />
     <label>Name<input name="storage-key-name" required maxlength="100" value=${name} placeholder="e.g. backups" onInput=${(e) => setName(e.target.value)} /></label>
     <fieldset class="inline"><legend>Permission</legend>
       <label><input type="radio" name="permission" value="read" checked=${permission === 'read'} onChange=${() => setPermission('read')} /> read</label>
@@ -115,22 +102,15 @@ function BucketKeys({ bucket }) {
 
 function NewBucket({ onCreated }) {
   const [name, setName] = useState('');
-  const [error, setError] = useState(null);
-  const submit = async (e) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      await post('/api/v3/buckets', { name });
-      setName('');
-      onCreated();
-    } catch (err) {
-      setError(err);
-    }
-  };
-  return html`<form class="inline-form" onSubmit=${submit}>
+  const { error, onSubmit } = useAction(async () => {
+    await post('/api/v3/buckets', { name });
+    setName('');
+    onCreated();
+  });
+  return html`<form class="inline-form" onSubmit=${onSubmit}>
     <label>New bucket<input name="bucket-name" required minlength="3" maxlength="63" placeholder="lowercase-name" value=${name} onInput=${(e) => setName(e.target.value)} /></label>
     <button type="submit">Create bucket</button>
-    ${error ? html`<${Notice} tone="error">${error.message}<//>` : null}
+    <${ErrorNotice} error=${error} />
   </form>`;
 }
 
