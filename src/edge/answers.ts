@@ -4,6 +4,7 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { SAFETY_HEADERS } from '../assets/content-safety.js';
 import { drainRequest } from '../http/request-drain.js';
+import { hasBody } from '../http/request-guard.js';
 import type { Decision } from './model.js';
 
 export type GatewayFailure = 502 | 504;
@@ -32,14 +33,24 @@ const NO_STORE = { 'cache-control': 'no-store', ...SAFETY_HEADERS };
 const LINGER_MS = 5000;
 
 /**
- * After an answer sent before the request body was read (a refusal, a failed origin): the rest of the
- * body is read and dropped (src/http/request-drain.ts, without a byte bound), so the client reads the
- * answer rather than a reset (closing with unread bytes resets the connection, and the answer with it)
- * and may reuse the connection. A body still arriving LINGER_MS later (a large upload) is cut; one
- * that drips is cut sooner by the request guard.
+ * Writes an answer given before the request body was read (a refusal, a failed origin) and ends it
+ * only once the rest of that body is read and dropped (src/http/request-drain.ts, no byte bound). The
+ * answer's bytes go out at once (their length is declared, so the client can read them while it still
+ * sends), but node closes a connection whose request said `Connection: close` (or was HTTP/1.0) as
+ * soon as the response ends, and closing with unread bytes resets the connection, which can take the
+ * answer with it. A body still arriving LINGER_MS later (a large upload) is cut; one that drips is cut
+ * sooner by the request guard.
  */
-export function dropUnreadBody(req: IncomingMessage): void {
+function answerBeforeBody(req: IncomingMessage, res: ServerResponse, status: number, headers: Record<string, string>, body: string): void {
+  res.writeHead(status, headers);
+  const payload = req.method === 'HEAD' ? undefined : body;
+  if (req.complete || !hasBody(req)) {
+    res.end(payload);
+    return;
+  }
+  if (payload !== undefined) res.write(payload);
   void drainRequest(req, { bytes: Number.POSITIVE_INFINITY, ms: LINGER_MS }).then((complete) => {
+    res.end();
     if (!complete) req.socket.destroy();
   });
 }
@@ -56,11 +67,10 @@ function ownHeaders(type: string, body: string, requestId: string, close: boolea
   };
 }
 
-/** Writes the 502/504 page (no body for HEAD). */
-export function sendGatewayFailure(res: ServerResponse, method: string | undefined, status: GatewayFailure, requestId: string): void {
+/** Writes the 502/504 page (no body for HEAD), ended once the request body is in. */
+export function sendGatewayFailure(req: IncomingMessage, res: ServerResponse, status: GatewayFailure, requestId: string): void {
   const body = gatewayPage(status, requestId);
-  res.writeHead(status, ownHeaders('text/html; charset=utf-8', body, requestId, false, {}));
-  res.end(method === 'HEAD' ? undefined : body);
+  answerBeforeBody(req, res, status, ownHeaders('text/html; charset=utf-8', body, requestId, false, {}), body);
 }
 
 /** The plain-text answer to a request a rule refused. */
@@ -71,17 +81,16 @@ export function blockedAnswer(decision: Extract<Decision, { kind: 'block' }>, al
   return { body: `${reasonPhrase(decision.status)}\n`, headers };
 }
 
-/** Writes a rule's refusal (no body for HEAD). */
+/** Writes a rule's refusal (no body for HEAD), ended once the request body is in. */
 export function sendBlocked(
+  req: IncomingMessage,
   res: ServerResponse,
-  method: string | undefined,
   decision: Extract<Decision, { kind: 'block' }>,
   allowedMethods: readonly string[],
   requestId: string,
 ): void {
   const { body, headers } = blockedAnswer(decision, allowedMethods);
-  res.writeHead(decision.status, ownHeaders('text/plain; charset=utf-8', body, requestId, false, headers));
-  res.end(method === 'HEAD' ? undefined : body);
+  answerBeforeBody(req, res, decision.status, ownHeaders('text/plain; charset=utf-8', body, requestId, false, headers), body);
 }
 
 /**

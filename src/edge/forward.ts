@@ -17,7 +17,7 @@ import { CLIENT_GONE, relay } from '../http/send-body.js';
 import { hasBody } from '../http/request-guard.js';
 import { sendCached } from './send-cached.js';
 import { rawStrings, responseHeadersFor, type RawHeaders } from './forward-headers.js';
-import { blockedAnswer, dropUnreadBody, sendBlocked, sendGatewayFailure, type GatewayFailure } from './answers.js';
+import { blockedAnswer, sendBlocked, sendGatewayFailure, type GatewayFailure } from './answers.js';
 
 /** A request body went past the hostname's limit while it streamed. */
 class BodyTooLargeError extends Error {
@@ -176,15 +176,13 @@ export async function forward(req: IncomingMessage, res: ServerResponse, opts: F
     if (isBodyTooLarge(err)) {
       // Like the rules' refusal of a declared length, only later: the rest of the body is not forwarded.
       const tooLarge = { kind: 'block', reason: 'body-too-large', status: 413 } as const;
-      sendBlocked(res, req.method, tooLarge, [], opts.requestId);
-      dropUnreadBody(req);
+      sendBlocked(req, res, tooLarge, [], opts.requestId);
       return { status: 413, outcome: 'body-too-large', bytesIn: bytesIn(), bytesOut: Buffer.byteLength(blockedAnswer(tooLarge, []).body), cacheStatus: null };
     }
     const status = failureStatus(err);
     opts.log.warn({ requestId: opts.requestId, cause: failureCause(err) }, `edge: origin failed before answering (${status})`);
     opts.log.debug({ requestId: opts.requestId, err }, 'edge: origin failure detail');
-    sendGatewayFailure(res, req.method, status, opts.requestId);
-    dropUnreadBody(req);
+    sendGatewayFailure(req, res, status, opts.requestId);
     return { status, outcome: status === 504 ? 'gateway-timeout' : 'bad-gateway', bytesIn: bytesIn(), bytesOut: 0, cacheStatus: null };
   }
 
@@ -206,8 +204,7 @@ export async function forward(req: IncomingMessage, res: ServerResponse, opts: F
       res.off('close', onClose);
       if (clientGone) return { status: CLIENT_CLOSED, outcome: 'client-gone', bytesIn: bytesIn(), bytesOut: 0, cacheStatus: null };
       opts.log.warn({ requestId: opts.requestId, cause: failureCause(err) }, 'edge: origin answer failed before it was cached (502)');
-      sendGatewayFailure(res, req.method, 502, opts.requestId);
-      dropUnreadBody(req);
+      sendGatewayFailure(req, res, 502, opts.requestId);
       return { status: 502, outcome: 'bad-gateway', bytesIn: bytesIn(), bytesOut: 0, cacheStatus: null };
     }
   }
@@ -218,8 +215,7 @@ export async function forward(req: IncomingMessage, res: ServerResponse, opts: F
     answer.body.destroy();
     res.off('close', onClose);
     opts.log.warn({ requestId: opts.requestId, cause: failureCause(err) }, 'edge: origin answer not forwardable (502)');
-    sendGatewayFailure(res, req.method, 502, opts.requestId);
-    dropUnreadBody(req);
+    sendGatewayFailure(req, res, 502, opts.requestId);
     return { status: 502, outcome: 'bad-gateway', bytesIn: bytesIn(), bytesOut: 0, cacheStatus: null };
   }
   const relayed = await relay(answer.body, res);

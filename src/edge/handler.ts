@@ -14,7 +14,7 @@ import type { ClientInfo, ForwardingClient } from '../cdn/client-info.js';
 import { hostnameOf } from '../assets/delivery.js';
 import { pathOf } from '../cdn/handler.js';
 import { repeatedHeader } from '../http/request-guard.js';
-import { blockedAnswer, dropUnreadBody, rawAnswer, sendBlocked, sendGatewayFailure } from './answers.js';
+import { blockedAnswer, rawAnswer, sendBlocked, sendGatewayFailure } from './answers.js';
 import { requestHeadersFor, type RawHeaders } from './forward-headers.js';
 import { createBucketSite } from './bucket-site.js';
 import { forward, type ForwardResult } from './forward.js';
@@ -127,16 +127,14 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     const client = ctx.clients.resolveForwarding(req.socket.remoteAddress, req.headers);
     const decision = judge(req, route, client, time);
     if (decision.kind === 'block') {
-      sendBlocked(res, req.method, decision, route.rules.allowedMethods, requestId);
-      dropUnreadBody(req);
+      sendBlocked(req, res, decision, route.rules.allowedMethods, requestId);
       const bytesOut = req.method === 'HEAD' ? 0 : Buffer.byteLength(blockedAnswer(decision, route.rules.allowedMethods).body);
       log(req, route, client, time, started, decision.reason, { status: decision.status, bytesIn: 0, bytesOut });
       return;
     }
     const origin = route.origin;
     if (origin === null) {
-      sendGatewayFailure(res, req.method, 502, requestId);
-      dropUnreadBody(req);
+      sendGatewayFailure(req, res, 502, requestId);
       log(req, route, client, time, started, 'allowed', { status: 502, bytesIn: 0, bytesOut: 0 });
       return;
     }
@@ -167,8 +165,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       // forward() never rejects; this is a bug's last stop, not a path.
       ctx.log.error({ err, requestId }, 'edge: request failed');
       if (!res.headersSent) {
-        sendGatewayFailure(res, req.method, 502, requestId);
-        dropUnreadBody(req);
+        sendGatewayFailure(req, res, 502, requestId);
       } else res.destroy();
       result = { status: 502, outcome: 'bad-gateway', bytesIn: 0, bytesOut: 0, cacheStatus: null };
     }

@@ -461,6 +461,38 @@ t.test('the body limit: a declared length over it never reaches the origin; a ch
   t.ok((cut?.bytes ?? Infinity) <= MiB, 'nor more than the limit');
 });
 
+t.test('a refusal before the body: a Connection: close client still sending reads the 413, and the connection closes only after its body', async (t) => {
+  // Closing while the client still sends resets the connection, and a reset can take the answer with
+  // it: the server must read the rest of the body first. The body goes in pieces, after the answer.
+  const socket = connect(mainPort, '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', resolve));
+  socket.setNoDelay(true);
+  const pieces = 8;
+  const piece = randomBytes(256 * 1024);
+  let received = '';
+  let endedAfterPieces = -1;
+  let writeError: Error | undefined;
+  let sent = 0;
+  socket.on('error', (err) => (writeError = err));
+  socket.on('data', (d: Buffer) => (received += d.toString('latin1')));
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.once('end', () => (endedAfterPieces = sent));
+  socket.write(`POST /sha HTTP/1.1\r\nHost: limited.test\r\nContent-Length: ${pieces * piece.length}\r\nConnection: close\r\n\r\n`);
+  await eventually(() => received.includes('\r\n\r\n'), 'the answer, before the body');
+  while (sent < pieces && !socket.destroyed) {
+    // Counted as it is handed over: the server cannot have all of it before this.
+    sent++;
+    await new Promise<void>((resolve) => socket.write(piece, () => resolve()));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  socket.end();
+  await ended;
+  t.match(received, /^HTTP\/1\.1 413 Payload Too Large\r\n/, 'the 413');
+  t.ok(received.endsWith('\r\n\r\nPayload Too Large\n'), 'with its whole body');
+  t.equal(writeError, undefined, 'every piece of the body was accepted (no reset, no EPIPE)');
+  t.equal(endedAfterPieces, pieces, 'the server closed only once the whole body was in');
+});
+
 t.test('keep-alive: sequential requests share one connection to the origin', async (t) => {
   for (let i = 0; i < 4; i++) t.equal((await get('ka.test', `/ka/${i}`)).status, 200);
   t.equal(kaOrigin.seen.length, 4);
