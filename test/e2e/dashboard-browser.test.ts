@@ -12,7 +12,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Page } from 'playwright-core';
 import { startServer } from '../helpers/server.js';
 import { apiUser, ResponseRecorder } from '../helpers/api.js';
 import { CdnClient } from '../helpers/cdn.js';

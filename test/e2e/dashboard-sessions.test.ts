@@ -13,6 +13,7 @@ import { Agent, FormData, request, type Dispatcher } from 'undici';
 import { createContext } from '../../src/context.js';
 import { startServer as listen } from '../../src/server.js';
 import { DASHBOARD_CSP, WEB_ROOT } from '../../src/web/static.js';
+import { childProcessEnv, nodeCommand } from '../helpers/child-env.js';
 import { S3EDGE_BIN, startServer } from '../helpers/server.js';
 import { RawS3 } from '../helpers/s3-client.js';
 import { inProcessServerConfig, tempDir } from '../helpers/temp-data.js';
@@ -35,7 +36,7 @@ t.teardown(() => server.stop());
 // ------------------------------------------------------------------------------------------- helpers
 
 /** The CLI's environment: this process's, without any S3EDGE_* setting of the host. */
-const CLI_ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('S3EDGE_')));
+const CLI_ENV = childProcessEnv();
 
 interface CliRun {
   code: number;
@@ -46,7 +47,7 @@ interface CliRun {
 /** `s3edge <args> --data-dir DIR` with `input` on standard input (how passwords are given). */
 function cli(dataDir: string, args: string[], input = ''): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [S3EDGE_BIN, ...args, '--data-dir', dataDir], { env: CLI_ENV, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(...nodeCommand([S3EDGE_BIN, ...args, '--data-dir', dataDir]), { env: CLI_ENV, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

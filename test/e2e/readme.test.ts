@@ -11,6 +11,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { childProcessEnv } from '../helpers/child-env.js';
 import { S3EDGE_BIN, startServer } from '../helpers/server.js';
 import { run, type RunResult } from '../helpers/conformance.js';
 import { TEST_TOOLS } from '../preflight.js';
@@ -58,7 +59,7 @@ t.test('every other README command runs as written', async (t) => {
   t.teardown(() => rm(work, { recursive: true, force: true }));
   // `s3edge` on PATH is this build, as `npm install -g` or npx would give it.
   const wrapper = join(work, 'bin', 's3edge');
-  await writeFile(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${S3EDGE_BIN}" "$@"\n`);
+  await writeFile(wrapper, `#!/bin/sh\n# Without tap's NODE_OPTIONS (test/helpers/child-env.ts).\nexec env -u NODE_OPTIONS "${process.execPath}" "${S3EDGE_BIN}" "$@"\n`);
   await chmod(wrapper, 0o755);
   const cwd = join(work, 'home');
   await mkdir(cwd);
@@ -67,8 +68,8 @@ t.test('every other README command runs as written', async (t) => {
   const server = await startServer({ dataDir: join(cwd, 'data') });
   t.teardown(() => server.stop());
 
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(AWS_|S3EDGE_|BOTO)/.test(k)) env[k] = v;
+  const env = childProcessEnv();
+  for (const k of Object.keys(env)) if (/^(AWS_|BOTO)/.test(k)) delete env[k];
   Object.assign(env, { PATH: `${join(work, 'bin')}:${process.env.PATH ?? ''}`, HOME: cwd, AWS_CONFIG_FILE: join(cwd, 'no-aws-config') });
   const values: Record<string, string> = {
     '<root access key>': server.rootKey.accessKeyId,

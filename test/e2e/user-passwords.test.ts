@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.js';
 import { createRepos } from '../../src/db/repos/index.js';
 import { verifyPassword } from '../../src/auth/passwords.js';
+import { childProcessEnv, nodeCommand } from '../helpers/child-env.js';
 import { S3EDGE_BIN } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp-data.js';
 
@@ -15,7 +16,7 @@ const dataDir = join(tempDir(t), 'data');
 /** `s3edge <args> --data-dir DIR --json` with `input` on standard input. */
 function cli(args: string[], input: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [S3EDGE_BIN, ...args, '--data-dir', dataDir, '--json'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(...nodeCommand([S3EDGE_BIN, ...args, '--data-dir', dataDir, '--json']), { env: childProcessEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

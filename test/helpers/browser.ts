@@ -4,6 +4,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { childProcessEnv, nodeCommand } from './child-env.js';
 import { S3EDGE_BIN, type RunningServer } from './server.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -25,8 +26,7 @@ export function artifactsDir(name: string): string {
 /** `s3edge users passwd NAME` with the password on stdin, as an operator sets one. */
 export function setPassword(server: RunningServer, name: string, password: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('S3EDGE_')));
-    const child = spawn(process.execPath, [S3EDGE_BIN, 'users', 'passwd', name, '--data-dir', server.dataDir], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    const child = spawn(...nodeCommand([S3EDGE_BIN, 'users', 'passwd', name, '--data-dir', server.dataDir]), { env: childProcessEnv(), stdio: ['pipe', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { childProcessEnv, nodeCommand } from './child-env.js';
 import { generateSelfSignedCert } from './tls.js';
 import type { Credentials } from './signer.js';
 import { startMoto, type RunningMoto } from './moto.js';
@@ -90,11 +91,8 @@ function installExitHook(): void {
 
 /** The environment of the server and CLI: ours, never the host's S3EDGE_* / AWS_* settings. */
 function childEnv(root: Credentials, extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (k.startsWith('S3EDGE_') || k.startsWith('AWS_') || k === 'NODE_OPTIONS' || k.startsWith('TAP')) continue;
-    env[k] = v;
-  }
+  const env = childProcessEnv();
+  for (const k of Object.keys(env)) if (k.startsWith('AWS_')) delete env[k];
   env['S3EDGE_ROOT_ACCESS_KEY'] = root.accessKeyId;
   env['S3EDGE_ROOT_SECRET_KEY'] = root.secretAccessKey;
   return { ...env, ...(extra ?? {}) };
@@ -145,7 +143,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     args.push('--tls-port', '0', '--tls-cert', tls.certFile, '--tls-key', tls.keyFile);
   }
 
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...nodeCommand(args), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   let captured = '';
   const capture = (s: string): void => {
@@ -244,8 +242,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
 export function runCli(dataDir: string, cliArgs: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
-      process.execPath,
-      [S3EDGE_BIN, ...cliArgs, '--data-dir', dataDir, '--json'],
+      ...nodeCommand([S3EDGE_BIN, ...cliArgs, '--data-dir', dataDir, '--json']),
       { env, maxBuffer: 16 * 1024 * 1024, timeout: 60_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
