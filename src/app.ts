@@ -16,6 +16,8 @@ import { answerAndClose, repeatedHeader, watchBodyRate } from './http/request-gu
 import { toXml } from './s3/xml.js';
 import { createEdgeHandler } from './edge/handler.js';
 import { dashboardFiles } from './web/static.js';
+import { answerHealth, healthEndpointOf, type HealthEndpoint } from './health/endpoints.js';
+import { virtualHostBucket } from './s3/addressing.js';
 
 export interface App {
   close(): Promise<void>;
@@ -46,6 +48,17 @@ function isDashboardPath(url: string): boolean {
 /** S3 credentials: a SigV4 or SigV2 Authorization header, or a presigned query of either. */
 function signedForS3(url: string, authorization: string | undefined): boolean {
   return (authorization !== undefined && /^AWS(4-HMAC-SHA256)? /.test(authorization)) || /[?&](X-Amz-Signature|X-Amz-Credential|AWSAccessKeyId)=/.test(url);
+}
+
+/**
+ * /healthz or /readyz, unless the request is S3's: signed (a path-style request for the reserved
+ * bucket of that name, refused by the S3 handler in S3's words) or addressed to a bucket's virtual host
+ * (where /healthz is an object key).
+ */
+function healthEndpoint(req: IncomingMessage, s3Domains: readonly string[]): HealthEndpoint | undefined {
+  const endpoint = healthEndpointOf(req.url);
+  if (endpoint === undefined || signedForS3(req.url ?? '', req.headers.authorization)) return undefined;
+  return virtualHostBucket(req.headers.host, s3Domains) === undefined ? endpoint : undefined;
 }
 
 type Door = 's3' | 'api' | 'cdn' | 'proxy';
@@ -132,8 +145,15 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (guard(req, res, 'proxy')) void edge.serve(req, res, route);
     return true;
   };
+  // Health first after project hostnames (a user's site may have its own /healthz), on every listener.
+  const health = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const endpoint = healthEndpoint(req, ctx.config.s3Domains);
+    if (endpoint === undefined) return false;
+    void answerHealth(req, res, endpoint, ctx.readiness);
+    return true;
+  };
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
-    if (proxied(req, res)) return;
+    if (proxied(req, res) || health(req, res)) return;
     if (isCdnHost(req.headers.host, cdnHostname)) {
       if (guard(req, res, 'cdn')) void cdn(req, res);
       return;
@@ -148,7 +168,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (guard(req, res, 's3')) void s3(req, res);
   };
   const cdnListener: RequestListener = (req, res) => {
-    if (proxied(req, res)) return;
+    if (proxied(req, res) || health(req, res)) return;
     if (!guard(req, res, 'cdn')) return;
     if (isCdnHost(req.headers.host, cdnHostname)) void cdn(req, res);
     else cdnNotFound(req, res);

@@ -1,6 +1,7 @@
 // The composition root's product: everything a request needs, built once, closed once. No globals.
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
+import { Readiness } from './health/readiness.js';
 import type { Config } from './config/schema.js';
 import type { Db } from './db/open.js';
 import type { Repos } from './db/repos/index.js';
@@ -99,6 +100,8 @@ export interface AppContext {
   edgeMonitor: EdgeMonitor;
   /** Keep-alive pools to project origins, dialled through the address policy (src/edge/origin-pools.ts). */
   originPools: OriginPools;
+  /** GET /readyz: the metadata database and the storage backend, probed at most once a second. */
+  readiness: Readiness;
   close(): Promise<void>;
 }
 
@@ -230,6 +233,13 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       edgeRoutes: new EdgeRoutes(repos, { onStale: (hostnameId) => proxyCache.purgeHostname(hostnameId) }),
       edgeMonitor: new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
       originPools: new OriginPools(config.edge),
+      // Real time, not the injectable clock: it only spaces the probes.
+      readiness: new Readiness({
+        db,
+        storage,
+        now: () => performance.now(),
+        onFailure: (check, err) => log.warn({ err, check }, 'readiness: a check failed (GET /readyz answers 503)'),
+      }),
       async close() {
         ctx.edgeMonitor.close();
         await sweeper.stop();

@@ -73,6 +73,16 @@ function hostname(host: string | undefined): string {
   return colon >= 0 ? h.slice(0, colon) : h;
 }
 
+/** The bucket a virtual-hosted-style Host names (`<bucket>.<s3 domain>`), if it names one. */
+export function virtualHostBucket(host: string | undefined, s3Domains: readonly string[]): string | undefined {
+  const name = hostname(host);
+  for (const domain of s3Domains) {
+    const d = hostname(domain);
+    if (name.length > d.length + 1 && name.endsWith('.' + d)) return name.slice(0, -(d.length + 1));
+  }
+  return undefined;
+}
+
 export function parseAddress(rawUrl: string, host: string | undefined, s3Domains: readonly string[]): S3Address {
   const q = rawUrl.indexOf('?');
   const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
@@ -80,14 +90,10 @@ export function parseAddress(rawUrl: string, host: string | undefined, s3Domains
   if (!rawPath.startsWith('/')) throw new S3Error('InvalidURI');
   const query = parseQuery(rawQuery);
 
-  const name = hostname(host);
-  for (const domain of s3Domains) {
-    const d = hostname(domain);
-    if (name.length > d.length + 1 && name.endsWith('.' + d)) {
-      const bucket = name.slice(0, -(d.length + 1));
-      const keyPart = rawPath.slice(1);
-      return { bucket, key: keyPart ? decode(keyPart, 'key') : undefined, rawPath, rawQuery, query, virtualHost: true };
-    }
+  const bucket = virtualHostBucket(host, s3Domains);
+  if (bucket !== undefined) {
+    const keyPart = rawPath.slice(1);
+    return { bucket, key: keyPart ? decode(keyPart, 'key') : undefined, rawPath, rawQuery, query, virtualHost: true };
   }
 
   const slash = rawPath.indexOf('/', 1);

@@ -1,8 +1,8 @@
 // AWS general-purpose bucket naming rules, plus the names of our management routes.
 import { S3Error } from '../errors/s3-errors.js';
 
-/** Path prefixes of the management API and the dashboard on the S3 port (/api, /storage, /dashboard). */
-export const RESERVED_BUCKET_NAMES: ReadonlySet<string> = new Set(['api', 'storage', 'dashboard']);
+/** Paths of the management API, the dashboard and the health checks on the S3 port (/api, /storage, /dashboard, /healthz, /readyz). */
+export const RESERVED_BUCKET_NAMES: ReadonlySet<string> = new Set(['api', 'storage', 'dashboard', 'healthz', 'readyz']);
 
 const PREFIXES = ['xn--', 'sthree-', 'amzn-s3-demo-'] as const;
 const SUFFIXES = ['-s3alias', '--ol-s3', '.mrap', '--x-s3', '--table-s3'] as const;

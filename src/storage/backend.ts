@@ -61,5 +61,10 @@ export interface StorageBackend {
   remove(blobId: string): Promise<void>;
   /** Every committed blob, with its size and when it was written (for the blob collector). */
   list(): AsyncIterable<StoredBlob>;
+  /**
+   * Resolves when the backend can take writes now (GET /readyz): the disk's folders are there and
+   * writable, the upstream bucket answers. One try, no retries: the caller probes again later.
+   */
+  probe(signal: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 // Local-disk StorageBackend: <root>/tmp/<id> while streaming, fsync, then rename to <root>/blobs/<ab>/<id>.
-import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { isBackendBlobId, newBlobId } from './blob-id.js';
@@ -28,6 +29,11 @@ export class DiskStorage implements StorageBackend {
     // Orphaned temp files are uploads that never committed: remove them all.
     await rm(this.tmpDir, { recursive: true, force: true });
     await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
+  }
+
+  async probe(): Promise<void> {
+    // A volume that went away (unmounted, removed) or turned read-only fails here.
+    await Promise.all([access(this.tmpDir, constants.W_OK), access(this.blobDir, constants.W_OK)]);
   }
 
   private blobPath(blobId: string): { dir: string; file: string } {

@@ -36,6 +36,11 @@ export class S3Storage implements StorageBackend {
     this.staleUploadMs = opts.staleUploadMs ?? 24 * 3600 * 1000;
   }
 
+  async probe(signal: AbortSignal): Promise<void> {
+    const res = await this.client.expect({ method: 'HEAD', key: '', idempotent: false, signal }, [200]);
+    await res.body.dump();
+  }
+
   private blobKey(blobId: string): string {
     if (!isBackendBlobId(blobId)) throw new Error('invalid blob id');
     return `${this.prefix}blobs/${blobId}`;

@@ -1,0 +1,41 @@
+// GET /healthz (the process is up and serving) and GET /readyz (it can take writes: metadata
+// database and storage backend; readiness.ts) on every listener, without credentials, for load
+// balancers and orchestrators. They answer JSON with Cache-Control: no-store; 503 when not ready.
+// `healthz` and `readyz` are reserved bucket names, and a request signed for S3 there goes to S3.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readiness } from './readiness.js';
+
+export type HealthEndpoint = 'healthz' | 'readyz';
+
+/** The endpoint a request path names: exactly /healthz or /readyz, any query ignored. */
+export function healthEndpointOf(url: string | undefined): HealthEndpoint | undefined {
+  if (url === undefined) return undefined;
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  return path === '/healthz' ? 'healthz' : path === '/readyz' ? 'readyz' : undefined;
+}
+
+function send(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
+  const text = JSON.stringify(body) + '\n';
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    ...extra,
+  });
+  res.end(req.method === 'HEAD' ? undefined : text);
+}
+
+export async function answerHealth(req: IncomingMessage, res: ServerResponse, endpoint: HealthEndpoint, readiness: Readiness): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    send(req, res, 405, { status: 'error', message: `${endpoint} answers GET and HEAD only` }, { allow: 'GET, HEAD' });
+    return;
+  }
+  if (endpoint === 'healthz') {
+    send(req, res, 200, { status: 'ok' });
+    return;
+  }
+  const report = await readiness.check();
+  send(req, res, report.ready ? 200 : 503, { status: report.ready ? 'ready' : 'not ready', checks: report.checks });
+}

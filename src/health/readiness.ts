@@ -1,0 +1,89 @@
+// Whether this process can serve writes now (GET /readyz): the metadata database takes a write lock
+// and the storage backend answers (the disk's folders are writable, the upstream bucket answers a
+// HEAD). Probes run at most once a second whatever the polling rate, concurrent callers share one,
+// and each has a deadline, so a load balancer's checks stay cheap and never pile up.
+import type { Db } from '../db/open.js';
+import type { StorageBackend } from '../storage/backend.js';
+
+export type CheckState = 'ok' | 'failing';
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: { metadata: CheckState; storage: CheckState };
+}
+
+export interface ReadinessDeps {
+  db: Pick<Db, 'pragma' | 'exec' | 'inTransaction'>;
+  storage: Pick<StorageBackend, 'probe'>;
+  /** Milliseconds, for the one-second reuse of a report. */
+  now: () => number;
+  /** Called with what failed, for the operator's log (the report itself says only which check). */
+  onFailure: (check: keyof ReadinessReport['checks'], err: unknown) => void;
+  probeTimeoutMs?: number;
+}
+
+const REUSE_MS = 1000;
+const PROBE_WRITE = "INSERT INTO settings (name, value) VALUES ('readiness.probe', '') ON CONFLICT (name) DO UPDATE SET value = excluded.value";
+const DEFAULT_PROBE_TIMEOUT_MS = 2000;
+
+export class Readiness {
+  private last: { at: number; report: ReadinessReport } | undefined;
+  private inFlight: Promise<ReadinessReport> | undefined;
+
+  constructor(private readonly deps: ReadinessDeps) {}
+
+  check(): Promise<ReadinessReport> {
+    const now = this.deps.now();
+    if (this.last && now - this.last.at < REUSE_MS) return Promise.resolve(this.last.report);
+    this.inFlight ??= this.probe().finally(() => (this.inFlight = undefined));
+    return this.inFlight;
+  }
+
+  private async probe(): Promise<ReadinessReport> {
+    const metadata = this.metadataWritable();
+    const storage = await this.storageAnswers();
+    const report: ReadinessReport = { ready: metadata === 'ok' && storage === 'ok', checks: { metadata, storage } };
+    this.last = { at: this.deps.now(), report };
+    return report;
+  }
+
+  /**
+   * Writes a row and rolls it back: a read-only database (file, mount or connection) refuses the write
+   * itself, while the write lock alone would still be granted; nothing reaches the disk. Without
+   * waiting: busy_timeout is 0 for these statements (one synchronous turn, so nothing else sees it),
+   * and another writer holding the lock (SQLITE_BUSY) means the database is writable, just in use.
+   */
+  private metadataWritable(): CheckState {
+    const { db } = this.deps;
+    // Writes run in synchronous transactions, so none is open here; if one were, it holds the lock.
+    if (db.inTransaction) return 'ok';
+    const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
+    db.pragma('busy_timeout = 0');
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        db.exec(PROBE_WRITE);
+      } finally {
+        // Some errors (a full disk) end the transaction themselves.
+        if (db.inTransaction) db.exec('ROLLBACK');
+      }
+      return 'ok';
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'SQLITE_BUSY') return 'ok';
+      this.deps.onFailure('metadata', err);
+      return 'failing';
+    } finally {
+      db.pragma(`busy_timeout = ${busyTimeout}`);
+    }
+  }
+
+  private async storageAnswers(): Promise<CheckState> {
+    try {
+      await this.deps.storage.probe(AbortSignal.timeout(this.deps.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS));
+      return 'ok';
+    } catch (err) {
+      this.deps.onFailure('storage', err);
+      return 'failing';
+    }
+  }
+}

@@ -1,0 +1,84 @@
+// Readiness over a real SQLite database and a real DiskStorage: ready when both answer; a storage
+// folder that went away, or a database that cannot be written, is not ready and says which; another
+// writer holding the lock is not a failure and is not waited for; probes are reused for a second and
+// shared by concurrent callers.
+import t, { type Test } from 'tap';
+import Database from 'better-sqlite3';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/db/open.js';
+import { Readiness } from '../../src/health/readiness.js';
+import { DiskStorage } from '../../src/storage/disk.js';
+import { tempDir } from '../helpers/temp-data.js';
+
+async function setUp(t: Test) {
+  const dir = tempDir(t);
+  const db = openDatabase(join(dir, 'meta.db'));
+  t.teardown(() => db.close());
+  const disk = new DiskStorage(join(dir, 'storage'));
+  await disk.init();
+  let probes = 0;
+  // The real disk probe, counted.
+  const storage = { probe: () => (probes++, disk.probe()) };
+  const failures: string[] = [];
+  let now = 0;
+  const readiness = new Readiness({ db, storage, now: () => now, onFailure: (check) => failures.push(check) });
+  return {
+    dir, db, readiness, failures,
+    probes: () => probes,
+    advance: (ms: number) => (now += ms),
+  };
+}
+
+t.test('ready when the database takes the write lock and the storage folders are writable', async (t) => {
+  const s = await setUp(t);
+  t.same(await s.readiness.check(), { ready: true, checks: { metadata: 'ok', storage: 'ok' } });
+  t.same(s.failures, []);
+});
+
+t.test('a storage folder that went away is not ready, and it recovers', async (t) => {
+  const s = await setUp(t);
+  rmSync(join(s.dir, 'storage', 'tmp'), { recursive: true });
+  t.same(await s.readiness.check(), { ready: false, checks: { metadata: 'ok', storage: 'failing' } });
+  t.same(s.failures, ['storage'], 'the failure is reported for the log');
+  mkdirSync(join(s.dir, 'storage', 'tmp'));
+  t.equal((await s.readiness.check()).ready, false, 'the report is reused within a second');
+  s.advance(1000);
+  t.equal((await s.readiness.check()).ready, true, 'then probed again: ready');
+});
+
+t.test('a database that cannot be written is not ready', async (t) => {
+  const s = await setUp(t);
+  const readOnly = new Database(join(s.dir, 'meta.db'), { readonly: true });
+  t.teardown(() => readOnly.close());
+  const readiness = new Readiness({ db: readOnly, storage: { probe: async () => undefined }, now: () => 0, onFailure: (check) => s.failures.push(check) });
+  t.same(await readiness.check(), { ready: false, checks: { metadata: 'failing', storage: 'ok' } });
+  t.same(s.failures, ['metadata']);
+});
+
+t.test('another writer holding the lock is writable, not a failure, and is not waited for', async (t) => {
+  const s = await setUp(t);
+  const other = new Database(join(s.dir, 'meta.db'));
+  t.teardown(() => other.close());
+  other.exec('BEGIN IMMEDIATE');
+  const started = performance.now();
+  const report = await s.readiness.check();
+  const waited = performance.now() - started;
+  other.exec('ROLLBACK');
+  t.same(report.checks.metadata, 'ok');
+  t.ok(waited < 4000, `not the 5 s busy timeout (${waited.toFixed(0)} ms)`);
+  t.equal(s.db.pragma('busy_timeout', { simple: true }), 5000, 'the busy timeout is restored');
+});
+
+t.test('concurrent checks share one probe; a later one probes again', async (t) => {
+  const s = await setUp(t);
+  const reports = await Promise.all([s.readiness.check(), s.readiness.check(), s.readiness.check()]);
+  t.equal(s.probes(), 1, 'one probe for three callers');
+  t.ok(reports.every((r) => r.ready));
+  s.advance(999);
+  await s.readiness.check();
+  t.equal(s.probes(), 1, 'reused under a second');
+  s.advance(1);
+  await s.readiness.check();
+  t.equal(s.probes(), 2, 'probed again after a second');
+});
