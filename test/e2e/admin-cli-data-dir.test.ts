@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { tempDir } from '../helpers/temp-data.js';
 import { startServer } from '../helpers/server.js';
 import { RawS3 } from '../helpers/s3-client.js';
-import { assertClean, assertErrorJson, runCli, type CliResult } from '../helpers/cli.js';
+import { assertClean, assertErrorJson, runS3edge, type ProcessResult } from '../helpers/cli.js';
 
 t.test('usage errors exit 2 with a usage text and no stack', async (t) => {
   const dataDir = join(tempDir(t), 'data');
@@ -28,9 +28,9 @@ t.test('usage errors exit 2 with a usage text and no stack', async (t) => {
     [['users', 'list', '--token-only'], /'users list' does not take --token-only/],
     [['api-keys', 'create', '--user', 'a', '--scopes', 'assets:read', '--token-only', '--json'], /--token-only prints the token alone, --json the whole key: give one of them/],
   ];
-  const results = await Promise.all(cases.map(([args]) => runCli([...args, '--data-dir', dataDir])));
+  const results = await Promise.all(cases.map(([args]) => runS3edge([...args, '--data-dir', dataDir])));
   for (const [i, [args, message]] of cases.entries()) {
-    const r = results[i] as CliResult;
+    const r = results[i] as ProcessResult;
     const what = args.join(' ');
     t.equal(r.code, 2, `${what}: exit 2`);
     t.match(r.stderr, message, `${what}: says why`);
@@ -38,7 +38,7 @@ t.test('usage errors exit 2 with a usage text and no stack', async (t) => {
     t.match(r.stderr, /usage:\n\s+s3edge |\nRun 's3edge --help' for the list of commands\.\n$/, `${what}: prints usage`);
     assertClean(t, r, what);
   }
-  const j = await runCli(['users', 'create', '--json', '--data-dir', dataDir]);
+  const j = await runS3edge(['users', 'create', '--json', '--data-dir', dataDir]);
   t.equal(j.code, 2);
   assertErrorJson(t, j, 'UsageError', 'usage error with --json');
   t.throws(() => statSync(dataDir), { code: 'ENOENT' }, 'usage errors touch nothing');
@@ -46,16 +46,16 @@ t.test('usage errors exit 2 with a usage text and no stack', async (t) => {
 
 t.test('config errors exit 2 with one line', async (t) => {
   const dataDir = join(tempDir(t), 'data');
-  const r = await runCli(['users', 'list', '--data-dir', dataDir, '--port', '99999']);
+  const r = await runS3edge(['users', 'list', '--data-dir', dataDir, '--port', '99999']);
   t.equal(r.code, 2);
   t.equal(r.stderr.trim().split('\n').length, 1);
   t.match(r.stderr, /port/);
-  const m = await runCli(['users', 'list', '--data-dir', dataDir, '--master-key', 'short']);
+  const m = await runS3edge(['users', 'list', '--data-dir', dataDir, '--master-key', 'short']);
   t.equal(m.code, 2);
   t.equal(m.stderr, 's3edge: config: masterKey must be 32 bytes as hex or base64\n');
   assertClean(t, m, 'bad master key');
-  t.equal((await runCli(['users', 'create', 'zed', '--json'], { S3EDGE_DATA_DIR: dataDir })).code, 0, 'S3EDGE_DATA_DIR works too');
-  const env = await runCli(['users', 'list', '--json'], { S3EDGE_DATA_DIR: dataDir });
+  t.equal((await runS3edge(['users', 'create', 'zed', '--json'], { S3EDGE_DATA_DIR: dataDir })).code, 0, 'S3EDGE_DATA_DIR works too');
+  const env = await runS3edge(['users', 'list', '--json'], { S3EDGE_DATA_DIR: dataDir });
   t.equal(env.code, 0);
   t.same((JSON.parse(env.stdout) as { name: string }[]).map((u) => u.name), ['zed'], 'the same directory');
 });
@@ -77,18 +77,18 @@ t.test('commands that need existing data never create a data directory', async (
     ['scrub', 'list'],
   ];
   for (const args of commands) {
-    const r = await runCli(args, {}, cwd);
+    const r = await runS3edge(args, {}, cwd);
     t.same([r.code, r.stdout, r.stderr], [2, '', line], `${args.join(' ')} in a folder without ./data: one line naming it`);
-    const j = await runCli([...args, '--json'], { S3EDGE_DATA_DIR: dataDir });
+    const j = await runS3edge([...args, '--json'], { S3EDGE_DATA_DIR: dataDir });
     t.equal(j.code, 2, `${args.join(' ')} --json: exit 2`);
     assertErrorJson(t, j, 'NoDataDir', `${args.join(' ')} --json`);
   }
   t.same(readdirSync(cwd), [], 'no ./data, no master.key, no meta.db');
   // A data directory the server has not started in yet is fine once users create made its meta.db.
-  const made = await runCli(['users', 'create', 'alice'], {}, cwd);
+  const made = await runS3edge(['users', 'create', 'alice'], {}, cwd);
   t.equal(made.code, 0, 'users create may start one');
   t.equal(made.stderr, `s3edge: created a new data directory at ${dataDir} (no server has used it yet)\n`, 'and says where');
-  const listed = await runCli(['users', 'list', '--json'], {}, cwd);
+  const listed = await runS3edge(['users', 'list', '--json'], {}, cwd);
   t.same([listed.code, listed.stderr], [0, ''], 'then the others work, quietly');
   t.same((JSON.parse(listed.stdout) as { name: string }[]).map((u) => u.name), ['alice']);
 });
@@ -132,10 +132,10 @@ t.test('after the server stopped, admin commands still print its endpoint and sa
   await server.stop();
   t.match(serverRecord(dataDir), { s3: server.url, stoppedAt: Number }, 'a clean stop is recorded');
 
-  const key = await runCli(['access-keys', 'create', '--bucket', 'fay-bucket', '--permission', 'read', ...base, '--json']);
+  const key = await runS3edge(['access-keys', 'create', '--bucket', 'fay-bucket', '--permission', 'read', ...base, '--json']);
   t.equal(key.code, 0, key.stderr);
   t.match(JSON.parse(key.stdout), { endpoint: server.url, endpointStatus: 'not-running' }, 'the last endpoint, marked not running');
-  const human = await runCli(['account-keys', 'create', '--user', 'fay', ...base]);
+  const human = await runS3edge(['account-keys', 'create', '--user', 'fay', ...base]);
   t.equal(human.code, 0, human.stderr);
   t.match(human.stdout, `\nendpoint:         ${server.url} (from when the server last ran on this data directory: it is not running now)\n`, 'the human output says so');
   t.notMatch(human.stdout, /endpointStatus/, 'in words, not as a field');
@@ -143,7 +143,7 @@ t.test('after the server stopped, admin commands still print its endpoint and sa
   // A server that died without stopping (SIGKILL): its pid is gone, so it is not running either.
   const again = await startServer({ dataDir });
   t.teardown(() => again.stop());
-  const running = await runCli(['access-keys', 'create', '--bucket', 'fay-bucket', '--permission', 'read', ...base, '--json']);
+  const running = await runS3edge(['access-keys', 'create', '--bucket', 'fay-bucket', '--permission', 'read', ...base, '--json']);
   t.match(JSON.parse(running.stdout), { endpoint: again.url, endpointStatus: 'running' }, 'restarted: running again');
   const pid = serverRecord(dataDir)['pid'] as number;
   process.kill(pid, 'SIGKILL');
@@ -159,7 +159,7 @@ t.test('after the server stopped, admin commands still print its endpoint and sa
     poll();
   });
   t.match(serverRecord(dataDir), { stoppedAt: null }, 'a killed server records nothing');
-  const afterKill = await runCli(['access-keys', 'create', '--bucket', 'fay-bucket', '--permission', 'read', ...base, '--json']);
+  const afterKill = await runS3edge(['access-keys', 'create', '--bucket', 'fay-bucket', '--permission', 'read', ...base, '--json']);
   t.match(JSON.parse(afterKill.stdout), { endpoint: again.url, endpointStatus: 'not-running' }, 'killed: not running');
 });
 
@@ -170,7 +170,7 @@ t.test("admin commands use the server's region unless given one", async (t) => {
   t.teardown(() => server.stop());
   // The CLI runs without the server's S3EDGE_REGION, as a second shell would.
   const admin = async (args: string[]): Promise<Record<string, unknown>> => {
-    const r = await runCli([...args, ...base]);
+    const r = await runS3edge([...args, ...base]);
     t.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
     return JSON.parse(r.stdout) as Record<string, unknown>;
   };
@@ -187,6 +187,6 @@ t.test("admin commands use the server's region unless given one", async (t) => {
   t.equal(head.headers['x-amz-bucket-region'], 'eu-west-1', 'HeadBucket: x-amz-bucket-region');
   // Given explicitly (flag or environment), the CLI's region wins.
   t.match(await admin(['buckets', 'create', 'gus-flag', '--user', 'gus', '--region', 'eu-west-3']), { region: 'eu-west-3' }, '--region wins');
-  const env = await runCli(['account-keys', 'create', '--user', 'gus', ...base], { S3EDGE_REGION: 'ap-south-1' });
+  const env = await runS3edge(['account-keys', 'create', '--user', 'gus', ...base], { S3EDGE_REGION: 'ap-south-1' });
   t.match(JSON.parse(env.stdout), { region: 'ap-south-1' }, 'S3EDGE_REGION wins');
 });

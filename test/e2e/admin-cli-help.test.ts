@@ -3,11 +3,11 @@ import t from 'tap';
 import { readdirSync } from 'node:fs';
 import { tempDir } from '../helpers/temp-data.js';
 import { startServer } from '../helpers/server.js';
-import { assertClean, runCli } from '../helpers/cli.js';
+import { assertClean, runS3edge } from '../helpers/cli.js';
 
 t.test('help exits 0', async (t) => {
   for (const args of [['users', '--help'], ['access-keys', 'create', '--help']]) {
-    const r = await runCli(args);
+    const r = await runS3edge(args);
     t.equal(r.code, 0, args.join(' '));
     t.match(r.stdout, /usage:/);
   }
@@ -19,7 +19,7 @@ t.test('s3edge, s3edge --help and s3edge help: the whole command list, grouped; 
   const cwd = tempDir(t);
   const outputs: string[] = [];
   for (const args of [[], ['--help'], ['-h'], ['help']]) {
-    const r = await runCli(args, {}, cwd);
+    const r = await runS3edge(args, {}, cwd);
     t.same([r.code, r.stderr], [0, ''], `s3edge ${args.join(' ')}: exit 0, quiet stderr`);
     outputs.push(r.stdout);
   }
@@ -34,10 +34,10 @@ t.test('s3edge, s3edge --help and s3edge help: the whole command list, grouped; 
 
 t.test('help and --version with --json: the same content as JSON', async (t) => {
   const cwd = tempDir(t);
-  const text = await runCli(['--help'], {}, cwd);
+  const text = await runS3edge(['--help'], {}, cwd);
   const outputs: string[] = [];
   for (const args of [['help', '--json'], ['--help', '--json'], ['--json', '--help'], ['-h', '--json']]) {
-    const r = await runCli(args, {}, cwd);
+    const r = await runS3edge(args, {}, cwd);
     t.same([r.code, r.stderr], [0, ''], `s3edge ${args.join(' ')}: exit 0, quiet stderr`);
     outputs.push(r.stdout);
   }
@@ -47,29 +47,29 @@ t.test('help and --version with --json: the same content as JSON', async (t) => 
   t.ok(help.commands.length > GROUPS.length, 'every command');
   for (const c of help.commands) t.ok(text.stdout.includes(`  ${c.command}`) && text.stdout.includes(c.summary), `${c.command}: as in the text list`);
   t.match(help.commands, [{ section: 'Server', command: 'serve' }]);
-  const version = await runCli(['--version', '--json'], {}, cwd);
+  const version = await runS3edge(['--version', '--json'], {}, cwd);
   t.same([version.code, JSON.parse(version.stdout)], [0, { version: help.version }], '--version --json');
   t.same(readdirSync(cwd), [], 'nothing created');
 });
 
 t.test('<command> --help explains it with an example; help COMMAND is the same', async (t) => {
   for (const group of GROUPS) {
-    const r = await runCli([group, '--help']);
+    const r = await runS3edge([group, '--help']);
     t.equal(r.code, 0, `${group} --help`);
     t.match(r.stdout, /example: s3edge /, `${group}: an example`);
-    t.same((await runCli(['help', group])).stdout, r.stdout, `help ${group}`);
+    t.same((await runS3edge(['help', group])).stdout, r.stdout, `help ${group}`);
   }
-  const one = await runCli(['access-keys', 'create', '--help']);
+  const one = await runS3edge(['access-keys', 'create', '--help']);
   t.match(one.stdout, /s3edge access-keys create --bucket NAME --permission read\|read_write/);
   t.match(one.stdout, /example: s3edge access-keys create --bucket photos --permission read_write/);
   t.notMatch(one.stdout, /access-keys list/, 'one command only');
-  const serve = await runCli(['serve', '--help']);
+  const serve = await runS3edge(['serve', '--help']);
   t.equal(serve.code, 0);
   t.match(serve.stdout, /usage: s3edge serve \[options\]/);
   t.match(serve.stdout, /--data-dir DIR/);
   t.match(serve.stdout, /example: s3edge serve /);
-  t.same((await runCli(['help', 'serve'])).stdout, serve.stdout, 'help serve');
-  const version = await runCli(['--version']);
+  t.same((await runS3edge(['help', 'serve'])).stdout, serve.stdout, 'help serve');
+  const version = await runS3edge(['--version']);
   t.match(version.stdout, /^s3edge \d+\.\d+\.\d+\n$/);
 });
 
@@ -92,7 +92,7 @@ t.test('unknown commands and options suggest the closest one', async (t) => {
   ];
   const suggestions: string[] = [];
   for (const [args, message] of cases) {
-    const r = await runCli(args);
+    const r = await runS3edge(args);
     t.equal(r.code, 2, `${args.join(' ')}: exit 2`);
     t.match(r.stderr, message, `${args.join(' ')}: suggests`);
     assertClean(t, r, args.join(' '));
@@ -103,12 +103,12 @@ t.test('unknown commands and options suggest the closest one', async (t) => {
   for (const stderr of suggestions) {
     const suggested = /(?:start the server with it: |Did you mean ')(s3edge serve [^'\n]*)/.exec(stderr)?.[1];
     if (suggested === undefined) continue;
-    const check = await runCli([...suggested.split(' ').slice(1), '--help']);
+    const check = await runS3edge([...suggested.split(' ').slice(1), '--help']);
     t.equal(check.code, 0, `'${suggested}' is a valid serve command line`);
     checked++;
   }
   t.equal(checked, 3, 'three serve command lines suggested, and checked');
-  const far = await runCli(['frobnicate']);
+  const far = await runS3edge(['frobnicate']);
   t.notMatch(far.stderr, /Did you mean/, 'nothing close: no suggestion');
 });
 
@@ -122,7 +122,7 @@ t.test('a value that starts with a dash is the option\'s value, rejected by vali
     [['users', 'list', '--port', '-1'], 's3edge: config: port must be >= 0 (got -1)\n'],
   ];
   for (const [args, stderr] of cases) {
-    const r = await runCli(args, {}, cwd);
+    const r = await runS3edge(args, {}, cwd);
     t.same([r.code, r.stderr], [2, stderr], args.join(' '));
   }
   // A header name in any case is accepted: the server starts with it.
@@ -130,7 +130,7 @@ t.test('a value that starts with a dash is the option\'s value, rejected by vali
   t.teardown(() => server.stop());
   t.ok(server.url, 'CF-IPCountry starts the server');
   // An option after one that needs a value is still an option: the value is missing.
-  const forgot = await runCli(['serve', '--data-dir', '--json'], {}, cwd);
+  const forgot = await runS3edge(['serve', '--data-dir', '--json'], {}, cwd);
   t.equal(forgot.code, 2, 'serve --data-dir --json: exit 2');
   t.match(forgot.stderr, /--data-dir/, 'names the option that lacks its value');
   t.same(readdirSync(cwd), [], 'nothing created');

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/temp-data.js';
-import { assertClean, assertErrorJson, runCli, type CliResult } from '../helpers/cli.js';
+import { assertClean, assertErrorJson, runS3edge, type ProcessResult } from '../helpers/cli.js';
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -16,14 +16,14 @@ t.test('admin CLI end to end', async (t) => {
   const base = ['--data-dir', dataDir];
 
   async function ok(t: Test, args: string[], what: string, extra: string[] = []): Promise<unknown> {
-    const r = await runCli([...args, ...base, ...extra, '--json']);
+    const r = await runS3edge([...args, ...base, ...extra, '--json']);
     t.equal(r.code, 0, `${what}: exit 0 (stderr: ${r.stderr.trim()})`);
     t.equal(r.stderr, '', `${what}: quiet stderr`);
     return JSON.parse(r.stdout) as unknown;
   }
 
-  async function fails(t: Test, args: string[], code: number, errorCode: string, what: string): Promise<CliResult> {
-    const r = await runCli([...args, ...base, '--json']);
+  async function fails(t: Test, args: string[], code: number, errorCode: string, what: string): Promise<ProcessResult> {
+    const r = await runS3edge([...args, ...base, '--json']);
     t.equal(r.code, code, `${what}: exit ${code}`);
     t.equal(r.stderr.split('\n')[0]?.startsWith('s3edge: '), true, `${what}: one clear line first`);
     assertErrorJson(t, r, errorCode, what);
@@ -37,7 +37,7 @@ t.test('admin CLI end to end', async (t) => {
 
   await t.test('users', async (t) => {
     // The one command that may start a data directory, and it says so.
-    const first = await runCli(['users', 'create', 'alice', ...base, '--json']);
+    const first = await runS3edge(['users', 'create', 'alice', ...base, '--json']);
     t.equal(first.code, 0, 'users create in a new data directory');
     t.equal(first.stderr, `s3edge: created a new data directory at ${dataDir} (no server has used it yet)\n`, 'says it created one');
     const alice = JSON.parse(first.stdout) as Record<string, unknown>;
@@ -86,11 +86,11 @@ t.test('admin CLI end to end', async (t) => {
     t.same(await ok(t, ['buckets', 'private', 'logs'], 'buckets private'), { name: 'logs', public: false });
     await fails(t, ['buckets', 'public', 'nope'], 1, 'NoSuchBucket', 'public: unknown bucket');
     await fails(t, ['buckets', 'private', 'nope'], 1, 'NoSuchBucket', 'private: unknown bucket');
-    const human = await runCli(['buckets', 'public', 'photos', ...base]);
+    const human = await runS3edge(['buckets', 'public', 'photos', ...base]);
     t.equal(human.code, 0, 'human output');
     t.match(human.stdout, /^name:\s+photos\npublic:\s+true\n$/, 'human output: name and flag');
     await ok(t, ['buckets', 'private', 'photos'], 'photos private again');
-    const usage = await runCli(['buckets', 'public', ...base]);
+    const usage = await runS3edge(['buckets', 'public', ...base]);
     t.equal(usage.code, 2, 'public without a name: usage error');
     t.match(usage.stderr, /requires NAME/);
   });
@@ -115,7 +115,7 @@ t.test('admin CLI end to end', async (t) => {
     // No publicUrl and no server ever started here: the endpoint is unknown, never guessed from --port.
     const k2 = (await ok(t, ['account-keys', 'create', '--user', 'alice'], 'no label', ['--host', '0.0.0.0', '--port', '9100'])) as Record<string, unknown>;
     t.match(k2, { name: '', endpoint: null, endpointStatus: 'unknown' });
-    const human = await runCli(['account-keys', 'create', '--user', 'alice', ...base]);
+    const human = await runS3edge(['account-keys', 'create', '--user', 'alice', ...base]);
     t.match(human.stdout, /^endpoint:\s+unknown: no server has started on this data directory yet \(start it, or pass --public-url\)$/m, 'human output says so');
     const humanId = /^accessKeyId:\s+(\S+)$/m.exec(human.stdout)?.[1] ?? '';
     secrets.push(/^secretAccessKey:\s+(\S+)$/m.exec(human.stdout)?.[1] ?? '');
@@ -201,10 +201,10 @@ t.test('admin CLI end to end', async (t) => {
 
   await t.test('human output is a table and shows the secret once', async (t) => {
     await ok(t, ['users', 'create', 'dave'], 'setup');
-    const r = await runCli(['users', 'list', ...base]);
+    const r = await runS3edge(['users', 'list', ...base]);
     t.equal(r.code, 0);
     t.match(r.stdout, /^ID\s+NAME\s+CREATEDAT\s+HASPASSWORD\n[0-9a-f]{32}\s+dave\s+\d{4}-\S+\s+false\n/);
-    const k = await runCli(['account-keys', 'create', '--user', 'dave', ...base]);
+    const k = await runS3edge(['account-keys', 'create', '--user', 'dave', ...base]);
     t.equal(k.code, 0);
     t.match(k.stdout, /secretAccessKey:\s+[A-Za-z0-9_-]{40}/);
     t.match(k.stdout, /shown only now/);
@@ -212,7 +212,7 @@ t.test('admin CLI end to end', async (t) => {
 
   await t.test('api-keys create --token-only prints the token alone', async (t) => {
     await ok(t, ['users', 'create', 'tess'], 'setup');
-    const r = await runCli(['api-keys', 'create', '--user', 'tess', '--scopes', 'assets:read', '--token-only', ...base]);
+    const r = await runS3edge(['api-keys', 'create', '--user', 'tess', '--scopes', 'assets:read', '--token-only', ...base]);
     t.same([r.code, r.stderr], [0, ''], 'exit 0, quiet stderr');
     t.match(r.stdout, /^s3e_[0-9a-f]{32}_[A-Za-z0-9_-]+\n$/, 'one line: the token');
     const listed = (await ok(t, ['api-keys', 'list', '--user', 'tess'], 'api-keys list')) as { id: string }[];

@@ -1,3 +1,8 @@
+import { fileURLToPath } from 'node:url';
+
+/** The s3edge command the tests run, as built in dist/. */
+export const S3EDGE_BIN = fileURLToPath(new URL('../../bin/s3edge.js', import.meta.url));
+
 /**
  * The environment of a process a test starts (the CLI, the server, a shell running README lines):
  * none of the developer's S3EDGE_* settings, and none of tap's: tap's NODE_OPTIONS loads its

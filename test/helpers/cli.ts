@@ -1,19 +1,18 @@
 // The real CLI (`node dist/bin/s3edge.js ...`) as a child process, and what a user sees of it.
 import type { Test } from 'tap';
 import { spawn } from 'node:child_process';
-import { childProcessEnv, nodeCommand } from './child-env.js';
-import { S3EDGE_BIN } from './server.js';
+import { childProcessEnv, nodeCommand, S3EDGE_BIN } from './child-env.js';
 
-export interface CliResult {
+export interface ProcessResult {
   code: number | null;
   stdout: string;
   stderr: string;
 }
 
-/** Runs `s3edge ARGS` in childProcessEnv() and `extraEnv`. */
-export function runCli(args: string[], extraEnv: Record<string, string> = {}, cwd?: string): Promise<CliResult> {
+/** Runs `s3edge ARGS` in `baseEnv` (childProcessEnv()) with `extraEnv` over it. Never rejects for a non-zero exit. */
+export function runS3edge(args: string[], extraEnv: Record<string, string> = {}, cwd?: string, baseEnv: NodeJS.ProcessEnv = childProcessEnv()): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(...nodeCommand([S3EDGE_BIN, ...args]), { env: { ...childProcessEnv(), ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
+    const child = spawn(...nodeCommand([S3EDGE_BIN, ...args]), { env: { ...baseEnv, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -24,7 +23,7 @@ export function runCli(args: string[], extraEnv: Record<string, string> = {}, cw
 }
 
 /** stdout is exactly `{"error":{"code","message"}}` and stderr's first line says the same message. */
-export function assertErrorJson(t: Test, r: CliResult, code: string, what: string): void {
+export function assertErrorJson(t: Test, r: ProcessResult, code: string, what: string): void {
   const body = JSON.parse(r.stdout) as { error: { code: string; message: string } };
   t.same(Object.keys(body), ['error'], `${what}: JSON error object`);
   t.same(Object.keys(body.error).sort(), ['code', 'message'], `${what}: code and message`);
@@ -33,7 +32,7 @@ export function assertErrorJson(t: Test, r: CliResult, code: string, what: strin
 }
 
 /** No stack frames, no source paths, no internal error names in what a user sees. */
-export function assertClean(t: Test, r: CliResult, what: string): void {
+export function assertClean(t: Test, r: ProcessResult, what: string): void {
   const all = r.stdout + r.stderr;
   t.notMatch(all, /\n\s+at .+:\d+/, `${what}: no stack trace`);
   t.notMatch(all, /\.(js|ts):\d+/, `${what}: no source locations`);

@@ -1,19 +1,19 @@
 // Spawns the compiled gateway (dist/bin/s3edge.js) as a real process on 127.0.0.1, port 0, and
 // waits for its one JSON "listening" line. The admin CLI runs against the same data dir.
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { childProcessEnv, nodeCommand } from './child-env.js';
+import { childProcessEnv, nodeCommand, S3EDGE_BIN } from './child-env.js';
+import { runS3edge } from './cli.js';
 import { generateSelfSignedCert } from './tls.js';
 import type { Credentials } from './signer.js';
 import { startMoto, type RunningMoto } from './moto.js';
 
-export const S3EDGE_BIN = fileURLToPath(new URL('../../bin/s3edge.js', import.meta.url));
+export { S3EDGE_BIN } from './child-env.js';
 
 export interface StartServerOptions {
   /** Also start the HTTPS listener with a certificate generated for this run. */
@@ -238,18 +238,10 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   };
 }
 
-/** `s3edge <args> --data-dir DIR --json` in another process, with `env` (default: this process's). Never throws for a non-zero exit. */
-export function runCli(dataDir: string, cliArgs: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      ...nodeCommand([S3EDGE_BIN, ...cliArgs, '--data-dir', dataDir, '--json']),
-      { env, maxBuffer: 16 * 1024 * 1024, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr, json: parseJsonOutput(stdout) });
-      },
-    );
-  });
+/** `s3edge <args> --data-dir DIR --json` in another process, with `env` (default: childProcessEnv()). Never throws for a non-zero exit. */
+export async function runCli(dataDir: string, cliArgs: string[], env: NodeJS.ProcessEnv = childProcessEnv()): Promise<CliResult> {
+  const r = await runS3edge([...cliArgs, '--data-dir', dataDir, '--json'], {}, undefined, env);
+  return { code: r.code ?? 1, stdout: r.stdout, stderr: r.stderr, json: parseJsonOutput(r.stdout) };
 }
 
 /** Create a user, or a bucket owned by one, or a key, through the admin CLI; typed results. */
