@@ -92,11 +92,11 @@ class Connections {
     const onRequest = (_req: IncomingMessage, res: ServerResponse): void => {
       this.responses.add(res);
       if (this.stopping) res.shouldKeepAlive = false;
-      res.once('finish', () => {
+      res.once('close', () => {
+        this.responses.delete(res);
         // Node has detached the socket from this response by now: idle, unless a next request began.
         if (this.stopping) server.closeIdleConnections();
       });
-      res.once('close', () => this.responses.delete(res));
     };
     // Before the app's listeners, so the mark is on the response before anything can write its head.
     server.prependListener('request', onRequest);
