@@ -7,7 +7,7 @@
 //  - a second signal while a request is in flight exits at once with 128 + its number.
 // The body and the download are held at a point until the server has visibly taken the signal (a
 // connect is refused), so the signal lands mid-transfer without any timing guess.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,7 +24,7 @@ const SIZE = 100 * MiB;
 /** Safety net for anything awaited here: generous for a busy 2-core machine, never an assertion of speed. */
 const SAFETY_MS = 20_000;
 
-// The servers start side by side: each start is mostly waiting.
+// Three servers for the three stops that cannot share one; started side by side, not one after another.
 const dataDir = tempDir(t, 's3edge-shutdown-');
 const [uploadServer, graceServer, twiceServer] = await Promise.all([
   startServer({ dataDir }),
@@ -102,6 +102,16 @@ function logLines(server: RunningServer, msg: string): Array<Record<string, unkn
     .split('\n')
     .filter((line) => line.includes(msg))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** A PutObject whose body is announced (1 MiB) but never sent past its first 1000 bytes: it stays in flight. */
+async function heldRequest(t: Test, server: RunningServer): Promise<Conn> {
+  const s3 = new RawS3({ url: server.url }, server.rootKey);
+  t.equal((await s3.createBucket(BUCKET)).status, 200);
+  const held = open(server.url);
+  await held.write(await head(s3, 'PUT', 'held.bin', ['content-length: 1048576']));
+  await held.write(Buffer.alloc(1000, 1));
+  return held;
 }
 
 const body = randomBytes(SIZE);
@@ -193,12 +203,7 @@ await t.test('after a restart on the same data, the upload is there; SIGTERM dur
 });
 
 await t.test('a request held open past the grace period is cut; the process still exits 0', async (t) => {
-  const s3 = new RawS3({ url: graceServer.url }, graceServer.rootKey);
-  t.equal((await s3.createBucket(BUCKET)).status, 200);
-  const held = open(graceServer.url);
-  // A body announced but never sent: the request stays in flight until the grace ends.
-  await held.write(await head(s3, 'PUT', 'held.bin', ['content-length: 1048576']));
-  await held.write(Buffer.alloc(1000, 1));
+  const held = await heldRequest(t, graceServer);
   graceServer.kill('SIGTERM');
   t.ok(await refusedSoon(graceServer.url), 'new connections are refused');
   t.not(await safely(held.closed), 'timed out', 'the held connection is cut');
@@ -210,11 +215,7 @@ await t.test('a request held open past the grace period is cut; the process stil
 });
 
 await t.test('a second signal during the drain exits at once', async (t) => {
-  const s3 = new RawS3({ url: twiceServer.url }, twiceServer.rootKey);
-  t.equal((await s3.createBucket(BUCKET)).status, 200);
-  const held = open(twiceServer.url);
-  await held.write(await head(s3, 'PUT', 'held.bin', ['content-length: 1048576']));
-  await held.write(Buffer.alloc(1000, 1));
+  const held = await heldRequest(t, twiceServer);
   twiceServer.kill('SIGINT');
   t.ok(await refusedSoon(twiceServer.url), 'the first signal (SIGINT) started the drain');
   twiceServer.kill('SIGTERM');
