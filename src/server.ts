@@ -1,8 +1,8 @@
 // Listening: the http listener, the optional https listener, and a graceful stop.
 import { readFileSync } from 'node:fs';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { buildApp, type App } from './app.js';
 import { ConfigError } from './config/load.js';
 import type { AppContext } from './context.js';
@@ -15,7 +15,19 @@ export interface RunningServer {
   tlsUrl?: string;
   /** The CDN listener, e.g. http://127.0.0.1:9080; absent when cdn.port is null. */
   cdnUrl?: string;
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections, lets the requests in flight finish for up to `graceMs` (idle
+   * keep-alive connections are closed at once, busy ones once their response ends), cuts the
+   * connections still open after it, then closes the app. Default: shutdownGraceSeconds.
+   */
+  close(graceMs?: number): Promise<DrainResult>;
+}
+
+export interface DrainResult {
+  /** Connections open when the stop began. */
+  open: number;
+  /** Connections still open when the grace period ended, destroyed. */
+  cut: number;
 }
 
 function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
@@ -60,13 +72,71 @@ function tune(server: Server, listener: RequestListener, config: Config, app: Ap
   server.timeout = 120_000;
 }
 
+/**
+ * The listeners' open connections and their responses in flight. Once stopping, every response says
+ * `Connection: close` where its headers are still unsent, and a connection whose response ended is
+ * closed rather than kept alive: a drain then ends with the last response instead of the keep-alive timeout.
+ */
+class Connections {
+  private readonly sockets = new Set<Socket>();
+  private readonly responses = new Set<ServerResponse>();
+  private readonly servers: Server[] = [];
+  private stopping = false;
+
+  watch(server: Server): void {
+    this.servers.push(server);
+    server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    const onRequest = (_req: IncomingMessage, res: ServerResponse): void => {
+      this.responses.add(res);
+      if (this.stopping) res.shouldKeepAlive = false;
+      res.once('close', () => {
+        this.responses.delete(res);
+        // Node has detached the socket from this response by now: idle, unless a next request began.
+        if (this.stopping) server.closeIdleConnections();
+      });
+    };
+    // Before the app's listeners, so the mark is on the response before anything can write its head.
+    server.prependListener('request', onRequest);
+    server.prependListener('checkContinue', onRequest);
+  }
+
+  get open(): number {
+    return this.sockets.size;
+  }
+
+  /** Stop listening; resolves once every connection has closed. */
+  stop(): Promise<void> {
+    this.stopping = true;
+    for (const res of this.responses) if (!res.headersSent) res.shouldKeepAlive = false;
+    return Promise.all(
+      this.servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeIdleConnections();
+          }),
+      ),
+    ).then(() => undefined);
+  }
+
+  /** Destroys what is still open (upgraded sockets included, which node no longer counts as HTTP). */
+  cut(): number {
+    const n = this.sockets.size;
+    for (const socket of this.sockets) socket.destroy();
+    return n;
+  }
+}
+
 export async function startServer(ctx: AppContext): Promise<RunningServer> {
   const { config } = ctx;
   const app = await buildApp(ctx);
-  const servers: Server[] = [];
+  const connections = new Connections();
   const http = createServer(serverOptions(config), app.listener);
   tune(http, app.listener, config, app);
-  servers.push(http);
+  connections.watch(http);
   const addr = await listen(http, config.port, config.host);
   const url = config.publicUrl || urlOf('http', addr);
   ctx.endpoints.s3 = url;
@@ -76,7 +146,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
   if (config.cdn.port !== null) {
     const cdn = createServer(serverOptions(config), app.cdnListener);
     tune(cdn, app.cdnListener, config, app);
-    servers.push(cdn);
+    connections.watch(cdn);
     const cdnAddr = await listen(cdn, config.cdn.port, config.cdn.host || config.host);
     cdnUrl = urlOf('http', cdnAddr);
     cdnPort = cdnAddr.port;
@@ -90,7 +160,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
       app.listener,
     );
     tune(https as unknown as Server, app.listener, config, app);
-    servers.push(https as unknown as Server);
+    connections.watch(https as unknown as Server);
     tlsUrl = urlOf('https', await listen(https as unknown as Server, config.tls.port, config.tls.host || config.host));
   }
 
@@ -101,23 +171,30 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
     url,
     tlsUrl,
     cdnUrl,
-    async close() {
+    async close(graceMs = config.shutdownGraceSeconds * 1000) {
+      const started = Date.now();
+      const open = connections.open;
+      ctx.log.info({ connections: open, graceSeconds: graceMs / 1000 }, 'stopping: no new connections, draining the open ones');
       app.closeTunnels();
-      await Promise.all(
-        servers.map(
-          (s) =>
-            new Promise<void>((resolve) => {
-              s.close(() => resolve());
-              s.closeIdleConnections();
-            }),
-        ),
-      );
+      const drained = connections.stop();
+      let timer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<'grace over'>((resolve) => {
+        timer = setTimeout(() => resolve('grace over'), graceMs);
+      });
+      let cut = 0;
+      if ((await Promise.race([drained, graceOver])) === 'grace over') {
+        cut = connections.cut();
+        await drained;
+      }
+      clearTimeout(timer);
+      ctx.log.info({ connections: open, cut, ms: Date.now() - started }, 'stopped: every connection closed');
       try {
         ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
       } catch (err) {
         ctx.log.warn({ err }, 'could not record the stop in the settings table');
       }
       await app.close();
+      return { open, cut };
     },
   };
 }

@@ -1,9 +1,12 @@
 // `s3edge serve`: start the gateway with config from defaults, env and flags; print where it listens.
+import { constants as osConstants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { configFlags, ConfigError, loadConfig } from '../config/load.js';
 import { createContext } from '../context.js';
 import { startServer } from '../server.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
+
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 
 /** Columns of `all settings` in the help: flag names wrapped to about 100 characters a line. */
 function wrapped(words: string[], width = 100): string[] {
@@ -25,7 +28,8 @@ function help(flags: Iterable<string>): string {
     'usage: s3edge serve [options]',
     '',
     'Starts the gateway: the S3 API and the management API (/api/v3, /storage) on --port, the CDN on',
-    '--cdn-port and on --port for requests whose Host is the CDN hostname. Stop it with Ctrl-C or SIGTERM.',
+    '--cdn-port and on --port for requests whose Host is the CDN hostname. Stop it with Ctrl-C or SIGTERM:',
+    'requests in flight get --shutdown-grace-seconds (30s) to finish; a second signal exits at once.',
     '',
     'Main options (each is also an environment variable: --data-dir is S3EDGE_DATA_DIR):',
     '  --data-dir DIR              metadata (meta.db), object bytes and master.key; default ./data',
@@ -138,12 +142,27 @@ export async function runServe(rawArgv: string[]): Promise<number> {
     process.stdout.write(lines.join('\n') + '\n');
   }
 
-  await new Promise<void>((resolve) => {
-    const stop = (): void => resolve();
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
-  await server.close();
-  await ctx.close();
+  // The first signal drains (server.close: requests in flight get shutdownGraceSeconds) and then closes
+  // the context (request log flushed, database closed); a second one exits at once, as 128 + its number.
+  let stopping = false;
+  let stop!: () => void;
+  const signalled = new Promise<void>((resolve) => (stop = resolve));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (!stopping) {
+      stopping = true;
+      stop();
+      return;
+    }
+    process.stderr.write(`s3edge: ${signal} again: exiting now, without waiting for the requests in flight\n`);
+    process.exit(128 + (osConstants.signals[signal] ?? 0));
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  try {
+    await signalled;
+    await server.close();
+    await ctx.close();
+  } finally {
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+  }
   return 0;
 }

@@ -213,6 +213,11 @@ export interface Config {
   inlineObjectMaxBytes: number;
   /** Multipart uploads neither completed nor aborted this long after they began are aborted. */
   multipartMaxAgeSeconds: number;
+  /**
+   * On SIGTERM/SIGINT, requests in flight get this long to finish; connections still open after it are
+   * cut. 0 cuts them at once.
+   */
+  shutdownGraceSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   rootAccessKey: string;
   rootSecretKey: string;
@@ -240,7 +245,7 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
+    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
     'dashboard',
   ],
@@ -256,6 +261,7 @@ export const configSchema = {
     // Past 1 MiB a row would hold the database's write lock for as long as a file write takes.
     inlineObjectMaxBytes: { type: 'integer', minimum: 0, maximum: 1048576 },
     multipartMaxAgeSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
+    shutdownGraceSeconds: { type: 'integer', minimum: 0, maximum: 86400 },
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },
     rootSecretKey: { type: 'string', maxLength: 256 },
@@ -486,6 +492,7 @@ export const SIZE_KEYS = [
 export const DURATION_KEYS = {
   maxSkewSeconds: 's',
   multipartMaxAgeSeconds: 's',
+  shutdownGraceSeconds: 's',
   'cdn.log.flushIntervalMs': 'ms',
   'cdn.log.retentionDays': 'd',
   'limits.headersTimeoutSeconds': 's',

@@ -59,7 +59,16 @@ export interface RunningServer {
   moto?: RunningMoto;
   /** Captured stdout+stderr of the server (the last 256 KiB). */
   output(): string;
+  /** Sends the server process a signal; stop() still cleans up after it. */
+  kill(signal: NodeJS.Signals): void;
+  /** Settles when the server process exits, with its exit code (null when a signal ended it). */
+  exited: Promise<ServerExit>;
   stop(): Promise<void>;
+}
+
+export interface ServerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
 }
 
 const live = new Set<ChildProcess>();
@@ -153,11 +162,11 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (d: string) => capture(d));
   let exited = false;
-  const exitPromise = new Promise<void>((resolve) => {
-    child.once('exit', () => {
+  const exitPromise = new Promise<ServerExit>((resolve) => {
+    child.once('exit', (code, signal) => {
       exited = true;
       live.delete(child);
-      resolve();
+      resolve({ code, signal });
     });
   });
 
@@ -234,6 +243,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
       return r.json;
     },
     output: () => captured,
+    kill: (signal) => child.kill(signal),
+    exited: exitPromise,
     stop: cleanup,
   };
 }
