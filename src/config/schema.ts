@@ -214,6 +214,8 @@ export interface Config {
   /** Multipart uploads neither completed nor aborted this long after they began are aborted. */
   multipartMaxAgeSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** json: one JSON object a line (for collectors); pretty: readable lines for a terminal. */
+  logFormat: 'json' | 'pretty';
   rootAccessKey: string;
   rootSecretKey: string;
   /** 32-byte key (64 hex chars or base64) that encrypts secrets at rest; empty means data-dir/master.key. */
@@ -240,7 +242,7 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
+    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'logLevel', 'logFormat', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
     'dashboard',
   ],
@@ -257,6 +259,7 @@ export const configSchema = {
     inlineObjectMaxBytes: { type: 'integer', minimum: 0, maximum: 1048576 },
     multipartMaxAgeSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    logFormat: { enum: ['json', 'pretty'] },
     rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },
     rootSecretKey: { type: 'string', maxLength: 256 },
     masterKey: { type: 'string' },
