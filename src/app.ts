@@ -14,6 +14,8 @@ import { parseQueryFirstValue } from './api/query.js';
 import { createCdnHandler, isCdnHost, notFound as cdnNotFound } from './cdn/handler.js';
 import { answerAndClose, repeatedHeader, watchBodyRate } from './http/request-guard.js';
 import { toXml } from './s3/xml.js';
+import { requestRecordOf } from './s3/request-log.js';
+import { S3Error } from './errors/s3-errors.js';
 import { createEdgeHandler } from './edge/handler.js';
 import { dashboardFiles } from './web/static.js';
 import { answerHealth, healthEndpointOf, type HealthEndpoint } from './health/endpoints.js';
@@ -100,6 +102,8 @@ function requestGuard(ctx: AppContext): (req: IncomingMessage, res: ServerRespon
         return;
       }
       const a = earlyAnswer(door, 400, 'RequestTimeout', 'request_timeout', REQUEST_TIMEOUT_MESSAGE);
+      // The S3 request's own log line, written when this answer closes it, names the code too.
+      if (door === 's3') requestRecordOf(res)?.failed(new S3Error('RequestTimeout'));
       ctx.log.info({ url: req.url, door }, 'request body too slow: answered 400 RequestTimeout and closed');
       answerAndClose(res, 400, a.type, a.body);
     });

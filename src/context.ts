@@ -1,6 +1,6 @@
 // The composition root's product: everything a request needs, built once, closed once. No globals.
 import { join } from 'node:path';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { Readiness } from './health/readiness.js';
 import type { Config } from './config/schema.js';
 import type { Db } from './db/open.js';
@@ -39,6 +39,7 @@ import { EdgeRoutes } from './edge/route.js';
 import { EdgeMonitor } from './edge/detect/monitor.js';
 import { ProxyResponseCache } from './edge/response-cache.js';
 import { OriginPools } from './edge/origin-pools.js';
+import { createLogger } from './log-format.js';
 
 /** The edge cache's disk tier, under the data directory. */
 const CDN_CACHE_DIR = 'cdn-cache';
@@ -147,7 +148,7 @@ function wrapConfigError<T>(key: string, fn: () => T): T {
 }
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
-  const log = opts.log ?? pino({ level: config.logLevel });
+  const log = opts.log ?? createLogger(config);
   // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
   const storage = createStorage(config);
   const clients = new ClientResolver(config.cdn);

@@ -62,6 +62,18 @@ export class ClientResolver {
     return { ip, country };
   }
 
+  /**
+   * The client's address alone, with no GeoIP lookup: for a log line on every request (the S3
+   * surface). Without trusted proxies the TCP peer, with no parse but the IPv4-mapped prefix a
+   * dual-stack listener adds (the CDN's log has the plain IPv4 address too).
+   */
+  clientIp(peer: string | undefined, headers: IncomingHttpHeaders): string {
+    if (!this.anyTrusted) return peer === undefined ? '' : peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer;
+    const socket = parseAddress(peer);
+    if (!socket) return peer ?? '';
+    return this.isTrusted(socket) ? this.walk(socket, headers['x-forwarded-for']).client.address : socket.address;
+  }
+
   /** resolveFrom's client with the forwarding facts of the proxy, from one walk of X-Forwarded-For. */
   resolveForwarding(peer: string | undefined, headers: IncomingHttpHeaders): ForwardingClient {
     const socket = parseAddress(peer);

@@ -219,6 +219,8 @@ export interface Config {
    */
   shutdownGraceSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** json: one JSON object a line (for collectors); pretty: readable lines for a terminal. */
+  logFormat: 'json' | 'pretty';
   rootAccessKey: string;
   rootSecretKey: string;
   /** 32-byte key (64 hex chars or base64) that encrypts secrets at rest; empty means data-dir/master.key. */
@@ -245,7 +247,7 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'logLevel', 'rootAccessKey', 'rootSecretKey', 'masterKey',
+    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'logLevel', 'logFormat', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
     'dashboard',
   ],
@@ -263,6 +265,7 @@ export const configSchema = {
     multipartMaxAgeSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
     shutdownGraceSeconds: { type: 'integer', minimum: 0, maximum: 86400 },
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    logFormat: { enum: ['json', 'pretty'] },
     rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },
     rootSecretKey: { type: 'string', maxLength: 256 },
     masterKey: { type: 'string' },

@@ -11,6 +11,7 @@ import { resolveOperation, type OperationName } from './router.js';
 import type { OperationHandler } from './operation.js';
 import { sendError, sendResponse } from './respond.js';
 import { trackContinue } from './body.js';
+import { countBodies, S3RequestRecord } from './request-log.js';
 import {
   createBucketOp, deleteBucketOp, getBucketLocation, getBucketVersioning, headBucket, listBuckets,
 } from './operations/buckets.js';
@@ -120,19 +121,28 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
   const rawUrl = req.url ?? '/';
   let addr: S3Address | undefined;
   const client = new ClientGone();
+  const record = new S3RequestRecord(requestId, req.method ?? 'GET', ctx.clients.clientIp(req.socket.remoteAddress, req.headers));
+  countBodies(req, res, record);
+  let handling = true;
+  // 'close' comes once the response is over, or when the client left: the one log line is written then.
   const onClose = (): void => {
-    if (!res.writableFinished) client.abort();
+    if (handling && !res.writableFinished) client.abort();
+    record.write(ctx.log, res);
   };
   res.once('close', onClose);
   try {
     addr = parseAddress(rawUrl, req.headers.host, ctx.config.s3Domains);
+    record.bucket = addr.bucket ?? null;
+    record.key = addr.key ?? null;
     // Browsers never sign preflights: answered from the bucket's CORS rules alone.
     if (req.method === 'OPTIONS') {
+      record.operation = 'CorsPreflight';
       await sendResponse(req, res, preflightResponse(ctx, req, addr.bucket));
       return;
     }
     for (const [name, value] of Object.entries(actualCorsHeaders(ctx, req, addr.bucket) ?? {})) res.setHeader(name, value);
     const op = resolveOperation({ method: req.method ?? 'GET', bucket: addr.bucket, key: addr.key, query: addr.query, headers: req.headers });
+    record.operation = op;
     if (addr.key !== undefined) validateKey(addr.key, { existing: !CREATES_KEY.has(op) });
     const signed = { method: req.method ?? 'GET', rawPath: addr.rawPath, rawQuery: addr.rawQuery, headers: req.headers };
     const getSecret = (id: string): string | undefined => ctx.keys.lookup(id)?.secretKey;
@@ -140,6 +150,7 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
       ? verifyPresignedV2(signed, addr.virtualHost ? `/${addr.bucket}${addr.rawPath}` : addr.rawPath, { now: ctx.clock(), getSecret })
       : verifyRequest(signed, { region: ctx.config.region, now: ctx.clock(), maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret });
     if (!auth) throw new S3Error('AccessDenied');
+    record.accessKeyId = auth.accessKeyId;
     const found = ctx.keys.lookup(auth.accessKeyId);
     if (!found) throw new S3Error('InvalidAccessKeyId');
     const principal = found.principal;
@@ -157,8 +168,8 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
       res.destroy();
       return;
     }
-    sendError(req, res, bucketGone(err, addr), { requestId, resource: addr?.rawPath ?? '/', log: ctx.log });
+    sendError(req, res, bucketGone(err, addr), { requestId, resource: addr?.rawPath ?? '/', log: ctx.log, record });
   } finally {
-    res.off('close', onClose);
+    handling = false;
   }
 }

@@ -8,6 +8,7 @@ import { toXml } from './xml.js';
 import { bodyWithheld } from './body.js';
 import { drainRequest } from '../http/request-drain.js';
 import { isDirectBody } from '../storage/file-body.js';
+import type { S3RequestRecord } from './request-log.js';
 
 export type HeaderValue = string | number | string[];
 
@@ -60,7 +61,7 @@ export function sendError(
   req: IncomingMessage,
   res: ServerResponse,
   err: unknown,
-  info: { requestId: string; resource: string; log: Logger },
+  info: { requestId: string; resource: string; log: Logger; record: S3RequestRecord },
 ): void {
   let e: S3Error;
   if (isS3Error(err)) {
@@ -69,6 +70,8 @@ export function sendError(
     info.log.error({ err, requestId: info.requestId }, 'internal error');
     e = new S3Error('InternalError');
   }
+  // Also when the headers are out and the body is cut: the line says why.
+  info.record.failed(e);
   if (res.headersSent) {
     res.destroy();
     return;

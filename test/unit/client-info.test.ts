@@ -113,3 +113,14 @@ t.test('a configured GeoIP database that is missing or not an MMDB stops the sta
   await writeFile(copy, whole);
   t.match(GeoIp.open(copy).country(parseAddress('8.8.8.8')!), /^[A-Z]{2}$/, 'a configured copy works');
 });
+
+t.test('clientIp (the S3 log line): the peer without trusted proxies, else the forwarded client; never a GeoIP lookup', async (t) => {
+  const direct = resolver();
+  t.equal(direct.clientIp('203.0.113.9', { 'x-forwarded-for': '198.51.100.1' }), '203.0.113.9', 'no trusted proxy: the header is ignored');
+  t.equal(direct.clientIp('::ffff:203.0.113.9', {}), '203.0.113.9', 'IPv4-mapped peers as plain IPv4');
+  t.equal(direct.clientIp('2001:db8::1', {}), '2001:db8::1');
+  t.equal(direct.clientIp(undefined, {}), '');
+  t.equal(proxied.clientIp('127.0.0.1', { 'x-forwarded-for': '198.51.100.1, 10.1.2.3' }), '198.51.100.1', 'through trusted hops');
+  t.equal(proxied.clientIp('::ffff:127.0.0.1', { 'x-forwarded-for': '198.51.100.1' }), '198.51.100.1');
+  t.equal(proxied.clientIp('203.0.113.9', { 'x-forwarded-for': '198.51.100.1' }), '203.0.113.9', 'an untrusted peer is the client');
+});

@@ -1,0 +1,58 @@
+// The server's logger: pino's JSON lines (logFormat json, for collectors), or one readable line per
+// record for a terminal (logFormat pretty). Pretty is a small formatter of pino's own lines rather
+// than pino-pretty: no new dependency for a convenience; it parses each line, fine for a terminal.
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { Config } from './config/schema.js';
+
+const LEVELS: Readonly<Record<number, string>> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const COLOURS: Readonly<Record<number, string>> = { 10: '90', 20: '36', 30: '32', 40: '33', 50: '31', 60: '35' };
+/** Fields every line has, shown as the time, level and message, or left out. */
+const HIDDEN = new Set(['time', 'level', 'msg', 'pid', 'hostname', 'v']);
+
+function formatValue(v: unknown): string {
+  if (typeof v === 'string') return v === '' || /[\s"=]/.test(v) ? JSON.stringify(v) : v;
+  return JSON.stringify(v) ?? String(v);
+}
+
+function formatTime(ms: unknown): string {
+  return typeof ms === 'number' ? new Date(ms).toISOString().slice(11, 23) : '';
+}
+
+/**
+ * One pino JSON line as `HH:MM:SS.mmm LEVEL message key=value ...`, with an error's stack on the lines
+ * below. A line that is not JSON passes through unchanged.
+ */
+export function prettyLine(json: string, colour = false): string {
+  let rec: Record<string, unknown>;
+  try {
+    rec = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json.endsWith('\n') ? json : `${json}\n`;
+  }
+  const level = typeof rec['level'] === 'number' ? rec['level'] : 30;
+  const name = (LEVELS[level] ?? String(level)).padEnd(5);
+  const parts = [formatTime(rec['time']), colour ? `\x1b[${COLOURS[level] ?? '0'}m${name}\x1b[0m` : name];
+  if (typeof rec['msg'] === 'string') parts.push(rec['msg']);
+  let stack = '';
+  for (const [k, v] of Object.entries(rec)) {
+    if (HIDDEN.has(k)) continue;
+    const errStack = typeof v === 'object' && v !== null ? (v as { stack?: unknown }).stack : undefined;
+    if (typeof errStack === 'string') {
+      stack += `\n    ${errStack.split('\n').join('\n    ')}`;
+      continue;
+    }
+    parts.push(`${k}=${formatValue(v)}`);
+  }
+  return `${parts.join(' ')}${stack}\n`;
+}
+
+/** A destination that writes each of pino's lines to `out` as prettyLine does. */
+export function prettyDestination(out: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): DestinationStream {
+  const colour = out.isTTY === true;
+  return { write: (line: string) => void out.write(prettyLine(line, colour)) };
+}
+
+export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>): Logger {
+  const options = { level: config.logLevel };
+  return config.logFormat === 'pretty' ? pino(options, prettyDestination()) : pino(options);
+}

@@ -1,0 +1,118 @@
+// One log line per S3 request (docs/ARCHITECTURE.md "Request logs"): a record the handler and the
+// responder fill in as the request goes, written once when the response is over or the client left.
+// Secrets never enter it: the access key id only, no headers, no query string (signatures live there).
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import type { S3Error } from '../errors/s3-errors.js';
+import type { OperationName } from './router.js';
+
+/** A CORS preflight is answered before routing, from the bucket's rules: not an AWS operation. */
+export type LoggedOperation = OperationName | 'CorsPreflight';
+
+const RECORD = Symbol('s3RequestRecord');
+
+interface Counted {
+  [RECORD]: S3RequestRecord;
+}
+
+// The fields, in the order of the line. Private fields (#) stay out of it: pino writes own enumerable ones.
+export class S3RequestRecord {
+  readonly surface: 's3';
+  readonly requestId: string;
+  operation: LoggedOperation | null;
+  readonly method: string;
+  bucket: string | null;
+  key: string | null;
+  accessKeyId: string | null;
+  status: number | null;
+  errorCode: string | null;
+  bytesIn: number;
+  bytesOut: number;
+  durationMs: number;
+  /** The client closed the connection before the whole response was written. */
+  clientGone: boolean;
+  readonly clientIp: string;
+  readonly #started: number;
+  #written = false;
+
+  constructor(requestId: string, method: string, clientIp: string) {
+    this.surface = 's3';
+    this.requestId = requestId;
+    this.operation = null;
+    this.method = method;
+    this.bucket = null;
+    this.key = null;
+    this.accessKeyId = null;
+    this.status = null;
+    this.errorCode = null;
+    this.bytesIn = 0;
+    this.bytesOut = 0;
+    this.durationMs = 0;
+    this.clientGone = false;
+    this.clientIp = clientIp;
+    this.#started = performance.now();
+  }
+
+  /** The error the client is answered with; a failed signature still names the key id it claimed. */
+  failed(e: S3Error): void {
+    // 304 NotModified travels as an S3Error but is no failure.
+    if (e.status >= 400) this.errorCode = e.code;
+    const claimed = e.extra['AWSAccessKeyId'];
+    if (this.accessKeyId === null && claimed !== undefined) this.accessKeyId = claimed;
+  }
+
+  /** Writes the line, once: at info, or warn for a 5xx (the cause is logged at error where it happened). */
+  write(log: Logger, res: ServerResponse): void {
+    if (this.#written) return;
+    this.#written = true;
+    this.status = res.headersSent ? res.statusCode : null;
+    this.clientGone = !res.writableFinished;
+    this.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
+    const line: S3RequestRecord = this;
+    if (this.status !== null && this.status >= 500) log.warn(line, 's3 request');
+    else log.info(line, 's3 request');
+  }
+}
+
+const push = IncomingMessage.prototype.push;
+const write = ServerResponse.prototype.write;
+const end = ServerResponse.prototype.end;
+
+function bodyBytes(chunk: unknown, encoding: unknown): number {
+  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  return chunk instanceof Uint8Array ? chunk.byteLength : 0;
+}
+
+// Module-level functions on the instances, not closures: nothing allocated per request but the record.
+function countedPush(this: IncomingMessage & Counted, chunk: unknown, encoding?: BufferEncoding): boolean {
+  this[RECORD].bytesIn += bodyBytes(chunk, encoding);
+  return push.call(this, chunk, encoding);
+}
+
+function countedWrite(this: ServerResponse & Counted, chunk: unknown, encoding?: unknown, cb?: unknown): boolean {
+  this[RECORD].bytesOut += bodyBytes(chunk, encoding);
+  return (write as (...args: unknown[]) => boolean).call(this, chunk, encoding, cb);
+}
+
+function countedEnd(this: ServerResponse & Counted, chunk?: unknown, encoding?: unknown, cb?: unknown): ServerResponse {
+  this[RECORD].bytesOut += bodyBytes(chunk, encoding);
+  return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, encoding, cb);
+}
+
+/**
+ * Counts the body bytes node reads from the client (whoever consumes them: a handler, the drain) and
+ * the body bytes handed to the response, into `record`.
+ */
+export function countBodies(req: IncomingMessage, res: ServerResponse, record: S3RequestRecord): void {
+  (req as IncomingMessage & Counted)[RECORD] = record;
+  (res as ServerResponse & Counted)[RECORD] = record;
+  req.push = countedPush;
+  res.write = countedWrite as ServerResponse['write'];
+  res.end = countedEnd as ServerResponse['end'];
+}
+
+/** The record of an S3 response, for answers written outside the handler (the request guard's). */
+export function requestRecordOf(res: ServerResponse): S3RequestRecord | undefined {
+  return (res as Partial<Counted>)[RECORD];
+}
