@@ -203,16 +203,17 @@ export class EdgeCache {
     const slot = this.disk.reserve(id);
     if (!keep && !slot) return undefined;
     this.counters.storageReads++;
-    const fill = new Fill({
+    const fill: Fill = new Fill({
       id,
       body: obj.open(),
       keepInMemory: keep,
       slot,
       onDiskError: (err) => this.opts.log.warn({ err }, 'cdn cache: a body could not be stored on disk'),
+      // Forgotten before its waiters hear of the failure (not once its slot is cleaned up, when it is
+      // done): a request after that starts afresh instead of joining a fill that failed.
+      onFailed: () => this.flights.forget(obj.key, fill),
     });
     this.flights.add(obj.key, fill);
-    // A fill that could not even open is forgotten before its waiters hear of it: a retry starts afresh.
-    fill.opened.catch(() => this.flights.forget(obj.key, fill));
     // In memory as soon as the bytes are in: the next request is a hit even while the file is synced.
     fill.bytes.then(
       (body) => {

@@ -14,6 +14,12 @@ export interface FillOptions {
   /** Where the body goes on disk; undefined when the disk tier takes no part. */
   slot: DiskSlot | undefined;
   onDiskError(err: unknown): void;
+  /**
+   * Called the moment the fill fails (storage error, short read, abort), before anyone waiting hears of
+   * it and before its disk slot is cleaned up: the cache forgets it then, so no later request joins a
+   * fill that has already failed.
+   */
+  onFailed(): void;
 }
 
 export class Fill {
@@ -71,6 +77,7 @@ export class Fill {
       return chunks ? Buffer.concat(chunks, id.size) : undefined;
     } catch (err) {
       this.failure = err instanceof Error ? err : new Error(String(err));
+      this.opts.onFailed();
       this.wake();
       if (slot) {
         await slot.discard();
