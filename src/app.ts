@@ -18,7 +18,9 @@ import { requestRecordOf } from './s3/request-log.js';
 import { S3Error } from './errors/s3-errors.js';
 import { createEdgeHandler } from './edge/handler.js';
 import { dashboardFiles } from './web/static.js';
-import { answerHealth, healthEndpointOf, type HealthEndpoint } from './health/endpoints.js';
+import { answerHealth, type HealthEndpoint } from './health/endpoints.js';
+import { answerMetrics } from './metrics/endpoint.js';
+import { methodLabel } from './metrics/request-metrics.js';
 import { virtualHostBucket } from './s3/addressing.js';
 
 export interface App {
@@ -52,14 +54,24 @@ function signedForS3(url: string, authorization: string | undefined): boolean {
   return (authorization !== undefined && /^AWS(4-HMAC-SHA256)? /.test(authorization)) || /[?&](X-Amz-Signature|X-Amz-Credential|AWSAccessKeyId)=/.test(url);
 }
 
+/** The operations endpoints (src/health, src/metrics); their names are reserved bucket names. */
+type OperationsEndpoint = HealthEndpoint | 'metrics';
+const OPERATIONS_PATHS: ReadonlyMap<string, OperationsEndpoint> = new Map([
+  ['/healthz', 'healthz'],
+  ['/readyz', 'readyz'],
+  ['/metrics', 'metrics'],
+]);
+
 /**
- * /healthz or /readyz, unless the request is S3's: signed (a path-style request for the reserved
- * bucket of that name, refused by the S3 handler in S3's words) or addressed to a bucket's virtual host
- * (where /healthz is an object key).
+ * /healthz, /readyz or /metrics (any query ignored), unless the request is S3's: signed (a path-style
+ * request for the reserved bucket of that name, refused by the S3 handler in S3's words) or addressed
+ * to a bucket's virtual host (where the path is an object key).
  */
-function healthEndpoint(req: IncomingMessage, s3Domains: readonly string[]): HealthEndpoint | undefined {
-  const endpoint = healthEndpointOf(req.url);
-  if (endpoint === undefined || signedForS3(req.url ?? '', req.headers.authorization)) return undefined;
+function operationsEndpoint(req: IncomingMessage, s3Domains: readonly string[]): OperationsEndpoint | undefined {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const endpoint = OPERATIONS_PATHS.get(q < 0 ? url : url.slice(0, q));
+  if (endpoint === undefined || signedForS3(url, req.headers.authorization)) return undefined;
   return virtualHostBucket(req.headers.host, s3Domains) === undefined ? endpoint : undefined;
 }
 
@@ -129,6 +141,18 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       return createServer();
     },
   });
+  // The management API's and the dashboard's requests in the request metrics, by route pattern.
+  fastify.addHook('onResponse', (request, reply, done) => {
+    ctx.requestMetrics.observe({
+      surface: 'api',
+      operation: `${methodLabel(request.method)} ${request.routeOptions.url ?? 'unmatched'}`,
+      status: reply.statusCode,
+      durationMs: reply.elapsedTime,
+      bytesIn: Number(request.headers['content-length'] ?? 0) || 0,
+      bytesOut: Number(reply.getHeader('content-length') ?? 0) || 0,
+    });
+    done();
+  });
   fastify.setNotFoundHandler((_req, reply) => {
     void reply.code(404).send({ success: false, message: 'Not found', code: 'not_found' });
   });
@@ -149,15 +173,16 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (guard(req, res, 'proxy')) void edge.serve(req, res, route);
     return true;
   };
-  // Health first after project hostnames (a user's site may have its own /healthz), on every listener.
-  const health = (req: IncomingMessage, res: ServerResponse): boolean => {
-    const endpoint = healthEndpoint(req, ctx.config.s3Domains);
-    if (endpoint === undefined) return false;
-    void answerHealth(req, res, endpoint, ctx.readiness);
+  // Health and metrics first after project hostnames (a user's site may have its own /healthz), on every listener.
+  const operations = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const endpoint = operationsEndpoint(req, ctx.config.s3Domains);
+    if (endpoint === undefined || (endpoint === 'metrics' && !ctx.config.metrics.enabled)) return false;
+    if (endpoint === 'metrics') void answerMetrics(req, res, ctx);
+    else void answerHealth(req, res, endpoint, ctx.readiness);
     return true;
   };
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
-    if (proxied(req, res) || health(req, res)) return;
+    if (proxied(req, res) || operations(req, res)) return;
     if (isCdnHost(req.headers.host, cdnHostname)) {
       if (guard(req, res, 'cdn')) void cdn(req, res);
       return;
@@ -172,7 +197,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (guard(req, res, 's3')) void s3(req, res);
   };
   const cdnListener: RequestListener = (req, res) => {
-    if (proxied(req, res) || health(req, res)) return;
+    if (proxied(req, res) || operations(req, res)) return;
     if (!guard(req, res, 'cdn')) return;
     if (isCdnHost(req.headers.host, cdnHostname)) void cdn(req, res);
     else cdnNotFound(req, res);

@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { Readiness } from './health/readiness.js';
+import { methodLabel, RequestMetrics } from './metrics/request-metrics.js';
 import type { Config } from './config/schema.js';
 import type { Db } from './db/open.js';
 import type { Repos } from './db/repos/index.js';
@@ -103,6 +104,8 @@ export interface AppContext {
   originPools: OriginPools;
   /** GET /readyz: the metadata database and the storage backend, probed at most once a second. */
   readiness: Readiness;
+  /** Every answered request by surface, operation and status, with the process's own metrics (GET /metrics). */
+  requestMetrics: RequestMetrics;
   close(): Promise<void>;
 }
 
@@ -187,6 +190,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       log,
     });
     const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime() });
+    const requestMetrics = new RequestMetrics();
     const ctx: AppContext = {
       config,
       log,
@@ -215,7 +219,21 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       masterKey,
       assetDirectory: new AssetDirectory(repos),
       edge,
-      requestLog: new RequestLog(db, config.cdn.log, { clock: () => clock().getTime(), log, usage: repos.usage }),
+      requestLog: new RequestLog(db, config.cdn.log, {
+        clock: () => clock().getTime(),
+        log,
+        usage: repos.usage,
+        observe: (r) =>
+          requestMetrics.observe({
+            surface: r.surface ?? 'cdn',
+            operation: methodLabel(r.method),
+            status: r.status,
+            durationMs: r.durationMs,
+            bytesIn: r.bytesIn ?? 0,
+            bytesOut: r.bytesSent,
+          }),
+      }),
+      requestMetrics,
       clients,
       domains: new DomainSearch({
         repos,

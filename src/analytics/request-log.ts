@@ -81,6 +81,8 @@ export interface RequestLogOptions {
   scheduler?: Scheduler;
   /** The server's usage repository, for download events (a private one when absent, as in unit tests). */
   usage?: UsageRepo;
+  /** Sees every record as it is appended, kept or dropped (the request metrics). */
+  observe?: (r: CdnRequestRecord) => void;
 }
 
 export interface RequestLogStats {
@@ -150,6 +152,7 @@ export class RequestLog {
   private closed = false;
   private earlyFlushQueued = false;
   private readonly scheduler: Scheduler;
+  private readonly observe: ((r: CdnRequestRecord) => void) | undefined;
 
   constructor(
     db: Db,
@@ -160,6 +163,7 @@ export class RequestLog {
     this.repo = new CdnLogRepo(db, opts.usage ?? new UsageRepo(db));
     this.traffic = new CdnTrafficRepo(db);
     this.log = opts.log;
+    this.observe = opts.observe;
     this.capacity = config.bufferSize;
     // Roll up and expire what accumulated while the server was down, then hourly.
     this.maintainQuietly();
@@ -171,6 +175,7 @@ export class RequestLog {
   /** Appends the record to the buffer; never blocks, never throws. */
   record(r: CdnRequestRecord): void {
     try {
+      this.observe?.(r);
       const row = this.closed || this.buffer.length >= this.capacity ? undefined : clean(r);
       if (row) this.buffer.push(row);
       else this.counters.dropped++;

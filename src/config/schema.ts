@@ -195,6 +195,13 @@ export interface DashboardConfig {
   signIn: { windowSeconds: number; perAccount: number; perIp: number };
 }
 
+/** GET /metrics (src/metrics/endpoint.ts): Prometheus text for a scraper. */
+export interface MetricsConfig {
+  enabled: boolean;
+  /** When set, /metrics wants `Authorization: Bearer <token>`; empty: open, as Prometheus endpoints usually are. */
+  token: string;
+}
+
 export interface Config {
   dataDir: string;
   host: string;
@@ -237,6 +244,7 @@ export interface Config {
   domains: DomainsConfig;
   edge: EdgeConfig;
   dashboard: DashboardConfig;
+  metrics: MetricsConfig;
 }
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -249,7 +257,7 @@ export const configSchema = {
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
     'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'logLevel', 'logFormat', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
-    'dashboard',
+    'dashboard', 'metrics',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -445,6 +453,15 @@ export const configSchema = {
         },
       },
     },
+    metrics: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['enabled', 'token'],
+      properties: {
+        enabled: { type: 'boolean' },
+        token: { type: 'string', maxLength: 256 },
+      },
+    },
     dashboard: {
       type: 'object',
       additionalProperties: false,
@@ -481,7 +498,7 @@ export const configSchema = {
 
 /** Settings that may also be given as S3EDGE_<NAME>_FILE (a path whose content is the value). */
 export const SECRET_KEYS = [
-  'rootAccessKey', 'rootSecretKey', 'masterKey', 'storage.s3.accessKeyId', 'storage.s3.secretAccessKey',
+  'rootAccessKey', 'rootSecretKey', 'masterKey', 'storage.s3.accessKeyId', 'storage.s3.secretAccessKey', 'metrics.token',
 ] as const;
 
 /** Byte-valued settings: a number of bytes, or a size with a unit (`256MiB`, `10GB`), see load.ts. */

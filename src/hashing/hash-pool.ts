@@ -74,6 +74,11 @@ export class HashPool {
     return (this.lanes[id % this.lanes.length] as Piscina<HashTask, WorkerDigests | number | undefined>).run(task);
   }
 
+  /** Hashing tasks waiting for a worker thread, over every lane (the gateway's metrics). */
+  get queued(): number {
+    return this.lanes.reduce((n, lane) => n + lane.queueSize, 0);
+  }
+
   /** Open sessions in the workers (for tests and leak checks); queued behind every lane's tasks. */
   async openSessions(): Promise<number> {
     const counts = await Promise.all(this.lanes.map((_, lane) => this.run({ op: 'sessions' }, lane)));

@@ -1,19 +1,11 @@
 // GET /healthz (the process is up and serving) and GET /readyz (it can take writes: metadata
 // database and storage backend; readiness.ts) on every listener, without credentials, for load
 // balancers and orchestrators. They answer JSON with Cache-Control: no-store; 503 when not ready.
-// `healthz` and `readyz` are reserved bucket names, and a request signed for S3 there goes to S3.
+// `healthz` and `readyz` are reserved bucket names, and a request signed for S3 there goes to S3 (app.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readiness } from './readiness.js';
 
 export type HealthEndpoint = 'healthz' | 'readyz';
-
-/** The endpoint a request path names: exactly /healthz or /readyz, any query ignored. */
-export function healthEndpointOf(url: string | undefined): HealthEndpoint | undefined {
-  if (url === undefined) return undefined;
-  const q = url.indexOf('?');
-  const path = q < 0 ? url : url.slice(0, q);
-  return path === '/healthz' ? 'healthz' : path === '/readyz' ? 'readyz' : undefined;
-}
 
 function send(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
   const text = JSON.stringify(body) + '\n';

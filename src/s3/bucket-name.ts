@@ -1,8 +1,8 @@
 // AWS general-purpose bucket naming rules, plus the names of our management routes.
 import { S3Error } from '../errors/s3-errors.js';
 
-/** Paths of the management API, the dashboard and the health checks on the S3 port (/api, /storage, /dashboard, /healthz, /readyz). */
-export const RESERVED_BUCKET_NAMES: ReadonlySet<string> = new Set(['api', 'storage', 'dashboard', 'healthz', 'readyz']);
+/** Paths of the management API, the dashboard, health and metrics on the S3 port (/api, /storage, /dashboard, /healthz, /readyz, /metrics). */
+export const RESERVED_BUCKET_NAMES: ReadonlySet<string> = new Set(['api', 'storage', 'dashboard', 'healthz', 'readyz', 'metrics']);
 
 const PREFIXES = ['xn--', 'sthree-', 'amzn-s3-demo-'] as const;
 const SUFFIXES = ['-s3alias', '--ol-s3', '.mrap', '--x-s3', '--table-s3'] as const;

@@ -127,7 +127,7 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
   // 'close' comes once the response is over, or when the client left: the one log line is written then.
   const onClose = (): void => {
     if (handling && !res.writableFinished) client.abort();
-    record.write(ctx.log, res);
+    record.write(ctx.log, res, ctx.requestMetrics);
   };
   res.once('close', onClose);
   try {

@@ -5,6 +5,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { S3Error } from '../errors/s3-errors.js';
+import type { RequestMetrics } from '../metrics/request-metrics.js';
 import type { OperationName } from './router.js';
 
 /** A CORS preflight is answered before routing, from the bucket's rules: not an AWS operation. */
@@ -62,8 +63,11 @@ export class S3RequestRecord {
     if (this.accessKeyId === null && claimed !== undefined) this.accessKeyId = claimed;
   }
 
-  /** Writes the line, once: at info, or warn for a 5xx (the cause is logged at error where it happened). */
-  write(log: Logger, res: ServerResponse): void {
+  /**
+   * Writes the line, once: at info, or warn for a 5xx (the cause is logged at error where it happened);
+   * and counts the request in the metrics.
+   */
+  write(log: Logger, res: ServerResponse, metrics: RequestMetrics): void {
     if (this.#written) return;
     this.#written = true;
     this.status = res.headersSent ? res.statusCode : null;
@@ -72,6 +76,14 @@ export class S3RequestRecord {
     const line: S3RequestRecord = this;
     if (this.status !== null && this.status >= 500) log.warn(line, 's3 request');
     else log.info(line, 's3 request');
+    metrics.observe({
+      surface: 's3',
+      operation: this.operation ?? 'unrouted',
+      status: this.status,
+      durationMs: this.durationMs,
+      bytesIn: this.bytesIn,
+      bytesOut: this.bytesOut,
+    });
   }
 }
 

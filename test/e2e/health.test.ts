@@ -38,6 +38,9 @@ t.test('on a disk-backed server', async (t) => {
     }
     const head = await get(`${server.url}/readyz`, { method: 'HEAD' });
     t.same([head.status, head.text], [200, ''], 'HEAD: the status, no body');
+    const metrics = await request(`${server.url}/metrics`);
+    t.equal(metrics.statusCode, 200, '/metrics is open while metrics.token is not set');
+    t.match(await metrics.body.text(), /^# TYPE s3edge_requests_total counter$/m);
     const post = await get(`${server.url}/healthz`, { method: 'POST' });
     t.equal(post.status, 405, 'POST: 405');
     t.equal(post.headers['allow'], 'GET, HEAD');

@@ -1,56 +1,11 @@
 // GET /api/v3/metrics (scope metrics:read): gateway-wide counters in the Prometheus text format 0.0.4:
 // the CDN request log (buffered, flushed, dropped) and the edge cache (hits, misses, storage reads, sizes).
 // GET /api/v3/cdn/cache (same scope): the edge cache's counters as JSON.
-import type { AppContext } from '../../context.js';
-import type { EdgeCacheStats } from '../../cdn/edge-cache.js';
-import { PROMETHEUS_CONTENT_TYPE, renderPrometheus, type Metric } from '../../metrics/prometheus.js';
+import { gatewayMetrics } from '../../metrics/gateway.js';
+import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../../metrics/prometheus.js';
 import type { RouteModule } from '../plugin.js';
 import { Type } from '@sinclair/typebox';
 import { CacheStats, ERROR_RESPONSES } from './schemas.js';
-
-type CacheCounter = keyof EdgeCacheStats;
-
-/** The edge cache's counters, by field of EdgeCacheStats. */
-const CACHE_METRICS: readonly [CacheCounter, Omit<Metric, 'value'>][] = [
-  ['hits', { name: 's3edge_cdn_cache_hits_total', type: 'counter', help: 'CDN requests answered from the edge cache.' }],
-  ['misses', { name: 's3edge_cdn_cache_misses_total', type: 'counter', help: 'CDN requests the edge cache had to fetch.' }],
-  ['expired', { name: 's3edge_cdn_cache_expired_total', type: 'counter', help: 'CDN requests that found an outdated copy and refetched it.' }],
-  ['bypasses', { name: 's3edge_cdn_cache_bypasses_total', type: 'counter', help: 'CDN bodies served from storage without the cache.' }],
-  ['storageReads', { name: 's3edge_cdn_cache_storage_reads_total', type: 'counter', help: 'Reads of the storage backend by the edge cache.' }],
-  ['memoryBytes', { name: 's3edge_cdn_cache_memory_bytes', type: 'gauge', help: 'Bytes held by the memory tier of the edge cache.' }],
-  ['memoryEntries', { name: 's3edge_cdn_cache_memory_entries', type: 'gauge', help: 'Bodies held by the memory tier, compressed variants included.' }],
-  ['diskBytes', { name: 's3edge_cdn_cache_disk_bytes', type: 'gauge', help: 'Bytes held by the disk tier of the edge cache.' }],
-  ['diskEntries', { name: 's3edge_cdn_cache_disk_entries', type: 'gauge', help: 'Files held by the disk tier of the edge cache.' }],
-  ['fillsInFlight', { name: 's3edge_cdn_cache_fills_in_flight', type: 'gauge', help: 'Storage reads filling the cache right now.' }],
-];
-
-function collectMetrics(ctx: AppContext): Metric[] {
-  const log = ctx.requestLog.stats();
-  const gc = ctx.blobGc?.stats() ?? { runs: 0, failures: 0, collected: 0, bytes: 0 };
-  const scrub = ctx.scrubber?.stats() ?? { runs: 0, checked: 0, bytes: 0, corruptFound: 0, missingFound: 0 };
-  const metrics: Metric[] = [
-    { name: 's3edge_scrub_runs_total', type: 'counter', value: scrub.runs, help: 'Completed passes of the background scrub.' },
-    { name: 's3edge_scrub_blobs_checked_total', type: 'counter', value: scrub.checked, help: 'Blobs the scrub re-hashed.' },
-    { name: 's3edge_scrub_bytes_checked_total', type: 'counter', value: scrub.bytes, help: 'Bytes the scrub read.' },
-    { name: 's3edge_scrub_corrupt_found_total', type: 'counter', value: scrub.corruptFound, help: 'Blobs the scrub found not matching their digest.' },
-    { name: 's3edge_scrub_missing_found_total', type: 'counter', value: scrub.missingFound, help: 'Referenced blobs the scrub found gone from storage.' },
-    { name: 's3edge_read_corrupt_total', type: 'counter', value: ctx.corruption.stats().read, help: 'Reads failed because stored bytes did not match their digest.' },
-    { name: 's3edge_corrupt_blobs', type: 'gauge', value: ctx.repos.integrity.corruptCount(), help: 'Blobs marked corrupt (s3edge scrub list), by a scrub or a read.' },
-    { name: 's3edge_blob_gc_runs_total', type: 'counter', value: gc.runs, help: 'Completed passes of the unreferenced-blob collector.' },
-    { name: 's3edge_blob_gc_failures_total', type: 'counter', value: gc.failures, help: 'Passes of the blob collector, or removals in one, that failed (logged).' },
-    { name: 's3edge_blob_gc_collected_total', type: 'counter', value: gc.collected, help: 'Unreferenced blobs removed from storage.' },
-    { name: 's3edge_blob_gc_collected_bytes_total', type: 'counter', value: gc.bytes, help: 'Bytes of the unreferenced blobs removed.' },
-    { name: 's3edge_cdn_log_buffered', type: 'gauge', value: log.buffered, help: 'CDN request log records waiting for the next flush.' },
-    { name: 's3edge_cdn_log_buffer_capacity', type: 'gauge', value: log.capacity, help: 'Records the request log buffer holds before it drops (cdn.log.bufferSize).' },
-    { name: 's3edge_cdn_log_dropped_total', type: 'counter', value: log.dropped, help: 'CDN request log records lost because the buffer was full (or the log closed).' },
-    { name: 's3edge_cdn_log_flushed_total', type: 'counter', value: log.flushed, help: 'CDN request log records written to the database.' },
-    { name: 's3edge_cdn_log_flushes_total', type: 'counter', value: log.flushes, help: 'Flush transactions of the CDN request log.' },
-    { name: 's3edge_cdn_log_flush_errors_total', type: 'counter', value: log.flushErrors, help: 'Flushes of the CDN request log that failed (records kept for the next).' },
-  ];
-  const cache = ctx.edge.stats();
-  for (const [key, metric] of CACHE_METRICS) metrics.push({ ...metric, value: cache[key] });
-  return metrics;
-}
 
 export const metricsRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.get(
@@ -61,6 +16,6 @@ export const metricsRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get('/api/v3/metrics', { onRequest: requireScope('metrics:read'), schema: { response: { ...ERROR_RESPONSES } } }, async (_request, reply) => {
     void reply.type(PROMETHEUS_CONTENT_TYPE);
-    return renderPrometheus(collectMetrics(ctx));
+    return renderPrometheus(gatewayMetrics(ctx));
   });
 };

@@ -86,6 +86,8 @@ export class UpstreamClient {
    * Sends the request; resolves with any non-transient response (the caller reads or dumps the body).
    * Transport failures and 5xx (after retries, when idempotent) reject with SlowDown.
    */
+  private failures = 0;
+
   async send(req: UpstreamRequest): Promise<UpstreamResponse> {
     const tries = req.idempotent ? this.attempts : 1;
     let last: unknown;
@@ -102,7 +104,13 @@ export class UpstreamClient {
         last = err;
       }
     }
+    this.failures++;
     throw upstreamUnavailable(last);
+  }
+
+  /** Requests that failed for good (transport errors or 5xx, after any retries): s3edge_upstream_failures_total. */
+  get failureCount(): number {
+    return this.failures;
   }
 
   /** Sends and expects one of `ok`; anything else (body dumped) becomes an S3 error. */

@@ -36,6 +36,11 @@ export class S3Storage implements StorageBackend {
     this.staleUploadMs = opts.staleUploadMs ?? 24 * 3600 * 1000;
   }
 
+  /** Upstream requests that failed for good (the gateway's metrics). */
+  get upstreamFailures(): number {
+    return this.client.failureCount;
+  }
+
   async probe(signal: AbortSignal): Promise<void> {
     const res = await this.client.expect({ method: 'HEAD', key: '', idempotent: false, signal }, [200]);
     await res.body.dump();

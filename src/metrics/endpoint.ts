@@ -1,0 +1,41 @@
+// GET /metrics on every listener: the request metrics with prom-client's process and Node.js metrics,
+// then the gateway's own figures (the same as GET /api/v3/metrics), in the Prometheus text format.
+// Open unless metrics.token is set; then `Authorization: Bearer <token>`, compared in constant time.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AppContext } from '../context.js';
+import { gatewayMetrics } from './gateway.js';
+import { renderPrometheus } from './prometheus.js';
+
+function sendJson(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, extra: Record<string, string>): void {
+  const text = JSON.stringify(body) + '\n';
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), 'cache-control': 'no-store', ...extra });
+  res.end(req.method === 'HEAD' ? undefined : text);
+}
+
+/** Digests of equal length whatever the inputs, so the comparison leaks neither content nor length. */
+function sameToken(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+function authorized(req: IncomingMessage, token: string): boolean {
+  if (token === '') return true;
+  const header = req.headers.authorization ?? '';
+  return header.startsWith('Bearer ') && sameToken(header.slice(7), token);
+}
+
+export async function answerMetrics(req: IncomingMessage, res: ServerResponse, ctx: AppContext): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    sendJson(req, res, 405, { status: 'error', message: 'metrics answers GET and HEAD only' }, { allow: 'GET, HEAD' });
+    return;
+  }
+  if (!authorized(req, ctx.config.metrics.token)) {
+    sendJson(req, res, 401, { status: 'error', message: 'metrics needs Authorization: Bearer <metrics.token>' }, { 'www-authenticate': 'Bearer' });
+    return;
+  }
+  const text = (await ctx.requestMetrics.text()) + renderPrometheus(gatewayMetrics(ctx));
+  res.writeHead(200, { 'content-type': ctx.requestMetrics.contentType, 'content-length': String(Buffer.byteLength(text)), 'cache-control': 'no-store' });
+  res.end(req.method === 'HEAD' ? undefined : text);
+}

@@ -1,0 +1,58 @@
+// The gateway's own figures, read when scraped: the request log (buffered, flushed, dropped), the edge
+// cache, the blob collector, the scrub, read-time corruption, the upstream store's failures and the
+// hashing workers' queue. Served by GET /api/v3/metrics (scope metrics:read) and GET /metrics.
+import type { AppContext } from '../context.js';
+import type { EdgeCacheStats } from '../cdn/edge-cache.js';
+import { S3Storage } from '../storage/upstream/s3-storage.js';
+import type { Metric } from './prometheus.js';
+
+type CacheCounter = keyof EdgeCacheStats;
+
+/** The edge cache's counters, by field of EdgeCacheStats. */
+const CACHE_METRICS: readonly [CacheCounter, Omit<Metric, 'value'>][] = [
+  ['hits', { name: 's3edge_cdn_cache_hits_total', type: 'counter', help: 'CDN requests answered from the edge cache.' }],
+  ['misses', { name: 's3edge_cdn_cache_misses_total', type: 'counter', help: 'CDN requests the edge cache had to fetch.' }],
+  ['expired', { name: 's3edge_cdn_cache_expired_total', type: 'counter', help: 'CDN requests that found an outdated copy and refetched it.' }],
+  ['bypasses', { name: 's3edge_cdn_cache_bypasses_total', type: 'counter', help: 'CDN bodies served from storage without the cache.' }],
+  ['storageReads', { name: 's3edge_cdn_cache_storage_reads_total', type: 'counter', help: 'Reads of the storage backend by the edge cache.' }],
+  ['memoryBytes', { name: 's3edge_cdn_cache_memory_bytes', type: 'gauge', help: 'Bytes held by the memory tier of the edge cache.' }],
+  ['memoryEntries', { name: 's3edge_cdn_cache_memory_entries', type: 'gauge', help: 'Bodies held by the memory tier, compressed variants included.' }],
+  ['diskBytes', { name: 's3edge_cdn_cache_disk_bytes', type: 'gauge', help: 'Bytes held by the disk tier of the edge cache.' }],
+  ['diskEntries', { name: 's3edge_cdn_cache_disk_entries', type: 'gauge', help: 'Files held by the disk tier of the edge cache.' }],
+  ['fillsInFlight', { name: 's3edge_cdn_cache_fills_in_flight', type: 'gauge', help: 'Storage reads filling the cache right now.' }],
+];
+
+export function gatewayMetrics(ctx: AppContext): Metric[] {
+  const log = ctx.requestLog.stats();
+  const gc = ctx.blobGc?.stats() ?? { runs: 0, failures: 0, collected: 0, bytes: 0 };
+  const scrub = ctx.scrubber?.stats() ?? { runs: 0, checked: 0, bytes: 0, corruptFound: 0, missingFound: 0 };
+  const metrics: Metric[] = [
+    { name: 's3edge_scrub_runs_total', type: 'counter', value: scrub.runs, help: 'Completed passes of the background scrub.' },
+    { name: 's3edge_scrub_blobs_checked_total', type: 'counter', value: scrub.checked, help: 'Blobs the scrub re-hashed.' },
+    { name: 's3edge_scrub_bytes_checked_total', type: 'counter', value: scrub.bytes, help: 'Bytes the scrub read.' },
+    { name: 's3edge_scrub_corrupt_found_total', type: 'counter', value: scrub.corruptFound, help: 'Blobs the scrub found not matching their digest.' },
+    { name: 's3edge_scrub_missing_found_total', type: 'counter', value: scrub.missingFound, help: 'Referenced blobs the scrub found gone from storage.' },
+    { name: 's3edge_read_corrupt_total', type: 'counter', value: ctx.corruption.stats().read, help: 'Reads failed because stored bytes did not match their digest.' },
+    { name: 's3edge_corrupt_blobs', type: 'gauge', value: ctx.repos.integrity.corruptCount(), help: 'Blobs marked corrupt (s3edge scrub list), by a scrub or a read.' },
+    { name: 's3edge_blob_gc_runs_total', type: 'counter', value: gc.runs, help: 'Completed passes of the unreferenced-blob collector.' },
+    { name: 's3edge_blob_gc_failures_total', type: 'counter', value: gc.failures, help: 'Passes of the blob collector, or removals in one, that failed (logged).' },
+    { name: 's3edge_blob_gc_collected_total', type: 'counter', value: gc.collected, help: 'Unreferenced blobs removed from storage.' },
+    { name: 's3edge_blob_gc_collected_bytes_total', type: 'counter', value: gc.bytes, help: 'Bytes of the unreferenced blobs removed.' },
+    { name: 's3edge_cdn_log_buffered', type: 'gauge', value: log.buffered, help: 'CDN request log records waiting for the next flush.' },
+    { name: 's3edge_cdn_log_buffer_capacity', type: 'gauge', value: log.capacity, help: 'Records the request log buffer holds before it drops (cdn.log.bufferSize).' },
+    { name: 's3edge_cdn_log_dropped_total', type: 'counter', value: log.dropped, help: 'CDN request log records lost because the buffer was full (or the log closed).' },
+    { name: 's3edge_cdn_log_flushed_total', type: 'counter', value: log.flushed, help: 'CDN request log records written to the database.' },
+    { name: 's3edge_cdn_log_flushes_total', type: 'counter', value: log.flushes, help: 'Flush transactions of the CDN request log.' },
+    { name: 's3edge_cdn_log_flush_errors_total', type: 'counter', value: log.flushErrors, help: 'Flushes of the CDN request log that failed (records kept for the next).' },
+  ];
+  if (ctx.storage instanceof S3Storage) {
+    metrics.push({ name: 's3edge_upstream_failures_total', type: 'counter', value: ctx.storage.upstreamFailures, help: 'Requests to the upstream S3 store that failed for good (transport errors or 5xx, after retries).' });
+  }
+  if (ctx.hashPool) {
+    metrics.push({ name: 's3edge_hashing_queued_tasks', type: 'gauge', value: ctx.hashPool.queued, help: 'Upload hashing tasks waiting for a worker thread.' });
+  }
+  const cache = ctx.edge.stats();
+  for (const [key, metric] of CACHE_METRICS) metrics.push({ ...metric, value: cache[key] });
+  return metrics;
+}
+
