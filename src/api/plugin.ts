@@ -6,7 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onReq
 import { type ApiPrincipal, type Scope } from '../auth/api-keys.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from './errors.js';
-import { isStorageUnavailable } from '../errors/s3-errors.js';
+import { isOutOfSpace, isStorageUnavailable } from '../errors/s3-errors.js';
 import { strictValidation } from './strict-validation.js';
 import { apiKeyRoutes } from './v3/api-keys.js';
 import { assetRoutes } from './v3/assets.js';
@@ -97,6 +97,11 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
       request.log.warn({ err, reqId: request.id }, 'management API: storage unavailable');
       void reply.headers(err.headers);
       return sendError(reply, 503, 'storage_unavailable', 'Storage is temporarily unavailable; retry later');
+    }
+    if (isOutOfSpace(err)) {
+      // The disk or the metadata database is full: nothing was stored; reads still work.
+      request.log.warn({ err, reqId: request.id }, 'management API: storage full, write refused');
+      return sendError(reply, 507, 'storage_full', 'Storage is full; delete some files and retry');
     }
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendError(reply, status, STATUS_CODES[status] ?? 'invalid_request', err.message);

@@ -12,6 +12,7 @@ import type { Multipart, MultipartFile } from '@fastify/multipart';
 import { pipeline, type Transform } from 'node:stream';
 import { newId } from '../auth/ids.js';
 import { ApiError, badRequest } from '../api/errors.js';
+import { isOutOfSpace } from '../errors/s3-errors.js';
 import type { AppContext } from '../context.js';
 import type { UploadReservation } from '../credits/credits.js';
 import type { AssetKind, AssetRecord, AssetVisibility } from '../db/repos/assets.js';
@@ -148,6 +149,8 @@ async function stageFile(
     if (err instanceof UploadLimitError) {
       throw err.limit === 'size' ? payloadTooLarge(maxSize) : reservation.refusal(err.size);
     }
+    // A full disk destroys the body behind it, which must not read as the client's fault.
+    if (isOutOfSpace(err)) throw err;
     if (isBodyFault(err, input.signal, fileError)) throw badRequest('The upload body ended before the file was complete');
     throw err;
   }

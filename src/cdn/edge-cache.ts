@@ -161,7 +161,7 @@ export class EdgeCache {
     }
     if (expired) this.counters.expired++;
     else this.counters.misses++;
-    return this.fromFill(obj, fill, opts, expired ? 'EXPIRED' : 'MISS');
+    return this.fromFill(obj, fill, opts, expired ? 'EXPIRED' : 'MISS', (range) => obj.open(range));
   }
 
   /**
@@ -224,7 +224,8 @@ export class EdgeCache {
     return fill;
   }
 
-  private async fromFill(obj: HeldObject, fill: Fill, opts: ReadOptions, status: CacheStatus): Promise<CacheResult> {
+  /** `open`: the object's storage, when the caller has it (a fill that fails on the disk falls back to it). */
+  private async fromFill(obj: HeldObject, fill: Fill, opts: ReadOptions, status: CacheStatus, open?: CacheObject['open']): Promise<CacheResult> {
     await fill.opened;
     if (fill.keepsInMemory) {
       const body = (await fill.bytes) as Buffer;
@@ -234,7 +235,9 @@ export class EdgeCache {
     if (!slot) throw new Error('a fill kept neither in memory nor on disk');
     const start = opts.range?.start ?? 0;
     const end = opts.range ? opts.range.end + 1 : obj.size;
-    return { status, cachedAt: fill.id.cachedAt, coding: undefined, body: new FollowReader(fill, slot, start, end) };
+    // When the fill cannot write the disk (full), the rest comes from storage: uncached, not cut.
+    const reopen = open && ((from: number) => open({ start: from, end: end - 1 }));
+    return { status, cachedAt: fill.id.cachedAt, coding: undefined, body: new FollowReader(fill, slot, start, end, reopen) };
   }
 
   /** undefined when the file was evicted meanwhile: the caller looks again. */

@@ -51,6 +51,8 @@ export const S3_ERRORS = {
   InvalidStorageClass: [400, 'The storage class you specified is not valid.'],
   TooManyBuckets: [400, 'You have attempted to create more buckets than allowed.'],
   UnexpectedContent: [400, 'This request does not support content.'],
+  // No AWS code exists for a full disk; MinIO's is XMinioStorageFull with 507 (docs/COMPATIBILITY.md).
+  XS3edgeStorageFull: [507, 'The storage backend is full. Please delete a few objects to proceed.'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type S3ErrorCode = keyof typeof S3_ERRORS;
@@ -86,4 +88,17 @@ export function isS3Error(err: unknown): err is S3Error {
 /** The storage backend cannot serve now (an upstream S3 down or refusing us): a 503, maybe with Retry-After. */
 export function isStorageUnavailable(err: unknown): err is S3Error {
   return err instanceof S3Error && err.status === 503;
+}
+
+const OUT_OF_SPACE_CODES: ReadonlySet<unknown> = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+
+/**
+ * A write failed because the disk (or the quota, or SQLite's database file) is full: ENOSPC, EDQUOT or
+ * SQLITE_FULL, also as the cause of a wrapping error. Answered as storage full, not InternalError.
+ */
+export function isOutOfSpace(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (OUT_OF_SPACE_CODES.has((e as { code?: unknown }).code)) return true;
+  }
+  return false;
 }

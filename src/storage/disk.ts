@@ -52,14 +52,20 @@ export class DiskStorage implements StorageBackend {
       size = await writeAll(body, fh, crc, opts.signal);
       await fh.sync();
     } catch (err) {
+      // A full disk (ENOSPC) lands here too: the partial temp file must not stay and hold the space.
       body.destroy();
       await fh.close().catch(() => undefined);
       await unlink(tmp).catch(() => undefined);
       throw err;
     }
-    await fh.close();
+    await fh.close().catch(async (err: unknown) => {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    });
 
     let done = false;
+    /** Renamed into blobs/ but the commit did not finish (directory fsync failed): abort removes it there. */
+    let placed: string | undefined;
     return {
       blobId,
       size,
@@ -71,13 +77,15 @@ export class DiskStorage implements StorageBackend {
           this.knownDirs.add(dir);
         }
         await rename(tmp, file);
-        done = true;
+        placed = file;
         await fsyncDir(dir);
+        placed = undefined;
+        done = true;
       },
       abort: async () => {
         if (done) return;
         done = true;
-        await unlink(tmp).catch(() => undefined);
+        await unlink(placed ?? tmp).catch(() => undefined);
       },
     };
   }

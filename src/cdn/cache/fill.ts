@@ -22,6 +22,17 @@ export interface FillOptions {
   onFailed(): void;
 }
 
+/**
+ * The fill could not write its disk slot (a full disk: ENOSPC). Nothing is cached; the requests that
+ * followed the slot read the rest of their range from storage instead (FollowReader's reopen).
+ */
+export class DiskWriteError extends Error {
+  constructor(cause: unknown) {
+    super('cdn cache: the body could not be written to disk', { cause });
+    this.name = 'DiskWriteError';
+  }
+}
+
 export class Fill {
   readonly id: EntryIdentity;
   readonly slot: DiskSlot | undefined;
@@ -41,6 +52,8 @@ export class Fill {
   private readonly waiters = new Set<() => void>();
   private stream: Readable | undefined;
   private aborted: Error | undefined;
+  /** The slot failed while the body is also kept in memory: the fill goes on without the disk. */
+  private diskLost = false;
 
   constructor(private readonly opts: FillOptions) {
     this.id = opts.id;
@@ -67,7 +80,7 @@ export class Fill {
       for await (const chunk of body as AsyncIterable<Buffer>) {
         if (this.written + chunk.length > id.size) throw new Error('storage returned more bytes than the object has');
         chunks?.push(chunk);
-        await slot?.write(chunk, this.written);
+        if (slot && !this.diskLost) await this.writeSlot(slot, chunk);
         this.written += chunk.length;
         this.wake();
       }
@@ -87,6 +100,17 @@ export class Fill {
     }
   }
 
+  /** A disk failure costs the cache, never the response: kept in memory, the fill goes on without it. */
+  private async writeSlot(slot: DiskSlot, chunk: Buffer): Promise<void> {
+    try {
+      await slot.write(chunk, this.written);
+    } catch (err) {
+      if (!this.keepsInMemory) throw new DiskWriteError(err);
+      this.opts.onDiskError(err);
+      this.diskLost = true;
+    }
+  }
+
   /**
    * Published on disk unless purged meanwhile; a disk failure here costs the cache, not a response.
    * Runs after the last byte was read, so no reader waits for the file's fsync.
@@ -95,7 +119,7 @@ export class Fill {
     const { slot } = this.opts;
     if (!slot) return;
     try {
-      if (this.purged) await slot.discard();
+      if (this.purged || this.diskLost) await slot.discard();
       else await slot.publish(() => !this.purged);
     } catch (err) {
       this.opts.onDiskError(err);

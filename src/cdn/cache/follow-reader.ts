@@ -3,19 +3,25 @@
 // pace, with one storage read between them. The slot's file stays open until every reader is done.
 import { Readable } from 'node:stream';
 import type { DiskSlot } from './disk-tier.js';
-import type { Fill } from './fill.js';
+import { DiskWriteError, type Fill } from './fill.js';
 
 const READ_BYTES = 1024 * 1024;
 
 export class FollowReader extends Readable {
   private pos: number;
+  /** The rest of the range read from storage, once the fill could not write the disk. */
+  private rest: AsyncIterator<Buffer> | undefined;
 
-  /** Bytes [start, end) of the body; `end` is exclusive. */
+  /**
+   * Bytes [start, end) of the body; `end` is exclusive. `reopen` opens bytes [from, end) in storage:
+   * used when the fill fails on the disk (full), so the response goes on uncached.
+   */
   constructor(
     private readonly fill: Fill,
     private readonly slot: DiskSlot,
     start: number,
     private readonly end: number,
+    private readonly reopen?: (from: number) => Promise<Readable>,
   ) {
     super({ highWaterMark: READ_BYTES });
     this.pos = start;
@@ -27,6 +33,18 @@ export class FollowReader extends Readable {
       this.push(null);
       return;
     }
+    if (this.rest) {
+      this.rest.next().then(({ done, value }) => {
+        if (this.destroyed) return;
+        if (done) {
+          this.push(null);
+          return;
+        }
+        this.pos += value.length;
+        this.push(value);
+      }, (err: Error) => this.destroy(err));
+      return;
+    }
     this.fill
       .waitFor(this.pos + 1)
       .then(() => this.slot.read(this.pos, Math.min(this.fill.written, this.end, this.pos + READ_BYTES) - this.pos))
@@ -36,11 +54,27 @@ export class FollowReader extends Readable {
           this.pos += buf.length;
           this.push(buf);
         },
-        (err: Error) => this.destroy(err),
+        (err: Error) => this.fallBack(err),
       );
   }
 
+  private fallBack(err: Error): void {
+    if (!(err instanceof DiskWriteError) || !this.reopen || this.destroyed) {
+      this.destroy(err);
+      return;
+    }
+    this.reopen(this.pos).then((body) => {
+      if (this.destroyed) {
+        body.destroy();
+        return;
+      }
+      this.rest = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+      this._read();
+    }, (e: Error) => this.destroy(e));
+  }
+
   override _destroy(err: Error | null, cb: (error?: Error | null) => void): void {
+    void this.rest?.return?.();
     this.slot.release();
     cb(err);
   }
