@@ -10,6 +10,7 @@ import Fastify, { type FastifyReply } from 'fastify';
 import type { AppContext } from './context.js';
 import { createS3Handler } from './s3/handler.js';
 import { managementApi } from './api/plugin.js';
+import { observeApiRequests } from './api/request-line.js';
 import { parseQueryFirstValue } from './api/query.js';
 import { createCdnHandler, isCdnHost, notFound as cdnNotFound } from './cdn/handler.js';
 import { answerAndClose, repeatedHeader, watchBodyRate } from './http/request-guard.js';
@@ -20,7 +21,6 @@ import { createEdgeHandler } from './edge/handler.js';
 import { dashboardFiles } from './web/static.js';
 import { answerHealth, type HealthEndpoint } from './health/endpoints.js';
 import { answerMetrics } from './metrics/endpoint.js';
-import { methodLabel } from './metrics/request-metrics.js';
 import { virtualHostBucket } from './s3/addressing.js';
 
 export interface App {
@@ -129,6 +129,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   let fastifyListener: RequestListener | undefined;
   const fastify = Fastify({
     loggerInstance: ctx.log,
+    // One line per request of our own (api/request-line.ts), under an id the client is shown.
+    disableRequestLogging: true,
+    genReqId: () => randomUUID(),
+    requestIdLogLabel: 'requestId',
     routerOptions: { querystringParser: parseQueryFirstValue },
     // Malformed URLs (bad percent-encoding, over-long segments) get the API's JSON envelope too.
     frameworkErrors: (err, _req, reply) => {
@@ -141,18 +145,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       return createServer();
     },
   });
-  // The management API's and the dashboard's requests in the request metrics, by route pattern.
-  fastify.addHook('onResponse', (request, reply, done) => {
-    ctx.requestMetrics.observe({
-      surface: 'api',
-      operation: `${methodLabel(request.method)} ${request.routeOptions.url ?? 'unmatched'}`,
-      status: reply.statusCode,
-      durationMs: reply.elapsedTime,
-      bytesIn: Number(request.headers['content-length'] ?? 0) || 0,
-      bytesOut: Number(reply.getHeader('content-length') ?? 0) || 0,
-    });
-    done();
-  });
+  observeApiRequests(fastify, ctx);
   fastify.setNotFoundHandler((_req, reply) => {
     void reply.code(404).send({ success: false, message: 'Not found', code: 'not_found' });
   });

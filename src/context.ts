@@ -27,6 +27,7 @@ import { ApiKeyVerifier } from './auth/api-keys.js';
 import { DashboardSessions } from './auth/sessions.js';
 import { CreditsService } from './credits/credits.js';
 import { RequestLog } from './analytics/request-log.js';
+import { logRequestLine } from './analytics/request-line.js';
 import { ClientResolver } from './cdn/client-info.js';
 import { AssetDirectory } from './cdn/asset-directory.js';
 import { EdgeCache } from './cdn/edge-cache.js';
@@ -223,7 +224,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         clock: () => clock().getTime(),
         log,
         usage: repos.usage,
-        observe: (r) =>
+        observe: (r) => {
+          logRequestLine(log, r);
           requestMetrics.observe({
             surface: r.surface ?? 'cdn',
             operation: methodLabel(r.method),
@@ -231,7 +233,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
             durationMs: r.durationMs,
             bytesIn: r.bytesIn ?? 0,
             bytesOut: r.bytesSent,
-          }),
+          });
+        },
       }),
       requestMetrics,
       clients,

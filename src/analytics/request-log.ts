@@ -20,6 +20,8 @@ export type Surface = 'cdn' | 'proxy';
 export interface CdnRequestRecord {
   /** Default 'cdn'. The CDN's roll-ups and summary count 'cdn' requests only. */
   surface?: Surface;
+  /** The proxy's request id (its own answers show it as x-request-id): in the log line, not the table. */
+  requestId?: string;
   method: string;
   /** The request target's path (no query string), at most 1024 characters kept. */
   path: string;

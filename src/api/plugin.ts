@@ -94,18 +94,18 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
     if (isStorageUnavailable(err)) {
       // The storage backend is unavailable (the upstream S3 is down or refusing us): a retry may
       // succeed. Its headers are Retry-After only; the cause, with upstream details, is logged.
-      request.log.warn({ err, reqId: request.id }, 'management API: storage unavailable');
+      request.log.warn({ err }, 'management API: storage unavailable');
       void reply.headers(err.headers);
       return sendError(reply, 503, 'storage_unavailable', 'Storage is temporarily unavailable; retry later');
     }
     if (isOutOfSpace(err)) {
       // The disk or the metadata database is full: nothing was stored; reads still work.
-      request.log.warn({ err, reqId: request.id }, 'management API: storage full, write refused');
+      request.log.warn({ err }, 'management API: storage full, write refused');
       return sendError(reply, 507, 'storage_full', 'Storage is full; delete some files and retry');
     }
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) return sendError(reply, status, STATUS_CODES[status] ?? 'invalid_request', err.message);
-    request.log.error({ err, reqId: request.id }, 'management API error');
+    request.log.error({ err }, 'management API error');
     return sendError(reply, 500, 'internal_error', 'Internal error');
   });
 

@@ -74,9 +74,10 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     return decide(route, facts, limiter, now);
   };
 
-  const log = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo, time: number, started: number, decision: string, r: Served): void => {
+  const log = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo, time: number, started: number, decision: string, r: Served, requestId: string): void => {
     const record: CdnRequestRecord = {
       surface: 'proxy',
+      requestId,
       time,
       host: route.hostname,
       method: req.method ?? '',
@@ -129,18 +130,18 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     if (decision.kind === 'block') {
       sendBlocked(req, res, decision, route.rules.allowedMethods, requestId);
       const bytesOut = req.method === 'HEAD' ? 0 : Buffer.byteLength(blockedAnswer(decision, route.rules.allowedMethods).body);
-      log(req, route, client, time, started, decision.reason, { status: decision.status, bytesIn: 0, bytesOut });
+      log(req, route, client, time, started, decision.reason, { status: decision.status, bytesIn: 0, bytesOut }, requestId);
       return;
     }
     const origin = route.origin;
     if (origin === null) {
       sendGatewayFailure(req, res, 502, requestId);
-      log(req, route, client, time, started, 'allowed', { status: 502, bytesIn: 0, bytesOut: 0 });
+      log(req, route, client, time, started, 'allowed', { status: 502, bytesIn: 0, bytesOut: 0 }, requestId);
       return;
     }
     if (origin.kind === 'bucket') {
       const out = await site(req, res, origin, route.ownerId);
-      log(req, route, client, time, started, 'allowed', { status: out.status, bytesIn: 0, bytesOut: out.bytesSent, cacheStatus: out.cacheStatus });
+      log(req, route, client, time, started, 'allowed', { status: out.status, bytesIn: 0, bytesOut: out.bytesSent, cacheStatus: out.cacheStatus }, requestId);
       return;
     }
     // Taken now, while the socket still knows its peer.
@@ -148,7 +149,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     const cached = await lookup(req, route, requestId);
     if (cached) {
       const bytesOut = await sendCached(res, cached, ctx.log);
-      log(req, route, client, time, started, 'allowed', { status: cached.status, bytesIn: 0, bytesOut, cacheStatus: cached.cacheStatus });
+      log(req, route, client, time, started, 'allowed', { status: cached.status, bytesIn: 0, bytesOut, cacheStatus: cached.cacheStatus }, requestId);
       return;
     }
     let result: ForwardResult;
@@ -170,7 +171,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       result = { status: 502, outcome: 'bad-gateway', bytesIn: 0, bytesOut: 0, cacheStatus: null };
     }
     // A chunked body cut at the limit was refused by a rule as much as a declared one.
-    log(req, route, client, time, started, result.outcome === 'body-too-large' ? 'body-too-large' : 'allowed', result);
+    log(req, route, client, time, started, result.outcome === 'body-too-large' ? 'body-too-large' : 'allowed', result, requestId);
   };
 
   const upgrade = async (req: IncomingMessage, socket: Duplex, head: Buffer, route: EdgeRoute): Promise<void> => {
@@ -183,7 +184,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       const answer = rawAnswer(status, requestId, extra);
       socket.end(answer);
       socket.once('finish', () => socket.destroy());
-      log(req, route, client, time, started, decision, { status, bytesIn: 0, bytesOut: 0 });
+      log(req, route, client, time, started, decision, { status, bytesIn: 0, bytesOut: 0 }, requestId);
     };
     // Only WebSocket is passed through; the request guard's header check, done here (no response object).
     if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket' || repeatedHeader(req.rawHeaders) !== undefined) return refuse(400, 'allowed');
@@ -199,7 +200,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       log: ctx.log,
     });
     // A chunked body cut at the limit was refused by a rule as much as a declared one.
-    log(req, route, client, time, started, result.outcome === 'body-too-large' ? 'body-too-large' : 'allowed', result);
+    log(req, route, client, time, started, result.outcome === 'body-too-large' ? 'body-too-large' : 'allowed', result, requestId);
   };
 
   return {

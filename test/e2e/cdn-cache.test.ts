@@ -495,6 +495,33 @@ t.test('odd requests get a plain answer, never a 5xx', async (t) => {
   t.equal((await cdn(`${target}?${'&'.repeat(1000)}=`)).status, 200, 'a query of nothing but separators is ignored');
 });
 
+t.test('every CDN request is one JSON log line, with no query string', async (t) => {
+  type Line = Record<string, unknown>;
+  const linesFor = (path: string): Line[] =>
+    server
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{"level"') && l.includes('"cdn request"'))
+      .map((l) => JSON.parse(l) as Line)
+      .filter((l) => l['path'] === path);
+  const data = pattern(3000, 9);
+  const asset = await alice.client.upload({ file: data, fileName: 'logged.bin' });
+  const target = targetOf(asset.publicUrl);
+  const path = target.split('?')[0] ?? target;
+  t.equal((await cdn(`${target}?sig=query-not-logged`)).status, 200);
+  t.equal((await cdn(target)).status, 200);
+  const missing = `/nothing-here-${Date.now()}`;
+  t.equal((await cdn(`${missing}?sig=query-not-logged`)).status, 404);
+  await eventually(() => linesFor(path).length >= 2 && linesFor(missing).length >= 1, 'the lines');
+  const served = linesFor(path);
+  t.equal(served.length, 2, 'one line per request');
+  t.match(served[0], { level: 30, surface: 'cdn', method: 'GET', status: 200, cacheStatus: 'MISS', bytesOut: 3000, assetId: asset.id, clientIp: '127.0.0.1' });
+  t.match(served[1], { status: 200, cacheStatus: 'HIT', bytesOut: 3000 });
+  t.type(served[0]?.['durationMs'], 'number');
+  t.same(linesFor(missing).map((l) => [l['status'], l['cacheStatus']]), [[404, null]], 'the 404');
+  t.notOk(server.output().includes('query-not-logged'), 'no query string in the log');
+});
+
 t.test('no CDN or API response carries a blob id, a bucket id, a cache file or the data dir', async (t) => {
   const blobIds = [
     ...query<{ blob_id: string }>(server, 'SELECT blob_id FROM assets').map((r) => r.blob_id),

@@ -695,6 +695,33 @@ t.test('every proxied request is one log row with what became of it', async (t) 
   t.ok(all.filter((r) => r.host !== 'site.test').every((r) => r.surface === 'proxy' && r.owner_id === ownerId), "each row names its hostname's owner");
 });
 
+t.test('every proxied request is also one JSON log line, under the request id its 502 page shows', async (t) => {
+  type Line = Record<string, unknown>;
+  const lines = (): Line[] =>
+    server
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{"level"'))
+      .map((l) => JSON.parse(l) as Line)
+      .filter((l) => l['msg'] === 'proxy request');
+  const page = await get('down.test', '/page?token=hidden-query');
+  t.equal(page.status, 502);
+  const id = page.headers['x-request-id'] ?? '';
+  await eventually(() => lines().some((l) => l['requestId'] === id), 'the 502 line');
+  const mine = lines().filter((l) => l['requestId'] === id);
+  t.equal(mine.length, 1, 'one line for the request');
+  t.match(mine[0], { level: 40, surface: 'proxy', method: 'GET', host: 'down.test', path: '/page', status: 502, decision: 'allowed', clientIp: '127.0.0.1' });
+  t.notOk(server.output().includes('hidden-query'), 'no query string in the log');
+  // Rows are flushed every 50 ms after their lines are written.
+  const rows = (): number => query<{ n: number }>(server, "SELECT count(*) AS n FROM cdn_requests WHERE surface = 'proxy'")[0]?.n ?? -1;
+  await eventually(() => rows() === lines().length, 'as many proxy lines as proxy log rows');
+  t.ok(lines().length > 20, 'every request of this file has its line');
+  const blocked = lines().find((l) => l['host'] === 'blocked.test');
+  t.match(blocked, { level: 30, status: 403, decision: 'ip-blocked' }, 'a refusal names its rule');
+  const hit = lines().find((l) => l['path'] === '/cacheable' && l['cacheStatus'] === 'HIT');
+  t.match(hit, { status: 200, bytesOut: 7 }, 'a cache hit');
+});
+
 t.test('the default address policy: loopback, link-local, private and names resolving to them are refused, WebSocket too', async (t) => {
   const guarded = await new Origin().listen();
   const dir = mkdtempSync(join(tmpdir(), 's3edge-edge-strict-'));

@@ -145,12 +145,19 @@ t.test('a presigned GET: its signature and credential stay out of the log', asyn
   t.notMatch(server.output(), query.get('X-Amz-Credential') ?? 'no credential', 'no X-Amz-Credential value');
 });
 
-t.test('the management API keeps its own lines and gets no S3 line', async (t) => {
-  const res = await fetch(`${server.url}/api/v3/cdn/assets`);
-  t.equal(res.status, 401);
-  await res.arrayBuffer();
-  await sleep(200);
-  t.ok(lines().some((l) => l['msg'] === 'request completed' && (l['res'] as Line | undefined)?.['statusCode'] === 401), "fastify's own line");
+t.test('the management API: one line of its own per request, under the x-request-id it answers with', async (t) => {
+  const refused = await fetch(`${server.url}/api/v3/cdn/assets?secret=query-not-logged`, { headers: { authorization: 'Bearer not-a-real-token-value' } });
+  t.equal(refused.status, 401);
+  await refused.arrayBuffer();
+  const id = refused.headers.get('x-request-id') ?? '';
+  t.match(id, /^[0-9a-f-]{36}$/, 'a request id');
+  const found = await linesOf(id);
+  t.equal(found.length, 1, 'exactly one line');
+  t.match(found[0], { level: 30, msg: 'api request', surface: 'api', method: 'GET', route: '/api/v3/cdn/assets', path: '/api/v3/cdn/assets', status: 401, errorCode: 'unauthorized', userId: null, clientIp: '127.0.0.1' });
+  t.notOk(lines().some((l) => l['msg'] === 'incoming request' || l['msg'] === 'request completed'), "no fastify request lines");
+  const output = server.output();
+  t.notOk(output.includes('query-not-logged'), 'no query string');
+  t.notOk(output.includes('not-a-real-token-value'), 'no bearer token');
 });
 
 t.test('one line per S3 request, and no secret or signature anywhere', async (t) => {
