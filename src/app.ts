@@ -15,6 +15,7 @@ import { parseQueryFirstValue } from './api/query.js';
 import { createCdnHandler, isCdnHost, notFound as cdnNotFound } from './cdn/handler.js';
 import { answerAndClose, repeatedHeader, watchBodyRate } from './http/request-guard.js';
 import { toXml } from './s3/xml.js';
+import { pathOf } from './http/request-target.js';
 import { requestRecordOf } from './s3/request-log.js';
 import { S3Error } from './errors/s3-errors.js';
 import { createEdgeHandler } from './edge/handler.js';
@@ -69,8 +70,7 @@ const OPERATIONS_PATHS: ReadonlyMap<string, OperationsEndpoint> = new Map([
  */
 function operationsEndpoint(req: IncomingMessage, s3Domains: readonly string[]): OperationsEndpoint | undefined {
   const url = req.url ?? '';
-  const q = url.indexOf('?');
-  const endpoint = OPERATIONS_PATHS.get(q < 0 ? url : url.slice(0, q));
+  const endpoint = OPERATIONS_PATHS.get(pathOf(url));
   if (endpoint === undefined || signedForS3(url, req.headers.authorization)) return undefined;
   return virtualHostBucket(req.headers.host, s3Domains) === undefined ? endpoint : undefined;
 }

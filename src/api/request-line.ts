@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { AppContext } from '../context.js';
 import { methodLabel } from '../metrics/request-metrics.js';
-import { pathOf } from '../cdn/handler.js';
+import { pathOf } from '../http/request-target.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -5,6 +5,7 @@
 // where they came from in `X-Cache: HIT | MISS | EXPIRED | BYPASS`. Anything not served is a bare
 // 404, so the CDN tells a stranger nothing about what exists; what would be served of a suspended
 // space is a bare 403. Every request is reported to the request log.
+import { pathOf } from '../http/request-target.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostnameOf } from '../assets/delivery.js';
 import { displayKey } from '../assets/view.js';
@@ -96,13 +97,6 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       ...(facts.downloadKey !== undefined ? { downloadKey: facts.downloadKey } : {}),
     });
   };
-}
-
-/** The request target without its query string (signed URLs carry their signature there). */
-export function pathOf(url: string | undefined): string {
-  if (url === undefined) return '';
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
 }
 
 /** True when the Host header (port ignored) names the CDN hostname. */

@@ -2,6 +2,7 @@
 //   /<32 hex asset id>/<percent-encoded file name>[?expires=&signature=]   an asset
 //   /b/<bucket>/<percent-encoded key>                                      an object of a public bucket
 // Other query parameters are ignored; they never change what is served.
+import { pathOf } from '../http/request-target.js';
 
 export interface AssetTarget {
   id: string;
@@ -18,11 +19,6 @@ export interface BucketObjectTarget {
 }
 
 const MAX_KEY_BYTES = 1024;
-
-function pathOf(url: string): string {
-  const q = url.indexOf('?');
-  return q < 0 ? url : url.slice(0, q);
-}
 
 function decode(raw: string): string | undefined {
   try {

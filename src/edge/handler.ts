@@ -12,7 +12,7 @@ import type { AppContext } from '../context.js';
 import type { CacheStatus, CdnRequestRecord } from '../analytics/request-log.js';
 import type { ClientInfo, ForwardingClient } from '../cdn/client-info.js';
 import { hostnameOf } from '../assets/delivery.js';
-import { pathOf } from '../cdn/handler.js';
+import { pathOf } from '../http/request-target.js';
 import { repeatedHeader } from '../http/request-guard.js';
 import { blockedAnswer, rawAnswer, sendBlocked, sendGatewayFailure } from './answers.js';
 import { requestHeadersFor, type RawHeaders } from './forward-headers.js';

@@ -3,31 +3,20 @@
 // balancers and orchestrators. They answer JSON with Cache-Control: no-store; 503 when not ready.
 // `healthz` and `readyz` are reserved bucket names, and a request signed for S3 there goes to S3 (app.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson } from '../http/json-answer.js';
 import type { Readiness } from './readiness.js';
 
 export type HealthEndpoint = 'healthz' | 'readyz';
 
-function send(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, extra: Record<string, string> = {}): void {
-  const text = JSON.stringify(body) + '\n';
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': String(Buffer.byteLength(text)),
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-    ...extra,
-  });
-  res.end(req.method === 'HEAD' ? undefined : text);
-}
-
 export async function answerHealth(req: IncomingMessage, res: ServerResponse, endpoint: HealthEndpoint, readiness: Readiness): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    send(req, res, 405, { status: 'error', message: `${endpoint} answers GET and HEAD only` }, { allow: 'GET, HEAD' });
+    sendJson(req, res, 405, { status: 'error', message: `${endpoint} answers GET and HEAD only` }, { allow: 'GET, HEAD' });
     return;
   }
   if (endpoint === 'healthz') {
-    send(req, res, 200, { status: 'ok' });
+    sendJson(req, res, 200, { status: 'ok' });
     return;
   }
   const report = await readiness.check();
-  send(req, res, report.ready ? 200 : 503, { status: report.ready ? 'ready' : 'not ready', checks: report.checks });
+  sendJson(req, res, report.ready ? 200 : 503, { status: report.ready ? 'ready' : 'not ready', checks: report.checks });
 }

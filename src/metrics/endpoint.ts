@@ -4,14 +4,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
+import { sendJson } from '../http/json-answer.js';
 import { gatewayMetrics } from './gateway.js';
 import { renderPrometheus } from './prometheus.js';
-
-function sendJson(req: IncomingMessage, res: ServerResponse, status: number, body: unknown, extra: Record<string, string>): void {
-  const text = JSON.stringify(body) + '\n';
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), 'cache-control': 'no-store', ...extra });
-  res.end(req.method === 'HEAD' ? undefined : text);
-}
 
 /** Digests of equal length whatever the inputs, so the comparison leaks neither content nor length. */
 function sameToken(given: string, expected: string): boolean {
