@@ -279,6 +279,13 @@ export class CpuMeter {
     return { busy, ours, at: Date.now() };
   }
 
+  /** CPU seconds the process tree of `pid` has used so far (user + system). */
+  static treeSeconds(pid: number): number {
+    let jiffies = 0;
+    for (const p of treePids(pid)) jiffies += procJiffies(p);
+    return jiffies / 100;
+  }
+
   /** Cores used by other processes since `from` (jiffies are 1/100 s on Linux). */
   otherCores(from: CpuSnapshot): number {
     const now = this.snapshot();

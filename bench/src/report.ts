@@ -22,6 +22,8 @@ export interface CellResult {
   rssMaxKiB: number;
   /** Maximum over the rounds of the cores other processes used (disturbance). */
   otherCpu: number;
+  /** Median over the rounds of the server's CPU microseconds per op. */
+  cpuUsPerOp: number;
   /** Sums over the rounds. */
   ops: number;
   errors: number;
@@ -231,11 +233,12 @@ export function renderReport(r: BenchResult): string {
   out.push(
     'Medians over the rounds; RSS is the largest 100 ms sample of the server process (nginx: master + worker) during the timed rounds; ' +
       'spread is max/min - 1 of ops/s over the rounds; other CPU is the most the rest of the machine used during one of the rounds, in cores of 2 ' +
-      '(all busy time minus the harness and the servers; above ~0.3 the cell was disturbed); MB = 10^6 bytes of object payload (LIST: XML).',
+      '(all busy time minus the harness and the servers; above ~0.3 the cell was disturbed); server CPU is the CPU time the server process tree used per op, ' +
+      'in microseconds (10 ms clock ticks over the round: less moved by other load than ops/s, a cost rather than a rate); MB = 10^6 bytes of object payload (LIST: XML).',
   );
   out.push('');
-  out.push('| workload | size | conc | target | ops/s | MB/s | p50 ms | p99 ms | RSS MiB | errors | round | spread | other CPU |');
-  out.push('|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  out.push('| workload | size | conc | target | ops/s | MB/s | p50 ms | p99 ms | RSS MiB | errors | round | spread | other CPU | server CPU µs/op |');
+  out.push('|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const sorted = [...r.cells].sort(
     (a, b) =>
       WORKLOADS.indexOf(a.workload) - WORKLOADS.indexOf(b.workload) || a.size - b.size || a.concurrency - b.concurrency || ORDER.indexOf(a.target) - ORDER.indexOf(b.target),
@@ -245,7 +248,7 @@ export function renderReport(r: BenchResult): string {
     const mb = c.workload === 'HEAD' || c.workload === 'DELETE' ? '-' : num(c.mbPerSec);
     const name = c.target === 's3edge' ? '**s3edge**' : c.target;
     out.push(
-      `| ${c.workload} | ${size} | ${c.concurrency} | ${name} | ${num(c.opsPerSec)} | ${mb} | ${num(c.p50Ms)} | ${num(c.p99Ms)} | ${(c.rssMaxKiB / 1024).toFixed(0)} | ${c.errors} | ${c.bound} | ${(c.spread * 100).toFixed(0)}% | ${c.otherCpu.toFixed(2)} |`,
+      `| ${c.workload} | ${size} | ${c.concurrency} | ${name} | ${num(c.opsPerSec)} | ${mb} | ${num(c.p50Ms)} | ${num(c.p99Ms)} | ${(c.rssMaxKiB / 1024).toFixed(0)} | ${c.errors} | ${c.bound} | ${(c.spread * 100).toFixed(0)}% | ${c.otherCpu.toFixed(2)} | ${num(c.cpuUsPerOp)} |`,
     );
   }
   const failing = sorted.filter((c) => c.firstError !== undefined);

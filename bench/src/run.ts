@@ -268,6 +268,7 @@ function summarise(spec: CellSpec, target: TargetName, rounds: readonly RoundSta
     p99Ms: median(rounds.map((r) => r.p99Ms)),
     rssMaxKiB: Math.max(0, ...rounds.map((r) => r.rssMaxKiB)),
     otherCpu: Math.max(0, ...rounds.map((r) => r.otherCpu)),
+    cpuUsPerOp: median(rounds.map((r) => r.cpuUsPerOp)),
     ops: rounds.reduce((n, r) => n + r.ops, 0),
     errors: rounds.reduce((n, r) => n + r.errors, 0),
     bound: spec.bound.ops !== undefined ? `${spec.bound.ops} ops` : `${((spec.bound.durationMs ?? 0) / 1000).toFixed(0)} s`,

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { placeCdnObject, type CdnObject } from './cdn.js';
 import { S3HttpClient, countOccurrences, type Reply } from './client.js';
-import { RssSampler, type CpuMeter } from './proc.js';
+import { CpuMeter, RssSampler } from './proc.js';
 import { UNSIGNED_PAYLOAD, EMPTY_SHA256, canonicalQuery } from './sigv4.js';
 import type { Target, TargetName } from './targets.js';
 
@@ -35,6 +35,11 @@ export interface RoundStats {
   rssMaxKiB: number;
   /** Cores the rest of the machine used during the round (see CpuMeter). */
   otherCpu: number;
+  /**
+   * The server's CPU time (its process tree, user + system) per successful op, in microseconds: what an
+   * op costs the server, far less moved by other load on the machine than ops/s is.
+   */
+  cpuUsPerOp: number;
   firstError?: string;
 }
 
@@ -349,6 +354,7 @@ export class TargetRunner {
   /** One round: `concurrency` workers issue ops until the bound; latencies and RSS recorded. */
   async round(workload: Workload, size: number, concurrency: number, bound: Bound, cpu?: CpuMeter): Promise<RoundStats> {
     const cpuStart = cpu?.snapshot();
+    const serverCpuStart = CpuMeter.treeSeconds(this.target.pid);
     const sampler = new RssSampler(this.target.pid).start();
     const latencies: number[] = [];
     let ok = 0;
@@ -389,6 +395,7 @@ export class TargetRunner {
     const durationMs = performance.now() - t0;
     const rssMaxKiB = sampler.stop();
     const otherCpu = cpu && cpuStart ? cpu.otherCores(cpuStart) : 0;
+    const serverCpu = CpuMeter.treeSeconds(this.target.pid) - serverCpuStart;
     const sorted = Float64Array.from(latencies).sort();
     const secs = durationMs / 1000;
     return {
@@ -402,6 +409,7 @@ export class TargetRunner {
       p99Ms: percentile(sorted, 99),
       rssMaxKiB,
       otherCpu,
+      cpuUsPerOp: ok > 0 ? (serverCpu * 1e6) / ok : 0,
       ...(firstError !== undefined ? { firstError } : {}),
     };
   }

@@ -6,7 +6,7 @@ import { CDN_HEADING, renderCdnSection, spliceSection, type BenchResult, type Ce
 function cell(target: 's3edge' | 'nginx', size: number, concurrency: number, opsPerSec: number, p99Ms: number): CellResult {
   return {
     workload: 'CDN', size, concurrency, target, rounds: [], opsPerSec, mbPerSec: (opsPerSec * size) / 1e6, p50Ms: p99Ms / 2, p99Ms,
-    rssMaxKiB: 1, otherCpu: 0, ops: 1, errors: 0, spread: 0, bound: '3 s',
+    rssMaxKiB: 1, otherCpu: 0, cpuUsPerOp: 100, ops: 1, errors: 0, spread: 0, bound: '3 s',
   };
 }
 
