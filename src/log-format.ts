@@ -1,7 +1,7 @@
 // The server's logger: pino's JSON lines (logFormat json, for collectors), or one readable line per
 // record for a terminal (logFormat pretty). Pretty is a small formatter of pino's own lines rather
 // than pino-pretty: no new dependency for a convenience; it parses each line, fine for a terminal.
-import { pino, type DestinationStream, type Logger } from 'pino';
+import { destination, pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config/schema.js';
 
 const LEVELS: Readonly<Record<number, string>> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
@@ -52,7 +52,14 @@ export function prettyDestination(out: NodeJS.WritableStream & { isTTY?: boolean
   return { write: (line: string) => void out.write(prettyLine(line, colour)) };
 }
 
+/**
+ * JSON lines go to stdout asynchronously: a line is handed to the kernel off the event loop, and
+ * lines logged while a write is in flight go out together in the next one (one request line each, on
+ * every request). What is still buffered is written synchronously when the process exits, a crash
+ * included; only SIGKILL can lose it. Measured: 8.2 µs of CPU per request line against 11.4 µs for
+ * pino's default synchronous destination (docs/ARCHITECTURE.md "Request logs").
+ */
 export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>): Logger {
   const options = { level: config.logLevel };
-  return config.logFormat === 'pretty' ? pino(options, prettyDestination()) : pino(options);
+  return config.logFormat === 'pretty' ? pino(options, prettyDestination()) : pino(options, destination({ dest: 1, sync: false }));
 }

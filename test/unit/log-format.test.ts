@@ -1,8 +1,10 @@
 import t from 'tap';
+import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { loadConfig } from '../../src/config/load.js';
 import { prettyDestination, prettyLine } from '../../src/log-format.js';
 import { pino } from 'pino';
+import { childProcessEnv, nodeCommand } from '../helpers/child-env.js';
 
 t.test('logFormat: json by default, pretty by S3EDGE_LOG_FORMAT, nothing else', async (t) => {
   t.equal(loadConfig({ env: {} }).logFormat, 'json');
@@ -26,4 +28,24 @@ t.test('an error keeps its stack, on the lines below', async (t) => {
   log.error({ err: new Error('boom'), requestId: 'R1' }, 'internal error');
   t.match(text, /^\d\d:\d\d:\d\d\.\d{3} ERROR internal error requestId=R1\n    Error: boom\n +at /);
   t.equal(text.split('\n').filter((l) => !l.startsWith('    ')).length, 2, 'one line, then the stack, then the end');
+});
+
+t.test('the asynchronous JSON destination loses no line at exit, nor at a crash', async (t) => {
+  const logFormat = new URL('../../src/log-format.js', import.meta.url).href;
+  const script = (end: string): string =>
+    `import { createLogger } from ${JSON.stringify(logFormat)};` +
+    `const log = createLogger({ logLevel: 'info', logFormat: 'json' });` +
+    `for (let i = 0; i < 5000; i++) log.info({ i }, 'line');` +
+    end;
+  for (const [what, end, code] of [
+    ['process.exit', 'process.exit(3);', 3],
+    ['an uncaught exception', "setImmediate(() => { throw new Error('crash'); });", 1],
+  ] as const) {
+    const [cmd, args] = nodeCommand(['--input-type=module', '-e', script(end)]);
+    const run = spawnSync(cmd, args, { encoding: 'utf8', env: childProcessEnv(), maxBuffer: 64 * 1024 * 1024 });
+    t.equal(run.status, code, `${what}: exit code`);
+    const lines = run.stdout.split('\n').filter((l) => l !== '');
+    t.equal(lines.length, 5000, `${what}: every line written`);
+    t.same(JSON.parse(lines[4999] ?? '{}')['i'], 4999, `${what}: the last line whole`);
+  }
 });
