@@ -127,6 +127,8 @@ export class UploadBudget {
   /** The bytes now if they are free and nobody is waiting before us; undefined otherwise. Never waits. */
   tryReserve(bytes: number): Reservation | undefined {
     const n = this.clamp(bytes);
+    // Nothing to hold (an empty body): never in line behind others.
+    if (n === 0) return NONE;
     if (this.queue.length > 0 || !this.fits(n)) return undefined;
     return this.take(n);
   }

@@ -31,6 +31,7 @@ t.test('a full budget makes reservations wait, served in order as bytes come bac
   await ticks();
   t.same(order, [], 'the small one does not pass the big one waiting before it, though it would fit');
   t.equal(budget.tryReserve(1), undefined, 'nor does a tryReserve');
+  t.equal((await budget.reserve(0)).bytes, 0, 'an empty body never waits');
   t.equal(budget.stats().waiting, 2);
   first.release();
   const [b, s] = await Promise.all([big, small]);
