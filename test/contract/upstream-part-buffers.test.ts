@@ -28,14 +28,11 @@ async function collect(r: Readable): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** `data` in 256 KiB chunks; `onChunk` sees how far the stage has read. */
-function body(data: Buffer, onChunk?: (at: number) => void): Readable {
+/** `data` in 256 KiB chunks. */
+function body(data: Buffer): Readable {
   return Readable.from(
     (function* () {
-      for (let at = 0; at < data.length; at += 256 * 1024) {
-        onChunk?.(at);
-        yield data.subarray(at, at + 256 * 1024);
-      }
+      for (let at = 0; at < data.length; at += 256 * 1024) yield data.subarray(at, at + 256 * 1024);
     })(),
   );
 }
@@ -46,14 +43,31 @@ t.test('with room, a second part buffer is borrowed while staging and given back
   t.teardown(() => storage.close());
   const first = await budget.reserve(PART);
   const data = randomBytes(3 * PART + 12345);
-  let during = 0;
-  const staged = await storage.stage(body(data, () => (during = Math.max(during, budget.stats().reservedBytes))));
-  t.equal(during, 2 * PART, 'two buffers while the parts go up');
+  const staged = await storage.stage(body(data));
+  t.equal(budget.stats().peakBytes, 2 * PART, 'two buffers while the parts go up');
   t.equal(budget.stats().reservedBytes, PART, 'the second given back when the stage ends');
   first.release();
   await staged.commit();
   t.ok((await collect(await storage.read(staged.blobId))).equals(data), 'round-trips');
   await storage.remove(staged.blobId);
+});
+
+t.test('with a declared size, the second buffer holds only what is left of it', async (t) => {
+  const budget = new UploadBudget({ capBytes: 64 * MiB, waitMs: 1000 });
+  const storage = new S3Storage({ ...moto.storageOptions('tail/'), partBytes: PART, budget });
+  t.teardown(() => storage.close());
+  const first = await budget.reserve(PART);
+  const data = randomBytes(PART + 512 * 1024);
+  const staged = await storage.stage(body(data), { sizeHint: data.length });
+  t.equal(budget.stats().peakBytes, PART + 512 * 1024, 'one part buffer and 512 KiB for the last part');
+  first.release();
+  t.equal(budget.stats().reservedBytes, 0);
+  await staged.commit();
+  t.ok((await collect(await storage.read(staged.blobId))).equals(data), 'round-trips');
+  await storage.remove(staged.blobId);
+  const longer = randomBytes(PART + 600 * 1024);
+  await t.rejects(storage.stage(body(longer), { sizeHint: PART + 512 * 1024 }), { code: 'IncompleteBody' }, 'past the declared size');
+  t.same(await leftovers(storage, 'tail/'), [], 'nothing left upstream');
 });
 
 t.test('with the budget spent, the upload goes on with its one buffer and never waits', async (t) => {

@@ -6,7 +6,8 @@
 //  - many concurrent small inline PUTs on the disk backend under a tiny cap: all stored, in line;
 //  - a spent budget: a PUT that cannot get room within limits.uploadBufferWaitMs is 503 SlowDown and
 //    stores nothing, an asset upload 503 slow_down; a waiting client that leaves gives up its place;
-//    a client that goes away mid-body gives its reservation back and leaves no temp file.
+//    a copy waits its turn; a client that goes away mid-body gives its reservation back and leaves
+//    no temp file.
 // S3EDGE_TEST_UPLOAD_CAP=<bytes> (0: no cap) reruns the first case with another cap, by hand, to
 // compare peak RSS; its assertion on the cap is then skipped.
 import t from 'tap';
@@ -173,6 +174,9 @@ t.test('a spent budget: SlowDown after the wait, nothing stored; leaving clients
     return sock;
   };
 
+  const source = randomData(2 * MiB);
+  t.equal((await s3.putObject('full', 'source', source)).status, 200);
+
   // A client that sends 1 MiB of its 5 MiB and stalls: it holds the whole budget.
   const staller = open();
   staller.write(await putHead('stalled', 5 * MiB));
@@ -202,8 +206,14 @@ t.test('a spent budget: SlowDown after the wait, nothing stored; leaving clients
   await waitFor('the waiter to leave the line', async () => (await metric(server, 's3edge_upload_buffer_waiting')) === 0);
   t.equal(await metric(server, 's3edge_upload_buffer_refusals_total'), 2, 'only the asset upload was refused besides');
 
-  // The staller goes away mid-body: its reservation comes back and its temp file goes.
+  // A copy waits for the budget too, then looks its source up again; the staller goes away
+  // mid-body meanwhile: its reservation comes back (to the copy) and its temp file goes.
+  const copying = s3.send({ method: 'PUT', bucket: 'full', key: 'copy', headers: { 'x-amz-copy-source': '/full/source' } });
+  await waitFor('the copy to wait', async () => (await metric(server, 's3edge_upload_buffer_waiting')) === 1);
   staller.destroy();
+  const copied = await copying;
+  t.equal(copied.status, 200, copied.status === 200 ? 'the copy went on once the budget was free' : copied.text);
+  t.equal(sha256((await s3.send({ method: 'GET', bucket: 'full', key: 'copy' })).body), sha256(source), 'the copy is intact');
   await waitFor('the reservation to come back', async () => (await metric(server, 's3edge_upload_buffer_bytes')) === 0);
   await waitFor('the temp file to go', async () => readdirSync(join(server.dataDir, 'storage', 'tmp')).length === 0);
   t.pass('released on abort, no temp file left');

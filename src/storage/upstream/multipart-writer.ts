@@ -76,10 +76,11 @@ export class MultipartWriter {
 
   /**
    * Starts uploading buf[0, length) as the next part (the writer owns buf until that upload ends)
-   * once the previous part is stored, and returns a buffer of nextPartBytes to fill meanwhile: a
+   * once the previous part is stored, and returns a buffer to fill meanwhile, of nextPartBytes or of
+   * `remaining` (the bytes still to come at most, when the body's length is known) if fewer: a
    * second one if the budget has room for it now, else buf itself once its upload is over.
    */
-  async send(buf: Buffer, length: number): Promise<Buffer> {
+  async send(buf: Buffer, length: number, remaining?: number): Promise<Buffer> {
     await this.inFlight;
     const partNumber = this.etags.length + 1;
     if (partNumber > MAX_PARTS) throw new Error('body too large for upstream multipart');
@@ -91,10 +92,10 @@ export class MultipartWriter {
     // A failure is taken by the next send, finish or abort.
     upload.catch(() => undefined);
     this.inFlight = upload;
-    const next = this.nextPartBytes;
+    const next = Math.min(this.nextPartBytes, remaining ?? Infinity);
     const reuse = this.spare;
     this.spare = undefined;
-    if (reuse?.length === next) return reuse;
+    if (reuse && reuse.length >= next) return reuse;
     // Room for buf (in flight) and a second buffer of `next`, now, without waiting: never wait while
     // holding a buffer, the others in line might be waiting for ours.
     const want = buf.length + next - this.covered;
@@ -106,7 +107,7 @@ export class MultipartWriter {
     // One buffer at a time: the next part fills buf once this one is stored.
     await upload;
     this.spare = undefined;
-    if (buf.length === next) return buf;
+    if (buf.length >= next) return buf;
     // Parts grow past each 1000 (bodies over 1000 x partBytes): the larger buffer is waited for while
     // the caller's reservation is held, the one wait of a request that holds something (bounded by
     // the budget's deadline like any other, and only for bodies that large).

@@ -127,10 +127,13 @@ export class S3Storage implements StorageBackend {
         crc.update(buf);
         for (let at = 0; at < buf.length; ) {
           if (filled === part.length) {
-            // A buffer cut to the declared length is full: the body is longer than it said.
-            if (part.length < this.partBytes) throw new S3Error('IncompleteBody', 'The request body is longer than its declared length.');
+            // More bytes than the declared length (buffers are cut to it): the body is longer than it said.
+            const consumed = size - buf.length + at;
+            if (opts.sizeHint !== undefined && consumed >= opts.sizeHint) {
+              throw new S3Error('IncompleteBody', 'The request body is longer than its declared length.');
+            }
             multipart ??= await MultipartWriter.open(this.client, key, { partBytes: this.partBytes, budget: this.budget, signal });
-            part = await multipart.send(part, filled);
+            part = await multipart.send(part, filled, opts.sizeHint === undefined ? undefined : opts.sizeHint - consumed);
             filled = 0;
           }
           const n = Math.min(part.length - filled, buf.length - at);
