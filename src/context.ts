@@ -19,6 +19,7 @@ import type { StorageBackend } from './storage/backend.js';
 import { createStorage } from './storage/select.js';
 import { BlobLeases } from './storage/blob-leases.js';
 import { HashPool } from './hashing/hash-pool.js';
+import { UploadBudget } from './storage/upload-budget.js';
 import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
 import { BlobCollector } from './storage/blob-gc.js';
 import { Scrubber } from './storage/scrub.js';
@@ -75,6 +76,8 @@ export interface AppContext {
   scrubber?: Scrubber;
   /** The hashing worker thread for large uploads; absent when hashing.workerThreshold is 0. */
   hashPool?: HashPool;
+  /** Bytes upload bodies may hold in memory at once (limits.uploadBufferBytes): reserve before reading a body. */
+  uploadBudget: UploadBudget;
   root: { accessKeyId: string; secretAccessKey?: string; generated: boolean };
   /** Bearer tokens of the management API. */
   apiKeys: ApiKeyVerifier;
@@ -153,8 +156,9 @@ function wrapConfigError<T>(key: string, fn: () => T): T {
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
   const log = opts.log ?? createLogger(config);
+  const uploadBudget = new UploadBudget({ capBytes: config.limits.uploadBufferBytes, waitMs: config.limits.uploadBufferWaitMs });
   // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
-  const storage = createStorage(config);
+  const storage = createStorage(config, { budget: uploadBudget });
   const clients = new ClientResolver(config.cdn);
   const { db, repos, masterKey } = openDataDir(config);
   const dbFile = join(config.dataDir, META_DB_FILE);
@@ -208,6 +212,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       keys: new KeyStore(repos, masterKey),
       bucketDirectory: new BucketDirectory(repos),
       ...(hashPool ? { hashPool } : {}),
+      uploadBudget,
       root,
       apiKeys: new ApiKeyVerifier(repos.apiKeys),
       sessions: new DashboardSessions(
@@ -264,6 +269,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       }),
       async close() {
         ctx.edgeMonitor.close();
+        uploadBudget.close();
         await sweeper.stop();
         await ctx.blobGc?.stop();
         await ctx.scrubber?.stop();

@@ -7,6 +7,7 @@ import { type ApiPrincipal, type Scope } from '../auth/api-keys.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from './errors.js';
 import { isOutOfSpace, isStorageUnavailable } from '../errors/s3-errors.js';
+import { isUploadBufferFull } from '../storage/upload-budget.js';
 import { strictValidation } from './strict-validation.js';
 import { apiKeyRoutes } from './v3/api-keys.js';
 import { assetRoutes } from './v3/assets.js';
@@ -91,6 +92,11 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
       return sendError(reply, err.statusCode, err.code, err.message, err.extra);
     }
     if (err.validation) return sendError(reply, 400, 'invalid_request', `Invalid request: ${err.message}`);
+    if (isUploadBufferFull(err)) {
+      // The upload budget stayed spent for the whole wait (limits.uploadBufferWaitMs): nothing was read.
+      void reply.headers(err.headers);
+      return sendError(reply, 503, 'slow_down', 'Too many uploads in progress; retry later');
+    }
     if (isStorageUnavailable(err)) {
       // The storage backend is unavailable (the upstream S3 is down or refusing us): a retry may
       // succeed. Its headers are Retry-After only; the cause, with upstream details, is logged.

@@ -9,6 +9,7 @@
 //      transaction, then the shared WAL flush. Any failure before the transaction discards the blob,
 //      so a refused or broken upload leaves neither a row nor bytes behind.
 import type { Multipart, MultipartFile } from '@fastify/multipart';
+import type { IncomingMessage } from 'node:http';
 import { pipeline, type Transform } from 'node:stream';
 import { newId } from '../auth/ids.js';
 import { ApiError, badRequest } from '../api/errors.js';
@@ -26,6 +27,7 @@ import { normalizeContentType } from './content-type.js';
 import { sanitizeFileName } from './file-name.js';
 import { UploadLimitError, UploadMeter } from './upload-meter.js';
 import { displayKey } from './view.js';
+import { reserveUploadBuffers, uploadBufferBytes } from '../http/upload-buffers.js';
 
 /**
  * What the form may add around the file: boundaries, part headers and the small fields. A declared
@@ -57,6 +59,8 @@ export interface UploadInput {
   parts: AsyncIterable<Multipart>;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
+  /** The request, paused while the upload waits for room in the upload budget. */
+  req?: IncomingMessage;
   /** For the usage event. */
   hostname: string;
   clientIp: string;
@@ -144,7 +148,8 @@ async function stageFile(
   const body = pipeline(part.file, meter, hasher, () => undefined) as Transform;
   let staged: StagedBlob;
   try {
-    staged = await ctx.storage.stage(body, { signal: input.signal });
+    // The request's length bounds the file's: the backend sizes its buffer to it.
+    staged = await ctx.storage.stage(body, { signal: input.signal, sizeHint: input.declaredLength });
   } catch (err) {
     if (err instanceof UploadLimitError) {
       throw err.limit === 'size' ? payloadTooLarge(maxSize) : reservation.refusal(err.size);
@@ -234,8 +239,15 @@ export async function uploadAsset(ctx: AppContext, input: UploadInput): Promise<
     if (declared !== undefined && declared - MULTIPART_OVERHEAD > reservation.maxBytes) {
       throw reservation.refusal(declared - MULTIPART_OVERHEAD);
     }
-    const { file, fields } = await receiveForm(ctx, input, reservation);
-    return await commitAsset(ctx, input, reservation, file, fields);
+    // The memory the upload will hold, before the form is read (the file may be all of the body).
+    const buffers = await reserveUploadBuffers(ctx, uploadBufferBytes(ctx, declared), { req: input.req, signal: input.signal });
+    let received: { file: ReceivedFile; fields: FormFields };
+    try {
+      received = await receiveForm(ctx, input, reservation);
+    } finally {
+      buffers.release();
+    }
+    return await commitAsset(ctx, input, reservation, received.file, received.fields);
   } finally {
     reservation.release();
   }

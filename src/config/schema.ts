@@ -84,6 +84,11 @@ export interface UpstreamS3Config {
   forcePathStyle: boolean;
   /** Key prefix inside the bucket ('' or ending in '/'), so several deployments can share one bucket. */
   prefix: string;
+  /**
+   * Bytes of one upstream part buffer (at least 5 MiB, S3's smallest part): a body up to this long is
+   * one PutObject, a longer one a multipart upload of parts this size; each upload holds one or two.
+   */
+  partBytes: number;
 }
 
 export interface StorageConfig {
@@ -92,13 +97,21 @@ export interface StorageConfig {
   s3: UpstreamS3Config;
 }
 
-/** How long slow clients may take (src/http/request-guard.ts, src/server.ts). */
+/** How long slow clients may take (src/http/request-guard.ts, src/server.ts), and how much memory uploads may hold. */
 export interface LimitsConfig {
   /** All request headers must arrive within this; past it the connection is closed. */
   headersTimeoutSeconds: number;
   /** A body must bring minBodyBytesPerSecond over every window this long, else 400 RequestTimeout and a close. */
   bodyTimeoutSeconds: number;
   minBodyBytesPerSecond: number;
+  /**
+   * Bytes that upload bodies may hold in memory at once, over every request (inline bodies, hashing
+   * rings, upstream part buffers, stream pipes; src/storage/upload-budget.ts). An upload that finds it
+   * spent waits unread; 0: no cap.
+   */
+  uploadBufferBytes: number;
+  /** How long an upload may wait for room in uploadBufferBytes before it is refused with 503 SlowDown. */
+  uploadBufferWaitMs: number;
 }
 
 /** Keeping stored bytes honest (src/storage/blob-gc.ts). */
@@ -350,7 +363,7 @@ export const configSchema = {
         s3: {
           type: 'object',
           additionalProperties: false,
-          required: ['endpoint', 'region', 'bucket', 'accessKeyId', 'secretAccessKey', 'forcePathStyle', 'prefix'],
+          required: ['endpoint', 'region', 'bucket', 'accessKeyId', 'secretAccessKey', 'forcePathStyle', 'prefix', 'partBytes'],
           properties: {
             endpoint: { type: 'string', pattern: '^(https?://[^\\s]+)?$' },
             region: { type: 'string', pattern: '^[a-z0-9-]{0,32}$' },
@@ -359,6 +372,8 @@ export const configSchema = {
             secretAccessKey: { type: 'string', maxLength: 256 },
             forcePathStyle: { type: 'boolean' },
             prefix: { type: 'string', pattern: '^([A-Za-z0-9._-]+/)*$', maxLength: 512 },
+            // S3's smallest part (but the last) to its largest.
+            partBytes: { type: 'integer', minimum: 5242880, maximum: 5368709120 },
           },
         },
       },
@@ -366,11 +381,13 @@ export const configSchema = {
     limits: {
       type: 'object',
       additionalProperties: false,
-      required: ['headersTimeoutSeconds', 'bodyTimeoutSeconds', 'minBodyBytesPerSecond'],
+      required: ['headersTimeoutSeconds', 'bodyTimeoutSeconds', 'minBodyBytesPerSecond', 'uploadBufferBytes', 'uploadBufferWaitMs'],
       properties: {
         headersTimeoutSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
         bodyTimeoutSeconds: { type: 'integer', minimum: 1, maximum: 3600 },
         minBodyBytesPerSecond: { type: 'integer', minimum: 0, maximum: 1073741824 },
+        uploadBufferBytes: { type: 'integer', minimum: 0, maximum: 1125899906842624 },
+        uploadBufferWaitMs: { type: 'integer', minimum: 0, maximum: 3600000 },
       },
     },
     integrity: {
@@ -504,7 +521,8 @@ export const SECRET_KEYS = [
 /** Byte-valued settings: a number of bytes, or a size with a unit (`256MiB`, `10GB`), see load.ts. */
 export const SIZE_KEYS = [
   'maxObjectSize', 'inlineObjectMaxBytes', 'hashing.workerThreshold', 'cdn.cache.memoryBytes', 'cdn.cache.memoryEntryMaxBytes',
-  'cdn.cache.diskBytes', 'credits.uploadCreditUnitBytes', 'limits.minBodyBytesPerSecond',
+  'cdn.cache.diskBytes', 'credits.uploadCreditUnitBytes', 'limits.minBodyBytesPerSecond', 'limits.uploadBufferBytes',
+  'storage.s3.partBytes',
   'integrity.scrubBytesPerSecond', 'domains.rdap.maxAnswerBytes',
 ] as const;
 
@@ -517,6 +535,7 @@ export const DURATION_KEYS = {
   'cdn.log.retentionDays': 'd',
   'limits.headersTimeoutSeconds': 's',
   'limits.bodyTimeoutSeconds': 's',
+  'limits.uploadBufferWaitMs': 'ms',
   'integrity.gcGraceSeconds': 's',
   'integrity.gcIntervalSeconds': 's',
   'integrity.scrubIntervalSeconds': 's',

@@ -1,6 +1,6 @@
 // The gateway's own figures, read when scraped: the request log (buffered, flushed, dropped), the edge
-// cache, the blob collector, the scrub, read-time corruption, the upstream store's failures and the
-// hashing workers' queue. Served by GET /api/v3/metrics (scope metrics:read) and GET /metrics.
+// cache, the blob collector, the scrub, read-time corruption, the upstream store's failures, the
+// hashing workers' queue and the upload budget. Served by GET /api/v3/metrics (scope metrics:read) and GET /metrics.
 import type { AppContext } from '../context.js';
 import type { EdgeCacheStats } from '../cdn/edge-cache.js';
 import { S3Storage } from '../storage/upstream/s3-storage.js';
@@ -51,6 +51,15 @@ export function gatewayMetrics(ctx: AppContext): Metric[] {
   if (ctx.hashPool) {
     metrics.push({ name: 's3edge_hashing_queued_tasks', type: 'gauge', value: ctx.hashPool.queued, help: 'Upload hashing tasks waiting for a worker thread.' });
   }
+  const budget = ctx.uploadBudget.stats();
+  metrics.push(
+    { name: 's3edge_upload_buffer_bytes', type: 'gauge', value: budget.reservedBytes, help: 'Bytes of upload bodies held in memory now (reserved in the upload budget).' },
+    { name: 's3edge_upload_buffer_peak_bytes', type: 'gauge', value: budget.peakBytes, help: 'The most bytes of upload bodies held in memory at once since start.' },
+    { name: 's3edge_upload_buffer_capacity_bytes', type: 'gauge', value: budget.capBytes, help: 'The upload budget (limits.uploadBufferBytes); 0: no cap.' },
+    { name: 's3edge_upload_buffer_waiting', type: 'gauge', value: budget.waiting, help: 'Uploads waiting for room in the upload budget now.' },
+    { name: 's3edge_upload_buffer_waits_total', type: 'counter', value: budget.waits, help: 'Uploads that had to wait for room in the upload budget.' },
+    { name: 's3edge_upload_buffer_refusals_total', type: 'counter', value: budget.refusals, help: 'Uploads refused with 503 SlowDown after waiting limits.uploadBufferWaitMs for room.' },
+  );
   const cache = ctx.edge.stats();
   for (const [key, metric] of CACHE_METRICS) metrics.push({ ...metric, value: cache[key] });
   return metrics;

@@ -76,7 +76,7 @@ export function stageObjectBody(
 ): Promise<StagedBlob> {
   const limit = ctx.config.inlineObjectMaxBytes;
   if (opts.maxSize !== undefined && opts.maxSize <= limit) return stageInline(body, limit, opts.signal);
-  return ctx.storage.stage(body, { signal: opts.signal });
+  return ctx.storage.stage(body, { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.maxSize !== undefined ? { sizeHint: opts.maxSize } : {}) });
 }
 
 /**

@@ -8,12 +8,19 @@ import type { StagedBlob } from '../storage/backend.js';
 import { readSmallBody, requestBody } from './body.js';
 import { inlineStaged } from '../storage/inline-stage.js';
 import { stageObjectBody } from './object-writes.js';
+import { reserveUploadBuffers, uploadBufferBytes } from '../http/upload-buffers.js';
 import { header, type S3Request } from './operation.js';
 import { checkUpload, parseUploadExpectations, type UploadExpectations } from './upload-checks.js';
 
 export interface ReceivedUpload {
   staged: StagedBlob;
   digests: UploadDigests;
+  /**
+   * Gives back the upload budget an inline body still holds (its bytes go into the metadata commit):
+   * call once it is committed or aborted. A no-op for a body staged in the backend, whose buffers are
+   * gone when receiveUpload returns.
+   */
+  release(): void;
 }
 
 function declaredLength(r: S3Request): number | undefined {
@@ -47,9 +54,31 @@ export async function receiveUpload(
   const framed = auth.payload.kind === 'streaming-signed' || auth.payload.kind === 'streaming-unsigned-trailer';
   const length = declaredLength(r);
   const expect = parseUploadExpectations(req, auth.payload);
-  if (opts.objectBody && !framed && length !== undefined && length <= ctx.config.inlineObjectMaxBytes) {
-    return receiveSmallObject(r, length, expect, opts.checksumAlgorithm);
+  const inline = opts.objectBody === true && length !== undefined && length <= ctx.config.inlineObjectMaxBytes;
+  // Before a byte of the body is read (and before "100 Continue"): the memory it will hold.
+  const need = uploadBufferBytes(ctx, length, inline ? { inline: framed ? 'streamed' : 'whole' } : {});
+  const buffers = await reserveUploadBuffers(ctx, need, { req, signal: r.signal });
+  try {
+    const received = inline && !framed
+      ? await receiveSmallObject(r, length, expect, opts.checksumAlgorithm)
+      : await receiveStreamed(r, { ...opts, length, framed, expect });
+    if (!received.staged.inline) {
+      buffers.release();
+      return { ...received, release: () => undefined };
+    }
+    return { ...received, release: buffers.release };
+  } catch (err) {
+    buffers.release();
+    throw err;
   }
+}
+
+async function receiveStreamed(
+  r: S3Request,
+  opts: { maxSize: number; checksumAlgorithm?: ChecksumAlgorithm; objectBody?: boolean; length: number | undefined; framed: boolean; expect: UploadExpectations },
+): Promise<Omit<ReceivedUpload, 'release'>> {
+  const { ctx, req, auth } = r;
+  const { length, framed, expect } = opts;
   const hasher = new UploadHasher({
     checksumAlgorithm: expect.checksumAlgorithm ?? opts.checksumAlgorithm,
     maxSize: opts.maxSize,
@@ -63,7 +92,7 @@ export async function receiveUpload(
   const body = requestBody(req, decoder ? [decoder, hasher] : [hasher]);
   const staged = opts.objectBody
     ? await stageObjectBody(ctx, body, { maxSize: length, signal: r.signal })
-    : await ctx.storage.stage(body, { signal: r.signal });
+    : await ctx.storage.stage(body, { signal: r.signal, ...(length !== undefined ? { sizeHint: length } : {}) });
   try {
     const digests = await hasher.digests();
     if (!framed && length !== undefined && digests.size !== length) throw new S3Error('IncompleteBody');
@@ -84,7 +113,7 @@ async function receiveSmallObject(
   length: number,
   expect: UploadExpectations,
   checksumAlgorithm: ChecksumAlgorithm | undefined,
-): Promise<ReceivedUpload> {
+): Promise<Omit<ReceivedUpload, 'release'>> {
   const body = await readSmallBody(r.req, length);
   if (body.length !== length) throw new S3Error('IncompleteBody');
   const digests = await digestBuffer(body, expect.checksumAlgorithm ?? checksumAlgorithm);

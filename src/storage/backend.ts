@@ -35,6 +35,15 @@ export interface ReadOptions {
 }
 
 /** A committed blob as the backend lists it. */
+export interface StageOptions {
+  signal?: AbortSignal;
+  /**
+   * The body is at most this long (a declared length): the backend sizes its buffers to it, and a
+   * longer body fails with IncompleteBody.
+   */
+  sizeHint?: number;
+}
+
 export interface StoredBlob {
   blobId: string;
   size: number;
@@ -50,7 +59,12 @@ export interface StorageBackend {
   /** Removes what an earlier process left half-written. */
   init(): Promise<void>;
   /** Streams body into a new staged blob. Rejects (leaving nothing behind) if body errors or signal aborts. */
-  stage(body: Readable, opts?: { signal?: AbortSignal }): Promise<StagedBlob>;
+  stage(body: Readable, opts?: StageOptions): Promise<StagedBlob>;
+  /**
+   * Bytes of memory stage() holds at most for a body of `sizeHint` bytes (undefined: unknown) without
+   * asking the upload budget: what the caller reserves for it (src/http/upload-buffers.ts).
+   */
+  stageBufferBytes(sizeHint?: number): number;
   /**
    * Opens a committed blob for reading; rejects with code 'ENOENT' if it is gone. With `verify` (only for
    * a read of the whole blob), the bytes are checked as they pass and the stream fails instead of

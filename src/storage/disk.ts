@@ -3,10 +3,11 @@ import { constants } from 'node:fs';
 import { access, mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { S3Error } from '../errors/s3-errors.js';
 import { isBackendBlobId, newBlobId } from './blob-id.js';
 import { BufferPool, IO_BUFFER_BYTES } from './buffer-pool.js';
 import { FileBody } from './file-body.js';
-import type { ReadOptions, StagedBlob, StorageBackend, StoredBlob } from './backend.js';
+import type { ReadOptions, StageOptions, StagedBlob, StorageBackend, StoredBlob } from './backend.js';
 import { Crc32c, DigestCheck } from './blob-digest.js';
 
 /** Large buffers: node's 16 KiB/64 KiB stream defaults halve file throughput. */
@@ -42,14 +43,19 @@ export class DiskStorage implements StorageBackend {
     return { dir, file: join(dir, blobId) };
   }
 
-  async stage(body: Readable, opts: { signal?: AbortSignal } = {}): Promise<StagedBlob> {
+  /** A writev batch: up to IO_CHUNK of the body's own chunks, plus the one that crosses it. */
+  stageBufferBytes(sizeHint?: number): number {
+    return Math.min(sizeHint ?? 2 * IO_CHUNK, 2 * IO_CHUNK);
+  }
+
+  async stage(body: Readable, opts: StageOptions = {}): Promise<StagedBlob> {
     const blobId = newBlobId();
     const tmp = join(this.tmpDir, blobId);
     const fh = await open(tmp, 'wx', 0o600);
     let size = 0;
     const crc = new Crc32c();
     try {
-      size = await writeAll(body, fh, crc, opts.signal);
+      size = await writeAll(body, fh, crc, opts);
       await fh.sync();
     } catch (err) {
       // A full disk (ENOSPC) lands here too: the partial temp file must not stay and hold the space.
@@ -128,7 +134,8 @@ export class DiskStorage implements StorageBackend {
 }
 
 /** Copies body into the file in batches of about IO_CHUNK bytes (one writev each), into `crc` too; returns the byte count. */
-async function writeAll(body: Readable, fh: FileHandle, crc: Crc32c, signal?: AbortSignal): Promise<number> {
+async function writeAll(body: Readable, fh: FileHandle, crc: Crc32c, opts: StageOptions): Promise<number> {
+  const { signal, sizeHint } = opts;
   let batch: Buffer[] = [];
   let batched = 0;
   let total = 0;
@@ -148,6 +155,7 @@ async function writeAll(body: Readable, fh: FileHandle, crc: Crc32c, signal?: Ab
     batch.push(buf);
     batched += buf.length;
     total += buf.length;
+    if (sizeHint !== undefined && total > sizeHint) throw new S3Error('IncompleteBody', 'The request body is longer than its declared length.');
     if (batched >= IO_CHUNK) await flush();
   }
   signal?.throwIfAborted();

@@ -5,12 +5,14 @@ import { ConfigError } from '../config/load.js';
 import type { StorageBackend } from './backend.js';
 import { DiskStorage } from './disk.js';
 import { S3Storage } from './upstream/s3-storage.js';
+import type { UploadBudget } from './upload-budget.js';
 
-export function createStorage(config: Config): StorageBackend {
+/** `budget`: the upload budget the upstream backend takes its second part buffers from. */
+export function createStorage(config: Config, opts: { budget?: UploadBudget } = {}): StorageBackend {
   if (config.storage.backend === 'disk') return new DiskStorage(join(config.dataDir, 'storage'));
   const s3 = config.storage.s3;
   for (const field of ['endpoint', 'bucket', 'region', 'accessKeyId', 'secretAccessKey'] as const) {
     if (s3[field] === '') throw new ConfigError(`config: storage.s3.${field} is required when storage.backend is s3`);
   }
-  return new S3Storage({ ...s3 });
+  return new S3Storage({ ...s3, ...(opts.budget ? { budget: opts.budget } : {}) });
 }

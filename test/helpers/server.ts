@@ -59,6 +59,8 @@ export interface RunningServer {
   moto?: RunningMoto;
   /** Captured stdout+stderr of the server (the last 256 KiB). */
   output(): string;
+  /** The server process's id (to read its /proc/<pid>/status, for instance). */
+  pid: number;
   /** Sends the server process a signal; stop() still cleans up after it. */
   kill(signal: NodeJS.Signals): void;
   /** Settles when the server process exits, with its exit code (null when a signal ended it). */
@@ -243,6 +245,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
       return r.json;
     },
     output: () => captured,
+    pid: child.pid ?? -1,
     kill: (signal) => child.kill(signal),
     exited: exitPromise,
     stop: cleanup,

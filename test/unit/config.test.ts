@@ -75,6 +75,7 @@ t.test('storage backend: disk by default; s3 settings from env, credentials also
       S3EDGE_STORAGE_S3_BUCKET: 'bytes',
       S3EDGE_STORAGE_S3_FORCE_PATH_STYLE: 'false',
       S3EDGE_STORAGE_S3_PREFIX: 'site-a/',
+      S3EDGE_STORAGE_S3_PART_BYTES: '16MiB',
       S3EDGE_STORAGE_S3_ACCESS_KEY_ID_FILE: join(dir, 'id'),
       S3EDGE_STORAGE_S3_SECRET_ACCESS_KEY_FILE: join(dir, 'secret'),
     },
@@ -89,8 +90,14 @@ t.test('storage backend: disk by default; s3 settings from env, credentials also
       secretAccessKey: 'upstream-secret',
       forcePathStyle: false,
       prefix: 'site-a/',
+      partBytes: 16 * 1024 * 1024,
     },
   });
+  t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_S3_PART_BYTES: '4MiB' } }), /storage\.s3\.partBytes must be >= 5242880/, 'S3 parts are at least 5 MiB');
+  const limits = loadConfig({ env: { S3EDGE_LIMITS_UPLOAD_BUFFER_BYTES: '64MiB', S3EDGE_LIMITS_UPLOAD_BUFFER_WAIT_MS: '2s' } }).limits;
+  t.equal(limits.uploadBufferBytes, 64 * 1024 * 1024);
+  t.equal(limits.uploadBufferWaitMs, 2000);
+  t.equal(loadConfig({ env: {} }).limits.uploadBufferBytes, 256 * 1024 * 1024, 'the upload budget is 256 MiB by default');
   t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_BACKEND: 'nfs' } }), ConfigError);
   t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_S3_PREFIX: 'no-slash' } }), /storage\.s3\.prefix/);
   const err = t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_S3_SECRET_ACCESS_KEY: 'x'.repeat(300) } })) as Error;

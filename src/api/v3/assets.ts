@@ -111,6 +111,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
           // A lazy generator: the body is not touched until uploadAsset iterates it, after its checks.
           parts: request.parts(),
           signal: clientGone(request),
+          req: request.raw,
           hostname: hostnameOf(request.headers.host),
           clientIp: request.ip,
         });

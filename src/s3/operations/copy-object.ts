@@ -11,6 +11,7 @@ import { pickObjectHeaders, type StoredHeaders } from '../object-headers.js';
 import { openObjectBody } from '../object-reader.js';
 import { checkWriteCondition, commitObject, singleBlobRecord, stageObjectBody, type WriteCondition } from '../object-writes.js';
 import { header, isoDate, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
+import { CopyBuffers } from '../copy-buffers.js';
 import type { ReceivedUpload } from '../receive-upload.js';
 import { xmlResponse } from '../respond.js';
 import { toXml } from '../xml.js';
@@ -47,7 +48,7 @@ function storedHeadersOf(rec: ObjectRecord): StoredHeaders {
  * Must be called in the tick of the lookup that produced `source`: openObjectBody leases its blobs
  * synchronously, before the first await.
  */
-async function stageCopy(r: S3Request, source: ObjectRecord, algorithm: ChecksumAlgorithm | undefined): Promise<ReceivedUpload> {
+async function stageCopy(r: S3Request, source: ObjectRecord, algorithm: ChecksumAlgorithm | undefined): Promise<Omit<ReceivedUpload, 'release'>> {
   const hasher = new UploadHasher({ checksumAlgorithm: algorithm, maxSize: r.ctx.config.maxObjectSize, pool: r.ctx.hashPool, expectedSize: source.size });
   const body = await openObjectBody(r.ctx, source, { signal: r.signal });
   const staged = await stageObjectBody(r.ctx, pipeline(body, hasher, () => undefined), { maxSize: source.size, signal: r.signal });
@@ -73,36 +74,47 @@ export const copyObject: OperationHandler = async (r) => {
   const replaced = directive === 'REPLACE' ? pickObjectHeaders(r.req) : undefined;
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
 
-  for (let attempt = 0; ; attempt++) {
-    const source = resolveCopySource(r);
-    const selfCopy = source.bucket.id === bucket.id && source.key === key;
-    if (selfCopy && directive === 'COPY' && (requested === undefined || requested === source.record.checksumAlgorithm)) {
-      throw new S3Error('InvalidRequest', SELF_COPY_MESSAGE);
+  const buffers = new CopyBuffers(r);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const source = resolveCopySource(r);
+      const selfCopy = source.bucket.id === bucket.id && source.key === key;
+      if (selfCopy && directive === 'COPY' && (requested === undefined || requested === source.record.checksumAlgorithm)) {
+        throw new S3Error('InvalidRequest', SELF_COPY_MESSAGE);
+      }
+      if (source.record.size > ctx.config.maxObjectSize) {
+        throw new S3Error('InvalidRequest', `The specified copy source is larger than the maximum allowable size for a copy source: ${ctx.config.maxObjectSize}`);
+      }
+      checkWriteCondition(ctx.objects.get(bucket.id, key), cond, 'request');
+      // The memory the copy holds, reserved in this tick; if it had to wait, the source is looked up again.
+      if (!buffers.cover(source.record.size, { objectBody: true })) {
+        await buffers.wait();
+        attempt--;
+        continue;
+      }
+      // Without a requested algorithm the source's is kept: recomputed over the copied bytes, it equals
+      // the source's FULL_OBJECT value and turns a multipart COMPOSITE one into the whole object's.
+      const algorithm = requested ?? (source.record.checksumAlgorithm as ChecksumAlgorithm | null) ?? undefined;
+      let copied: Omit<ReceivedUpload, 'release'>;
+      try {
+        copied = await stageCopy(r, source.record, algorithm);
+      } catch (err) {
+        // An overwrite may delete the source's blob between lookup and open: look again.
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
+        throw err;
+      }
+      const { staged, digests } = copied;
+      const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, replaced ?? storedHeadersOf(source.record), ctx.clock());
+      const etag = record.etag;
+      await commitObject(ctx, record, staged, cond);
+      const result: Record<string, string> = { LastModified: isoDate(record.lastModified), ETag: etag };
+      if (digests.checksum) {
+        result[`Checksum${digests.checksum.algorithm}`] = digests.checksum.value;
+        result['ChecksumType'] = 'FULL_OBJECT';
+      }
+      return xmlResponse(toXml('CopyObjectResult', result));
     }
-    if (source.record.size > ctx.config.maxObjectSize) {
-      throw new S3Error('InvalidRequest', `The specified copy source is larger than the maximum allowable size for a copy source: ${ctx.config.maxObjectSize}`);
-    }
-    checkWriteCondition(ctx.objects.get(bucket.id, key), cond, 'request');
-    // Without a requested algorithm the source's is kept: recomputed over the copied bytes, it equals
-    // the source's FULL_OBJECT value and turns a multipart COMPOSITE one into the whole object's.
-    const algorithm = requested ?? (source.record.checksumAlgorithm as ChecksumAlgorithm | null) ?? undefined;
-    let copied: ReceivedUpload;
-    try {
-      copied = await stageCopy(r, source.record, algorithm);
-    } catch (err) {
-      // An overwrite may delete the source's blob between lookup and open: look again.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
-      throw err;
-    }
-    const { staged, digests } = copied;
-    const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, replaced ?? storedHeadersOf(source.record), ctx.clock());
-    const etag = record.etag;
-    await commitObject(ctx, record, staged, cond);
-    const result: Record<string, string> = { LastModified: isoDate(record.lastModified), ETag: etag };
-    if (digests.checksum) {
-      result[`Checksum${digests.checksum.algorithm}`] = digests.checksum.value;
-      result['ChecksumType'] = 'FULL_OBJECT';
-    }
-    return xmlResponse(toXml('CopyObjectResult', result));
+  } finally {
+    buffers.release();
   }
 };

@@ -16,10 +16,14 @@ export const putObject: OperationHandler = async (r) => {
   const meta = pickObjectHeaders(r.req);
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
   if (cond.ifMatch !== undefined || cond.ifNoneMatch !== undefined) checkWriteCondition(ctx.objects.get(bucket.id, key), cond, 'request');
-  const { staged, digests } = await receiveUpload(r, { maxSize, objectBody: true });
+  const { staged, digests, release } = await receiveUpload(r, { maxSize, objectBody: true });
   const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
   const etag = record.etag;
-  await commitObject(ctx, record, staged, cond);
+  try {
+    await commitObject(ctx, record, staged, cond);
+  } finally {
+    release();
+  }
   const headers: Record<string, string> = { etag, 'content-length': '0' };
   if (digests.checksum) {
     headers[checksumHeader(digests.checksum.algorithm)] = digests.checksum.value;

@@ -10,7 +10,7 @@ import { Sha256 } from './sha256.js';
 import { upstreamRejected, upstreamUnavailable } from './errors.js';
 
 /** Where and as whom (the `storage.s3` settings but the prefix), plus tuning that tests shorten. */
-export interface UpstreamClientOptions extends Omit<UpstreamS3Config, 'prefix'> {
+export interface UpstreamClientOptions extends Omit<UpstreamS3Config, 'prefix' | 'partBytes'> {
   /** Pooled connections to the upstream, at most. */
   connections?: number;
   connectTimeoutMs?: number;

@@ -1,21 +1,29 @@
 // StorageBackend on an upstream S3 bucket: each blob is one object <prefix>blobs/<id>, never named
-// after a client's key. A body of up to one part (8 MiB) is a single PutObject; a longer one is a
-// multipart upload aimed at that key (multipart-writer.ts), invisible until commit() completes it.
+// after a client's key. A body of up to one part (storage.s3.partBytes, 8 MiB) is a single PutObject;
+// a longer one is a multipart upload aimed at that key (multipart-writer.ts), invisible until commit()
+// completes it. The caller reserves one part buffer in the upload budget (stageBufferBytes); a second
+// one, for a part to fill while the last uploads, is taken from the budget only when it has room.
 // Crash leftovers of the second kind are pending uploads, which init aborts once they are stale.
 import { XMLParser } from 'fast-xml-parser';
 import type { Readable } from 'node:stream';
 import { isBackendBlobId, newBlobId } from '../blob-id.js';
-import type { ReadOptions, StagedBlob, StorageBackend, StoredBlob } from '../backend.js';
+import type { ReadOptions, StageOptions, StagedBlob, StorageBackend, StoredBlob } from '../backend.js';
+import { S3Error } from '../../errors/s3-errors.js';
+import type { UploadBudget } from '../upload-budget.js';
 import { Crc32c, verifiedStream } from '../blob-digest.js';
 import { UpstreamClient, type UpstreamClientOptions } from './client.js';
 import { blobMissing } from './errors.js';
-import { abortUpload, MultipartWriter, PART_BYTES } from './multipart-writer.js';
+import { abortUpload, MIN_PART_BYTES, MultipartWriter, PART_BYTES } from './multipart-writer.js';
 
 export interface S3StorageOptions extends UpstreamClientOptions {
   /** Key prefix in the upstream bucket ('' or ending in '/'), so deployments can share a bucket. */
   prefix: string;
   /** Uploads older than this are orphans that init aborts; younger ones may be another gateway's. */
   staleUploadMs?: number;
+  /** Bytes of one part buffer (at least 5 MiB, S3's smallest part); default 8 MiB. */
+  partBytes?: number;
+  /** Where a second part buffer's bytes come from (src/storage/upload-budget.ts); absent: not counted. */
+  budget?: UploadBudget;
 }
 
 const xml = new XMLParser({ isArray: (name) => name === 'Upload' || name === 'Contents', parseTagValue: false });
@@ -26,8 +34,13 @@ export class S3Storage implements StorageBackend {
   private readonly staleUploadMs: number;
   private readonly bucket: string;
   private readonly endpoint: string;
+  private readonly partBytes: number;
+  private readonly budget: UploadBudget | undefined;
 
   constructor(opts: S3StorageOptions) {
+    this.partBytes = opts.partBytes ?? PART_BYTES;
+    if (!Number.isInteger(this.partBytes) || this.partBytes < MIN_PART_BYTES) throw new Error('storage.s3.partBytes must be at least 5 MiB');
+    this.budget = opts.budget;
     this.bucket = opts.bucket;
     this.endpoint = opts.endpoint;
     if (opts.prefix !== '' && !opts.prefix.endsWith('/')) throw new Error('storage.s3.prefix must be empty or end with /');
@@ -89,14 +102,19 @@ export class S3Storage implements StorageBackend {
     }
   }
 
-  async stage(body: Readable, opts: { signal?: AbortSignal } = {}): Promise<StagedBlob> {
+  /** One part buffer, no longer than the body. */
+  stageBufferBytes(sizeHint?: number): number {
+    return Math.min(sizeHint ?? this.partBytes, this.partBytes);
+  }
+
+  async stage(body: Readable, opts: StageOptions = {}): Promise<StagedBlob> {
     const blobId = newBlobId();
     const key = this.blobKey(blobId);
     const { signal } = opts;
     // A body that fits the first part buffer is one PutObject. Only a longer one becomes a multipart
     // upload, opened when more bytes arrive for a full buffer.
     let multipart: MultipartWriter | undefined;
-    let part: Buffer = Buffer.allocUnsafe(PART_BYTES);
+    let part: Buffer = Buffer.allocUnsafe(this.stageBufferBytes(opts.sizeHint));
     let filled = 0;
     let size = 0;
     const crc = new Crc32c();
@@ -109,8 +127,13 @@ export class S3Storage implements StorageBackend {
         crc.update(buf);
         for (let at = 0; at < buf.length; ) {
           if (filled === part.length) {
-            multipart ??= await MultipartWriter.open(this.client, key, signal);
-            part = await multipart.send(part, filled);
+            // More bytes than the declared length (buffers are cut to it): the body is longer than it said.
+            const consumed = size - buf.length + at;
+            if (opts.sizeHint !== undefined && consumed >= opts.sizeHint) {
+              throw new S3Error('IncompleteBody', 'The request body is longer than its declared length.');
+            }
+            multipart ??= await MultipartWriter.open(this.client, key, { partBytes: this.partBytes, budget: this.budget, signal });
+            part = await multipart.send(part, filled, opts.sizeHint === undefined ? undefined : opts.sizeHint - consumed);
             filled = 0;
           }
           const n = Math.min(part.length - filled, buf.length - at);

@@ -12,6 +12,7 @@ import { parseCopySourceRange, resolveCopySource } from '../../copy-source.js';
 import { openObjectBody } from '../../object-reader.js';
 import { header, isoDate, requireBucket, type OperationHandler, type S3Request } from '../../operation.js';
 import { receiveUpload } from '../../receive-upload.js';
+import { CopyBuffers } from '../../copy-buffers.js';
 import { xmlResponse } from '../../respond.js';
 import { parseUploadExpectations } from '../../upload-checks.js';
 import { toXml } from '../../xml.js';
@@ -57,6 +58,7 @@ export const uploadPart: OperationHandler = async (r) => {
   const upload = requireUpload(r, bucket);
   const named = parseUploadExpectations(r.req, r.auth.payload).checksumAlgorithm;
   const checksumAlgorithm = partChecksumAlgorithm(upload, named);
+  // A part is never inline: its budget is back once it is received.
   const { staged, digests } = await receiveUpload(r, { maxSize: MAX_PART_SIZE, checksumAlgorithm });
   const { etag } = await commitPart(r, upload, partNumber, staged, digests);
   return { status: 200, headers: { etag, 'content-length': 0, ...checksumHeaders(digests) } };
@@ -67,36 +69,48 @@ export const uploadPartCopy: OperationHandler = async (r) => {
   const partNumber = requirePartNumber(r);
   const upload = requireUpload(r, bucket);
   const { ctx } = r;
-  // An overwrite of the source may remove its blobs between lookup and open: look again.
-  for (let attempt = 0; ; attempt++) {
-    const source = resolveCopySource(r);
-    const range = parseCopySourceRange(header(r, 'x-amz-copy-source-range'), source.record.size);
-    const length = range ? range.end - range.start + 1 : source.record.size;
-    if (length > MAX_PART_SIZE) {
-      throw new S3Error('InvalidRequest', `The specified copy source is larger than the maximum allowable size for a copy source: ${MAX_PART_SIZE}`);
+  const buffers = new CopyBuffers(r);
+  try {
+    // An overwrite of the source may remove its blobs between lookup and open: look again.
+    for (let attempt = 0; ; attempt++) {
+      const source = resolveCopySource(r);
+      const range = parseCopySourceRange(header(r, 'x-amz-copy-source-range'), source.record.size);
+      const length = range ? range.end - range.start + 1 : source.record.size;
+      if (length > MAX_PART_SIZE) {
+        throw new S3Error('InvalidRequest', `The specified copy source is larger than the maximum allowable size for a copy source: ${MAX_PART_SIZE}`);
+      }
+      // The memory the copy holds, reserved in this tick; if it had to wait, the source is looked up again.
+      if (!buffers.cover(length, { objectBody: false })) {
+        await buffers.wait();
+        attempt--;
+        continue;
+      }
+      let body: Readable;
+      try {
+        body = await openObjectBody(ctx, source.record, { range, signal: r.signal });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
+        throw err;
+      }
+      // The part gets the upload's checksum, computed from the copied bytes.
+      const checksumAlgorithm = (upload.checksumAlgorithm ?? undefined) as ChecksumAlgorithm | undefined;
+      const hasher = new UploadHasher({ checksumAlgorithm, maxSize: MAX_PART_SIZE, pool: ctx.hashPool, expectedSize: length });
+      const staged = await ctx.storage.stage(pipeline(body, hasher, () => undefined), { signal: r.signal, sizeHint: length });
+      buffers.release();
+      let digests: UploadDigests;
+      try {
+        digests = await hasher.digests();
+        if (digests.size !== length) throw new Error(`copy source read ${digests.size} of ${length} bytes`);
+      } catch (err) {
+        await staged.abort();
+        throw err;
+      }
+      const part = await commitPart(r, upload, partNumber, staged, digests);
+      const result: Record<string, string> = { ETag: part.etag, LastModified: isoDate(part.lastModified) };
+      if (digests.checksum) result[`Checksum${digests.checksum.algorithm}`] = digests.checksum.value;
+      return xmlResponse(toXml('CopyPartResult', result));
     }
-    let body: Readable;
-    try {
-      body = await openObjectBody(ctx, source.record, { range, signal: r.signal });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
-      throw err;
-    }
-    // The part gets the upload's checksum, computed from the copied bytes.
-    const checksumAlgorithm = (upload.checksumAlgorithm ?? undefined) as ChecksumAlgorithm | undefined;
-    const hasher = new UploadHasher({ checksumAlgorithm, maxSize: MAX_PART_SIZE, pool: ctx.hashPool, expectedSize: length });
-    const staged = await ctx.storage.stage(pipeline(body, hasher, () => undefined), { signal: r.signal });
-    let digests: UploadDigests;
-    try {
-      digests = await hasher.digests();
-      if (digests.size !== length) throw new Error(`copy source read ${digests.size} of ${length} bytes`);
-    } catch (err) {
-      await staged.abort();
-      throw err;
-    }
-    const part = await commitPart(r, upload, partNumber, staged, digests);
-    const result: Record<string, string> = { ETag: part.etag, LastModified: isoDate(part.lastModified) };
-    if (digests.checksum) result[`Checksum${digests.checksum.algorithm}`] = digests.checksum.value;
-    return xmlResponse(toXml('CopyPartResult', result));
+  } finally {
+    buffers.release();
   }
 };
