@@ -13,7 +13,6 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const started = Date.now();
 const args = new Set(process.argv.slice(2));
 const target = `${process.platform}-${process.arch}`;
 const outFile = join(root, 'dist', `s3edge-${target}`);
@@ -65,7 +64,7 @@ function productionModules() {
     if (!dir.startsWith('node_modules/') || meta.dev) continue;
     if (!existsSync(join(root, dir))) {
       if (meta.optional) continue; // another platform's prebuilt addon
-      fail(`${dir} is missing: run npm ci`);
+      throw new Error(`${dir} is missing: run npm ci`);
     }
     // A native addon built by node-gyp: its .node file, not its C sources or object files.
     const gyp = existsSync(join(root, dir, 'binding.gyp'));
@@ -94,98 +93,115 @@ function gitCommit() {
   }
 }
 
-if (!existsSync(join(root, ENTRY)) || !existsSync(join(root, 'dist/src/sea/launcher.cjs')) || !existsSync(join(root, 'dist/web'))) {
-  fail('dist/ is not built: run npm run build first (npm run build:binary does both)');
-}
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const buildInfo = { version: pkg.version, commit: gitCommit() };
-
-const paths = [
-  'package.json',
-  ...walk('config'),
-  ...compiled('bin'),
-  ...compiled('src'),
-  ...walk('dist/web'),
-  ...productionModules(),
-].sort();
-const files = paths.map((p) => [p, readFileSync(join(root, p))]);
-files.push(['build-info.json', Buffer.from(JSON.stringify(buildInfo) + '\n')]);
-files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-
-// ---- the archive: MAGIC, u32 index length, index [[path, mode, size]...], the bytes in index order
-
-const index = files.map(([p, data]) => [p, p.endsWith('.node') ? 0o555 : 0o444, data.length]);
-const indexBytes = Buffer.from(JSON.stringify(index));
-const header = Buffer.alloc(4);
-header.writeUInt32BE(indexBytes.length);
-const tree = Buffer.concat([Buffer.from(MAGIC, 'latin1'), header, indexBytes, ...files.map(([, d]) => d)]);
-// gzip -6: 3 s here for 34 MiB -> 13 MiB, and 0.3 s to inflate at first start; brotli saves 3 MiB of a
-// 90 MiB binary for 10-50 s more build time and a slower first start.
-const packed = gzipSync(tree, { level: 6 });
-const sha256 = createHash('sha256').update(packed).digest('hex');
-const packedAt = Date.now();
-
-rmSync(work, { recursive: true, force: true });
-mkdirSync(work, { recursive: true });
-writeFileSync(join(work, 'app-tree.gz'), packed);
-writeFileSync(join(work, 'manifest.json'), JSON.stringify({ sha256, entry: ENTRY }));
-writeFileSync(
-  join(work, 'sea-config.json'),
-  JSON.stringify({
-    main: join(root, 'dist/src/sea/launcher.cjs'),
-    output: join(work, 'sea-prep.blob'),
-    disableExperimentalSEAWarning: true,
-    // The main script is a small launcher: a code cache would save little and is not byte-reproducible.
-    useCodeCache: false,
-    useSnapshot: false,
-    assets: { 'manifest.json': join(work, 'manifest.json'), 'app-tree.gz': join(work, 'app-tree.gz') },
-  }),
-);
-const childEnv = { ...process.env };
-delete childEnv.NODE_OPTIONS;
-// It says "Wrote single executable preparation blob" on stderr: shown only when it fails.
-execFileSync(process.execPath, ['--experimental-sea-config', join(work, 'sea-config.json')], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv });
-
-// ---- node's executable + the blob
-
-const temp = join(work, `s3edge-${target}`);
-copyFileSync(process.execPath, temp);
-chmodSync(temp, 0o755);
-if (process.platform === 'linux' && !args.has('--no-strip')) {
-  // Debug symbols are most of node's size and nothing a server needs (postject comes after: strip would drop the blob).
-  try {
-    execFileSync('strip', ['--strip-all', temp], { stdio: ['ignore', 'ignore', 'inherit'] });
-  } catch {
-    fail("'strip' failed or is missing (apt-get install binutils), or pass --no-strip");
+/**
+ * The uncompressed app tree, exactly as the binary would carry it now: MAGIC, a u32 index length, the
+ * index [[path, mode, size]...] and the bytes in index order. Sorted paths, fixed modes, no times.
+ */
+export function appTree() {
+  if (!existsSync(join(root, ENTRY)) || !existsSync(join(root, 'dist/src/sea/launcher.cjs')) || !existsSync(join(root, 'dist/web'))) {
+    throw new Error('dist/ is not built: run npm run build first (npm run build:binary does both)');
   }
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const buildInfo = { version: pkg.version, commit: gitCommit() };
+  const paths = ['package.json', ...walk('config'), ...compiled('bin'), ...compiled('src'), ...walk('dist/web'), ...productionModules()];
+  const files = paths.map((p) => [p, readFileSync(join(root, p))]);
+  files.push(['build-info.json', Buffer.from(JSON.stringify(buildInfo) + '\n')]);
+  files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const index = files.map(([p, data]) => [p, p.endsWith('.node') ? 0o555 : 0o444, data.length]);
+  const indexBytes = Buffer.from(JSON.stringify(index));
+  const header = Buffer.alloc(4);
+  header.writeUInt32BE(indexBytes.length);
+  const tree = Buffer.concat([Buffer.from(MAGIC, 'latin1'), header, indexBytes, ...files.map(([, d]) => d)]);
+  return { tree, count: files.length, buildInfo };
 }
-let postject;
-try {
-  postject = createRequire(import.meta.url)('postject');
-} catch {
-  fail('postject is missing: run npm ci (it is a devDependency)');
-}
-// postject logs LIEF's warnings about node's notes through console.log/warn; they are harmless.
-const quiet = { log: console.log, warn: console.warn };
-console.log = console.warn = () => {};
-try {
-  await postject.inject(temp, 'NODE_SEA_BLOB', readFileSync(join(work, 'sea-prep.blob')), {
-    sentinelFuse: SEA_FUSE,
-    ...(process.platform === 'darwin' ? { machoSegmentName: 'NODE_SEA' } : {}),
-  });
-} finally {
-  Object.assign(console, quiet);
-}
-renameSync(temp, outFile);
-const sum = createHash('sha256').update(readFileSync(outFile)).digest('hex');
-writeFileSync(`${outFile}.sha256`, `${sum}  ${relative(dirname(outFile), outFile)}\n`);
-rmSync(work, { recursive: true, force: true });
 
-const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
-const mib = (n) => `${(n / 1048576).toFixed(1)} MiB`;
-process.stdout.write(
-  `${relative(root, outFile)}: ${mib(statSync(outFile).size)} (app tree ${files.length} files, ${mib(tree.length)} -> ${mib(packed.length)}), ` +
-    `s3edge ${buildInfo.version} commit ${buildInfo.commit ?? 'unknown'}, node ${process.version}, ` +
-    `${secs(Date.now() - started)} (tree ${secs(packedAt - started)}, executable ${secs(Date.now() - packedAt)})\n` +
-    `sha256 ${sum}\n`,
-);
+/** The SHA-256 of appTree(), as written to dist/s3edge-<target>.inputs: equal means the binary is current. */
+export function appTreeDigest(tree = appTree().tree) {
+  return createHash('sha256').update(tree).digest('hex');
+}
+
+export const BINARY = outFile;
+
+async function build() {
+  const started = Date.now();
+  // A build cut short must never look current to the e2e test.
+  rmSync(`${outFile}.inputs`, { force: true });
+  const { tree, count, buildInfo } = appTree();
+  // gzip -6: 3 s here for 34 MiB -> 13 MiB, and 0.3 s to inflate at first start; brotli saves 3 MiB of a
+  // 90 MiB binary for 10-50 s more build time and a slower first start.
+  const packed = gzipSync(tree, { level: 6 });
+  const sha256 = createHash('sha256').update(packed).digest('hex');
+  const packedAt = Date.now();
+
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  writeFileSync(join(work, 'app-tree.gz'), packed);
+  writeFileSync(join(work, 'manifest.json'), JSON.stringify({ sha256, entry: ENTRY }));
+  writeFileSync(
+    join(work, 'sea-config.json'),
+    JSON.stringify({
+      main: join(root, 'dist/src/sea/launcher.cjs'),
+      output: join(work, 'sea-prep.blob'),
+      disableExperimentalSEAWarning: true,
+      // The main script is a small launcher: a code cache would save little and is not byte-reproducible.
+      useCodeCache: false,
+      useSnapshot: false,
+      assets: { 'manifest.json': join(work, 'manifest.json'), 'app-tree.gz': join(work, 'app-tree.gz') },
+    }),
+  );
+  const childEnv = { ...process.env };
+  delete childEnv.NODE_OPTIONS;
+  // It says "Wrote single executable preparation blob" on stderr: shown only when it fails.
+  execFileSync(process.execPath, ['--experimental-sea-config', join(work, 'sea-config.json')], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv });
+
+  // ---- node's executable + the blob
+
+  const temp = join(work, `s3edge-${target}`);
+  copyFileSync(process.execPath, temp);
+  chmodSync(temp, 0o755);
+  if (process.platform === 'linux' && !args.has('--no-strip')) {
+    // Debug symbols are most of node's size and nothing a server needs (postject comes after: strip would drop the blob).
+    try {
+      execFileSync('strip', ['--strip-all', temp], { stdio: ['ignore', 'ignore', 'inherit'] });
+    } catch {
+      throw new Error("'strip' failed or is missing (apt-get install binutils), or pass --no-strip");
+    }
+  }
+  let postject;
+  try {
+    postject = createRequire(import.meta.url)('postject');
+  } catch {
+    throw new Error('postject is missing: run npm ci (it is a devDependency)');
+  }
+  // postject logs LIEF's warnings about node's notes through console.log/warn; they are harmless.
+  const quiet = { log: console.log, warn: console.warn };
+  console.log = console.warn = () => {};
+  try {
+    await postject.inject(temp, 'NODE_SEA_BLOB', readFileSync(join(work, 'sea-prep.blob')), {
+      sentinelFuse: SEA_FUSE,
+      ...(process.platform === 'darwin' ? { machoSegmentName: 'NODE_SEA' } : {}),
+    });
+  } finally {
+    Object.assign(console, quiet);
+  }
+  renameSync(temp, outFile);
+  const sum = createHash('sha256').update(readFileSync(outFile)).digest('hex');
+  writeFileSync(`${outFile}.sha256`, `${sum}  ${relative(dirname(outFile), outFile)}\n`);
+  // What the e2e test compares to decide whether the binary is current (test/e2e/binary.test.ts).
+  writeFileSync(`${outFile}.inputs`, `${appTreeDigest(tree)}\n`);
+  rmSync(work, { recursive: true, force: true });
+
+  const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
+  const mib = (n) => `${(n / 1048576).toFixed(1)} MiB`;
+  process.stdout.write(
+    `${relative(root, outFile)}: ${mib(statSync(outFile).size)} (app tree ${count} files, ${mib(tree.length)} -> ${mib(packed.length)}), ` +
+      `s3edge ${buildInfo.version} commit ${buildInfo.commit ?? 'unknown'}, node ${process.version}, ` +
+      `${secs(Date.now() - started)} (tree ${secs(packedAt - started)}, executable ${secs(Date.now() - packedAt)})\n` +
+      `sha256 ${sum}\n`,
+  );
+}
+
+// Run as a script (npm run build:binary); imported (the e2e test), it only exports.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  build().catch((err) => fail(err.message));
+}
