@@ -5,7 +5,7 @@
 // Nothing else in the app knows it runs from a binary. Only node: built-ins may be required here: a
 // SEA main script's require loads nothing else (dynamic import() of a file works).
 import { createHash, randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -122,9 +122,12 @@ async function unpack(tree: Buffer, dir: string): Promise<void> {
  */
 async function unpackedTree(manifest: Manifest): Promise<string> {
   let tree: Buffer | undefined;
-  for (const root of cacheRoots()) {
+  for (const configured of cacheRoots()) {
+    let root: string;
     try {
-      mkdirSync(root, { recursive: true, mode: 0o700 });
+      mkdirSync(configured, { recursive: true, mode: 0o700 });
+      // The operator's path may be a symlink (systemd's CacheDirectory= with DynamicUser=); below it, none is followed.
+      root = realpathSync(configured);
     } catch {
       continue; // read-only home, no such parent: try the next root
     }
