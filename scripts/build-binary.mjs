@@ -137,22 +137,25 @@ async function build() {
   mkdirSync(work, { recursive: true });
   writeFileSync(join(work, 'app-tree.gz'), packed);
   writeFileSync(join(work, 'manifest.json'), JSON.stringify({ sha256, entry: ENTRY }));
+  // Paths relative to the repository (node runs there): the blob records the main script's path, and
+  // an absolute one would make the binary depend on where the checkout is.
+  const rel = (p) => relative(root, p);
   writeFileSync(
     join(work, 'sea-config.json'),
     JSON.stringify({
-      main: join(root, 'dist/src/sea/launcher.cjs'),
-      output: join(work, 'sea-prep.blob'),
+      main: 'dist/src/sea/launcher.cjs',
+      output: rel(join(work, 'sea-prep.blob')),
       disableExperimentalSEAWarning: true,
       // The main script is a small launcher: a code cache would save little and is not byte-reproducible.
       useCodeCache: false,
       useSnapshot: false,
-      assets: { 'manifest.json': join(work, 'manifest.json'), 'app-tree.gz': join(work, 'app-tree.gz') },
+      assets: { 'manifest.json': rel(join(work, 'manifest.json')), 'app-tree.gz': rel(join(work, 'app-tree.gz')) },
     }),
   );
   const childEnv = { ...process.env };
   delete childEnv.NODE_OPTIONS;
   // It says "Wrote single executable preparation blob" on stderr: shown only when it fails.
-  execFileSync(process.execPath, ['--experimental-sea-config', join(work, 'sea-config.json')], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv });
+  execFileSync(process.execPath, ['--experimental-sea-config', rel(join(work, 'sea-config.json'))], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: childEnv });
 
   // ---- node's executable + the blob
 
