@@ -5,7 +5,7 @@
 // Nothing else in the app knows it runs from a binary. Only node: built-ins may be required here: a
 // SEA main script's require loads nothing else (dynamic import() of a file works).
 import { createHash, randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -115,6 +115,19 @@ async function unpack(tree: Buffer, dir: string): Promise<void> {
   await fsyncAll([...made]);
 }
 
+/** Removes what an unpack cut short (killed, power cut) left in `root`: `.tmp-*-<pid>-*` of a pid that is gone. */
+function removeAbandoned(root: string): void {
+  for (const name of readdirSync(root)) {
+    const pid = /^\.tmp-[0-9a-f]+-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
+    if (pid === undefined || pid === String(process.pid)) continue;
+    try {
+      process.kill(Number(pid), 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH') rmSync(join(root, name), { recursive: true, force: true });
+    }
+  }
+}
+
 /**
  * The unpacked tree for this binary: reused when already there (and private), else unpacked into a
  * temp name beside it and renamed into place, so a reader sees a whole tree or none. Concurrent
@@ -137,6 +150,7 @@ async function unpackedTree(manifest: Manifest): Promise<string> {
     if (isPrivateDir(target)) return target;
     const temp = join(root, `.tmp-${manifest.sha256.slice(0, 16)}-${process.pid}-${randomBytes(4).toString('hex')}`);
     try {
+      removeAbandoned(root);
       tree ??= readTree(manifest);
       mkdirSync(temp, { mode: 0o700 });
       await unpack(tree, temp);
@@ -151,7 +165,12 @@ async function unpackedTree(manifest: Manifest): Promise<string> {
     }
   }
   // No usable cache: a private directory of our own for this run only, removed at exit.
-  const temp = mkdtempSync(join(tmpdir(), 's3edge-run-'));
+  let temp: string;
+  try {
+    temp = mkdtempSync(join(tmpdir(), 's3edge-run-'));
+  } catch (err) {
+    throw new Error(`no writable directory to unpack into (${(err as Error).message}): set XDG_CACHE_HOME to one`);
+  }
   process.once('exit', () => rmSync(temp, { recursive: true, force: true }));
   await unpack(tree ?? readTree(manifest), temp);
   return temp;

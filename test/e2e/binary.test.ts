@@ -76,6 +76,10 @@ t.test('the environment really lacks node and a writable working directory', asy
 
 t.test('--version: unpacks once into a private, content-addressed cache, then reuses it', async (t) => {
   const run = (args: string[]) => runS3edge(args, { XDG_CACHE_HOME: xdg }, ro.dir, env, BINARY);
+  // What an unpack killed half-way leaves: removed by the next one, since its pid is gone.
+  const gone = spawnSync('/bin/true').pid;
+  mkdirSync(join(xdg, 's3edge', `.tmp-0123456789abcdef-${gone}-00ff00ff`, 'dist'), { recursive: true, mode: 0o700 });
+  chmodSync(join(xdg, 's3edge'), 0o700);
   const first = await run(['--version']);
   t.same([first.code, first.stderr], [0, ''], 'exit 0, quiet');
   const commit = gitCommit(ROOT);
@@ -85,7 +89,7 @@ t.test('--version: unpacks once into a private, content-addressed cache, then re
 
   const cache = join(xdg, 's3edge');
   const entries = readdirSync(cache);
-  t.equal(entries.length, 1, 'one tree, no temp dir left');
+  t.equal(entries.length, 1, 'one tree, no temp dir left (an abandoned one removed)');
   t.match(entries[0], /^[0-9a-f]{64}$/, 'named by the SHA-256 of the carried tree');
   const tree = join(cache, entries[0] ?? '');
   t.same([mode(cache), mode(tree)], [0o700, 0o700], 'cache and tree 0700');
@@ -95,6 +99,18 @@ t.test('--version: unpacks once into a private, content-addressed cache, then re
   const help = await run(['--help']);
   t.match(help.stdout, /usage: s3edge <command> \[options\]/, '--help');
   t.same(readdirSync(cache), entries, 'a second start reuses it');
+});
+
+t.test('a cache root anyone may write is never used: a private directory for the run, removed at exit', async (t) => {
+  const tmp = join(work, 'tmp-shared');
+  const shared = join(tmp, `s3edge-${uid}`);
+  mkdirSync(shared, { recursive: true });
+  chmodSync(shared, 0o777);
+  const r = await runS3edge(['--version'], { TMPDIR: tmp }, ro.dir, env, BINARY);
+  t.same([r.code, r.stderr], [0, ''], 'runs');
+  t.match(r.stdout, /^s3edge /);
+  t.same(readdirSync(shared), [], 'nothing unpacked into the shared root');
+  t.same(readdirSync(tmp), [`s3edge-${uid}`], 'the run directory is gone');
 });
 
 t.test('serve, aws cli smoke and admin commands, from the read-only directory', async (t) => {
