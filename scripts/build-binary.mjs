@@ -170,6 +170,10 @@ async function build() {
       throw new Error("'strip' failed or is missing (apt-get install binutils), or pass --no-strip");
     }
   }
+  // macOS refuses a modified signed binary: drop node's signature now, sign ad hoc after injecting
+  // (a Developer ID and notarization for distribution). Untested here: CI has no macOS.
+  const darwin = process.platform === 'darwin';
+  if (darwin) execFileSync('codesign', ['--remove-signature', temp], { stdio: 'inherit' });
   let postject;
   try {
     postject = createRequire(import.meta.url)('postject');
@@ -182,11 +186,12 @@ async function build() {
   try {
     await postject.inject(temp, 'NODE_SEA_BLOB', readFileSync(join(work, 'sea-prep.blob')), {
       sentinelFuse: SEA_FUSE,
-      ...(process.platform === 'darwin' ? { machoSegmentName: 'NODE_SEA' } : {}),
+      ...(darwin ? { machoSegmentName: 'NODE_SEA' } : {}),
     });
   } finally {
     Object.assign(console, quiet);
   }
+  if (darwin) execFileSync('codesign', ['--sign', '-', temp], { stdio: 'inherit' });
   renameSync(temp, outFile);
   const sum = createHash('sha256').update(readFileSync(outFile)).digest('hex');
   writeFileSync(`${outFile}.sha256`, `${sum}  ${relative(dirname(outFile), outFile)}\n`);

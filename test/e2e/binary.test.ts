@@ -96,6 +96,8 @@ t.test('--version: unpacks once into a private, content-addressed cache, then re
   t.equal(lstatSync(tree).uid, uid, 'ours');
   t.equal(mode(join(tree, 'dist/bin/s3edge.js')), 0o444, 'files read-only');
   t.ok(existsSync(join(tree, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node')), 'native addon carried');
+  // Optional at run time (GeoIP is off without it), so a missing one would not fail a start: look.
+  t.ok(existsSync(join(tree, 'node_modules/@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb')), 'GeoIP database carried');
   const help = await run(['--help']);
   t.match(help.stdout, /usage: s3edge <command> \[options\]/, '--help');
   t.same(readdirSync(cache), entries, 'a second start reuses it');
@@ -123,6 +125,8 @@ t.test('serve, aws cli smoke and admin commands, from the read-only directory', 
 
   const ready = await fetch(new URL('/readyz', server.url));
   t.equal(ready.status, 200, 'GET /readyz');
+  const dashboard = await fetch(new URL('/dashboard/', server.url));
+  t.match([dashboard.status, dashboard.headers.get('content-type'), await dashboard.text()], [200, /^text\/html/, /<html/i], 'the dashboard (dist/web) is served');
 
   const files = await writeAwsConfig(server.tmpRoot);
   const target: AwsTarget = { endpoint: server.url, credentials: server.rootKey, files };
