@@ -89,8 +89,8 @@ function readTree(manifest: Manifest): Buffer {
   return tree;
 }
 
-/** Writes every file of the archive under `dir` (which exists, empty), all of it fsynced. */
-async function unpack(tree: Buffer, dir: string): Promise<void> {
+/** Writes every file of the archive under `dir` (which exists, empty); `durable`: all of it fsynced. */
+async function unpack(tree: Buffer, dir: string, durable: boolean): Promise<void> {
   let off = MAGIC.length;
   const indexLength = tree.readUInt32BE(off);
   off += 4;
@@ -111,6 +111,7 @@ async function unpack(tree: Buffer, dir: string): Promise<void> {
     written.push(file);
     off += size;
   }
+  if (!durable) return;
   await fsyncAll(written);
   await fsyncAll([...made]);
 }
@@ -153,7 +154,7 @@ async function unpackedTree(manifest: Manifest): Promise<string> {
       removeAbandoned(root);
       tree ??= readTree(manifest);
       mkdirSync(temp, { mode: 0o700 });
-      await unpack(tree, temp);
+      await unpack(tree, temp, true);
       renameSync(temp, target);
       await fsyncAll([root]);
       return target;
@@ -172,7 +173,8 @@ async function unpackedTree(manifest: Manifest): Promise<string> {
     throw new Error(`no writable directory to unpack into (${(err as Error).message}): set XDG_CACHE_HOME to one`);
   }
   process.once('exit', () => rmSync(temp, { recursive: true, force: true }));
-  await unpack(tree ?? readTree(manifest), temp);
+  // Gone at exit, so no power cut can find it: no fsync.
+  await unpack(tree ?? readTree(manifest), temp, false);
   return temp;
 }
 
