@@ -98,8 +98,11 @@ t.test('--version: unpacks once into a private, content-addressed cache, then re
   t.ok(existsSync(join(tree, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node')), 'native addon carried');
   // Optional at run time (GeoIP is off without it), so a missing one would not fail a start: look.
   t.ok(existsSync(join(tree, 'node_modules/@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb')), 'GeoIP database carried');
-  const help = await run(['--help']);
-  t.match(help.stdout, /usage: s3edge <command> \[options\]/, '--help');
+  // The same program as `node dist/bin/s3edge.js`: the same answers.
+  for (const args of [['--help'], ['users', '--help'], ['serve', '--help'], ['buckets', 'craete']]) {
+    const [bin, node] = await Promise.all([run(args), runS3edge(args, {}, ro.dir)]);
+    t.same(bin, node, `s3edge ${args.join(' ')}: as from node`);
+  }
   t.same(readdirSync(cache), entries, 'a second start reuses it');
 });
 
