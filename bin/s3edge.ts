@@ -4,6 +4,7 @@
 const runServe = async (argv: string[]): Promise<number> => (await import('../src/cli/serve.js')).runServe(argv);
 const runAdmin = async (argv: string[]): Promise<number> => (await import('../src/cli/admin.js')).runAdmin(argv);
 const help = async () => import('../src/cli/help.js');
+const versionLine = async (): Promise<string> => (await import('../src/cli/version.js')).versionLine();
 const runTopLevel = async (argv: string[]): Promise<number> => (await import('../src/cli/top-level.js')).runTopLevel(argv);
 
 async function main(argv: string[]): Promise<number> {
@@ -14,7 +15,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'version') {
-    process.stdout.write(`s3edge ${(await help()).version()}\n`);
+    process.stdout.write(`s3edge ${await versionLine()}\n`);
     return 0;
   }
   // `s3edge help access-keys create` is `s3edge access-keys create --help`; `s3edge help --json` is `s3edge --help --json`.

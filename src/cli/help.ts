@@ -1,19 +1,13 @@
 // `s3edge`, `s3edge --help`, `s3edge help`: every command, grouped, from the tables that run them
 // (the admin COMMANDS and GROUPS, and serve), so the list cannot leave a command out.
-import { readFileSync } from 'node:fs';
 import { adminSections } from './admin.js';
-
-const PACKAGE_JSON = new URL('../../../package.json', import.meta.url);
-
-export function version(): string {
-  return (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version;
-}
+import { version } from './version.js';
 
 function sections(): { section: string; lines: [string, string][] }[] {
   return [
     { section: 'Server', lines: [['serve', 'start the gateway: S3 API, management API and CDN (npm start runs it)']] },
     ...adminSections(),
-    { section: 'Help', lines: [['help [COMMAND]', "this list, or a command's options and an example"], ['--version', 'the version']] },
+    { section: 'Help', lines: [['help [COMMAND]', "this list, or a command's options and an example"], ['--version', 'the version and the commit it was built from']] },
   ];
 }
 

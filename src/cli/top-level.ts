@@ -2,7 +2,8 @@
 // option given without `serve`, or a mistake, answered with the closest option that exists.
 import { configFlags } from '../config/load.js';
 import { GROUPS, isAdminGroup } from './admin.js';
-import { mainHelp, mainHelpJson, version } from './help.js';
+import { mainHelp, mainHelpJson } from './help.js';
+import { buildInfo, versionLine } from './version.js';
 import { attachDashValues, closest, didYouMean, unknownOption } from './suggest.js';
 
 /** The options `s3edge` itself takes, without a command. */
@@ -19,7 +20,7 @@ export function runTopLevel(argv: readonly string[]): number {
     if (argv.includes('--help') || argv.includes('-h')) {
       process.stdout.write((json ? JSON.stringify(mainHelpJson()) : mainHelp()) + '\n');
     } else {
-      process.stdout.write((json ? JSON.stringify({ version: version() }) : `s3edge ${version()}`) + '\n');
+      process.stdout.write((json ? JSON.stringify(buildInfo()) : `s3edge ${versionLine()}`) + '\n');
     }
     return 0;
   }

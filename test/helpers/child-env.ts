@@ -21,3 +21,11 @@ export function childProcessEnv(): NodeJS.ProcessEnv {
 export function nodeCommand(args: string[]): [string, string[]] {
   return ['/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, ...args]];
 }
+
+/**
+ * The command that runs `s3edge ARGS`: node on dist/bin/s3edge.js (nodeCommand), or `executable` (the
+ * single binary, test/e2e/binary.test.ts), also without NODE_OPTIONS: a SEA honours it like node does.
+ */
+export function s3edgeCommand(args: string[], executable?: string): [string, string[]] {
+  return executable ? ['/usr/bin/env', ['-u', 'NODE_OPTIONS', executable, ...args]] : nodeCommand([S3EDGE_BIN, ...args]);
+}

@@ -1,7 +1,7 @@
 // The real CLI (`node dist/bin/s3edge.js ...`) as a child process, and what a user sees of it.
 import type { Test } from 'tap';
 import { spawn } from 'node:child_process';
-import { childProcessEnv, nodeCommand, S3EDGE_BIN } from './child-env.js';
+import { childProcessEnv, s3edgeCommand } from './child-env.js';
 
 export interface ProcessResult {
   code: number | null;
@@ -9,10 +9,19 @@ export interface ProcessResult {
   stderr: string;
 }
 
-/** Runs `s3edge ARGS` in `baseEnv` (childProcessEnv()) with `extraEnv` over it. Never rejects for a non-zero exit. */
-export function runS3edge(args: string[], extraEnv: Record<string, string> = {}, cwd?: string, baseEnv: NodeJS.ProcessEnv = childProcessEnv()): Promise<ProcessResult> {
+/**
+ * Runs `s3edge ARGS` in `baseEnv` (childProcessEnv()) with `extraEnv` over it; `executable` instead of
+ * node on dist/bin/s3edge.js. Never rejects for a non-zero exit.
+ */
+export function runS3edge(
+  args: string[],
+  extraEnv: Record<string, string> = {},
+  cwd?: string,
+  baseEnv: NodeJS.ProcessEnv = childProcessEnv(),
+  executable?: string,
+): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(...nodeCommand([S3EDGE_BIN, ...args]), { env: { ...baseEnv, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
+    const child = spawn(...s3edgeCommand(args, executable), { env: { ...baseEnv, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

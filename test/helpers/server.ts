@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { childProcessEnv, nodeCommand, S3EDGE_BIN } from './child-env.js';
+import { childProcessEnv, s3edgeCommand } from './child-env.js';
 import { runS3edge } from './cli.js';
 import { generateSelfSignedCert } from './tls.js';
 import type { Credentials } from './signer.js';
@@ -30,6 +30,12 @@ export interface StartServerOptions {
   upstream?: boolean;
   /** How long to wait for the listening line; a safety net, not an assertion. Default 30 s. */
   startTimeoutMs?: number;
+  /** Run this executable (the single binary) instead of node on dist/bin/s3edge.js; the admin CLI too. */
+  executable?: string;
+  /** The environment under ours, instead of childProcessEnv() (the binary's test: a PATH without node). */
+  baseEnv?: NodeJS.ProcessEnv;
+  /** The server's working directory (default: the test's). */
+  cwd?: string;
 }
 
 export interface CliResult {
@@ -101,8 +107,8 @@ function installExitHook(): void {
 }
 
 /** The environment of the server and CLI: ours, never the host's S3EDGE_* / AWS_* settings. */
-function childEnv(root: Credentials, extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
-  const env = childProcessEnv();
+function childEnv(root: Credentials, extra: Record<string, string> | undefined, base: NodeJS.ProcessEnv = childProcessEnv()): NodeJS.ProcessEnv {
+  const env = { ...base };
   for (const k of Object.keys(env)) if (k.startsWith('AWS_')) delete env[k];
   env['S3EDGE_ROOT_ACCESS_KEY'] = root.accessKeyId;
   env['S3EDGE_ROOT_SECRET_KEY'] = root.secretAccessKey;
@@ -143,8 +149,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   };
   const upstream = opts.upstream ?? process.env.S3EDGE_TEST_UPSTREAM === '1';
   const moto = upstream ? await startMoto() : undefined;
-  const env = childEnv(rootKey, { ...moto?.gatewayEnv('gw/'), ...opts.env });
-  const args = [S3EDGE_BIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json'];
+  const env = childEnv(rootKey, { ...moto?.gatewayEnv('gw/'), ...opts.env }, opts.baseEnv);
+  const args = ['serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json'];
   let caFile: string | undefined;
   if (opts.tls) {
     const tlsDir = join(tmpRoot, 'tls');
@@ -154,7 +160,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     args.push('--tls-port', '0', '--tls-cert', tls.certFile, '--tls-key', tls.keyFile);
   }
 
-  const child = spawn(...nodeCommand(args), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(...s3edgeCommand(args, opts.executable), { env, stdio: ['ignore', 'pipe', 'pipe'], ...(opts.cwd ? { cwd: opts.cwd } : {}) });
   live.add(child);
   let captured = '';
   const capture = (s: string): void => {
@@ -224,7 +230,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
     throw new Error(`listening line lacks the endpoints: ${JSON.stringify(listening)}`);
   }
 
-  const cli = (cliArgs: string[]): Promise<CliResult> => runCli(dataDir, cliArgs, env);
+  const cli = (cliArgs: string[]): Promise<CliResult> => runCli(dataDir, cliArgs, env, opts.executable, opts.cwd);
 
   return {
     url,
@@ -253,8 +259,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
 }
 
 /** `s3edge <args> --data-dir DIR --json` in another process, with `env` (default: childProcessEnv()). Never throws for a non-zero exit. */
-export async function runCli(dataDir: string, cliArgs: string[], env: NodeJS.ProcessEnv = childProcessEnv()): Promise<CliResult> {
-  const r = await runS3edge([...cliArgs, '--data-dir', dataDir, '--json'], {}, undefined, env);
+export async function runCli(dataDir: string, cliArgs: string[], env: NodeJS.ProcessEnv = childProcessEnv(), executable?: string, cwd?: string): Promise<CliResult> {
+  const r = await runS3edge([...cliArgs, '--data-dir', dataDir, '--json'], {}, cwd, env, executable);
   return { code: r.code ?? 1, stdout: r.stdout, stderr: r.stderr, json: parseJsonOutput(r.stdout) };
 }
 
