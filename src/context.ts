@@ -173,7 +173,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     // and checkpoints run in a worker thread (db/checkpointer.ts): no fsync on the event loop.
     db.pragma('synchronous = NORMAL');
     walSync = new WalSync(`${dbFile}-wal`);
-    checkpointer = new Checkpointer(db, dbFile, log);
+    checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver);
     const durability = walSync;
     const checkpoints = checkpointer;
     await storage.init();

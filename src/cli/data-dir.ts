@@ -69,7 +69,7 @@ export function openDataDir(config: Config, options: OpenDataDirOptions = {}): D
   const masterKey = configuredKey ?? loadMasterKey(config);
   let db: Db;
   try {
-    db = openDatabase(join(config.dataDir, META_DB_FILE));
+    db = openDatabase(join(config.dataDir, META_DB_FILE), config.sqliteDriver);
   } catch (err) {
     throw new ConfigError(`config: dataDir: cannot open ${join(config.dataDir, META_DB_FILE)}: ${(err as Error).message}`);
   }

@@ -241,6 +241,11 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** json: one JSON object a line (for collectors); pretty: readable lines for a terminal. */
   logFormat: 'json' | 'pretty';
+  /**
+   * The SQLite binding: auto (better-sqlite3 before Node 24, node:sqlite from Node 24 on), or either
+   * forced (docs/RUNTIME.md). The admin commands and the checkpoint worker use the same one.
+   */
+  sqliteDriver: 'auto' | 'better-sqlite3' | 'node-sqlite';
   rootAccessKey: string;
   rootSecretKey: string;
   /** 32-byte key (64 hex chars or base64) that encrypts secrets at rest; empty means data-dir/master.key. */
@@ -268,7 +273,7 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'logLevel', 'logFormat', 'rootAccessKey', 'rootSecretKey', 'masterKey',
+    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'logLevel', 'logFormat', 'sqliteDriver', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
     'dashboard', 'metrics',
   ],
@@ -287,6 +292,7 @@ export const configSchema = {
     shutdownGraceSeconds: { type: 'integer', minimum: 0, maximum: 86400 },
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     logFormat: { enum: ['json', 'pretty'] },
+    sqliteDriver: { enum: ['auto', 'better-sqlite3', 'node-sqlite'] },
     rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },
     rootSecretKey: { type: 'string', maxLength: 256 },
     masterKey: { type: 'string' },

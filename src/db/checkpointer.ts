@@ -5,6 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Db } from './open.js';
+import { resolveSqliteDriver, type SqliteDriverSetting } from './sqlite/index.js';
 
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
@@ -12,10 +13,12 @@ export class Checkpointer {
   private readonly worker: Worker;
   private exited: Promise<void>;
 
-  constructor(db: Db, file: string, log: Logger, intervalMs = 200) {
+  constructor(db: Db, file: string, log: Logger, intervalMs = 200, driver: SqliteDriverSetting = 'auto') {
     db.pragma('wal_autocheckpoint = 0');
     db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
-    this.worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), { workerData: { file, intervalMs } });
+    this.worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), {
+      workerData: { file, intervalMs, driver: resolveSqliteDriver(driver) },
+    });
     // Never what keeps the process alive: close() is the orderly way out.
     this.worker.unref();
     this.worker.on('message', (msg: { error?: string }) => {

@@ -1,11 +1,11 @@
-import Database from 'better-sqlite3';
 import { MIGRATIONS } from './migrations/index.js';
+import { openSqlite, type Database, type SqliteDriverSetting } from './sqlite/index.js';
 
-export type Db = Database.Database;
+export type Db = Database;
 
 /** Opens (creating if needed) the metadata database in WAL mode and applies pending migrations. */
-export function openDatabase(file: string): Db {
-  const db = new Database(file);
+export function openDatabase(file: string, driver: SqliteDriverSetting = 'auto'): Db {
+  const db = openSqlite(file, { driver });
   db.pragma('journal_mode = WAL');
   // FULL: a committed object row survives power loss, like the fsynced bytes it points at.
   db.pragma('synchronous = FULL');

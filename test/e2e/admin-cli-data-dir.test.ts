@@ -2,7 +2,7 @@
 // config errors touch nothing, commands that need data never create a directory, and admin commands
 // print the endpoint and region the server recorded.
 import t from 'tap';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../src/db/sqlite/index.js';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/temp-data.js';
@@ -112,7 +112,7 @@ t.test('admin commands print the endpoint the server really serves', async (t) =
 
 /** The record a server wrote in its data directory's settings table. */
 function serverRecord(dataDir: string): Record<string, unknown> {
-  const db = new Database(join(dataDir, 'meta.db'), { readonly: true });
+  const db = openSqlite(join(dataDir, 'meta.db'), { readonly: true });
   try {
     const row = db.prepare("SELECT value FROM settings WHERE name = 'server.endpoints'").get() as { value: string };
     return JSON.parse(row.value) as Record<string, unknown>;

@@ -3,7 +3,7 @@
 // Help, usage and suggestions: admin-cli-help.test.ts; data directories, config errors and the
 // recorded endpoint: admin-cli-data-dir.test.ts.
 import t, { type Test } from 'tap';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../src/db/sqlite/index.js';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/temp-data.js';
@@ -179,7 +179,7 @@ t.test('admin CLI end to end', async (t) => {
   });
 
   await t.test('delete refuses a non-empty bucket while another connection (the server) holds the db', async (t) => {
-    const db = new Database(join(dataDir, 'meta.db'));
+    const db = openSqlite(join(dataDir, 'meta.db'));
     t.teardown(() => db.close());
     db.pragma('busy_timeout = 5000');
     const photos = db.prepare('SELECT id FROM buckets WHERE name = ?').get('photos') as { id: string };

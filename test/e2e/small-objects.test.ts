@@ -2,7 +2,7 @@
 // read back the same through every path (GET, Range, CopyObject, overwrite either way, DELETE). And a
 // bucket deleted by another process while this server still has it cached is NoSuchBucket, not a 500.
 import t from 'tap';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../src/db/sqlite/index.js';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { startServer } from '../helpers/server.js';
@@ -67,7 +67,7 @@ t.test('objects up to 64 KiB take no file; larger ones do; every read path sees 
 t.test('a bucket deleted by another process while cached here: writes get NoSuchBucket', async (t) => {
   t.equal((await s3.createBucket('fleeting')).status, 200);
   t.equal((await s3.send({ method: 'HEAD', bucket: 'fleeting' })).status, 200, 'the server now has the bucket cached');
-  const db = new Database(join(server.dataDir, 'meta.db'));
+  const db = openSqlite(join(server.dataDir, 'meta.db'));
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
   db.prepare('DELETE FROM buckets WHERE name = ?').run('fleeting');

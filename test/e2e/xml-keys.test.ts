@@ -5,7 +5,7 @@
 // one, and keys stored before they were refused, still give well-formed XML. Judged by Python's expat
 // (xml.etree), an XML parser that is not ours, and by boto3.
 import t from 'tap';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../src/db/sqlite/index.js';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { writeAwsConfig, isolatedAwsEnv } from '../helpers/aws-cli.js';
@@ -144,7 +144,7 @@ t.test('keys stored before such keys were refused still list as well-formed XML'
   for (const [name] of renames) t.equal((await s3.putObject(OLD, name, Buffer.from(name))).status, 200);
   const upload = await s3.send({ method: 'POST', bucket: OLD, key: 'old-up', query: { uploads: '' } });
   t.equal(upload.status, 200);
-  const db = new Database(join(server.dataDir, 'meta.db'));
+  const db = openSqlite(join(server.dataDir, 'meta.db'));
   try {
     db.pragma('busy_timeout = 5000');
     for (const [from, to] of renames) db.prepare('UPDATE objects SET key = ? WHERE key = ?').run(to, from);

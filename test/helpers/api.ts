@@ -1,6 +1,6 @@
 // Management API helpers for e2e tests: users and API keys through the real admin CLI, typed clients
 // that record every response body, and the scan for internal names that must never reach a client.
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../src/db/sqlite/index.js';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { S3EdgeClient } from '../../src/client/index.js';
@@ -69,7 +69,7 @@ export function apiClient(server: RunningServer, token: string, recorder?: Respo
 
 /** Rows of a read-only query on the server's meta.db (tests look at what was stored, and what was not). */
 export function query<T>(server: RunningServer, sql: string, ...params: unknown[]): T[] {
-  const db = new Database(join(server.dataDir, 'meta.db'), { readonly: true, fileMustExist: true });
+  const db = openSqlite(join(server.dataDir, 'meta.db'), { readonly: true, fileMustExist: true });
   try {
     return db.prepare(sql).all(...params) as T[];
   } finally {

@@ -1,7 +1,7 @@
 // Damage for integrity tests, done the way a failing disk would: a byte flipped in a stored blob file,
 // or in a small object's bytes inside meta.db (another process writing the database, as the admin CLI
 // does while the server runs).
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../src/db/sqlite/index.js';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunningServer } from './server.js';
@@ -21,7 +21,7 @@ export function flipBlobByte(server: RunningServer, blobId: string, at: number):
 
 /** Flips the lowest bit of byte `at` of an inline blob (a small object kept in meta.db). */
 export function flipInlineByte(server: RunningServer, blobId: string, at: number): void {
-  const db = new Database(join(server.dataDir, 'meta.db'), { fileMustExist: true });
+  const db = openSqlite(join(server.dataDir, 'meta.db'), { fileMustExist: true });
   try {
     const row = db.prepare('SELECT data FROM inline_blobs WHERE blob_id = ?').get(blobId) as { data: Buffer } | undefined;
     if (!row) throw new Error(`no inline blob ${blobId}`);

@@ -3,7 +3,7 @@
 // writer holding the lock is not a failure and is not waited for; probes are reused for a second and
 // shared by concurrent callers.
 import t, { type Test } from 'tap';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../../src/db/sqlite/index.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.js';
@@ -49,7 +49,7 @@ t.test('a storage folder that went away is not ready, and it recovers', async (t
 
 t.test('a database that cannot be written is not ready', async (t) => {
   const s = await setUp(t);
-  const readOnly = new Database(join(s.dir, 'meta.db'), { readonly: true });
+  const readOnly = openSqlite(join(s.dir, 'meta.db'), { readonly: true });
   t.teardown(() => readOnly.close());
   const readiness = new Readiness({ db: readOnly, storage: { probe: async () => undefined }, now: () => 0, onFailure: (check) => s.failures.push(check) });
   t.same(await readiness.check(), { ready: false, checks: { metadata: 'failing', storage: 'ok' } });
@@ -58,7 +58,7 @@ t.test('a database that cannot be written is not ready', async (t) => {
 
 t.test('another writer holding the lock is writable, not a failure, and is not waited for', async (t) => {
   const s = await setUp(t);
-  const other = new Database(join(s.dir, 'meta.db'));
+  const other = openSqlite(join(s.dir, 'meta.db'));
   t.teardown(() => other.close());
   other.exec('BEGIN IMMEDIATE');
   const started = performance.now();

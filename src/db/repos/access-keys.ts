@@ -1,5 +1,5 @@
 // Access keys: root, account and bucket-scoped S3 credentials. Secrets are stored encrypted (secretEnc).
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 

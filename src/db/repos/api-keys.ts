@@ -1,5 +1,5 @@
 // API keys of the management API: bearer tokens with scopes. Only a hash of the secret is stored.
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 

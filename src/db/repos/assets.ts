@@ -1,5 +1,5 @@
 // Assets: uploaded files of the management API. blob_id (the bytes in the storage backend) stays inside.
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 
 export type AssetVisibility = 'public' | 'private';

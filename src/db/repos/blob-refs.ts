@@ -1,7 +1,7 @@
 // Every blob id a row points at: object versions (a blob, or a multipart manifest's parts), parts of
 // uploads in progress, assets, and the trash the multipart sweep empties. The blob collector
 // (src/storage/blob-gc.ts) removes only stored blobs outside this set.
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 
 /** Every referenced id, one row each (a multipart manifest's parts unpacked). */

@@ -1,5 +1,5 @@
 // Per-bucket CORS rules, stored as one JSON document per bucket (validated before they get here).
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 
 /** One CORSRule, as validated by src/s3/cors.ts. */

@@ -1,5 +1,5 @@
 // Buckets. Deleting is guarded in one statement so an object committed meanwhile is never cascaded away.
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import { newId } from '../../auth/ids.js';
 import type { Db } from '../open.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';

@@ -1,7 +1,7 @@
 // The CDN request log's tables (migration 006): batched inserts, hourly roll-ups and retention.
 // Invariant: requests before cdn_rollup_state.rolled_until are counted in cdn_hourly exactly once, so
 // a reader takes complete hours from the roll-ups and the rest from the raw rows.
-import type { Statement, Transaction } from 'better-sqlite3';
+import type { Statement, Transaction } from '../sqlite/index.js';
 import type { CdnRequestRecord } from '../../analytics/request-log.js';
 import { hoursOf, mergeHour, hourOf, HOUR_MS, type HourTraffic, type TrafficGroup } from '../../analytics/traffic.js';
 import type { Db } from '../open.js';

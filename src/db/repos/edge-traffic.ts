@@ -2,7 +2,7 @@
 // requests the edge proxy handled for their project hostnames and the CDN requests for their assets,
 // optionally of one hostname. A request is blocked when a rule refused it (decision), or, on the CDN,
 // when its answer was a refusal (401, 403, 429, 451).
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 
 /** Statuses that mean the CDN refused the request (rather than the object being absent). */

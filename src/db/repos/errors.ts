@@ -12,13 +12,13 @@ export class ConstraintError extends Error {
   }
 }
 
-/** True for a UNIQUE or PRIMARY KEY violation raised by better-sqlite3. */
+/** True for a UNIQUE or PRIMARY KEY violation raised by SQLite (either driver: db/sqlite/ names the codes alike). */
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
-/** True for a FOREIGN KEY violation raised by better-sqlite3. */
+/** True for a FOREIGN KEY violation raised by SQLite (either driver: db/sqlite/ names the codes alike). */
 export function isForeignKeyViolation(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }

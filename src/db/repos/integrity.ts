@@ -2,7 +2,7 @@
 // objects kept inline in SQLite, which has no checksums of its own), with the digest recorded when it
 // was written (its CRC32C, or for older rows the MD5 of its ETag), and the blobs whose bytes no longer
 // match it.
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 import { expectedDigest, type BlobDigest } from '../../storage/blob-digest.js';
 

@@ -2,7 +2,7 @@
 // prepared once. Completing is one transaction: the object row appears, the listed parts become its
 // manifest, the upload and its other parts go (their blobs into the trash, by trigger).
 import { randomInt } from 'node:crypto';
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 import { isForeignKeyViolation } from './errors.js';
 import type { ObjectRecord, ObjectsRepo } from './objects.js';

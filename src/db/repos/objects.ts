@@ -1,5 +1,5 @@
 // Object metadata rows. Statements are prepared once; listing walks the primary key in UTF-8 byte order.
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 import { isInlineBlobId } from '../../storage/blob-id.js';
 import { markerPrefixBound, prefixUpperBound, walkRolledUp } from './roll-up.js';

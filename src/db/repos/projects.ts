@@ -1,7 +1,7 @@
 // Projects, their deployments and hostnames (migration 012). Origins and rules are stored as JSON that
 // src/projects validates before it is written; rows read back are trusted to have that shape, with
 // defaults for missing rule fields (rules written by an older version stay readable).
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import { newId } from '../../auth/ids.js';
 import { NO_RULES, type EdgeRoute, type HostRules, type Origin } from '../../edge/model.js';
 import type { Db } from '../open.js';

@@ -1,5 +1,5 @@
 // Dashboard sessions (migration 014): rows keyed by the SHA-256 of the cookie's token.
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 
 export interface SessionRecord {

@@ -1,5 +1,5 @@
 // Key-value settings (string values).
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 
 /** Where a server serves, as it recorded when it last started on this data directory (src/server-record.ts). */

@@ -1,5 +1,5 @@
 // Spaces: every user has exactly one, created on first use; the admin CLI suspends and resumes it.
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import { newId } from '../../auth/ids.js';
 import type { Db } from '../open.js';
 

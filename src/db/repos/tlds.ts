@@ -1,6 +1,6 @@
 // The TLD catalogue, its promotions and the operator's own names (migration 011). Amounts are minor
 // units (cents, kobo); what they mean to a buyer is src/domains/catalogue.ts's business.
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 
 export interface TldRecord {

@@ -1,5 +1,5 @@
 // Usage events (SPEC.md 2.7): upload, download and delete of assets, appended, read newest first.
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import { newId } from '../../auth/ids.js';
 import type { Db } from '../open.js';
 

@@ -1,5 +1,5 @@
 // Users: accounts that own buckets and keys.
-import type { Statement } from 'better-sqlite3';
+import type { Statement } from '../sqlite/index.js';
 import { newId } from '../../auth/ids.js';
 import type { Db } from '../open.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
