@@ -10,6 +10,7 @@
 # S3EDGE_CI_NODE24_VERSION picks another 24.x.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/serve-url.sh
 
 version="${S3EDGE_CI_NODE24_VERSION:-24.21.0}"
 cache="${S3EDGE_CI_CACHE:-$HOME/.cache/s3edge-ci}"
@@ -38,13 +39,7 @@ cleanup_server() { [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; rm -rf "$data" 
 trap 'cleanup_server; rm -rf "${tmp:-}"' EXIT
 env -u NODE_OPTIONS "$node24" dist/bin/s3edge.js serve --data-dir "$data" --host 127.0.0.1 --port 0 --cdn-port 0 --json >"$log" 2>&1 &
 pid=$!
-s3=""
-for _ in $(seq 1 100); do
-  s3=$(grep -o '"s3":"http://[^"]*"' "$log" | head -1 | cut -d'"' -f4 || true)
-  [ -n "$s3" ] && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
+s3=$(serve_url "$log" "$pid")
 [ -n "$s3" ] || { echo "node24-smoke: the server did not start under Node 24:" >&2; cat "$log" >&2; exit 1; }
 ready=$(curl -s -o /dev/null -w '%{http_code}' "$s3/readyz")
 [ "$ready" = 200 ] || { echo "node24-smoke: /readyz answered $ready" >&2; cat "$log" >&2; exit 1; }

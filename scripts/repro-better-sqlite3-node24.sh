@@ -8,6 +8,7 @@
 #                                                    # scripts/ci-node24-smoke.sh (which fetches Node 24)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/serve-url.sh
 runs="${1:-10}"
 driver="${2:-better-sqlite3}"   # node-sqlite: the control
 
@@ -57,13 +58,7 @@ for i in $(seq 1 "$runs"); do
   log="$work/run-$i.log"
   env -u NODE_OPTIONS S3EDGE_SQLITE_DRIVER="$driver" "$node24" dist/bin/s3edge.js serve --data-dir "$data" --port 0 --cdn-port 0 --json >"$log" 2>&1 &
   pid=$!
-  s3=""
-  for _ in $(seq 1 100); do
-    s3=$(grep -o '"s3":"http://[^"]*"' "$log" | head -1 | cut -d'"' -f4 || true)
-    [ -n "$s3" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
+  s3=$(serve_url "$log" "$pid")
   if [ -n "$s3" ]; then
     for _ in $(seq 1 100); do curl -s -o /dev/null "$s3/readyz"; curl -s -o /dev/null "$s3/metrics"; curl -s -o /dev/null "$s3/nobucket/key"; done
     for u in a b c; do
