@@ -4,6 +4,7 @@
 import type { AppContext } from '../context.js';
 import type { EdgeCacheStats } from '../cdn/edge-cache.js';
 import { S3Storage } from '../storage/upstream/s3-storage.js';
+import type { UploadBudgetStats } from '../storage/upload-budget.js';
 import type { Metric } from './prometheus.js';
 
 type CacheCounter = keyof EdgeCacheStats;
@@ -20,6 +21,16 @@ const CACHE_METRICS: readonly [CacheCounter, Omit<Metric, 'value'>][] = [
   ['diskBytes', { name: 's3edge_cdn_cache_disk_bytes', type: 'gauge', help: 'Bytes held by the disk tier of the edge cache.' }],
   ['diskEntries', { name: 's3edge_cdn_cache_disk_entries', type: 'gauge', help: 'Files held by the disk tier of the edge cache.' }],
   ['fillsInFlight', { name: 's3edge_cdn_cache_fills_in_flight', type: 'gauge', help: 'Storage reads filling the cache right now.' }],
+];
+
+/** The upload budget's figures, by field of UploadBudgetStats. */
+const UPLOAD_BUFFER_METRICS: readonly [keyof UploadBudgetStats, Omit<Metric, 'value'>][] = [
+  ['reservedBytes', { name: 's3edge_upload_buffer_bytes', type: 'gauge', help: 'Bytes of upload bodies held in memory now (reserved in the upload budget).' }],
+  ['peakBytes', { name: 's3edge_upload_buffer_peak_bytes', type: 'gauge', help: 'The most bytes of upload bodies held in memory at once since start.' }],
+  ['capBytes', { name: 's3edge_upload_buffer_capacity_bytes', type: 'gauge', help: 'The upload budget (limits.uploadBufferBytes); 0: no cap.' }],
+  ['waiting', { name: 's3edge_upload_buffer_waiting', type: 'gauge', help: 'Uploads waiting for room in the upload budget now.' }],
+  ['waits', { name: 's3edge_upload_buffer_waits_total', type: 'counter', help: 'Uploads that had to wait for room in the upload budget.' }],
+  ['refusals', { name: 's3edge_upload_buffer_refusals_total', type: 'counter', help: 'Uploads refused with 503 SlowDown after waiting limits.uploadBufferWaitMs for room.' }],
 ];
 
 export function gatewayMetrics(ctx: AppContext): Metric[] {
@@ -52,14 +63,7 @@ export function gatewayMetrics(ctx: AppContext): Metric[] {
     metrics.push({ name: 's3edge_hashing_queued_tasks', type: 'gauge', value: ctx.hashPool.queued, help: 'Upload hashing tasks waiting for a worker thread.' });
   }
   const budget = ctx.uploadBudget.stats();
-  metrics.push(
-    { name: 's3edge_upload_buffer_bytes', type: 'gauge', value: budget.reservedBytes, help: 'Bytes of upload bodies held in memory now (reserved in the upload budget).' },
-    { name: 's3edge_upload_buffer_peak_bytes', type: 'gauge', value: budget.peakBytes, help: 'The most bytes of upload bodies held in memory at once since start.' },
-    { name: 's3edge_upload_buffer_capacity_bytes', type: 'gauge', value: budget.capBytes, help: 'The upload budget (limits.uploadBufferBytes); 0: no cap.' },
-    { name: 's3edge_upload_buffer_waiting', type: 'gauge', value: budget.waiting, help: 'Uploads waiting for room in the upload budget now.' },
-    { name: 's3edge_upload_buffer_waits_total', type: 'counter', value: budget.waits, help: 'Uploads that had to wait for room in the upload budget.' },
-    { name: 's3edge_upload_buffer_refusals_total', type: 'counter', value: budget.refusals, help: 'Uploads refused with 503 SlowDown after waiting limits.uploadBufferWaitMs for room.' },
-  );
+  for (const [key, metric] of UPLOAD_BUFFER_METRICS) metrics.push({ ...metric, value: budget[key] });
   const cache = ctx.edge.stats();
   for (const [key, metric] of CACHE_METRICS) metrics.push({ ...metric, value: cache[key] });
   return metrics;
