@@ -25,6 +25,7 @@ export const S3_ERRORS = {
   InvalidPartNumber: [416, 'The requested partnumber is not satisfiable'],
   InvalidRange: [416, 'The requested range is not satisfiable'],
   InvalidRequest: [400, 'Invalid Request'],
+  InvalidTag: [400, 'Your request contains tag input that is not valid.'],
   InvalidURI: [400, "Couldn't parse the specified URI."],
   KeyTooLongError: [400, 'Your key is too long.'],
   MalformedXML: [400, 'The XML that you provided was not well formed or did not validate against our published schema.'],

@@ -23,6 +23,8 @@ import { copyObject } from './operations/copy-object.js';
 import { deleteObjects } from './operations/delete-objects.js';
 import { deleteBucketCors, getBucketCors, putBucketCors } from './operations/bucket-cors.js';
 import { getBucketAcl, getObjectAcl, putBucketAcl, putObjectAcl } from './operations/acl.js';
+import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './operations/object-tagging.js';
+import { getObjectAttributes } from './operations/get-object-attributes.js';
 import { getBucketLifecycle, getBucketPolicy, getBucketRequestPayment } from './operations/bucket-config.js';
 import { actualCorsHeaders, preflightResponse } from './cors.js';
 import { createMultipartUpload } from './operations/multipart/create.js';
@@ -55,6 +57,10 @@ const HANDLERS: Record<OperationName, OperationHandler> = {
   PutBucketAcl: putBucketAcl,
   GetObjectAcl: getObjectAcl,
   PutObjectAcl: putObjectAcl,
+  GetObjectTagging: getObjectTagging,
+  PutObjectTagging: putObjectTagging,
+  DeleteObjectTagging: deleteObjectTagging,
+  GetObjectAttributes: getObjectAttributes,
   GetBucketPolicy: getBucketPolicy,
   GetBucketLifecycle: getBucketLifecycle,
   GetBucketRequestPayment: getBucketRequestPayment,

@@ -23,6 +23,10 @@ export type OperationName =
   | 'PutBucketAcl'
   | 'GetObjectAcl'
   | 'PutObjectAcl'
+  | 'GetObjectTagging'
+  | 'PutObjectTagging'
+  | 'DeleteObjectTagging'
+  | 'GetObjectAttributes'
   | 'GetBucketPolicy'
   | 'GetBucketLifecycle'
   | 'GetBucketRequestPayment'
@@ -57,6 +61,8 @@ const BUCKET_SUBRESOURCE_OPS: SubresourceTable = {
 
 const OBJECT_SUBRESOURCE_OPS: SubresourceTable = {
   acl: { GET: 'GetObjectAcl', PUT: 'PutObjectAcl' },
+  attributes: { GET: 'GetObjectAttributes' },
+  tagging: { GET: 'GetObjectTagging', PUT: 'PutObjectTagging', DELETE: 'DeleteObjectTagging' },
   uploads: { POST: 'CreateMultipartUpload' },
   // PUT with x-amz-copy-source is UploadPartCopy (resolveOperation).
   uploadId: { PUT: 'UploadPart', POST: 'CompleteMultipartUpload', DELETE: 'AbortMultipartUpload', GET: 'ListParts' },
@@ -78,7 +84,7 @@ const UNSUPPORTED_BUCKET_SUBRESOURCES = [
 ] as const;
 
 const UNSUPPORTED_OBJECT_SUBRESOURCES = [
-  'attributes', 'legal-hold', 'restore', 'retention', 'select', 'tagging', 'torrent',
+  'legal-hold', 'restore', 'retention', 'select', 'torrent',
 ] as const;
 
 function notImplemented(what: string): never {

@@ -5,7 +5,7 @@ import { randomInt } from 'node:crypto';
 import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 import { isForeignKeyViolation } from './errors.js';
-import type { ObjectRecord, ObjectsRepo } from './objects.js';
+import { taggingColumn, type ObjectRecord, type ObjectsRepo, type ObjectTag } from './objects.js';
 import { markerPrefixBound, walkRolledUp } from './roll-up.js';
 
 export type MultipartChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
@@ -26,6 +26,8 @@ export interface MultipartUpload {
   cacheControl: string | null;
   expires: string | null;
   userMetadata: Record<string, string>;
+  /** x-amz-tagging of CreateMultipartUpload, for the completed object; absent for none. */
+  tagging?: ObjectTag[];
 }
 
 export interface UploadPart {
@@ -92,6 +94,7 @@ interface UploadRow {
   cache_control: string | null;
   expires: string | null;
   user_metadata: string;
+  tagging: string | null;
 }
 
 interface PartRow {
@@ -118,7 +121,7 @@ interface CompletedRow {
 }
 
 const UPLOAD_COLUMNS = `upload_id, bucket_id, key, owner_id, initiated, checksum_algorithm, checksum_type, content_type,
-  content_encoding, content_disposition, content_language, cache_control, expires, user_metadata`;
+  content_encoding, content_disposition, content_language, cache_control, expires, user_metadata, tagging`;
 const PART_COLUMNS = 'upload_id, part_number, blob_id, size, etag, crc32c, checksum_algorithm, checksum_value, last_modified';
 /** Above every upload id (they are ASCII): a key marker without an upload id marker skips the whole key. */
 const AFTER_ALL_UPLOADS = '\u{10FFFF}';
@@ -139,6 +142,7 @@ function toUpload(r: UploadRow): MultipartUpload {
     cacheControl: r.cache_control,
     expires: r.expires,
     userMetadata: JSON.parse(r.user_metadata) as Record<string, string>,
+    ...(r.tagging === null ? {} : { tagging: JSON.parse(r.tagging) as ObjectTag[] }),
   };
 }
 
@@ -206,7 +210,7 @@ export class MultipartRepo {
   ) {
     this.insertUploadStmt = db.prepare(`INSERT INTO multipart_uploads (${UPLOAD_COLUMNS}) VALUES (@upload_id, @bucket_id,
       @key, @owner_id, @initiated, @checksum_algorithm, @checksum_type, @content_type, @content_encoding,
-      @content_disposition, @content_language, @cache_control, @expires, @user_metadata)`);
+      @content_disposition, @content_language, @cache_control, @expires, @user_metadata, @tagging)`);
     this.getUploadStmt = db.prepare(`SELECT ${UPLOAD_COLUMNS} FROM multipart_uploads WHERE upload_id = ?`);
     this.deleteUploadStmt = db.prepare('DELETE FROM multipart_uploads WHERE upload_id = ?');
     this.deletePartStmt = db.prepare('DELETE FROM multipart_parts WHERE upload_id = ? AND part_number = ?');
@@ -250,6 +254,7 @@ export class MultipartRepo {
       cache_control: u.cacheControl,
       expires: u.expires,
       user_metadata: JSON.stringify(u.userMetadata),
+      tagging: taggingColumn(u.tagging),
     });
   }
 

@@ -16,6 +16,9 @@ export interface ObjectPart {
   crc32c?: number;
 }
 
+/** One object tag, [key, value]; a tag set keeps the order it was given in. */
+export type ObjectTag = [key: string, value: string];
+
 export interface ObjectRecord {
   bucketId: string;
   key: string;
@@ -39,6 +42,8 @@ export interface ObjectRecord {
   lastModified: number;
   /** Set for objects completed from a multipart upload: the bytes are these blobs concatenated. */
   parts?: ObjectPart[];
+  /** The object's tags (objects.tagging); absent when it has none. */
+  tagging?: ObjectTag[];
 }
 
 interface ObjectRow {
@@ -61,6 +66,7 @@ interface ObjectRow {
   user_metadata: string;
   last_modified: number;
   parts: string | null;
+  tagging: string | null;
 }
 
 /** What a listing page holds before it is rendered as XML. */
@@ -111,7 +117,13 @@ function toRecord(r: ObjectRow): ObjectRecord {
     userMetadata: JSON.parse(r.user_metadata) as Record<string, string>,
     lastModified: r.last_modified,
     ...(r.parts === null ? {} : { parts: JSON.parse(r.parts) as ObjectPart[] }),
+    ...(r.tagging === null ? {} : { tagging: JSON.parse(r.tagging) as ObjectTag[] }),
   };
+}
+
+/** objects.tagging / multipart_uploads.tagging: NULL for no tags, else the JSON of the pairs. */
+export function taggingColumn(tags: readonly ObjectTag[] | undefined): string | null {
+  return tags && tags.length > 0 ? JSON.stringify(tags) : null;
 }
 
 /** Every blob a version's bytes live in. */
@@ -125,6 +137,7 @@ export class ObjectsRepo {
   private readonly getStmt: Statement<[string, string], ObjectRow>;
   private readonly upsertStmt: Statement<ObjectRow>;
   private readonly deleteStmt: Statement<[string, string]>;
+  private readonly setTaggingStmt: Statement<[string | null, string, string]>;
   private readonly afterStmt: Statement<[string, string, string, number], ListEntryRow>;
   private readonly fromStmt: Statement<[string, string, string, number], ListEntryRow>;
   private readonly countStmt: Statement<[string], { n: number }>;
@@ -137,17 +150,19 @@ export class ObjectsRepo {
     this.getStmt = db.prepare('SELECT * FROM objects WHERE bucket_id = ? AND key = ?');
     this.upsertStmt = db.prepare(`INSERT INTO objects (bucket_id, key, blob_id, blob_crc32c, size, etag, sha256,
         checksum_algorithm, checksum_value, checksum_type, content_type, content_encoding, content_disposition,
-        content_language, cache_control, expires, user_metadata, last_modified, parts)
+        content_language, cache_control, expires, user_metadata, last_modified, parts, tagging)
       VALUES (@bucket_id, @key, @blob_id, @blob_crc32c, @size, @etag, @sha256, @checksum_algorithm, @checksum_value,
         @checksum_type, @content_type, @content_encoding, @content_disposition, @content_language,
-        @cache_control, @expires, @user_metadata, @last_modified, @parts)
+        @cache_control, @expires, @user_metadata, @last_modified, @parts, @tagging)
       ON CONFLICT (bucket_id, key) DO UPDATE SET blob_id = excluded.blob_id, blob_crc32c = excluded.blob_crc32c, size = excluded.size,
         etag = excluded.etag, sha256 = excluded.sha256, checksum_algorithm = excluded.checksum_algorithm,
         checksum_value = excluded.checksum_value, checksum_type = excluded.checksum_type,
         content_type = excluded.content_type, content_encoding = excluded.content_encoding,
         content_disposition = excluded.content_disposition, content_language = excluded.content_language,
         cache_control = excluded.cache_control, expires = excluded.expires,
-        user_metadata = excluded.user_metadata, last_modified = excluded.last_modified, parts = excluded.parts`);
+        user_metadata = excluded.user_metadata, last_modified = excluded.last_modified, parts = excluded.parts,
+        tagging = excluded.tagging`);
+    this.setTaggingStmt = db.prepare('UPDATE objects SET tagging = ? WHERE bucket_id = ? AND key = ?');
     this.deleteStmt = db.prepare('DELETE FROM objects WHERE bucket_id = ? AND key = ?');
     // key >= prefix keeps the walk inside the prefix range without a second bound.
     this.afterStmt = db.prepare(
@@ -223,11 +238,20 @@ export class ObjectsRepo {
         user_metadata: JSON.stringify(rec.userMetadata),
         last_modified: rec.lastModified,
         parts: rec.parts ? JSON.stringify(rec.parts) : null,
+        tagging: taggingColumn(rec.tagging),
       });
       if (!old) return [];
       const kept = new Set(objectBlobIds(rec));
       return this.dropInline(objectBlobIds(old).filter((id) => !kept.has(id)));
     }).immediate();
+  }
+
+  /**
+   * Replaces the current version's tags, nothing else: bytes, ETag and Last-Modified stay, as on AWS.
+   * False when there is no such object.
+   */
+  setTagging(bucketId: string, key: string, tags: readonly ObjectTag[] | undefined): boolean {
+    return this.setTaggingStmt.run(taggingColumn(tags), bucketId, key).changes > 0;
   }
 
   /**

@@ -1,6 +1,7 @@
 // CopyObject (PUT with x-amz-copy-source): the source is read like a GET and streamed through the
 // hasher into a new staged blob, then committed like a PutObject (conditional writes included).
-// Metadata is the source's (COPY, the default) or the request's (REPLACE), never a merge.
+// Metadata is the source's (COPY, the default) or the request's (REPLACE), never a merge; so are the
+// tags, by their own directive (x-amz-tagging-directive).
 import { pipeline } from 'node:stream';
 import { S3Error } from '../../errors/s3-errors.js';
 import { parseChecksumAlgorithm, type ChecksumAlgorithm } from '../../hashing/checksums.js';
@@ -14,6 +15,7 @@ import { header, isoDate, requireBucket, requireKey, type OperationHandler, type
 import { CopyBuffers } from '../copy-buffers.js';
 import type { ReceivedUpload } from '../receive-upload.js';
 import { xmlResponse } from '../respond.js';
+import { taggingFromHeader } from '../tagging.js';
 import { toXml } from '../xml.js';
 
 const SELF_COPY_MESSAGE =
@@ -21,12 +23,12 @@ const SELF_COPY_MESSAGE =
 
 type Directive = 'COPY' | 'REPLACE';
 
-function metadataDirective(r: S3Request): Directive {
-  const raw = header(r, 'x-amz-metadata-directive');
+function directive(r: S3Request, name: 'metadata' | 'tagging'): Directive {
+  const raw = header(r, `x-amz-${name}-directive`);
   if (raw === undefined) return 'COPY';
   const v = raw.trim().toUpperCase();
   if (v !== 'COPY' && v !== 'REPLACE') {
-    throw new S3Error('InvalidArgument', 'Unknown metadata directive.', { ArgumentName: 'x-amz-metadata-directive', ArgumentValue: raw });
+    throw new S3Error('InvalidArgument', `Unknown ${name} directive.`, { ArgumentName: `x-amz-${name}-directive`, ArgumentValue: raw });
   }
   return v;
 }
@@ -67,11 +69,14 @@ export const copyObject: OperationHandler = async (r) => {
   const bucket = requireBucket(r, 'ObjectWrite');
   const key = requireKey(r);
   const { ctx } = r;
-  const directive = metadataDirective(r);
+  const metadata = directive(r, 'metadata');
+  const taggingDirective = directive(r, 'tagging');
   const requestedRaw = header(r, 'x-amz-checksum-algorithm');
   const requested = requestedRaw === undefined ? undefined : parseChecksumAlgorithm(requestedRaw);
   // REPLACE headers are validated before any byte is copied.
-  const replaced = directive === 'REPLACE' ? pickObjectHeaders(r.req) : undefined;
+  const replaced = metadata === 'REPLACE' ? pickObjectHeaders(r.req) : undefined;
+  // REPLACE takes the request's x-amz-tagging (none: no tags); COPY ignores it, as AWS does.
+  const replacedTags = taggingDirective === 'REPLACE' ? (taggingFromHeader(header(r, 'x-amz-tagging')) ?? []) : undefined;
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
 
   const buffers = new CopyBuffers(r);
@@ -79,7 +84,7 @@ export const copyObject: OperationHandler = async (r) => {
     for (let attempt = 0; ; attempt++) {
       const source = resolveCopySource(r);
       const selfCopy = source.bucket.id === bucket.id && source.key === key;
-      if (selfCopy && directive === 'COPY' && (requested === undefined || requested === source.record.checksumAlgorithm)) {
+      if (selfCopy && metadata === 'COPY' && (requested === undefined || requested === source.record.checksumAlgorithm)) {
         throw new S3Error('InvalidRequest', SELF_COPY_MESSAGE);
       }
       if (source.record.size > ctx.config.maxObjectSize) {
@@ -105,6 +110,8 @@ export const copyObject: OperationHandler = async (r) => {
       }
       const { staged, digests } = copied;
       const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, replaced ?? storedHeadersOf(source.record), ctx.clock());
+      const tags = replacedTags ?? source.record.tagging;
+      if (tags?.length) record.tagging = tags;
       const etag = record.etag;
       await commitObject(ctx, record, staged, cond);
       const result: Record<string, string> = { LastModified: isoDate(record.lastModified), ETag: etag };

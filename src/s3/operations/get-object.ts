@@ -17,6 +17,32 @@ function lookup(r: S3Request, bucketId: string, key: string): { rec: ObjectRecor
   return found;
 }
 
+interface ReadChecksum {
+  algorithm: ChecksumAlgorithm;
+  value: string;
+  type: string;
+}
+
+function wholeChecksum(rec: ObjectRecord): ReadChecksum | undefined {
+  if (!rec.checksumAlgorithm || !rec.checksumValue) return undefined;
+  return { algorithm: rec.checksumAlgorithm as ChecksumAlgorithm, value: rec.checksumValue, type: rec.checksumType ?? 'FULL_OBJECT' };
+}
+
+/**
+ * The checksum a `partNumber` read answers with, as AWS: a COMPOSITE object's part has its own
+ * (recorded at UploadPart); a FULL_OBJECT object has none per part, except when its only part is all
+ * of it; an object not uploaded in parts is its own part 1, so its checksum covers the bytes sent.
+ */
+function partChecksum(rec: ObjectRecord, partNumber: number): ReadChecksum | undefined {
+  const whole = wholeChecksum(rec);
+  if (!whole || !rec.parts) return whole;
+  if (whole.type === 'COMPOSITE') {
+    const value = rec.parts[partNumber - 1]?.checksum;
+    return value ? { ...whole, value } : undefined;
+  }
+  return rec.parts.length === 1 ? whole : undefined;
+}
+
 async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
   const bucket = requireBucket(r, 'ObjectRead');
   const key = requireKey(r);
@@ -39,10 +65,14 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
     } else {
       range = parseRange(header(r, 'range'), rec.size);
     }
-    if (!range && partNumber === undefined && header(r, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED' && rec.checksumAlgorithm && rec.checksumValue) {
-      headers[checksumHeader(rec.checksumAlgorithm as ChecksumAlgorithm)] = rec.checksumValue;
-      headers['x-amz-checksum-type'] = rec.checksumType ?? 'FULL_OBJECT';
+    if (header(r, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED') {
+      const checksum = partNumber === undefined ? (range ? undefined : wholeChecksum(rec)) : partChecksum(rec, partNumber);
+      if (checksum) {
+        headers[checksumHeader(checksum.algorithm)] = checksum.value;
+        headers['x-amz-checksum-type'] = checksum.type;
+      }
     }
+    if (rec.tagging?.length) headers['x-amz-tagging-count'] = rec.tagging.length;
     if (range) {
       headers['content-range'] = `bytes ${range.start}-${range.end}/${rec.size}`;
       headers['content-length'] = range.end - range.start + 1;

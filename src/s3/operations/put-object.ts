@@ -6,6 +6,7 @@ import { header, requireBucket, requireKey, type OperationHandler } from '../ope
 import { checkWriteCondition, commitObject, singleBlobRecord, type WriteCondition } from '../object-writes.js';
 import { pickObjectHeaders } from '../object-headers.js';
 import { precheckUpload, receiveUpload } from '../receive-upload.js';
+import { taggingFromHeader } from '../tagging.js';
 
 export const putObject: OperationHandler = async (r) => {
   const bucket = requireBucket(r, 'ObjectWrite');
@@ -14,10 +15,12 @@ export const putObject: OperationHandler = async (r) => {
   const maxSize = ctx.config.maxObjectSize;
   precheckUpload(r, maxSize);
   const meta = pickObjectHeaders(r.req);
+  const tagging = taggingFromHeader(header(r, 'x-amz-tagging'));
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
   if (cond.ifMatch !== undefined || cond.ifNoneMatch !== undefined) checkWriteCondition(ctx.objects.get(bucket.id, key), cond, 'request');
   const { staged, digests, release } = await receiveUpload(r, { maxSize, objectBody: true });
   const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
+  if (tagging?.length) record.tagging = tagging;
   const etag = record.etag;
   try {
     await commitObject(ctx, record, staged, cond);

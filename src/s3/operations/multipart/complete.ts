@@ -225,6 +225,7 @@ export function planCompletion(
     userMetadata: upload.userMetadata,
     lastModified,
     parts: manifest,
+    ...(upload.tagging ? { tagging: upload.tagging } : {}),
   };
   const completed: CompletedUpload = {
     uploadId: upload.uploadId,

@@ -4,6 +4,7 @@ import { newUploadId } from '../../../db/repos/multipart.js';
 import { pickObjectHeaders } from '../../object-headers.js';
 import { header, requireBucket, requireKey, type OperationHandler } from '../../operation.js';
 import { xmlResponse } from '../../respond.js';
+import { taggingFromHeader } from '../../tagging.js';
 import { toXml } from '../../xml.js';
 import { parseChecksumSettings } from './common.js';
 
@@ -11,6 +12,7 @@ export const createMultipartUpload: OperationHandler = async (r) => {
   const bucket = requireBucket(r, 'ObjectWrite');
   const key = requireKey(r);
   const meta = pickObjectHeaders(r.req);
+  const tagging = taggingFromHeader(header(r, 'x-amz-tagging'));
   const checksum = parseChecksumSettings(header(r, 'x-amz-checksum-algorithm'), header(r, 'x-amz-checksum-type'));
   const initiated = r.ctx.clock().getTime();
   const uploadId = newUploadId(initiated);
@@ -23,6 +25,7 @@ export const createMultipartUpload: OperationHandler = async (r) => {
     checksumAlgorithm: checksum.algorithm,
     checksumType: checksum.type,
     ...meta,
+    ...(tagging?.length ? { tagging } : {}),
   });
   const headers: Record<string, string> = {};
   if (checksum.algorithm && checksum.type) {
