@@ -176,7 +176,9 @@ t.test("account key of user X on user Y's bucket -> AccessDenied", async (t) => 
   await expectBytes(t, BUCKET_B, 'seed-b.txt', seedB, "bob's object untouched");
   // CreateBucket on a name another user owns; and on one's own.
   expectError(t, await alice.createBucket(BUCKET_B), 409, 'BucketAlreadyExists', "alice creates bob's bucket name");
-  expectError(t, await alice.createBucket(BUCKET_A), 409, 'BucketAlreadyOwnedByYou', 'alice re-creates her own bucket');
+  // In us-east-1 (this server's region) AWS answers a re-create of one's own bucket 200 (legacy); other
+  // regions 409 BucketAlreadyOwnedByYou (conformance-gaps.test.ts).
+  expectOk(t, await alice.createBucket(BUCKET_A), 'alice re-creates her own bucket: 200 in us-east-1');
   expectOk(t, await root.as(bobKey).getObject(BUCKET_B, 'seed-b.txt'), "bob's account key on his bucket");
 });
 
