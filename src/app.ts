@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyReply } from 'fastify';
 import type { AppContext } from './context.js';
 import { createS3Handler } from './s3/handler.js';
+import { expectsContinue } from './http/expect-continue.js';
 import { managementApi } from './api/plugin.js';
 import { observeApiRequests } from './api/request-line.js';
 import { parseQueryFirstValue } from './api/query.js';
@@ -183,7 +184,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (isManagementPath(req)) {
       if (!guard(req, res, 'api')) return;
       // The management API reads bodies itself: let clients that wait for 100 Continue send them.
-      if ((req.headers.expect ?? '').toLowerCase() === '100-continue') res.writeContinue();
+      if (expectsContinue(req)) res.writeContinue();
       management(req, res);
       return;
     }

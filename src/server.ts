@@ -63,6 +63,10 @@ function serverOptions(config: Config): { maxHeaderSize: number; connectionsChec
 function tune(server: Server, listener: RequestListener, config: Config, app: App): void {
   // Without this node answers "100 Continue" itself, before we know whether the request is allowed.
   server.on('checkContinue', listener);
+  // Node answers 417 to any other expectation unless someone listens. RFC 9110 lets a server ignore
+  // an expectation it does not know, and S3 clients never send one on purpose: the request is served
+  // as if the header were absent (docs/COMPATIBILITY.md "Expect").
+  server.on('checkExpectation', listener);
   server.on('upgrade', app.upgradeListener);
   server.keepAliveTimeout = 65_000;
   // Slow headers (a slowloris) are cut after this; slow bodies by the request guard (src/http/request-guard.ts).
@@ -101,6 +105,7 @@ class Connections {
     // Before the app's listeners, so the mark is on the response before anything can write its head.
     server.prependListener('request', onRequest);
     server.prependListener('checkContinue', onRequest);
+    server.prependListener('checkExpectation', onRequest);
   }
 
   get open(): number {

@@ -15,6 +15,7 @@ import type { HeaderMap } from './cacheability.js';
 import type { ProxyResponseCache } from './response-cache.js';
 import { CLIENT_GONE, relay } from '../http/send-body.js';
 import { hasBody } from '../http/request-guard.js';
+import { expectsContinue } from '../http/expect-continue.js';
 import { sendCached } from './send-cached.js';
 import { rawStrings, responseHeadersFor, type RawHeaders } from './forward-headers.js';
 import { blockedAnswer, sendBlocked, sendGatewayFailure, type GatewayFailure } from './answers.js';
@@ -143,7 +144,7 @@ export async function forward(req: IncomingMessage, res: ServerResponse, opts: F
     req.once('error', (err) => body.destroy(err));
     body.on('error', () => req.unpipe(body));
     // The client waits for this before it sends the body; the rules have let the request through.
-    if ((req.headers.expect ?? '').toLowerCase() === '100-continue') res.writeContinue();
+    if (expectsContinue(req)) res.writeContinue();
     req.pipe(body);
   }
   const bytesIn = (): number => meter?.bytes ?? 0;

@@ -4,12 +4,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline, type Readable, type Transform } from 'node:stream';
 import { S3Error } from '../errors/s3-errors.js';
+import { expectsContinue } from '../http/expect-continue.js';
 
 const waiting = new WeakMap<IncomingMessage, ServerResponse>();
-
-function expectsContinue(req: IncomingMessage): boolean {
-  return (req.headers.expect ?? '').toLowerCase() === '100-continue';
-}
 
 /** Called for every request: remembers who must be told "100 Continue" before we read the body. */
 export function trackContinue(req: IncomingMessage, res: ServerResponse): void {

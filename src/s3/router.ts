@@ -78,13 +78,14 @@ function subresourceOp(ops: SubresourceTable, r: RouteInput, what: string): Oper
 
 /** Bucket subresources we know of but do not serve yet: answered 501 NotImplemented, never misrouted. */
 const UNSUPPORTED_BUCKET_SUBRESOURCES = [
-  'accelerate', 'analytics', 'encryption', 'intelligent-tiering', 'inventory', 'logging', 'metrics',
+  'abac', 'accelerate', 'analytics', 'encryption', 'intelligent-tiering', 'inventory', 'logging',
+  'metadataConfiguration', 'metadataInventoryTable', 'metadataJournalTable', 'metadataTable', 'metrics',
   'notification', 'object-lock', 'ownershipControls', 'policyStatus', 'publicAccessBlock', 'replication',
-  'tagging', 'versions', 'website',
+  'session', 'tagging', 'versions', 'website',
 ] as const;
 
 const UNSUPPORTED_OBJECT_SUBRESOURCES = [
-  'legal-hold', 'restore', 'retention', 'select', 'torrent',
+  'encryption', 'legal-hold', 'renameObject', 'restore', 'retention', 'select', 'torrent',
 ] as const;
 
 function notImplemented(what: string): never {
@@ -98,6 +99,8 @@ export function resolveOperation(r: RouteInput): OperationName {
     throw new S3Error('MethodNotAllowed');
   }
   if (key === undefined) {
+    // S3 Object Lambda's callback (sent to its own endpoint on AWS): no bucket can have this name.
+    if (method === 'POST' && bucket === 'WriteGetObjectResponse') notImplemented('WriteGetObjectResponse');
     if (method === 'GET' && query.has('location')) return 'GetBucketLocation';
     if (method === 'GET' && query.has('versioning')) return 'GetBucketVersioning';
     const bucketOp = subresourceOp(BUCKET_SUBRESOURCE_OPS, r, 'bucket');

@@ -222,9 +222,10 @@ t.test('every client: read_write writes and reads, read reads and is refused wri
 t.test('CreateBucket with a bucket key: its own bucket answers as for its owner; no other bucket is made', async (t) => {
   const signedAs = (key: Credentials): RawS3 => root.as(key);
   for (const [perm, key] of Object.entries(keys)) {
+    // us-east-1: AWS's legacy 200 for a bucket one owns (elsewhere 409 BucketAlreadyOwnedByYou; both
+    // are "it exists" to rclone's bucket check).
     const own = await signedAs(key).createBucket(BUCKET);
-    t.equal(own.status, 409, `${perm}: its own bucket`);
-    t.match(own.text, /<Code>BucketAlreadyOwnedByYou<\/Code>/);
+    t.equal(own.status, 200, `${perm}: its own bucket`);
     for (const name of ['other-bucket', 'brand-new-bucket']) {
       const res = await signedAs(key).createBucket(name);
       t.equal(res.status, 403, `${perm}: ${name}`);
@@ -235,7 +236,6 @@ t.test('CreateBucket with a bucket key: its own bucket answers as for its owner;
   t.same(buckets.map((b) => b.name).sort(), [BUCKET, 'other-bucket'], 'no bucket was created');
   const owner = await server.admin(['account-keys', 'create', '--user', 'mallory']);
   const ownerRes = await signedAs({ accessKeyId: String(owner['accessKeyId']), secretAccessKey: String(owner['secretAccessKey']) }).createBucket(BUCKET);
-  t.equal(ownerRes.status, 409, 'the owner gets the same answer');
-  t.match(ownerRes.text, /<Code>BucketAlreadyOwnedByYou<\/Code>/);
+  t.equal(ownerRes.status, 200, 'the owner gets the same answer');
 });
 

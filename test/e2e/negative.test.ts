@@ -176,7 +176,9 @@ t.test("account key of user X on user Y's bucket -> AccessDenied", async (t) => 
   await expectBytes(t, BUCKET_B, 'seed-b.txt', seedB, "bob's object untouched");
   // CreateBucket on a name another user owns; and on one's own.
   expectError(t, await alice.createBucket(BUCKET_B), 409, 'BucketAlreadyExists', "alice creates bob's bucket name");
-  expectError(t, await alice.createBucket(BUCKET_A), 409, 'BucketAlreadyOwnedByYou', 'alice re-creates her own bucket');
+  // In us-east-1 (this server's region) AWS answers a re-create of one's own bucket 200 (legacy); other
+  // regions 409 BucketAlreadyOwnedByYou (conformance-gaps.test.ts).
+  expectOk(t, await alice.createBucket(BUCKET_A), 'alice re-creates her own bucket: 200 in us-east-1');
   expectOk(t, await root.as(bobKey).getObject(BUCKET_B, 'seed-b.txt'), "bob's account key on his bucket");
 });
 
@@ -615,8 +617,17 @@ t.test('garbage Authorization headers and presigned queries -> 4xx, never 500', 
     t.ok(errorCode(res), `${name}: an S3 error Code`);
     t.not(errorCode(res), 'InternalError', `${name}: not InternalError`);
   }
+  // AWS's answers (the status of AuthorizationQueryParametersError is 400; messages as clients quote them).
   const tooLong = await root.raw('GET', mutate(/X-Amz-Expires=\d+/, 'X-Amz-Expires=604801'), good.headers);
   expectError(t, tooLong, 400, 'AuthorizationQueryParametersError', 'X-Amz-Expires over 604800');
+  t.equal(xmlText(tooLong.text, 'Message'), 'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds');
+  const negative = await root.raw('GET', mutate(/X-Amz-Expires=\d+/, 'X-Amz-Expires=-7'), good.headers);
+  expectError(t, negative, 400, 'AuthorizationQueryParametersError', 'negative X-Amz-Expires');
+  t.equal(xmlText(negative.text, 'Message'), 'X-Amz-Expires must be non-negative');
+  const zero = await root.raw('GET', mutate(/X-Amz-Expires=\d+/, 'X-Amz-Expires=0'), good.headers);
+  expectError(t, zero, 403, 'AccessDenied', 'X-Amz-Expires=0');
+  t.equal(xmlText(zero.text, 'Message'), 'Request has expired');
+  t.equal(xmlText(zero.text, 'X-Amz-Expires'), '0');
 
   // Header and query auth at once.
   const both = await root.raw('GET', good.target, [...good.headers, ['Authorization', `AWS4-HMAC-SHA256 Credential=${cred}, SignedHeaders=${sh}, Signature=${'0'.repeat(64)}`]]);

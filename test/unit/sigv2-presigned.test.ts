@@ -31,4 +31,11 @@ t.test('tampering, expiry, unknown keys and garbage are S3 errors', async (t) =>
     ['long signature', () => verifyPresignedV2(req('GET', '/quotes/nelson', `AWSAccessKeyId=${KEY}&Expires=1141889120&Signature=${'A'.repeat(5000)}`), '/quotes/nelson', { now: before, getSecret }), 'SignatureDoesNotMatch'],
   ];
   for (const [name, fn, code] of cases) t.throws(fn, { name: 'S3Error', code }, name);
+  // Expired: 403 AccessDenied "Request has expired" with the expiry and the server time, as AWS.
+  t.throws(() => verifyPresignedV2(req('GET', '/quotes/nelson', QUERY), '/quotes/nelson', { now: new Date(1141889121 * 1000), getSecret }), {
+    code: 'AccessDenied',
+    status: 403,
+    message: 'Request has expired',
+    extra: { Expires: '2006-03-09T07:25:20.000Z', ServerTime: '2006-03-09T07:25:21.000Z' },
+  }, 'expired: message and details');
 });

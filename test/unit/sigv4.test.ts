@@ -693,9 +693,21 @@ t.test('presigned negative cases', async (t) => {
     return { method: 'GET', rawPath: '/test.txt', rawQuery, headers: { host: 'examplebucket.s3.amazonaws.com' } };
   };
   t.ok(verifyRequest(build({}), docOpts), 'baseline');
-  for (const e of ['604801', '0', '-1', 'abc', '', '1e3', '99999999999999999999']) {
+  for (const e of ['604801', '-1', 'abc', '', '1e3', '99999999999999999999', '+5', '--1']) {
     expectCode(t, () => verifyRequest(build({ 'X-Amz-Expires': e }), docOpts), 'AuthorizationQueryParametersError', `X-Amz-Expires=${e}`);
   }
+  // AWS's messages, as clients quote them (aws-cli#5464, fog#3528).
+  const week = expectCode(t, () => verifyRequest(build({ 'X-Amz-Expires': '604801' }), docOpts), 'AuthorizationQueryParametersError', 'over a week');
+  t.equal(week?.status, 400);
+  t.equal(week?.message, 'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds');
+  const negative = expectCode(t, () => verifyRequest(build({ 'X-Amz-Expires': '-7' }), docOpts), 'AuthorizationQueryParametersError', 'negative');
+  t.equal(negative?.message, 'X-Amz-Expires must be non-negative');
+  t.equal(expectCode(t, () => verifyRequest(build({ 'X-Amz-Expires': 'soon' }), docOpts), 'AuthorizationQueryParametersError', 'word')?.message, 'X-Amz-Expires should be a number');
+  // 0 is a URL that expired when it was made: 403 AccessDenied with the expiry details.
+  const zero = expectCode(t, () => verifyRequest(build({ 'X-Amz-Expires': '0' }), docOpts), 'AccessDenied', 'X-Amz-Expires=0');
+  t.equal(zero?.status, 403);
+  t.equal(zero?.message, 'Request has expired');
+  t.same(zero?.extra, { 'X-Amz-Expires': '0', Expires: '2013-05-24T00:00:00.000Z', ServerTime: docOpts.now.toISOString() });
   // 604800 is the maximum and fine (signature then fails since it was signed with 86400).
   expectCode(t, () => verifyRequest(build({ 'X-Amz-Expires': '604800' }), docOpts), 'SignatureDoesNotMatch', 'X-Amz-Expires=604800 accepted');
   for (const name of Object.keys(base)) {

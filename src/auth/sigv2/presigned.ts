@@ -54,7 +54,12 @@ export function verifyPresignedV2(
   const expires = get('Expires') ?? '';
   if (!/^\d{1,12}$/.test(expires)) throw new S3Error('AccessDenied', 'Query-string authentication requires the Expires parameter.');
   const nowS = Math.floor(opts.now.getTime() / 1000);
-  if (Number(expires) < nowS) throw new S3Error('AccessDenied', 'Request has expired');
+  if (Number(expires) < nowS) {
+    throw new S3Error('AccessDenied', 'Request has expired', {
+      Expires: new Date(Number(expires) * 1000).toISOString(),
+      ServerTime: opts.now.toISOString(),
+    });
+  }
   if (Number(expires) > nowS + MAX_LIFETIME_S) {
     throw new S3Error('AccessDenied', 'Query-string authentication version 2 requests are limited to 7 days.');
   }

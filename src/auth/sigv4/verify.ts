@@ -226,15 +226,21 @@ function verifyPresigned(req: SigV4Request, params: readonly QueryParam[], opts:
   if (time === undefined) {
     throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Date must be in the ISO8601 Long Format "yyyyMMdd\'T\'HHmmss\'Z\'"');
   }
-  if (!/^\d{1,16}$/.test(p.expires)) {
+  // AWS's answers and messages (quoted by clients that met them: aws-cli#5464, fog#3528, minio-js#1312):
+  // beyond a week or negative is 400 AuthorizationQueryParametersError; 0 is a URL that expired at
+  // once, 403 AccessDenied "Request has expired" (checked below with the other expiry).
+  if (!/^-?\d{1,16}$/.test(p.expires)) {
     throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Expires should be a number');
   }
   const expires = Number(p.expires);
-  if (expires < 1) {
-    throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Expires must be a positive number of seconds');
+  if (expires < 0) {
+    throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Expires must be non-negative');
   }
   if (expires > MAX_PRESIGNED_EXPIRES) {
-    throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Expires must be less than a week (in seconds) that is 604800');
+    throw new S3Error(
+      'AuthorizationQueryParametersError',
+      'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds',
+    );
   }
   const signedHeaders = parseSignedHeaders(p.signedHeaders);
   if (!signedHeaders) throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-SignedHeaders is malformed.');
@@ -249,7 +255,7 @@ function verifyPresigned(req: SigV4Request, params: readonly QueryParam[], opts:
       ServerTime: new Date(now).toISOString(),
     });
   }
-  if (now > time + expires * 1000) {
+  if (expires === 0 || now > time + expires * 1000) {
     throw new S3Error('AccessDenied', 'Request has expired', {
       'X-Amz-Expires': p.expires,
       Expires: new Date(time + expires * 1000).toISOString(),

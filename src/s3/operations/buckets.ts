@@ -4,7 +4,8 @@ import { authorize } from '../../auth/authorize.js';
 import { S3Error } from '../../errors/s3-errors.js';
 import { createBucket, deleteBucket } from '../bucket-service.js';
 import { isoDate, requireBucket, type OperationHandler } from '../operation.js';
-import { xmlResponse } from '../respond.js';
+import { xmlResponse, type S3Response } from '../respond.js';
+import type { Bucket } from '../../db/repos/index.js';
 import { readXmlBody, toXml } from '../xml.js';
 
 function owner(userId: string): { ID: string; DisplayName: string } {
@@ -23,14 +24,29 @@ export const listBuckets: OperationHandler = async (r) => {
   );
 };
 
+function created(name: string): S3Response {
+  return { status: 200, headers: { location: `/${name}`, 'content-length': 0 } };
+}
+
+/**
+ * Creating a bucket one already owns, as AWS answers it (error table, BucketAlreadyOwnedByYou): 200
+ * in us-east-1, AWS's legacy behaviour (which also resets the ACLs; here they are fixed, nothing to
+ * reset), and 409 BucketAlreadyOwnedByYou in every other region. The bucket's region decides.
+ */
+function alreadyOwned(bucket: Pick<Bucket, 'name' | 'region'>): S3Response {
+  if (bucket.region === 'us-east-1') return created(bucket.name);
+  throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: bucket.name });
+}
+
 export const createBucketOp: OperationHandler = async (r) => {
   const name = r.addr.bucket as string;
   if (r.principal.kind === 'bucket') {
     // A bucket key may not create buckets, but its own bucket exists and it may use it: it gets the
     // owner's answer, which rclone (its check-bucket step), aws cli and restic take as success.
     // Any other name is AccessDenied, without learning whether that bucket exists.
-    if (name !== r.principal.bucketName) throw new S3Error('AccessDenied');
-    throw new S3Error('BucketAlreadyOwnedByYou', undefined, { BucketName: name });
+    const own = name === r.principal.bucketName ? r.ctx.repos.buckets.getByName(name) : undefined;
+    if (!own) throw new S3Error('AccessDenied');
+    return alreadyOwned(own);
   }
   authorize(r.principal, 'CreateBucket');
   const body = await readXmlBody(r.req, 64 * 1024);
@@ -45,8 +61,13 @@ export const createBucketOp: OperationHandler = async (r) => {
       { ArgumentName: 'LocationConstraint' },
     );
   }
-  const bucket = createBucket(r.ctx.repos, { name, ownerId: r.principal.userId, region });
-  return { status: 200, headers: { location: `/${bucket.name}`, 'content-length': 0 } };
+  try {
+    return created(createBucket(r.ctx.repos, { name, ownerId: r.principal.userId, region }).name);
+  } catch (err) {
+    const mine = err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou' ? r.ctx.repos.buckets.getByName(name) : undefined;
+    if (mine) return alreadyOwned(mine);
+    throw err;
+  }
 };
 
 export const headBucket: OperationHandler = async (r) => {
