@@ -162,6 +162,7 @@ t.test('refusals: AWS codes and messages, nothing stored', async (t) => {
   t.match(c.notMultipart?.body ?? '', '<Condition>Bucket POST must be of the enclosure-type multipart/form-data</Condition>');
   errorIs(t, 'missingFile', 400, 'InvalidArgument', 'POST requires exactly one file upload per request.');
   errorIs(t, 'expired', 403, 'AccessDenied', 'Invalid according to Policy: Policy expired.');
+  errorIs(t, 'truncated', 400, 'MalformedPOSTRequest', 'The body of your POST request is not well-formed multipart/form-data.');
   errorIs(t, 'malformedPolicy', 400, 'InvalidPolicyDocument', 'Invalid Policy: Invalid JSON.');
   errorIs(t, 'readOnlyKey', 403, 'AccessDenied', 'Access Denied');
   errorIs(t, 'otherBucketKey', 403, 'AccessDenied', 'Access Denied');

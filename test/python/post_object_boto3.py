@@ -156,6 +156,15 @@ def main():
                       files=[("file", ("f.txt", b"data")), ("key", (None, "denied.txt"))], allow_redirects=False)
     out["cases"]["keyAfterFile"] = error_of(r)
 
+    # A body cut short inside the file part (no closing delimiter): not well-formed, nothing stored.
+    boundary = "cutshort"
+    body = b"".join(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode() for k, v in p["fields"].items()
+    ) + f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.txt"\r\n\r\n'.encode() + b"abcde"
+    r = requests.post(p["url"], data=body, headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    out["cases"]["truncated"] = error_of(r)
+    out["cases"]["truncated"]["stored"] = exists("denied.txt")
+
     # A policy that is not JSON, signed correctly (boto3 cannot make one): 400 InvalidPolicyDocument.
     creds = s3._request_signer._credentials
     now = datetime.datetime.now(datetime.timezone.utc)
