@@ -96,6 +96,9 @@ export function readPostForm(req: IncomingMessage): Promise<PostForm> {
       // The parser's errors (a body cut short, a broken delimiter) reach the reader as S3 errors.
       file = new PassThrough({ highWaterMark: 64 * 1024 });
       const body = file;
+      // Its reader may not be there yet (the policy is checked first) or ever (a refused form): an
+      // error then must not go unheard, which would end the process. A reader sees it all the same.
+      body.on('error', () => undefined);
       stream.on('error', (err) => body.destroy(isS3Error(err) ? err : malformed()));
       stream.pipe(body);
       resolve({ fields, file: { stream: body, filename }, done });

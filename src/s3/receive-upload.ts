@@ -1,6 +1,6 @@
 // Receiving an upload body (PutObject, UploadPart): decode aws-chunked framing, hash while streaming,
 // stage the bytes, then verify every promise the client made. The caller commits or aborts.
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
 import { ChunkDecoder } from '../auth/sigv4/index.js';
 import { S3Error } from '../errors/s3-errors.js';
@@ -139,9 +139,9 @@ export async function receiveObjectStream(
   const buffers = await reserveUploadBuffers(ctx, uploadBufferBytes(ctx, bound, inline ? { inline: 'streamed' } : {}), { signal: opts.signal });
   try {
     const hasher = new UploadHasher({ checksumAlgorithm: expect.checksumAlgorithm, maxSize: opts.maxSize, pool: ctx.hashPool, expectedSize: bound });
-    source.on('error', (err) => hasher.destroy(err));
-    source.pipe(hasher);
-    const staged = await stageObjectBody(ctx, hasher, { maxSize: bound, signal: opts.signal });
+    // pipeline: an error of the source (also one it had before this point) fails the hasher and the stage.
+    const body = pipeline(source, hasher, () => undefined) as UploadHasher;
+    const staged = await stageObjectBody(ctx, body, { maxSize: bound, signal: opts.signal });
     try {
       const digests = await hasher.digests();
       checkUpload(expect, digests, {});
