@@ -126,6 +126,24 @@ t.test('boto3 presigned POST: 204, ${filename}, metadata read back, fields after
   t.equal(c.sigv2?.stored, true);
 });
 
+t.test('the request log names the operation, the signing key and the key written', async (t) => {
+  const requestId = c.ok204?.headers?.['x-amz-request-id'];
+  let line: Record<string, unknown> | undefined;
+  // The line is written when the response closes: poll the server's output briefly.
+  for (let i = 0; i < 50 && !line; i++) {
+    for (const raw of server.output().split('\n')) {
+      if (!raw.startsWith('{') || !raw.includes(`"${requestId}"`)) continue;
+      const parsed = JSON.parse(raw) as Record<string, unknown>;
+      if (parsed.msg === 's3 request') line = parsed;
+    }
+    if (!line) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  t.match(line, { operation: 'PostObject', method: 'POST', bucket: BUCKET, key: 'uploads/hello world.txt', accessKeyId: server.rootKey.accessKeyId, status: 204, errorCode: null });
+  const denied = c.badSignature?.headers?.['x-amz-request-id'];
+  const deniedLine = server.output().split('\n').find((raw) => raw.includes(`"${denied}"`) && raw.includes('s3 request'));
+  t.match(JSON.parse(deniedLine ?? '{}'), { operation: 'PostObject', status: 403, errorCode: 'SignatureDoesNotMatch', accessKeyId: server.rootKey.accessKeyId });
+});
+
 t.test('success_action_status and success_action_redirect', async (t) => {
   const created = c.status201;
   t.equal(created?.status, 201);
