@@ -74,8 +74,10 @@ export function readPostForm(req: IncomingMessage): Promise<PostForm> {
         reject(err);
       }
     };
-    busboy.on('field', (name, value, _nameTruncated, valueTruncated) => {
+    busboy.on('field', (sentName: string | undefined, value, _nameTruncated, valueTruncated) => {
       if (fileSeen || settled) return;
+      // A part without a name parameter is a field named '' (which no condition can cover).
+      const name = sentName ?? '';
       preBytes += Buffer.byteLength(name) + Buffer.byteLength(value) + PART_OVERHEAD;
       if (valueTruncated || preBytes > MAX_POST_PRE_DATA_BYTES) {
         fail(tooLarge());
