@@ -41,6 +41,7 @@ interface PyOut {
     ok204: { body: string; contentType: string; metadata: Record<string, string>; cacheControl: string; contentDisposition: string; etag: string };
     big: { size: number; md5: string; expectedMd5: string; contentType: string };
     redirect: { etag: string };
+    tagged: { Key: string; Value: string }[];
   };
   browser: { redirect: Presigned; created: Presigned; fetch: Presigned };
 }
@@ -122,6 +123,9 @@ t.test('boto3 presigned POST: 204, ${filename}, metadata read back, fields after
   t.equal(c.big?.status, 204, c.big?.body ?? '');
   t.same([py.objects.big.size, py.objects.big.md5, py.objects.big.contentType], [3 * 1024 * 1024, py.objects.big.expectedMd5, 'binary/octet-stream'], '3 MiB read back intact');
   errorIs(t, 'badMd5', 400, 'BadDigest');
+  t.equal(c.tagged?.status, 204, c.tagged?.body ?? '');
+  t.same(py.objects.tagged, [{ Key: '0', Value: 'zero' }, { Key: 'team', Value: 'web ui' }], 'the tagging field is stored');
+  errorIs(t, 'badTagging', 400, 'MalformedXML');
   t.equal(c.sigv2?.status, 204, `SigV2 form (ceph s3-tests style): ${c.sigv2?.body}`);
   t.equal(c.sigv2?.stored, true);
 });

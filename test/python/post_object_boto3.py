@@ -106,6 +106,13 @@ def main():
         "cacheControl": o.get("CacheControl"), "contentDisposition": o.get("ContentDisposition"), "etag": o["ETag"],
     }
 
+    # Tags from the `tagging` field (a <Tagging> document, ceph s3-tests' tags_authenticated_request).
+    tags_xml = "<Tagging><TagSet><Tag><Key>0</Key><Value>zero</Value></Tag><Tag><Key>team</Key><Value>web ui</Value></Tag></TagSet></Tagging>"
+    p = s3.generate_presigned_post(b, "tagged.txt", Fields={"tagging": tags_xml}, Conditions=[["starts-with", "$tagging", ""]], ExpiresIn=600)
+    post("tagged", p, expect_key="tagged.txt")
+    out["objects"]["tagged"] = s3.get_object_tagging(Bucket=b, Key="tagged.txt")["TagSet"]
+    post("badTagging", p | {"fields": {**p["fields"], "tagging": "not-xml"}}, expect_key="bad-tagging-never")
+
     # 2. A larger file (3 MiB: staged in the backend, not inline), with Content-MD5 checked as on PUT.
     big = bytes(range(256)) * (3 * 4096)
     p = s3.generate_presigned_post(b, "big.bin", Fields={"Content-MD5": base64.b64encode(hashlib.md5(big).digest()).decode()},

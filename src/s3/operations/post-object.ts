@@ -20,6 +20,7 @@ import { readPostForm } from '../post-form.js';
 import { missingField, verifyPostSignature } from '../post-auth.js';
 import { checkFileSize, checkPostPolicy, expandFilename, isExemptField, parsePostPolicy, type FormField } from '../post-policy.js';
 import { CANNED_ACLS } from './acl.js';
+import { parseTaggingXml } from '../tagging.js';
 import type { S3RequestRecord } from '../request-log.js';
 
 export interface PostObjectRequest {
@@ -140,7 +141,9 @@ export async function postObject(r: PostObjectRequest): Promise<S3Response> {
   const acl = fields.get('acl')?.value;
   // A canned ACL is accepted and changes nothing, as on PutObject: objects stay private.
   if (acl !== undefined && !CANNED_ACLS.has(acl)) throw new S3Error('InvalidArgument', undefined, { ArgumentName: 'acl', ArgumentValue: acl });
-  // The `tagging` field passes the policy like any other field; it is not stored (yet).
+  // `tagging`: a <Tagging> document, as PutObjectTagging takes it (its limits and errors).
+  const taggingField = fields.get('tagging')?.value;
+  const tagging = taggingField === undefined ? undefined : parseTaggingXml(Buffer.from(taggingField, 'utf8'));
 
   const headers = fieldsAsHeaders(fields);
   const meta = pickObjectHeaders({ headers });
@@ -167,6 +170,7 @@ export async function postObject(r: PostObjectRequest): Promise<S3Response> {
     throw err;
   }
   const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
+  if (tagging?.length) record.tagging = tagging;
   try {
     await commitObject(ctx, record, staged);
   } finally {
