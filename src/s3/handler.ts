@@ -17,6 +17,7 @@ import {
 } from './operations/buckets.js';
 import { listObjectsV1, listObjectsV2 } from './operations/list-objects.js';
 import { putObject } from './operations/put-object.js';
+import { postObject } from './operations/post-object.js';
 import { getObject, headObject } from './operations/get-object.js';
 import { deleteObject } from './operations/delete-object.js';
 import { copyObject } from './operations/copy-object.js';
@@ -35,7 +36,8 @@ import { abortMultipartUpload, listMultipartUploads, listParts } from './operati
 /** Operations that create an object under the key they address: only these refuse a key XML cannot list. */
 const CREATES_KEY: ReadonlySet<OperationName> = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload', 'CompleteMultipartUpload']);
 
-const HANDLERS: Record<OperationName, OperationHandler> = {
+/** PostObject is not here: its form, not the request, is signed (the branch in handleS3). */
+const HANDLERS: Record<Exclude<OperationName, 'PostObject'>, OperationHandler> = {
   ListBuckets: listBuckets,
   CreateBucket: createBucketOp,
   HeadBucket: headBucket,
@@ -150,6 +152,18 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
     const op = resolveOperation({ method: req.method ?? 'GET', bucket: addr.bucket, key: addr.key, query: addr.query, headers: req.headers });
     record.operation = op;
     if (addr.key !== undefined) validateKey(addr.key, { existing: !CREATES_KEY.has(op) });
+    if (op === 'PostObject') {
+      // A browser form upload: authenticated by the signed policy in the form, not by the request.
+      const result = await postObject({
+        ctx, req, addr, record,
+        get signal() {
+          return client.signal;
+        },
+      });
+      await ctx.durability.sync();
+      await sendResponse(req, res, result);
+      return;
+    }
     const signed = { method: req.method ?? 'GET', rawPath: addr.rawPath, rawQuery: addr.rawQuery, headers: req.headers };
     const getSecret = (id: string): string | undefined => ctx.keys.lookup(id)?.secretKey;
     const auth = isPresignedV2(addr.rawQuery)

@@ -12,7 +12,10 @@ export type StoredHeaders = Pick<
 /** AWS's limit on the user-defined metadata of one object. */
 const MAX_USER_METADATA_BYTES = 2048;
 
-function one(req: IncomingMessage, name: string): string | null {
+/** Where upload metadata comes from: a request's headers, or a POST form's fields (post-object.ts). */
+export type HeaderSource = Pick<IncomingMessage, 'headers'>;
+
+function one(req: HeaderSource, name: string): string | null {
   const v = req.headers[name];
   if (v === undefined) return null;
   return Array.isArray(v) ? v.join(', ') : v;
@@ -28,7 +31,7 @@ function stripAwsChunked(encoding: string | null): string | null {
   return rest.length ? rest.join(', ') : null;
 }
 
-export function pickObjectHeaders(req: IncomingMessage): StoredHeaders {
+export function pickObjectHeaders(req: HeaderSource): StoredHeaders {
   const userMetadata: Record<string, string> = {};
   let bytes = 0;
   for (const [name, value] of Object.entries(req.headers)) {

@@ -28,10 +28,15 @@ export type OperationHandler = (r: S3Request) => Promise<S3Response>;
  * that bucket exists.
  */
 export function requireBucket(r: S3Request, action: Action, name: string = r.addr.bucket as string): Bucket {
-  if (r.principal.kind === 'bucket' && r.principal.bucketName !== name) throw new S3Error('AccessDenied');
-  const bucket = r.ctx.bucketDirectory.byName(name);
+  return bucketFor(r.ctx, r.principal, action, name);
+}
+
+/** requireBucket for a principal found otherwise than by a signed request (a POST form's policy signer). */
+export function bucketFor(ctx: AppContext, principal: Principal, action: Action, name: string): Bucket {
+  if (principal.kind === 'bucket' && principal.bucketName !== name) throw new S3Error('AccessDenied');
+  const bucket = ctx.bucketDirectory.byName(name);
   if (!bucket) throw new S3Error('NoSuchBucket', undefined, { BucketName: name });
-  authorize(r.principal, action, bucket);
+  authorize(principal, action, bucket);
   return bucket;
 }
 

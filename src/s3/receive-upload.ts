@@ -1,5 +1,7 @@
 // Receiving an upload body (PutObject, UploadPart): decode aws-chunked framing, hash while streaming,
 // stage the bytes, then verify every promise the client made. The caller commits or aborts.
+import { pipeline, type Readable } from 'node:stream';
+import type { AppContext } from '../context.js';
 import { ChunkDecoder } from '../auth/sigv4/index.js';
 import { S3Error } from '../errors/s3-errors.js';
 import { UploadHasher, digestBuffer, type UploadDigests } from '../hashing/upload-hasher.js';
@@ -119,4 +121,39 @@ async function receiveSmallObject(
   const digests = await digestBuffer(body, expect.checksumAlgorithm ?? checksumAlgorithm);
   checkUpload(expect, digests, {});
   return { staged: inlineStaged(body), digests };
+}
+
+/**
+ * An object body that is not the request body itself (the file part of a POST form): the same upload
+ * budget, hashing, staging (inline when `bound`, an upper bound on its size, is small) and checks as a
+ * PutObject body. On failure nothing is left behind; on success the caller commits or aborts `staged`.
+ */
+export async function receiveObjectStream(
+  ctx: AppContext,
+  source: Readable,
+  opts: { bound: number | undefined; maxSize: number; expect: UploadExpectations; signal: AbortSignal },
+): Promise<ReceivedUpload> {
+  const { bound, expect } = opts;
+  const inline = bound !== undefined && bound <= ctx.config.inlineObjectMaxBytes;
+  // No request to pause while it waits: the parser holding the unread part holds the socket back.
+  const buffers = await reserveUploadBuffers(ctx, uploadBufferBytes(ctx, bound, inline ? { inline: 'streamed' } : {}), { signal: opts.signal });
+  try {
+    const hasher = new UploadHasher({ checksumAlgorithm: expect.checksumAlgorithm, maxSize: opts.maxSize, pool: ctx.hashPool, expectedSize: bound });
+    // pipeline: an error of the source (also one it had before this point) fails the hasher and the stage.
+    const body = pipeline(source, hasher, () => undefined) as UploadHasher;
+    const staged = await stageObjectBody(ctx, body, { maxSize: bound, signal: opts.signal });
+    try {
+      const digests = await hasher.digests();
+      checkUpload(expect, digests, {});
+      if (!staged.inline) buffers.release();
+      return { staged, digests, release: staged.inline ? buffers.release : () => undefined };
+    } catch (err) {
+      await staged.abort();
+      throw err;
+    }
+  } catch (err) {
+    source.destroy();
+    buffers.release();
+    throw err;
+  }
 }

@@ -11,6 +11,7 @@ export type OperationName =
   | 'ListObjects'
   | 'ListObjectsV2'
   | 'PutObject'
+  | 'PostObject'
   | 'GetObject'
   | 'HeadObject'
   | 'DeleteObject'
@@ -115,6 +116,9 @@ export function resolveOperation(r: RouteInput): OperationName {
         return 'HeadBucket';
       case 'DELETE':
         return 'DeleteBucket';
+      case 'POST':
+        // A browser form upload to the bucket URL (operations/post-object.ts).
+        return 'PostObject';
       default:
         throw new S3Error('MethodNotAllowed');
     }

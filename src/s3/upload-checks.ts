@@ -22,12 +22,12 @@ export interface UploadExpectations {
   signedSha256?: string;
 }
 
-function single(req: IncomingMessage, name: string): string | undefined {
+function single(req: Pick<IncomingMessage, 'headers'>, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
 }
 
-export function parseUploadExpectations(req: IncomingMessage, payload: PayloadMode): UploadExpectations {
+export function parseUploadExpectations(req: Pick<IncomingMessage, 'headers'>, payload: PayloadMode): UploadExpectations {
   const out: UploadExpectations = {};
   const md5 = single(req, 'content-md5');
   if (md5 !== undefined) {

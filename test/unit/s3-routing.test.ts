@@ -25,6 +25,8 @@ t.test('operation table (AWS API reference)', async (t) => {
     ['GET', 'b', undefined, 'policy', 'GetBucketPolicy'],
     ['PUT', 'b', undefined, 'policy', 'NotImplemented'],
     ['POST', 'b', undefined, 'delete', 'DeleteObjects'],
+    ['POST', 'b', undefined, '', 'PostObject'],
+    ['POST', 'b', 'k', '', 'MethodNotAllowed'],
     ['GET', 'b', undefined, 'delete', 'NotImplemented'],
     ['GET', 'b', undefined, 'cors', 'GetBucketCors'],
     ['PUT', 'b', undefined, 'cors', 'PutBucketCors'],

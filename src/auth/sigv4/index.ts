@@ -6,7 +6,7 @@ export type {
   VerifiedAuth,
   VerifyOptions,
 } from './types.js';
-export { verifyRequest, DEFAULT_MAX_SKEW_MS, MAX_PRESIGNED_EXPIRES } from './verify.js';
+export { verifyRequest, signatureMatches, DEFAULT_MAX_SKEW_MS, MAX_PRESIGNED_EXPIRES } from './verify.js';
 export { ChunkDecoder } from './chunked-decoder.js';
 export {
   ALGORITHM,

@@ -8,7 +8,7 @@ import { childNames, childValues, isNode, optionalLeaf, parseXmlDocument, readVe
 import { xmlResponse } from '../respond.js';
 import { toXml } from '../xml.js';
 
-const CANNED_ACLS: ReadonlySet<string> = new Set([
+export const CANNED_ACLS: ReadonlySet<string> = new Set([
   'private', 'public-read', 'public-read-write', 'authenticated-read', 'aws-exec-read', 'bucket-owner-read',
   'bucket-owner-full-control', 'log-delivery-write',
 ]);

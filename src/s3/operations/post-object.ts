@@ -1,0 +1,181 @@
+// POST Object: a browser uploads a file with an HTML form (multipart/form-data) to the bucket URL,
+// authorized by a POST policy its server signed, not by a signed request. The fields before the file
+// are read first (post-form.ts); the signature and the policy are checked (post-auth.ts,
+// post-policy.ts) before a byte of the file is read; then the file is received, verified and committed
+// exactly like a PutObject body. Nothing is stored unless every check passes. docs/COMPATIBILITY.md,
+// "Browser POST uploads", lists every decision.
+import { validateHeaderValue, type IncomingMessage } from 'node:http';
+import type { AppContext } from '../../context.js';
+import { S3Error } from '../../errors/s3-errors.js';
+import type { Principal } from '../../auth/principal.js';
+import { keyProblem, type S3Address } from '../addressing.js';
+import { bucketFor } from '../operation.js';
+import { commitObject, singleBlobRecord } from '../object-writes.js';
+import { pickObjectHeaders } from '../object-headers.js';
+import { receiveObjectStream } from '../receive-upload.js';
+import { parseUploadExpectations } from '../upload-checks.js';
+import { xmlResponse, type S3Response } from '../respond.js';
+import { toXml } from '../xml.js';
+import { readPostForm } from '../post-form.js';
+import { missingField, verifyPostSignature } from '../post-auth.js';
+import { checkFileSize, checkPostPolicy, expandFilename, isExemptField, parsePostPolicy, type FormField } from '../post-policy.js';
+import { CANNED_ACLS } from './acl.js';
+import { parseTaggingXml } from '../tagging.js';
+import type { S3RequestRecord } from '../request-log.js';
+
+export interface PostObjectRequest {
+  ctx: AppContext;
+  req: IncomingMessage;
+  addr: S3Address;
+  record: S3RequestRecord;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+/** Fields that become the object's headers, as the same headers do on PutObject. */
+const STORED_HEADER_FIELDS = ['content-type', 'cache-control', 'content-disposition', 'content-encoding', 'content-language', 'expires'];
+
+function isMultipartForm(contentType: string | undefined): boolean {
+  return (contentType ?? '').split(';')[0]?.trim().toLowerCase() === 'multipart/form-data';
+}
+
+/** The fields as the header record pickObjectHeaders and parseUploadExpectations read; values must be valid header values. */
+function fieldsAsHeaders(fields: ReadonlyMap<string, FormField>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, { value }] of fields) {
+    if (isExemptField(name)) continue;
+    const stored = name.startsWith('x-amz-meta-') || STORED_HEADER_FIELDS.includes(name);
+    if (stored) {
+      try {
+        validateHeaderValue(name, value);
+        if (name.startsWith('x-amz-meta-') && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new Error('name');
+      } catch {
+        // It would be sent back as a header on every GET: refused now, as an invalid header would be.
+        throw new S3Error('InvalidArgument', `Invalid value for the form field ${name}.`, { ArgumentName: name });
+      }
+    }
+    headers[name] = value;
+  }
+  return headers;
+}
+
+/** The principal a form's signature names, or AccessDenied for an anonymous form: no bucket is publicly writable. */
+function authenticate(r: PostObjectRequest, fields: ReadonlyMap<string, FormField>): { principal: Principal; policy: string } {
+  const { ctx } = r;
+  const signer = verifyPostSignature(fields, { region: ctx.config.region, getSecret: (id) => ctx.keys.lookup(id)?.secretKey });
+  if (!signer) throw new S3Error('AccessDenied');
+  r.record.accessKeyId = signer.accessKeyId;
+  const found = ctx.keys.lookup(signer.accessKeyId);
+  if (!found) throw new S3Error('InvalidAccessKeyId', undefined, { AWSAccessKeyId: signer.accessKeyId });
+  return { principal: found.principal, policy: signer.policy };
+}
+
+/** The object's URL, as S3 gives it in Location: the request's own scheme and host, the key percent-encoded. */
+function objectUrl(r: PostObjectRequest, bucket: string, key: string): string {
+  const tls = (r.req.socket as { encrypted?: boolean }).encrypted === true;
+  const host = r.req.headers.host ?? 'localhost';
+  const path = r.addr.virtualHost ? `/${encodeURIComponent(key)}` : `/${bucket}/${encodeURIComponent(key)}`;
+  return `${tls ? 'https' : 'http'}://${host}${path}`;
+}
+
+/** success_action_redirect (or the older `redirect`) when it is an absolute http(s) URL: S3 ignores any other. */
+function redirectTarget(fields: ReadonlyMap<string, FormField>): URL | undefined {
+  const raw = fields.get('success_action_redirect')?.value ?? fields.get('redirect')?.value;
+  if (!raw) return undefined;
+  try {
+    const url = new URL(raw);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function successResponse(r: PostObjectRequest, fields: ReadonlyMap<string, FormField>, bucket: string, key: string, etag: string): S3Response {
+  const location = objectUrl(r, bucket, key);
+  const redirect = redirectTarget(fields);
+  if (redirect) {
+    // bucket, key and etag appended to the URL's own query, form-encoded (the key's `/` as %2F, the ETag quoted).
+    const added = new URLSearchParams({ bucket, key, etag }).toString();
+    const target = redirect.href.replace(/#.*$/, '');
+    const sep = redirect.search === '' ? (target.endsWith('?') ? '' : '?') : '&';
+    return { status: 303, headers: { location: `${target}${sep}${added}`, etag, 'content-length': '0' } };
+  }
+  const status = fields.get('success_action_status')?.value;
+  if (status === '201') {
+    const xml = toXml('PostResponse', { Location: location, Bucket: bucket, Key: key, ETag: etag }, { namespace: false });
+    return xmlResponse(xml, 201, { etag, location });
+  }
+  return { status: status === '200' ? 200 : 204, headers: { etag, location, ...(status === '200' ? { 'content-length': '0' } : {}) } };
+}
+
+export async function postObject(r: PostObjectRequest): Promise<S3Response> {
+  const { ctx, req } = r;
+  const bucketName = r.addr.bucket as string;
+  if (!isMultipartForm(req.headers['content-type'])) {
+    throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
+      Condition: 'Bucket POST must be of the enclosure-type multipart/form-data',
+    });
+  }
+  if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) throw new S3Error('MissingContentLength');
+  const declared = req.headers['content-length'];
+  const bound = declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : undefined;
+
+  const form = await readPostForm(req);
+  const { fields, file } = form;
+  if (!file) throw new S3Error('InvalidArgument', 'POST requires exactly one file upload per request.', { ArgumentName: 'file', ArgumentValue: '0' });
+  // From here on the file part waits unread: every answer below is given before a byte of it is stored.
+  if (!fields.get('key')?.value) throw missingField('key');
+  const { principal, policy: policyText } = authenticate(r, fields);
+  const policy = parsePostPolicy(policyText);
+  const bucket = bucketFor(ctx, principal, 'ObjectWrite', bucketName);
+
+  // "All variables within the form are expanded prior to validating the POST policy."
+  for (const [name, field] of fields) {
+    if (!isExemptField(name)) fields.set(name, { name: field.name, value: expandFilename(field.value, file.filename) });
+  }
+  const range = checkPostPolicy(policy, fields, { now: ctx.clock().getTime(), bucket: bucketName });
+  const key = (fields.get('key') as FormField).value;
+  if (key === '') throw missingField('key');
+  const problem = keyProblem(key);
+  if (problem) throw problem;
+  const acl = fields.get('acl')?.value;
+  // A canned ACL is accepted and changes nothing, as on PutObject: objects stay private.
+  if (acl !== undefined && !CANNED_ACLS.has(acl)) throw new S3Error('InvalidArgument', undefined, { ArgumentName: 'acl', ArgumentValue: acl });
+  // `tagging`: a <Tagging> document, as PutObjectTagging takes it (its limits and errors).
+  const taggingField = fields.get('tagging')?.value;
+  const tagging = taggingField === undefined ? undefined : parseTaggingXml(Buffer.from(taggingField, 'utf8'));
+
+  const headers = fieldsAsHeaders(fields);
+  const meta = pickObjectHeaders({ headers });
+  const expect = parseUploadExpectations({ headers }, { kind: 'unsigned' });
+  const maxSize = Math.min(ctx.config.maxObjectSize, range?.max ?? Infinity);
+  let received;
+  try {
+    received = await receiveObjectStream(ctx, file.stream, { bound, maxSize, expect, signal: r.signal });
+  } catch (err) {
+    // Past the policy's maximum the hasher stops the upload: the size it would have had is not known.
+    if (err instanceof S3Error && err.code === 'EntityTooLarge' && range && maxSize === range.max) {
+      throw new S3Error('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', { MaxSizeAllowed: String(range.max) });
+    }
+    throw err;
+  }
+  const { staged, digests, release } = received;
+  try {
+    // The rest of the body (fields after the file, ignored) must be well-formed too.
+    await form.done;
+    checkFileSize(range, digests.size);
+  } catch (err) {
+    release();
+    await staged.abort();
+    throw err;
+  }
+  const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
+  if (tagging?.length) record.tagging = tagging;
+  try {
+    await commitObject(ctx, record, staged);
+  } finally {
+    release();
+  }
+  r.record.key = key;
+  return successResponse(r, fields, bucketName, key, record.etag);
+}
