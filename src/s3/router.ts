@@ -8,6 +8,8 @@ export type OperationName =
   | 'DeleteBucket'
   | 'GetBucketLocation'
   | 'GetBucketVersioning'
+  | 'PutBucketVersioning'
+  | 'ListObjectVersions'
   | 'ListObjects'
   | 'ListObjectsV2'
   | 'PutObject'
@@ -53,6 +55,8 @@ const BUCKET_SUBRESOURCE_OPS: SubresourceTable = {
   policy: { GET: 'GetBucketPolicy' },
   requestPayment: { GET: 'GetBucketRequestPayment' },
   uploads: { GET: 'ListMultipartUploads' },
+  versioning: { GET: 'GetBucketVersioning', PUT: 'PutBucketVersioning' },
+  versions: { GET: 'ListObjectVersions' },
 };
 
 const OBJECT_SUBRESOURCE_OPS: SubresourceTable = {
@@ -74,7 +78,7 @@ function subresourceOp(ops: SubresourceTable, r: RouteInput, what: string): Oper
 const UNSUPPORTED_BUCKET_SUBRESOURCES = [
   'accelerate', 'analytics', 'encryption', 'intelligent-tiering', 'inventory', 'logging', 'metrics',
   'notification', 'object-lock', 'ownershipControls', 'policyStatus', 'publicAccessBlock', 'replication',
-  'tagging', 'versions', 'website',
+  'tagging', 'website',
 ] as const;
 
 const UNSUPPORTED_OBJECT_SUBRESOURCES = [
@@ -93,7 +97,6 @@ export function resolveOperation(r: RouteInput): OperationName {
   }
   if (key === undefined) {
     if (method === 'GET' && query.has('location')) return 'GetBucketLocation';
-    if (method === 'GET' && query.has('versioning')) return 'GetBucketVersioning';
     const bucketOp = subresourceOp(BUCKET_SUBRESOURCE_OPS, r, 'bucket');
     if (bucketOp) return bucketOp;
     for (const sub of UNSUPPORTED_BUCKET_SUBRESOURCES) if (query.has(sub)) notImplemented(`Bucket subresource '${sub}'`);

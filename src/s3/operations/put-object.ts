@@ -6,6 +6,7 @@ import { header, requireBucket, requireKey, type OperationHandler } from '../ope
 import { checkWriteCondition, commitObject, singleBlobRecord, type WriteCondition } from '../object-writes.js';
 import { pickObjectHeaders } from '../object-headers.js';
 import { precheckUpload, receiveUpload } from '../receive-upload.js';
+import { versionHeaders } from '../versioning.js';
 
 export const putObject: OperationHandler = async (r) => {
   const bucket = requireBucket(r, 'ObjectWrite');
@@ -19,12 +20,13 @@ export const putObject: OperationHandler = async (r) => {
   const { staged, digests, release } = await receiveUpload(r, { maxSize, objectBody: true });
   const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
   const etag = record.etag;
+  let versionId: string | undefined;
   try {
-    await commitObject(ctx, record, staged, cond);
+    versionId = await commitObject(ctx, record, staged, cond);
   } finally {
     release();
   }
-  const headers: Record<string, string> = { etag, 'content-length': '0' };
+  const headers: Record<string, string> = { etag, 'content-length': '0', ...versionHeaders(versionId) };
   if (digests.checksum) {
     headers[checksumHeader(digests.checksum.algorithm)] = digests.checksum.value;
     headers['x-amz-checksum-type'] = 'FULL_OBJECT';
