@@ -274,3 +274,31 @@ t.test('rclone: backend versioning, --s3-versions, --s3-version-at', async (t) =
   const still = await rclone(['lsjson', '--s3-versions', `ver:${bucket}`]);
   t.equal((JSON.parse(still.stdout) as unknown[]).length, 2, 'both versions still there with --s3-versions');
 });
+
+t.test('restic on a versioned bucket: plain operations keep working', async (t) => {
+  const bucket = 'ver-restic';
+  t.equal((await root.createBucket(bucket)).status, 200);
+  t.equal((await putVersioning(bucket, '<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>')).status, 200);
+  const source = join(server.tmpRoot, 'restic-source');
+  await mkdir(source, { recursive: true });
+  await writeFile(join(source, 'a.txt'), 'restic on a versioned bucket\n');
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('RESTIC_') && !k.startsWith('AWS_')) env[k] = v;
+  Object.assign(env, {
+    AWS_ACCESS_KEY_ID: server.rootKey.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: server.rootKey.secretAccessKey,
+    RESTIC_REPOSITORY: `s3:${server.url}/${bucket}/repo`,
+    RESTIC_PASSWORD: 'versioned',
+    RESTIC_CACHE_DIR: join(server.tmpRoot, 'restic-cache'),
+  });
+  for (const args of [['init'], ['backup', '--host', 'v', source], ['backup', '--host', 'v', source], ['forget', '--keep-last', '1', '--prune'], ['check']]) {
+    const r = await run('restic', args, env);
+    t.equal(r.code, 0, `restic ${args[0]}${r.code === 0 ? '' : `: ${r.stderr.slice(-2000)}`}`);
+  }
+  const snaps = await run('restic', ['snapshots', '--json'], env);
+  t.equal((JSON.parse(snaps.stdout) as unknown[]).length, 1, 'one snapshot left after forget --prune');
+  // restic's deletes (locks, the forgotten snapshot, pruned packs) became delete markers: hidden from
+  // the plain listing restic reads, kept as versions.
+  const versions = await root.send({ method: 'GET', bucket, query: q('versions') });
+  t.ok(xmlBlocks(versions.text, 'DeleteMarker').length > 0, 'restic\'s deletes left delete markers');
+});
