@@ -359,7 +359,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
           deleteBucket(repos, bucket);
         } catch (err) {
           if (err instanceof S3Error && err.code === 'BucketNotEmpty') {
-            throw new AdminError('BucketNotEmpty', `bucket '${bucket.name}' is not empty: delete its objects first`);
+            throw new AdminError('BucketNotEmpty', `bucket '${bucket.name}' is not empty: delete its objects (and, if it was ever versioned, every version and delete marker) first`);
           }
           if (err instanceof S3Error && err.code === 'NoSuchBucket') throw new AdminError('NoSuchBucket', `no bucket named '${bucket.name}'`);
           throw err;

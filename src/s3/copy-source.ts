@@ -7,6 +7,7 @@ import type { ReadRange } from '../storage/backend.js';
 import { parseQuery, validateKey } from './addressing.js';
 import { evaluatePreconditions } from './conditionals.js';
 import { header, requireBucket, type S3Request } from './operation.js';
+import { parseVersionId } from './versioning.js';
 
 export interface CopySourceRef {
   bucket: string;
@@ -46,16 +47,12 @@ export function parseCopySourceHeader(raw: string | undefined): CopySourceRef {
  * the copy-source preconditions: a failed if-match/if-unmodified-since and a failed if-none-match/
  * if-modified-since are both 412, with the precedence of conditional GETs.
  */
-export function resolveCopySource(r: S3Request): { bucket: Bucket; key: string; record: ObjectRecord } {
+export function resolveCopySource(r: S3Request): { bucket: Bucket; key: string; record: ObjectRecord; versionId?: string } {
   const ref = parseCopySourceHeader(header(r, 'x-amz-copy-source'));
   // The source may be a key stored before keys XML cannot list were refused.
   validateKey(ref.key, { existing: true });
   const bucket = requireBucket(r, 'ObjectRead', ref.bucket);
-  // Buckets are unversioned: the only version is the "null" one.
-  if (ref.versionId !== undefined && ref.versionId !== 'null') {
-    throw new S3Error('NoSuchVersion', undefined, { Key: ref.key, VersionId: ref.versionId });
-  }
-  const record = r.ctx.objects.get(bucket.id, ref.key);
+  const record = ref.versionId === undefined ? r.ctx.objects.get(bucket.id, ref.key) : sourceVersion(r, bucket, ref.key, ref.versionId);
   if (!record) throw new S3Error('NoSuchKey', undefined, { Key: ref.key });
   const failure = evaluatePreconditions(
     {
@@ -70,7 +67,18 @@ export function resolveCopySource(r: S3Request): { bucket: Bucket; key: string; 
   if (failure) {
     throw new S3Error('PreconditionFailed', undefined, { Condition: `x-amz-copy-source-${failure.condition}` });
   }
-  return { bucket, key: ref.key, record };
+  // x-amz-copy-source-version-id: named when the source bucket has versions (or one was asked for).
+  const named = ref.versionId !== undefined || bucket.versioning != null || record.versionId != null;
+  return named ? { bucket, key: ref.key, record, versionId: record.versionId ?? 'null' } : { bucket, key: ref.key, record };
+}
+
+/** A copy source named by version id: NoSuchVersion when it does not exist; a delete marker is 400 (AWS). */
+function sourceVersion(r: S3Request, bucket: Bucket, key: string, raw: string): ObjectRecord {
+  const versionId = parseVersionId(raw, 'x-amz-copy-source');
+  const found = r.ctx.objects.getVersion(bucket.id, key, versionId);
+  if (!found) throw new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: raw });
+  if (found.deleteMarker) throw new S3Error('InvalidRequest', 'The source of a copy request may not specifically refer to a delete marker by version id.');
+  return found.rec;
 }
 
 /**

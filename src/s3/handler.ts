@@ -13,8 +13,9 @@ import { sendError, sendResponse } from './respond.js';
 import { trackContinue } from './body.js';
 import { countBodies, S3RequestRecord } from './request-log.js';
 import {
-  createBucketOp, deleteBucketOp, getBucketLocation, getBucketVersioning, headBucket, listBuckets,
+  createBucketOp, deleteBucketOp, getBucketLocation, headBucket, listBuckets,
 } from './operations/buckets.js';
+import { getBucketVersioning, listObjectVersions, putBucketVersioning } from './operations/versioning.js';
 import { listObjectsV1, listObjectsV2 } from './operations/list-objects.js';
 import { putObject } from './operations/put-object.js';
 import { postObject } from './operations/post-object.js';
@@ -44,6 +45,8 @@ const HANDLERS: Record<Exclude<OperationName, 'PostObject'>, OperationHandler> =
   DeleteBucket: deleteBucketOp,
   GetBucketLocation: getBucketLocation,
   GetBucketVersioning: getBucketVersioning,
+  PutBucketVersioning: putBucketVersioning,
+  ListObjectVersions: listObjectVersions,
   ListObjects: listObjectsV1,
   ListObjectsV2: listObjectsV2,
   PutObject: putObject,

@@ -2,7 +2,7 @@
 // and the CDN purge that go with it. PutObject, CopyObject, CompleteMultipartUpload and DeleteObject(s)
 // all come here.
 import type { AppContext } from '../context.js';
-import type { ObjectRecord } from '../db/repos/objects.js';
+import type { ObjectRecord, RemoveResult } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
 import type { StagedBlob } from '../storage/backend.js';
 import { stageInline } from '../storage/inline-stage.js';
@@ -81,24 +81,32 @@ export function stageObjectBody(
 
 /**
  * Commits staged bytes as `record` (record.blobId must be staged.blobId): rename into place, then one
- * metadata transaction, then the replaced version's bytes go. On failure nothing of the new version stays.
+ * metadata transaction, then the replaced version's bytes go. On failure nothing of the new version
+ * stays. Resolves to the new version's id for x-amz-version-id (undefined: bucket never versioned).
  */
 export async function commitObject(
   ctx: AppContext,
   record: ObjectRecord,
   staged: StagedBlob,
   cond: WriteCondition = {},
-): Promise<void> {
+): Promise<string | undefined> {
   const guard = (current: ObjectRecord | undefined): void => checkWriteCondition(current, cond, 'commit');
-  const replaced = await commitStaged(ctx, staged, () => ctx.commits.run(() => ctx.objects.put(record, guard, staged.inline)));
-  versionReplaced(ctx, record.bucketId, record.key, replaced);
+  const written = await commitStaged(ctx, staged, () => ctx.commits.run(() => ctx.objects.put(record, guard, staged.inline)));
+  versionReplaced(ctx, record.bucketId, record.key, written.replaced);
+  return written.versionId;
 }
 
-/** Deletes the key's current version, if any; returns whether there was one. */
-export async function removeObject(ctx: AppContext, bucketId: string, key: string): Promise<boolean> {
-  const { existed, blobIds } = await ctx.commits.run(() => ctx.objects.delete(bucketId, key));
-  versionReplaced(ctx, bucketId, key, blobIds);
-  return existed;
+/**
+ * DeleteObject: without a version id the key's current version goes (a versioned bucket gets a
+ * delete marker instead); with one (null: the "null" version) that version goes for good.
+ */
+export async function removeObject(ctx: AppContext, bucketId: string, key: string, versionId?: string | null): Promise<RemoveResult> {
+  const now = ctx.clock().getTime();
+  const result = await ctx.commits.run(() =>
+    versionId === undefined ? ctx.objects.delete(bucketId, key, now) : ctx.objects.deleteVersion(bucketId, key, versionId),
+  );
+  versionReplaced(ctx, bucketId, key, result.blobIds);
+  return result;
 }
 
 /**

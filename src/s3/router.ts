@@ -8,6 +8,8 @@ export type OperationName =
   | 'DeleteBucket'
   | 'GetBucketLocation'
   | 'GetBucketVersioning'
+  | 'PutBucketVersioning'
+  | 'ListObjectVersions'
   | 'ListObjects'
   | 'ListObjectsV2'
   | 'PutObject'
@@ -58,6 +60,8 @@ const BUCKET_SUBRESOURCE_OPS: SubresourceTable = {
   policy: { GET: 'GetBucketPolicy' },
   requestPayment: { GET: 'GetBucketRequestPayment' },
   uploads: { GET: 'ListMultipartUploads' },
+  versioning: { GET: 'GetBucketVersioning', PUT: 'PutBucketVersioning' },
+  versions: { GET: 'ListObjectVersions' },
 };
 
 const OBJECT_SUBRESOURCE_OPS: SubresourceTable = {
@@ -82,7 +86,7 @@ const UNSUPPORTED_BUCKET_SUBRESOURCES = [
   'abac', 'accelerate', 'analytics', 'encryption', 'intelligent-tiering', 'inventory', 'logging',
   'metadataConfiguration', 'metadataInventoryTable', 'metadataJournalTable', 'metadataTable', 'metrics',
   'notification', 'object-lock', 'ownershipControls', 'policyStatus', 'publicAccessBlock', 'replication',
-  'session', 'tagging', 'versions', 'website',
+  'session', 'tagging', 'website',
 ] as const;
 
 const UNSUPPORTED_OBJECT_SUBRESOURCES = [
@@ -103,7 +107,6 @@ export function resolveOperation(r: RouteInput): OperationName {
     // S3 Object Lambda's callback (sent to its own endpoint on AWS): no bucket can have this name.
     if (method === 'POST' && bucket === 'WriteGetObjectResponse') notImplemented('WriteGetObjectResponse');
     if (method === 'GET' && query.has('location')) return 'GetBucketLocation';
-    if (method === 'GET' && query.has('versioning')) return 'GetBucketVersioning';
     const bucketOp = subresourceOp(BUCKET_SUBRESOURCE_OPS, r, 'bucket');
     if (bucketOp) return bucketOp;
     for (const sub of UNSUPPORTED_BUCKET_SUBRESOURCES) if (query.has(sub)) notImplemented(`Bucket subresource '${sub}'`);

@@ -202,9 +202,11 @@ t.test('CopyObject with aws cli', async (t) => {
   const encodedKey = key.split('/').map(encodeURIComponent).join('/');
   const nullVersion = await root.send({ method: 'PUT', bucket: DST, key: 'v.bin', headers: { 'x-amz-copy-source': `${SRC}/${encodedKey}?versionId=null` } });
   t.equal(nullVersion.status, 200, `versionId=null is the current version: ${nullVersion.text}`);
-  const otherVersion = await root.send({ method: 'PUT', bucket: DST, key: 'v.bin', headers: { 'x-amz-copy-source': `${SRC}/${encodedKey}?versionId=3HL4kqtJlcpXroDTDmJ` } });
-  t.equal(errorCode(otherVersion), 'NoSuchVersion');
+  const otherVersion = await root.send({ method: 'PUT', bucket: DST, key: 'v.bin', headers: { 'x-amz-copy-source': `${SRC}/${encodedKey}?versionId=${'3HL4kqtJlcpXroDTDmJ'.padEnd(32, 'x')}` } });
+  t.equal(errorCode(otherVersion), 'NoSuchVersion', 'a well-formed version id the source does not have');
   t.equal(otherVersion.status, 404);
+  const badVersion = await root.send({ method: 'PUT', bucket: DST, key: 'v.bin', headers: { 'x-amz-copy-source': `${SRC}/${encodedKey}?versionId=3HL4kqtJlcpXroDTDmJ` } });
+  t.equal(errorCode(badVersion), 'InvalidArgument', 'a version id of no form this server makes (docs/COMPATIBILITY.md "Versioning")');
   const ifNoneMatch = await root.send({ method: 'PUT', bucket: DST, key: 'v.bin', headers: { 'x-amz-copy-source': `${SRC}/${encodedKey}`, 'if-none-match': '*' } });
   t.equal(ifNoneMatch.status, 412, 'If-None-Match: * onto an existing destination -> 412');
   const badDirective = await root.send({ method: 'PUT', bucket: DST, key: 'v.bin', headers: { 'x-amz-copy-source': `${SRC}/${encodedKey}`, 'x-amz-metadata-directive': 'MERGE' } });

@@ -74,8 +74,8 @@ t.test('a common prefix counts once toward max-keys and truncation is exact', as
 
 t.test('put replaces and reports the old blob; delete reports the blob', async (t) => {
   const { objects, bucketId } = setup([]);
-  t.same(objects.put(record(bucketId, 'k', 'one')), []);
-  t.same(objects.put(record(bucketId, 'k', 'two')), ['one']);
+  t.same(objects.put(record(bucketId, 'k', 'one')).replaced, []);
+  t.same(objects.put(record(bucketId, 'k', 'two')).replaced, ['one']);
   t.equal(objects.get(bucketId, 'k')?.blobId, 'two');
   t.same(objects.get(bucketId, 'k')?.userMetadata, { a: 'b' });
   t.same(objects.delete(bucketId, 'k'), { existed: true, blobIds: ['two'] });
@@ -86,14 +86,14 @@ t.test('put replaces and reports the old blob; delete reports the blob', async (
 t.test('an inline body is stored with its row and goes with it, in the same transaction', async (t) => {
   const { objects, bucketId } = setup([]);
   const small = record(bucketId, 'k', newInlineBlobId());
-  t.same(objects.put(small, undefined, Buffer.from('tiny')), []);
+  t.same(objects.put(small, undefined, Buffer.from('tiny')).replaced, []);
   t.equal(objects.inlineData(small.blobId)?.toString(), 'tiny');
   // Replacing an inline version by a file version: the inline bytes go now, nothing is left to remove.
-  t.same(objects.put(record(bucketId, 'k', 'file1')), []);
+  t.same(objects.put(record(bucketId, 'k', 'file1')).replaced, []);
   t.equal(objects.inlineData(small.blobId), undefined);
   // And back: the file blob is reported for removal.
   const again = record(bucketId, 'k', newInlineBlobId());
-  t.same(objects.put(again, undefined, Buffer.from('again')), ['file1']);
+  t.same(objects.put(again, undefined, Buffer.from('again')).replaced, ['file1']);
   // A refused write keeps neither the row nor its inline bytes.
   const refused = record(bucketId, 'k', newInlineBlobId());
   t.throws(() => objects.put(refused, () => { throw new Error('no'); }, Buffer.from('x')), /no/);

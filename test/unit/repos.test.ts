@@ -63,7 +63,7 @@ t.test('buckets: insert, lookups, owner filter, counts, guarded delete', async (
   const b = repos.buckets.insert({ name: 'beta', ownerId: u1.id, region: 'eu-west-1' });
   const a = repos.buckets.insert({ name: 'alpha', ownerId: u1.id, region: 'us-east-1' });
   const c = repos.buckets.insert({ name: 'gamma', ownerId: u2.id, region: 'us-east-1' });
-  t.same(b, { id: b.id, name: 'beta', ownerId: u1.id, region: 'eu-west-1', createdAt: 42, public: false });
+  t.same(b, { id: b.id, name: 'beta', ownerId: u1.id, region: 'eu-west-1', createdAt: 42, public: false, versioning: null });
   t.same(repos.buckets.getByName('alpha'), a);
   t.same(repos.buckets.getById(c.id), c);
   t.equal(repos.buckets.getByName('nope'), undefined);

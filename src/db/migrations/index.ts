@@ -13,6 +13,7 @@ import { sql as edge } from './012-edge.js';
 import { sql as userPasswords } from './013-user-passwords.js';
 import { sql as dashboardSessions } from './014-dashboard-sessions.js';
 import { sql as objectTagging } from './015-object-tagging.js';
+import { sql as versioning } from './016-versioning.js';
 
 /** Numbered migrations, applied in order; PRAGMA user_version records the last applied. Never edit one that has shipped. */
-export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords, dashboardSessions, objectTagging];
+export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords, dashboardSessions, objectTagging, versioning];

@@ -1,5 +1,5 @@
-// Every blob id a row points at: object versions (a blob, or a multipart manifest's parts), parts of
-// uploads in progress, assets, and the trash the multipart sweep empties. The blob collector
+// Every blob id a row points at: object versions, current and noncurrent (a blob, or a multipart
+// manifest's parts), parts of uploads in progress, assets, and the trash the multipart sweep empties. The blob collector
 // (src/storage/blob-gc.ts) removes only stored blobs outside this set.
 import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
@@ -8,6 +8,8 @@ import type { Db } from '../open.js';
 const REFERENCES = `
   SELECT blob_id AS id FROM objects WHERE parts IS NULL
   UNION ALL SELECT json_extract(j.value, '$.blobId') FROM objects AS o, json_each(o.parts) AS j WHERE o.parts IS NOT NULL
+  UNION ALL SELECT blob_id FROM object_versions WHERE parts IS NULL AND is_delete_marker = 0
+  UNION ALL SELECT json_extract(j.value, '$.blobId') FROM object_versions AS v, json_each(v.parts) AS j WHERE v.parts IS NOT NULL
   UNION ALL SELECT blob_id FROM multipart_parts
   UNION ALL SELECT blob_id FROM assets
   UNION ALL SELECT blob_id FROM blob_trash`;

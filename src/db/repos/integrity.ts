@@ -55,6 +55,13 @@ export class IntegrityRepo {
           'part ' || (j.key + 1) || ' of ' || b.name || '/' || o.key
         FROM objects o JOIN buckets b ON b.id = o.bucket_id, json_each(o.parts) j WHERE o.parts IS NOT NULL
       UNION ALL
+      SELECT v.blob_id, v.blob_crc32c, v.etag, 'object ' || b.name || '/' || v.key || ' version ' || coalesce(v.version_id, 'null')
+        FROM object_versions v JOIN buckets b ON b.id = v.bucket_id WHERE v.parts IS NULL AND v.is_delete_marker = 0
+      UNION ALL
+      SELECT json_extract(j.value, '$.blobId'), json_extract(j.value, '$.crc32c'), json_extract(j.value, '$.etag'),
+          'part ' || (j.key + 1) || ' of ' || b.name || '/' || v.key || ' version ' || coalesce(v.version_id, 'null')
+        FROM object_versions v JOIN buckets b ON b.id = v.bucket_id, json_each(v.parts) j WHERE v.parts IS NOT NULL
+      UNION ALL
       SELECT p.blob_id, p.crc32c, p.etag, 'part ' || p.part_number || ' of upload ' || p.upload_id FROM multipart_parts p WHERE p.claimed = 0
       UNION ALL
       SELECT a.blob_id, a.crc32c, a.etag, 'asset ' || a.id FROM assets a`);

@@ -54,6 +54,8 @@ export interface CompletedUpload {
   checksumValue: string | null;
   checksumType: string | null;
   completedAt: number;
+  /** x-amz-version-id of the answer (WriteResult.versionId); set by complete(). */
+  versionId?: string;
 }
 
 export interface CompletionPlan {
@@ -118,6 +120,7 @@ interface CompletedRow {
   checksum_value: string | null;
   checksum_type: string | null;
   completed_at: number;
+  version_id: string | null;
 }
 
 const UPLOAD_COLUMNS = `upload_id, bucket_id, key, owner_id, initiated, checksum_algorithm, checksum_type, content_type,
@@ -170,6 +173,7 @@ function toCompleted(r: CompletedRow): CompletedUpload {
     checksumValue: r.checksum_value,
     checksumType: r.checksum_type,
     completedAt: r.completed_at,
+    ...(r.version_id === null ? {} : { versionId: r.version_id }),
   };
 }
 
@@ -232,8 +236,8 @@ export class MultipartRepo {
     this.trashBatchStmt = db.prepare('SELECT blob_id FROM blob_trash LIMIT ?');
     this.untrashStmt = db.prepare('DELETE FROM blob_trash WHERE blob_id = ?');
     this.insertCompletedStmt = db.prepare(`INSERT OR REPLACE INTO multipart_completed (upload_id, bucket_id, key, etag,
-      checksum_algorithm, checksum_value, checksum_type, completed_at) VALUES (@upload_id, @bucket_id, @key, @etag,
-      @checksum_algorithm, @checksum_value, @checksum_type, @completed_at)`);
+      checksum_algorithm, checksum_value, checksum_type, completed_at, version_id) VALUES (@upload_id, @bucket_id, @key, @etag,
+      @checksum_algorithm, @checksum_value, @checksum_type, @completed_at, @version_id)`);
     this.getCompletedStmt = db.prepare('SELECT * FROM multipart_completed WHERE upload_id = ?');
     this.pruneCompletedStmt = db.prepare('DELETE FROM multipart_completed WHERE completed_at < ?');
   }
@@ -319,7 +323,8 @@ export class MultipartRepo {
       const upload = this.get(uploadId);
       if (!upload) return undefined;
       const decided = plan(upload, this.parts(uploadId));
-      const replaced = this.objects.put(decided.record, guard);
+      const written = this.objects.put(decided.record, guard);
+      if (written.versionId !== undefined) decided.completed.versionId = written.versionId;
       for (const n of decided.claimed) this.claimPartStmt.run(uploadId, n);
       this.deleteUploadStmt.run(uploadId);
       const c = decided.completed;
@@ -332,8 +337,9 @@ export class MultipartRepo {
         checksum_value: c.checksumValue,
         checksum_type: c.checksumType,
         completed_at: c.completedAt,
+        version_id: c.versionId ?? null,
       });
-      return { plan: decided, replaced };
+      return { plan: decided, replaced: written.replaced };
     }).immediate();
   }
 

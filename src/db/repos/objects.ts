@@ -3,6 +3,7 @@ import type { Statement } from '../sqlite/index.js';
 import type { Db } from '../open.js';
 import { isInlineBlobId } from '../../storage/blob-id.js';
 import { markerPrefixBound, prefixUpperBound, walkRolledUp } from './roll-up.js';
+import { newVersionId, ObjectVersionsRepo, type VersionRow, type Versioning } from './object-versions.js';
 
 /** One part of an object completed from a multipart upload: its own blob, in object order. */
 export interface ObjectPart {
@@ -44,9 +45,11 @@ export interface ObjectRecord {
   parts?: ObjectPart[];
   /** The object's tags (objects.tagging); absent when it has none. */
   tagging?: ObjectTag[];
+  /** Set on records read back: the version id, null for the "null" version (object-versions.ts). */
+  versionId?: string | null;
 }
 
-interface ObjectRow {
+export interface ObjectRow {
   bucket_id: string;
   key: string;
   blob_id: string;
@@ -67,6 +70,7 @@ interface ObjectRow {
   last_modified: number;
   parts: string | null;
   tagging: string | null;
+  version_id: string | null;
 }
 
 /** What a listing page holds before it is rendered as XML. */
@@ -95,7 +99,7 @@ export interface ListQuery {
 
 const LIST_COLUMNS = 'key, size, etag, last_modified';
 
-function toRecord(r: ObjectRow): ObjectRecord {
+export function toRecord(r: ObjectRow): ObjectRecord {
   return {
     bucketId: r.bucket_id,
     key: r.key,
@@ -118,6 +122,7 @@ function toRecord(r: ObjectRow): ObjectRecord {
     lastModified: r.last_modified,
     ...(r.parts === null ? {} : { parts: JSON.parse(r.parts) as ObjectPart[] }),
     ...(r.tagging === null ? {} : { tagging: JSON.parse(r.tagging) as ObjectTag[] }),
+    versionId: r.version_id,
   };
 }
 
@@ -133,7 +138,43 @@ export function objectBlobIds(rec: Pick<ObjectRecord, 'blobId' | 'parts'>): stri
 
 export { prefixUpperBound };
 
+/**
+ * What a write did to the key's versions: the backend blobs nothing references any more, and the
+ * version id to answer (x-amz-version-id): undefined on a bucket versioning was never enabled on,
+ * 'null' for the "null" version.
+ */
+export interface WriteResult {
+  replaced: string[];
+  versionId?: string;
+}
+
+export interface RemoveResult {
+  /** A version was removed (or, on a versioned bucket, there was a current version to hide). */
+  existed: boolean;
+  blobIds: string[];
+  /** As in WriteResult; for a delete marker made or removed, its id. */
+  versionId?: string;
+  /** A delete marker was made, or the version removed by id was one. */
+  deleteMarker?: boolean;
+}
+
+/** A version read by id. */
+export type VersionRead =
+  | { deleteMarker: false; rec: ObjectRecord; inline?: Buffer }
+  | { deleteMarker: true; versionId: string | null; lastModified: number };
+
+type WriteRow = Partial<ObjectRow> & { bucket_versioning: Versioning };
+
+/** The answer's form of a version id. */
+function versionIdText(id: string | null | undefined): string {
+  return id ?? 'null';
+}
+
 export class ObjectsRepo {
+  /** Noncurrent versions and delete markers. */
+  readonly versions: ObjectVersionsRepo;
+  private readonly writeStmt: Statement<[string, string], WriteRow>;
+  private readonly getByVersionStmt: Statement<[string, string, string | null], ObjectRow & { inline_data: Buffer | null }>;
   private readonly getStmt: Statement<[string, string], ObjectRow>;
   private readonly upsertStmt: Statement<ObjectRow>;
   private readonly deleteStmt: Statement<[string, string]>;
@@ -147,13 +188,19 @@ export class ObjectsRepo {
   private readonly inlineDeleteStmt: Statement<[string]>;
 
   constructor(private readonly db: Db) {
+    this.versions = new ObjectVersionsRepo(db);
     this.getStmt = db.prepare('SELECT * FROM objects WHERE bucket_id = ? AND key = ?');
+    // A write's one read: the current row and the bucket's versioning state, inside its transaction.
+    this.writeStmt = db.prepare(`SELECT o.*, b.versioning AS bucket_versioning FROM buckets b
+      LEFT JOIN objects o ON o.bucket_id = b.id AND o.key = ? WHERE b.id = ?`);
+    this.getByVersionStmt = db.prepare(`SELECT o.*, i.data AS inline_data FROM objects o
+      LEFT JOIN inline_blobs i ON i.blob_id = o.blob_id WHERE o.bucket_id = ? AND o.key = ? AND o.version_id IS ?`);
     this.upsertStmt = db.prepare(`INSERT INTO objects (bucket_id, key, blob_id, blob_crc32c, size, etag, sha256,
         checksum_algorithm, checksum_value, checksum_type, content_type, content_encoding, content_disposition,
-        content_language, cache_control, expires, user_metadata, last_modified, parts, tagging)
+        content_language, cache_control, expires, user_metadata, last_modified, parts, tagging, version_id)
       VALUES (@bucket_id, @key, @blob_id, @blob_crc32c, @size, @etag, @sha256, @checksum_algorithm, @checksum_value,
         @checksum_type, @content_type, @content_encoding, @content_disposition, @content_language,
-        @cache_control, @expires, @user_metadata, @last_modified, @parts, @tagging)
+        @cache_control, @expires, @user_metadata, @last_modified, @parts, @tagging, @version_id)
       ON CONFLICT (bucket_id, key) DO UPDATE SET blob_id = excluded.blob_id, blob_crc32c = excluded.blob_crc32c, size = excluded.size,
         etag = excluded.etag, sha256 = excluded.sha256, checksum_algorithm = excluded.checksum_algorithm,
         checksum_value = excluded.checksum_value, checksum_type = excluded.checksum_type,
@@ -161,7 +208,8 @@ export class ObjectsRepo {
         content_disposition = excluded.content_disposition, content_language = excluded.content_language,
         cache_control = excluded.cache_control, expires = excluded.expires,
         user_metadata = excluded.user_metadata, last_modified = excluded.last_modified, parts = excluded.parts,
-        tagging = excluded.tagging`);
+        tagging = excluded.tagging,
+        version_id = excluded.version_id`);
     this.setTaggingStmt = db.prepare('UPDATE objects SET tagging = ? WHERE bucket_id = ? AND key = ?');
     this.deleteStmt = db.prepare('DELETE FROM objects WHERE bucket_id = ? AND key = ?');
     // key >= prefix keeps the walk inside the prefix range without a second bound.
@@ -206,18 +254,43 @@ export class ObjectsRepo {
     return row && toRecord(row);
   }
 
+  /** The current row of a write and the bucket's versioning state (inside the caller's transaction). */
+  private currentForWrite(bucketId: string, key: string): { versioning: Versioning; old?: ObjectRecord } {
+    const row = this.writeStmt.get(key, bucketId);
+    if (!row) return { versioning: null };
+    return { versioning: row.bucket_versioning, old: row.key == null ? undefined : toRecord(row as ObjectRow) };
+  }
+
+  /** The blobs of noncurrent rows removed for good (inline ones dropped here; the backend ones returned). */
+  private releaseRows(rows: readonly VersionRow[]): string[] {
+    const ids: string[] = [];
+    for (const row of rows) {
+      if (row.is_delete_marker === 1) continue;
+      ids.push(...objectBlobIds({ blobId: row.blob_id, parts: row.parts === null ? undefined : (JSON.parse(row.parts) as ObjectPart[]) }));
+    }
+    return this.dropInline(ids);
+  }
+
   /**
-   * Inserts or replaces the row in one transaction; returns the backend blob ids of the version it
-   * replaced that the new one does not use (its inline blob goes in the same transaction). `guard`
-   * sees the current record inside the transaction and may throw to refuse the write. `inline` is the
-   * body of a small object whose rec.blobId is an inline blob id, stored with the row.
+   * Makes `rec` the key's current version in one transaction. On a bucket versioning was never enabled
+   * on, the row is replaced and the replaced version's blobs that the new one does not use are
+   * returned (its inline blob goes in the same transaction). On an Enabled bucket the new version gets
+   * a new id and the previous one is kept as noncurrent; on a Suspended one it is the "null" version,
+   * which replaces the previous "null" version wherever it is (AWS). `guard` sees the current record
+   * inside the transaction and may throw to refuse the write. `inline` is the body of a small object
+   * whose rec.blobId is an inline blob id, stored with the row.
    */
-  put(rec: ObjectRecord, guard?: (current: ObjectRecord | undefined) => void, inline?: Buffer): string[] {
-    return this.db.transaction((): string[] => {
-      const row = this.getStmt.get(rec.bucketId, rec.key);
-      const old = row && toRecord(row);
+  put(rec: ObjectRecord, guard?: (current: ObjectRecord | undefined) => void, inline?: Buffer): WriteResult {
+    return this.db.transaction((): WriteResult => {
+      const { versioning, old } = this.currentForWrite(rec.bucketId, rec.key);
       guard?.(old);
       if (inline) this.inlineInsertStmt.run(rec.blobId, inline);
+      const versionId = versioning === 'Enabled' ? newVersionId() : null;
+      let replaced: ObjectRecord | undefined;
+      let released: string[] = [];
+      if (old && (versioning === null || (versioning === 'Suspended' && old.versionId === null))) replaced = old;
+      else if (old) this.versions.moveCurrent(rec.bucketId, rec.key);
+      if (versioning === 'Suspended') released = this.releaseRows(this.versions.dropNull(rec.bucketId, rec.key));
       this.upsertStmt.run({
         bucket_id: rec.bucketId,
         key: rec.key,
@@ -239,10 +312,13 @@ export class ObjectsRepo {
         last_modified: rec.lastModified,
         parts: rec.parts ? JSON.stringify(rec.parts) : null,
         tagging: taggingColumn(rec.tagging),
+        version_id: versionId,
       });
-      if (!old) return [];
-      const kept = new Set(objectBlobIds(rec));
-      return this.dropInline(objectBlobIds(old).filter((id) => !kept.has(id)));
+      if (replaced) {
+        const kept = new Set(objectBlobIds(rec));
+        released.push(...this.dropInline(objectBlobIds(replaced).filter((id) => !kept.has(id))));
+      }
+      return versioning === null ? { replaced: released } : { replaced: released, versionId: versionIdText(versionId) };
     }).immediate();
   }
 
@@ -255,16 +331,62 @@ export class ObjectsRepo {
   }
 
   /**
-   * Deletes the row (and its inline blob); returns the backend blob ids it pointed at, [] when there
-   * was no row. `existed` tells the two apart for an inline object.
+   * DeleteObject without a version id. Never-versioned bucket: deletes the row (and its inline blob)
+   * and returns the backend blob ids it pointed at; `existed` tells "no row" apart for an inline
+   * object. Versioned bucket: a delete marker becomes the latest version (Enabled: with a new id;
+   * Suspended: the "null" one, replacing the previous "null" version), the current version is kept
+   * as noncurrent unless it was the "null" version of a Suspended bucket.
    */
-  delete(bucketId: string, key: string): { existed: boolean; blobIds: string[] } {
-    return this.db.transaction(() => {
-      const old = this.getStmt.get(bucketId, key);
-      if (!old) return { existed: false, blobIds: [] };
-      this.deleteStmt.run(bucketId, key);
-      return { existed: true, blobIds: this.dropInline(objectBlobIds(toRecord(old))) };
+  delete(bucketId: string, key: string, now: number = Date.now()): RemoveResult {
+    return this.db.transaction((): RemoveResult => {
+      const { versioning, old } = this.currentForWrite(bucketId, key);
+      if (versioning === null) {
+        if (!old) return { existed: false, blobIds: [] };
+        this.deleteStmt.run(bucketId, key);
+        return { existed: true, blobIds: this.dropInline(objectBlobIds(old)) };
+      }
+      const blobIds: string[] = [];
+      if (old && versioning === 'Suspended' && old.versionId === null) blobIds.push(...this.dropInline(objectBlobIds(old)));
+      else if (old) this.versions.moveCurrent(bucketId, key);
+      if (old) this.deleteStmt.run(bucketId, key);
+      if (versioning === 'Suspended') blobIds.push(...this.releaseRows(this.versions.dropNull(bucketId, key)));
+      const versionId = versioning === 'Enabled' ? newVersionId() : null;
+      this.versions.addDeleteMarker(bucketId, key, versionId, now);
+      return { existed: old !== undefined, blobIds, versionId: versionIdText(versionId), deleteMarker: true };
     }).immediate();
+  }
+
+  /**
+   * DeleteObject with a version id (null: the "null" version): removes that version or delete marker
+   * for good; if it was the latest, the newest remaining version becomes current (a delete marker
+   * stays the latest). A version that does not exist is no error (existed false).
+   */
+  deleteVersion(bucketId: string, key: string, versionId: string | null): RemoveResult {
+    return this.db.transaction((): RemoveResult => {
+      const answer = versionIdText(versionId);
+      const current = this.getByVersionStmt.get(bucketId, key, versionId);
+      if (current) {
+        this.deleteStmt.run(bucketId, key);
+        const blobIds = this.dropInline(objectBlobIds(toRecord(current)));
+        this.versions.promoteNewest(bucketId, key);
+        return { existed: true, blobIds, versionId: answer, deleteMarker: false };
+      }
+      const row = this.versions.byId(bucketId, key, versionId);
+      if (!row) return { existed: false, blobIds: [], versionId: answer };
+      this.versions.removeRow(bucketId, key, row.ord);
+      const blobIds = this.releaseRows([row]);
+      if (!this.getStmt.get(bucketId, key)) this.versions.promoteNewest(bucketId, key);
+      return { existed: true, blobIds, versionId: answer, deleteMarker: row.is_delete_marker === 1 };
+    }).immediate();
+  }
+
+  /** A version or delete marker by id (null: the "null" version), current or not. */
+  getVersion(bucketId: string, key: string, versionId: string | null): VersionRead | undefined {
+    const row = this.getByVersionStmt.get(bucketId, key, versionId) ?? this.versions.byId(bucketId, key, versionId);
+    if (!row) return undefined;
+    if ('is_delete_marker' in row && row.is_delete_marker === 1) return { deleteMarker: true, versionId, lastModified: row.last_modified as number };
+    const rec = toRecord(row as unknown as ObjectRow);
+    return row.inline_data === null ? { deleteMarker: false, rec } : { deleteMarker: false, rec, inline: row.inline_data };
   }
 
   count(bucketId: string): number {

@@ -1,4 +1,4 @@
-// Bucket-level operations: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation, GetBucketVersioning.
+// Bucket-level operations: ListBuckets, CreateBucket, HeadBucket, DeleteBucket, GetBucketLocation.
 import { visibleBuckets } from '../../auth/authorize.js';
 import { authorize } from '../../auth/authorize.js';
 import { S3Error } from '../../errors/s3-errors.js';
@@ -86,9 +86,4 @@ export const getBucketLocation: OperationHandler = async (r) => {
   const bucket = requireBucket(r, 'BucketRead');
   // AWS answers an empty constraint for us-east-1.
   return xmlResponse(toXml('LocationConstraint', { '#text': bucket.region === 'us-east-1' ? '' : bucket.region }));
-};
-
-export const getBucketVersioning: OperationHandler = async (r) => {
-  requireBucket(r, 'BucketRead');
-  return xmlResponse(toXml('VersioningConfiguration', {}));
 };

@@ -17,6 +17,7 @@ import type { ReceivedUpload } from '../receive-upload.js';
 import { xmlResponse } from '../respond.js';
 import { taggingFromHeader } from '../tagging.js';
 import { toXml } from '../xml.js';
+import { versionHeaders } from '../versioning.js';
 
 const SELF_COPY_MESSAGE =
   "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.";
@@ -113,13 +114,15 @@ export const copyObject: OperationHandler = async (r) => {
       const tags = replacedTags ?? source.record.tagging;
       if (tags?.length) record.tagging = tags;
       const etag = record.etag;
-      await commitObject(ctx, record, staged, cond);
+      const versionId = await commitObject(ctx, record, staged, cond);
       const result: Record<string, string> = { LastModified: isoDate(record.lastModified), ETag: etag };
       if (digests.checksum) {
         result[`Checksum${digests.checksum.algorithm}`] = digests.checksum.value;
         result['ChecksumType'] = 'FULL_OBJECT';
       }
-      return xmlResponse(toXml('CopyObjectResult', result));
+      const headers: Record<string, string> = versionHeaders(versionId);
+      if (source.versionId !== undefined) headers['x-amz-copy-source-version-id'] = source.versionId;
+      return xmlResponse(toXml('CopyObjectResult', result), 200, headers);
     }
   } finally {
     buffers.release();

@@ -5,6 +5,7 @@ import { S3Error, isS3Error } from '../../errors/s3-errors.js';
 import { keyProblem, validateKey } from '../addressing.js';
 import { removeObject } from '../object-writes.js';
 import { requireBucket, type OperationHandler } from '../operation.js';
+import { parseVersionId } from '../versioning.js';
 import { xmlResponse } from '../respond.js';
 import { childNames, childValues, isNode, optionalLeaf, parseXmlDocument, readVerifiedBody } from '../request-body-xml.js';
 import { toXml, type XmlObject } from '../xml.js';
@@ -55,10 +56,17 @@ export const deleteObjects: OperationHandler = async (r) => {
     try {
       if (key === '') throw new S3Error('InvalidArgument', 'Object key must not be empty.');
       validateKey(key);
-      // Buckets are unversioned: only the "null" version exists; deleting any other is a no-op, as
-      // deleting a version that does not exist is on AWS.
-      if (versionId === undefined || versionId === 'null') await removeObject(r.ctx, bucket.id, key);
-      if (!request.quiet) deleted.push({ Key: key, VersionId: versionId });
+      // A version that does not exist is reported deleted, as on AWS.
+      const parsed = versionId === undefined ? undefined : parseVersionId(versionId, 'VersionId');
+      const result = await removeObject(r.ctx, bucket.id, key, parsed);
+      if (!request.quiet) {
+        // A delete marker made is reported with its id; a version removed by id echoes that id.
+        deleted.push(
+          versionId === undefined
+            ? { Key: key, DeleteMarker: result.deleteMarker || undefined, DeleteMarkerVersionId: result.deleteMarker ? result.versionId : undefined }
+            : { Key: key, VersionId: versionId, DeleteMarker: result.deleteMarker || undefined, DeleteMarkerVersionId: result.deleteMarker ? versionId : undefined },
+        );
+      }
     } catch (err) {
       if (!isS3Error(err) || err.status >= 500) throw err;
       errors.push({ Key: key, VersionId: versionId, Code: err.code, Message: err.message });

@@ -8,7 +8,7 @@ import { encodingOf, listParam } from '../listing-params.js';
 
 const MAX_KEYS = 1000;
 
-function parseMaxKeys(raw: string | undefined): number {
+export function parseMaxKeys(raw: string | undefined): number {
   if (raw === undefined || raw === '') return MAX_KEYS;
   if (!/^\d+$/.test(raw)) throw new S3Error('InvalidArgument', 'Provided max-keys not an integer or within integer range', { ArgumentName: 'max-keys', ArgumentValue: raw });
   return Math.min(Number(raw), MAX_KEYS);

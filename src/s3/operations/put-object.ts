@@ -7,6 +7,7 @@ import { checkWriteCondition, commitObject, singleBlobRecord, type WriteConditio
 import { pickObjectHeaders } from '../object-headers.js';
 import { precheckUpload, receiveUpload } from '../receive-upload.js';
 import { taggingFromHeader } from '../tagging.js';
+import { versionHeaders } from '../versioning.js';
 
 export const putObject: OperationHandler = async (r) => {
   const bucket = requireBucket(r, 'ObjectWrite');
@@ -22,12 +23,13 @@ export const putObject: OperationHandler = async (r) => {
   const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
   if (tagging?.length) record.tagging = tagging;
   const etag = record.etag;
+  let versionId: string | undefined;
   try {
-    await commitObject(ctx, record, staged, cond);
+    versionId = await commitObject(ctx, record, staged, cond);
   } finally {
     release();
   }
-  const headers: Record<string, string> = { etag, 'content-length': '0' };
+  const headers: Record<string, string> = { etag, 'content-length': '0', ...versionHeaders(versionId) };
   if (digests.checksum) {
     headers[checksumHeader(digests.checksum.algorithm)] = digests.checksum.value;
     headers['x-amz-checksum-type'] = 'FULL_OBJECT';

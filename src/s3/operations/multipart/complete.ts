@@ -16,6 +16,7 @@ import { checkWriteCondition, versionReplaced, type WriteCondition } from '../..
 import { header, requireBucket, requireKey, type S3Request, type OperationHandler } from '../../operation.js';
 import { xmlResponse, type S3Response } from '../../respond.js';
 import { toXml, type XmlObject } from '../../xml.js';
+import { versionHeaders } from '../../versioning.js';
 import { MAX_MULTIPART_OBJECT_SIZE, MIN_PART_SIZE, scheduleTrashDrain } from './common.js';
 import { bareEtag, multipartEtag, objectChecksum } from './compose.js';
 
@@ -252,7 +253,7 @@ function result(r: S3Request, bucketName: string, key: string, c: CompletedUploa
     body[`Checksum${c.checksumAlgorithm}`] = c.checksumValue;
     body['ChecksumType'] = c.checksumType ?? undefined;
   }
-  return xmlResponse(toXml('CompleteMultipartUploadResult', body));
+  return xmlResponse(toXml('CompleteMultipartUploadResult', body), 200, versionHeaders(c.versionId));
 }
 
 /** The earlier answer when this upload already completed at this bucket and key. */

@@ -108,7 +108,7 @@ export const uploadPartCopy: OperationHandler = async (r) => {
       const part = await commitPart(r, upload, partNumber, staged, digests);
       const result: Record<string, string> = { ETag: part.etag, LastModified: isoDate(part.lastModified) };
       if (digests.checksum) result[`Checksum${digests.checksum.algorithm}`] = digests.checksum.value;
-      return xmlResponse(toXml('CopyPartResult', result));
+      return xmlResponse(toXml('CopyPartResult', result), 200, source.versionId === undefined ? {} : { 'x-amz-copy-source-version-id': source.versionId });
     }
   } finally {
     buffers.release();
