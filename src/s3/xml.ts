@@ -34,9 +34,17 @@ const parser = new XMLParser({
   processEntities: true,
 });
 
-export type XmlValue = string | number | boolean | XmlObject | XmlValue[] | undefined | null;
+export type XmlValue = string | number | boolean | XmlObject | XmlValue[] | XmlSequence | undefined | null;
 export interface XmlObject {
   [name: string]: XmlValue;
+}
+
+/**
+ * Elements of different names in one given order, where a plain object can only group them by name:
+ * ListObjectVersions interleaves `<Version>` and `<DeleteMarker>` by key, newest first, as AWS does.
+ */
+export class XmlSequence {
+  constructor(readonly items: ReadonlyArray<readonly [name: string, element: XmlObject]>) {}
 }
 
 /**
@@ -61,14 +69,33 @@ export function hasNonXmlChar(s: string): boolean {
  */
 export function toXml(root: string, body: XmlObject, opts: { namespace?: boolean } = {}): string {
   const content: XmlObject = opts.namespace === false ? body : { '@_xmlns': S3_NS, ...body };
-  return ('<?xml version="1.0" encoding="UTF-8"?>\n' + builder.build({ [root]: prune(content) })).replace(NOT_XML_CHARS, '\ufffd');
+  const sequences: XmlSequence[] = [];
+  let xml = builder.build({ [root]: prune(content, sequences) }) as string;
+  // A sequence was built as an empty placeholder element (our own ASCII name, never in user text,
+  // which the builder escapes); its elements, built by the same builder, take its place.
+  for (const [i, seq] of sequences.entries()) {
+    const elements = seq.items.map(([name, element]) => builder.build({ [name]: prune(element, sequences) }) as string).join('');
+    xml = xml.replace(`<${placeholder(i)}></${placeholder(i)}>`, () => elements);
+  }
+  return ('<?xml version="1.0" encoding="UTF-8"?>\n' + xml).replace(NOT_XML_CHARS, '\ufffd');
 }
 
-function prune(v: XmlValue): XmlValue {
-  if (Array.isArray(v)) return v.map(prune);
+function placeholder(i: number): string {
+  return `S3edgeXmlSequence${i}`;
+}
+
+function prune(v: XmlValue, sequences: XmlSequence[]): XmlValue {
+  if (Array.isArray(v)) return v.map((item) => prune(item, sequences));
+  if (v instanceof XmlSequence) return v;
   if (v && typeof v === 'object') {
     const out: XmlObject = {};
-    for (const [k, val] of Object.entries(v)) if (val !== undefined && val !== null) out[k] = prune(val);
+    for (const [k, val] of Object.entries(v)) {
+      if (val === undefined || val === null) continue;
+      if (val instanceof XmlSequence) {
+        sequences.push(val);
+        out[placeholder(sequences.length - 1)] = '';
+      } else out[k] = prune(val, sequences);
+    }
     return out;
   }
   return v;

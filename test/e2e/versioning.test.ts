@@ -224,6 +224,12 @@ t.test('raw: never-versioned buckets answer as before; configuration and listing
   t.same(xmlTexts(afterKey.text, 'Key'), ['z'], 'key-marker alone skips every version of that key');
   const gone = await root.send({ method: 'GET', bucket, query: q(`versions&key-marker=${encodeURIComponent(nextKey)}&version-id-marker=${'Q'.repeat(32)}`) });
   t.same(xmlTexts(gone.text, 'Key'), ['z'], 'a version-id-marker that no longer exists resumes after its key');
+  // Versions and delete markers interleaved in one order (key, then newest first), as AWS lists them.
+  t.equal((await root.send({ method: 'DELETE', bucket, key: 'a b+c' })).status, 204);
+  await root.putObject(bucket, 'a b+c', Buffer.from('after the marker'));
+  const mixed = await root.send({ method: 'GET', bucket, query: q('versions') });
+  const order = [...mixed.text.matchAll(/<(Version|DeleteMarker)><Key>([^<]*)<\/Key>/g)].map((m) => `${m[1]} ${m[2]}`);
+  t.same(order, ['Version a b+c', 'DeleteMarker a b+c', 'Version a b+c', 'Version a b+c', 'Version z'], 'a delete marker between the versions it came between');
 });
 
 t.test('rclone: backend versioning, --s3-versions, --s3-version-at', async (t) => {

@@ -2,7 +2,7 @@
 // well-formed XML 1.0. Judged by fast-xml-parser's validator, and by what reading it back gives.
 import t from 'tap';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import { hasNonXmlChar, toXml } from '../../src/s3/xml.js';
+import { hasNonXmlChar, toXml, XmlSequence } from '../../src/s3/xml.js';
 
 const reader = new XMLParser({ parseTagValue: false, trimValues: false, processEntities: true, htmlEntities: true });
 
@@ -20,4 +20,24 @@ t.test('characters XML 1.0 cannot carry become U+FFFD; everything else is kept e
 t.test('hasNonXmlChar', async (t) => {
   for (const c of ['\u0000', '\u0001', '\u0008', '\u000b', '\u000c', '\u000e', '\u001f', '\ufffe', '\uffff']) t.ok(hasNonXmlChar(`a${c}b`), JSON.stringify(c));
   for (const c of ['\t', '\n', '\r', ' ', '\u007f', '\u0085', '\ufffd', '\ud83d\ude00']) t.notOk(hasNonXmlChar(`a${c}b`), JSON.stringify(c));
+});
+
+t.test('an XmlSequence writes elements of different names in the given order, escaped like the rest', async (t) => {
+  const xml = toXml('ListVersionsResult', {
+    Name: 'b',
+    IsTruncated: false,
+    Entries: new XmlSequence([
+      ['Version', { Key: 'a<&>', VersionId: '2' }],
+      ['DeleteMarker', { Key: 'a<&>', VersionId: '1', Owner: { ID: 'o' } }],
+      ['Version', { Key: `b\u0001\n`, VersionId: 'null', Nested: new XmlSequence([['X', { V: '1' }], ['Y', { V: '2' }]]) }],
+    ]),
+    CommonPrefixes: [{ Prefix: 'p/' }],
+  });
+  t.equal(XMLValidator.validate(xml), true, 'well-formed');
+  t.notOk(xml.includes('S3edgeXmlSequence'), 'no placeholder is left');
+  const order = [...xml.matchAll(/<(Name|IsTruncated|Version|DeleteMarker|CommonPrefixes|X|Y)>/g)].map((m) => m[1]);
+  t.same(order, ['Name', 'IsTruncated', 'Version', 'DeleteMarker', 'Version', 'X', 'Y', 'CommonPrefixes'], 'in place and in order');
+  t.match(xml, '<Key>a&lt;&amp;&gt;</Key>', 'text in a sequence is escaped');
+  t.match(xml, '<Key>b\ufffd&#10;</Key>', 'and swept like the rest');
+  t.match(xml, '<DeleteMarker><Key>a&lt;&amp;&gt;</Key><VersionId>1</VersionId><Owner><ID>o</ID></Owner></DeleteMarker>', 'nested objects kept');
 });

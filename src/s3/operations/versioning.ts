@@ -7,7 +7,7 @@ import { encodingOf, listParam } from '../listing-params.js';
 import { isoDate, requireBucket, type OperationHandler } from '../operation.js';
 import { childNames, optionalLeaf, parseXmlDocument, readVerifiedBody } from '../request-body-xml.js';
 import { xmlResponse } from '../respond.js';
-import { toXml, type XmlObject } from '../xml.js';
+import { toXml, XmlSequence, type XmlObject } from '../xml.js';
 import { parseVersionId } from '../versioning.js';
 import { parseMaxKeys } from './list-objects.js';
 
@@ -54,15 +54,14 @@ function owner(id: string): XmlObject {
   return { ID: id, DisplayName: id };
 }
 
-function entries(page: VersionListPage, enc: (s: string) => string, ownerId: string): { versions: XmlObject[]; markers: XmlObject[] } {
-  const versions: XmlObject[] = [];
-  const markers: XmlObject[] = [];
-  for (const e of page.entries) {
+/** Versions and delete markers in the page's order (key ascending, newest first), interleaved as on AWS. */
+function entries(page: VersionListPage, enc: (s: string) => string, ownerId: string): XmlSequence {
+  return new XmlSequence(page.entries.map((e) => {
     const common = { Key: enc(e.key), VersionId: e.versionId ?? 'null', IsLatest: e.isLatest, LastModified: isoDate(e.lastModified) };
-    if (e.deleteMarker) markers.push({ ...common, Owner: owner(ownerId) });
-    else versions.push({ ...common, ETag: e.etag, Size: e.size, Owner: owner(ownerId), StorageClass: 'STANDARD' });
-  }
-  return { versions, markers };
+    return e.deleteMarker
+      ? ['DeleteMarker', { ...common, Owner: owner(ownerId) }]
+      : ['Version', { ...common, ETag: e.etag, Size: e.size, Owner: owner(ownerId), StorageClass: 'STANDARD' }];
+  }));
 }
 
 export const listObjectVersions: OperationHandler = async (r) => {
@@ -82,7 +81,6 @@ export const listObjectVersions: OperationHandler = async (r) => {
   }
   const versionIdMarker = versionIdMarkerRaw === '' ? undefined : parseVersionId(versionIdMarkerRaw, 'version-id-marker');
   const page = r.ctx.objects.versions.list(bucket.id, { prefix, delimiter, keyMarker, versionIdMarker, maxKeys });
-  const { versions, markers } = entries(page, enc, bucket.ownerId);
   const body: XmlObject = {
     Name: bucket.name,
     Prefix: enc(prefix),
@@ -94,8 +92,7 @@ export const listObjectVersions: OperationHandler = async (r) => {
     Delimiter: delimiter ? enc(delimiter) : undefined,
     IsTruncated: page.isTruncated,
     EncodingType: q.get('encoding-type') || undefined,
-    Version: versions,
-    DeleteMarker: markers,
+    Versions: entries(page, enc, bucket.ownerId),
     CommonPrefixes: page.commonPrefixes.map((p) => ({ Prefix: enc(p) })),
   };
   return xmlResponse(toXml('ListVersionsResult', body));
