@@ -62,7 +62,8 @@ t.test('boto3: tags, GetObjectAttributes, part checksums', async (t) => {
   t.equal(out['noSuchKey'], 'NoSuchKey: The specified key does not exist.');
   t.equal(out['tagsAfterErrors'], 10, 'refused tag sets change nothing');
   t.equal(out['versionNull'], 'ok', 'versionId=null is the current version');
-  t.match(out['versionOther'], /^NoSuchVersion/);
+  t.match(out['versionOther'], /^NoSuchVersion/, 'a well-formed id the key does not have');
+  t.equal(out['versionMalformed'], 'InvalidArgument: Invalid version id specified', 'an id not of the server\'s form');
   t.equal(out['deleteStatus'], 204);
   t.same(out['afterDelete'], [], 'DeleteObjectTagging: an empty TagSet');
   t.equal(out['headCountAfterDelete'], null, 'no x-amz-tagging-count without tags');

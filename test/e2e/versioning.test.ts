@@ -140,6 +140,41 @@ t.test('boto3: a versioned bucket from first write to bucket delete', async (t) 
   t.match(o.deleteBucketNotEmpty, { error: { status: 409, code: 'BucketNotEmpty' } }, 'DeleteBucket refused while versions remain');
   t.same(o.leftAfterPurge, []);
   t.same(o.deleteBucket, { ok: 204 }, 'DeleteBucket once every version and marker is gone');
+
+  // Tags, GetObjectAttributes, copies and POST uploads on versions (a second bucket).
+  const w = o.seams;
+  t.ok(w, 'the tagging/attributes scenario ran');
+  if (!w) return;
+  const [v2, v3] = w.ids as string[];
+  t.same(w.getNull, { tags: [['a', '1']], versionId: 'null' }, 'GetObjectTagging ?versionId=null: the noncurrent "null" version\'s tags');
+  t.same(w.getV2, { tags: [['b', '2']], versionId: v2 }, 'GetObjectTagging of a noncurrent version, x-amz-version-id');
+  t.same(w.getCurrent, { tags: [], versionId: v3 }, 'GetObjectTagging without a version id: the current version');
+  t.equal(w.putV2, v2, 'PutObjectTagging ?versionId=: x-amz-version-id of that version');
+  t.same(w.deleteNull, { status: 204, versionId: 'null' }, 'DeleteObjectTagging ?versionId=null');
+  t.equal(w.putCurrent, v3, 'PutObjectTagging of the current version names it');
+  t.same(w.after, { null: [], v2: [['c', '3']], v3: [['cur', 'x']] }, 'each version\'s tags changed alone');
+  t.equal(w.listingUnchanged, true, 'tag changes move no version and keep LastModified and ETag');
+  t.equal(w.headV2TagCount, 1, 'HeadObject of a version: x-amz-tagging-count of that version');
+  t.equal(w.getNullTagCount, null, 'GetObject of an untagged version: no x-amz-tagging-count');
+  t.match(w.tagMalformed, { error: { status: 400, code: 'InvalidArgument', message: 'Invalid version id specified' } });
+  t.match(w.tagUnknown, { error: { status: 404, code: 'NoSuchVersion' } });
+  t.same(w.attrsV2, { versionId: v2, size: 3, etag: w.listingV2[3].replace(/"/g, ''), lastModified: w.listingV2[2] }, 'GetObjectAttributes ?versionId=: that version');
+  t.match(w.attrsNull, { versionId: 'null', size: 3 });
+  t.match(w.attrsCurrent, { versionId: v3, size: 5 });
+  t.match(w.attrsUnknown, { error: { status: 404, code: 'NoSuchVersion' } });
+  t.match(w.attrsMalformed, { error: { status: 400, code: 'InvalidArgument' } });
+  t.same(w.copy, { sourceVersionId: v2, tags: [['c', '3']] }, 'CopyObject from a version copies that version\'s tags');
+  t.same(w.multipart, { old: [['m', '1']], current: [] }, 'a tagged multipart version keeps its tags once noncurrent');
+  const wMarker = w.marker as string;
+  t.match(w.tagOverMarker, { error: { status: 404, code: 'NoSuchKey', deleteMarker: 'true', versionId: wMarker } }, 'GetObjectTagging over a delete marker: NoSuchKey');
+  t.match(w.putTagOverMarker, { error: { status: 404, code: 'NoSuchKey' } });
+  for (const name of ['tagMarkerById', 'putTagMarkerById', 'deleteTagMarkerById', 'attrsMarkerById']) {
+    t.match(w[name], { error: { status: 405, code: 'MethodNotAllowed', deleteMarker: 'true', versionId: wMarker } }, `${name}: 405 for a delete marker named by id`);
+  }
+  t.match(w.attrsOverMarker, { error: { status: 404, code: 'NoSuchKey', deleteMarker: 'true' } }, 'GetObjectAttributes over a delete marker');
+  t.same(w.tagBehindMarker, { tags: [['c', '3']], versionId: v2 }, 'versions behind a delete marker keep their tags');
+  t.match(w.post, { status: 204, versionId: VERSION_ID }, 'POST upload on a versioned bucket: x-amz-version-id');
+  t.equal(w.postHead, w.post.versionId, 'the POSTed version is the current one');
 });
 
 t.test('aws cli: put-bucket-versioning, list-object-versions, get-object --version-id', async (t) => {

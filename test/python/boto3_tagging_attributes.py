@@ -79,7 +79,8 @@ def main():
     out["noSuchKey"] = code(s3.put_object_tagging, Bucket=b, Key="t/missing", Tagging={"TagSet": []})
     out["tagsAfterErrors"] = len(tags("t/obj"))
     out["versionNull"] = code(s3.get_object_tagging, Bucket=b, Key="t/obj", VersionId="null")
-    out["versionOther"] = code(s3.get_object_tagging, Bucket=b, Key="t/obj", VersionId="v1")
+    out["versionOther"] = code(s3.get_object_tagging, Bucket=b, Key="t/obj", VersionId="V" * 32)
+    out["versionMalformed"] = code(s3.get_object_tagging, Bucket=b, Key="t/obj", VersionId="v1")
 
     deleted = s3.delete_object_tagging(Bucket=b, Key="t/obj")
     out["deleteStatus"] = deleted["ResponseMetadata"]["HTTPStatusCode"]

@@ -10,6 +10,7 @@ import json
 import traceback
 
 import boto3
+import requests
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
@@ -62,6 +63,89 @@ def paginate_all(s3, bucket, max_keys, **kw):
         if len(pages) > 50:
             break
     return pages, out
+
+
+def tag_list(resp):
+    return sorted([t["Key"], t["Value"]] for t in resp["TagSet"])
+
+
+def seams(s3, w):
+    """Tags, GetObjectAttributes, copies and POST uploads on versions (bucket `w`, created here)."""
+    o = {}
+    s3.create_bucket(Bucket=w)
+    s3.put_object(Bucket=w, Key="k", Body=b"one", Tagging="a=1")  # the "null" version
+    s3.put_bucket_versioning(Bucket=w, VersioningConfiguration={"Status": "Enabled"})
+    v2 = s3.put_object(Bucket=w, Key="k", Body=b"two", Tagging="b=2")["VersionId"]
+    v3 = s3.put_object(Bucket=w, Key="k", Body=b"three")["VersionId"]
+    o["ids"] = [v2, v3]
+    listing = lambda: [(v["VersionId"], v["IsLatest"], v["LastModified"].isoformat(), v["ETag"]) for v in s3.list_object_versions(Bucket=w, Prefix="k")["Versions"]]
+    before = listing()
+
+    def get_tags(**kw):
+        r = s3.get_object_tagging(Bucket=w, Key="k", **kw)
+        return {"tags": tag_list(r), "versionId": r.get("VersionId")}
+
+    o["getNull"] = get_tags(VersionId="null")
+    o["getV2"] = get_tags(VersionId=v2)
+    o["getCurrent"] = get_tags()
+    r = s3.put_object_tagging(Bucket=w, Key="k", VersionId=v2, Tagging={"TagSet": [{"Key": "c", "Value": "3"}]})
+    o["putV2"] = r.get("VersionId")
+    r = s3.delete_object_tagging(Bucket=w, Key="k", VersionId="null")
+    o["deleteNull"] = {"status": r["ResponseMetadata"]["HTTPStatusCode"], "versionId": r.get("VersionId")}
+    r = s3.put_object_tagging(Bucket=w, Key="k", Tagging={"TagSet": [{"Key": "cur", "Value": "x"}]})
+    o["putCurrent"] = r.get("VersionId")
+    o["after"] = {"null": get_tags(VersionId="null")["tags"], "v2": get_tags(VersionId=v2)["tags"], "v3": get_tags(VersionId=v3)["tags"]}
+    o["listingUnchanged"] = listing() == before
+    o["headV2TagCount"] = s3.head_object(Bucket=w, Key="k", VersionId=v2).get("TagCount")
+    o["getNullTagCount"] = s3.get_object(Bucket=w, Key="k", VersionId="null").get("TagCount")
+    o["tagMalformed"] = attempt(lambda: s3.get_object_tagging(Bucket=w, Key="k", VersionId="v1"))
+    o["tagUnknown"] = attempt(lambda: s3.put_object_tagging(Bucket=w, Key="k", VersionId="U" * 32, Tagging={"TagSet": []}))
+
+    # GetObjectAttributes of a version.
+    def attrs(**kw):
+        r = s3.get_object_attributes(Bucket=w, Key="k", ObjectAttributes=["ETag", "ObjectSize"], **kw)
+        return {"versionId": r.get("VersionId"), "size": r.get("ObjectSize"), "etag": r.get("ETag"), "lastModified": r["LastModified"].isoformat()}
+
+    o["attrsV2"] = attrs(VersionId=v2)
+    o["attrsNull"] = attrs(VersionId="null")
+    o["attrsCurrent"] = attrs()
+    o["attrsUnknown"] = attempt(lambda: attrs(VersionId="U" * 32))
+    o["attrsMalformed"] = attempt(lambda: attrs(VersionId="nope"))
+    o["listingV2"] = [e for e in before if e[0] == v2][0]
+
+    # CopyObject from a version: that version's tags (COPY directive).
+    r = s3.copy_object(Bucket=w, Key="copy", CopySource={"Bucket": w, "Key": "k", "VersionId": v2})
+    o["copy"] = {"sourceVersionId": r.get("CopySourceVersionId"), "tags": get_tags_of(s3, w, "copy")}
+
+    # A multipart upload with tags completes into a version that keeps them, also once overwritten.
+    up = s3.create_multipart_upload(Bucket=w, Key="mp", Tagging="m=1")["UploadId"]
+    etag = s3.upload_part(Bucket=w, Key="mp", UploadId=up, PartNumber=1, Body=b"p" * 10)["ETag"]
+    mv = s3.complete_multipart_upload(Bucket=w, Key="mp", UploadId=up, MultipartUpload={"Parts": [{"ETag": etag, "PartNumber": 1}]})["VersionId"]
+    s3.put_object(Bucket=w, Key="mp", Body=b"new")
+    o["multipart"] = {"old": tag_list(s3.get_object_tagging(Bucket=w, Key="mp", VersionId=mv)), "current": get_tags_of(s3, w, "mp")}
+
+    # Delete markers: the current one is NoSuchKey, one named by id 405.
+    marker = s3.delete_object(Bucket=w, Key="k")["VersionId"]
+    o["marker"] = marker
+    o["tagOverMarker"] = attempt(lambda: s3.get_object_tagging(Bucket=w, Key="k"))
+    o["putTagOverMarker"] = attempt(lambda: s3.put_object_tagging(Bucket=w, Key="k", Tagging={"TagSet": []}))
+    o["tagMarkerById"] = attempt(lambda: s3.get_object_tagging(Bucket=w, Key="k", VersionId=marker))
+    o["putTagMarkerById"] = attempt(lambda: s3.put_object_tagging(Bucket=w, Key="k", VersionId=marker, Tagging={"TagSet": []}))
+    o["deleteTagMarkerById"] = attempt(lambda: s3.delete_object_tagging(Bucket=w, Key="k", VersionId=marker))
+    o["attrsOverMarker"] = attempt(lambda: attrs())
+    o["attrsMarkerById"] = attempt(lambda: attrs(VersionId=marker))
+    o["tagBehindMarker"] = get_tags(VersionId=v2)
+
+    # A browser POST upload on a versioned bucket answers its version id.
+    post = s3.generate_presigned_post(w, "posted.txt", ExpiresIn=600)
+    r = requests.post(post["url"], data=post["fields"], files=[("file", ("f.txt", b"posted"))], allow_redirects=False)
+    o["post"] = {"status": r.status_code, "versionId": r.headers.get("x-amz-version-id")}
+    o["postHead"] = s3.head_object(Bucket=w, Key="posted.txt").get("VersionId")
+    return o
+
+
+def get_tags_of(s3, bucket, key):
+    return tag_list(s3.get_object_tagging(Bucket=bucket, Key=key))
 
 
 def main():
@@ -175,6 +259,7 @@ def main():
                 s3.delete_objects(Bucket=b, Delete={"Objects": objs, "Quiet": True})
         o["leftAfterPurge"] = versions_of(s3, b)[1]
         o["deleteBucket"] = attempt(lambda: s3.delete_bucket(Bucket=b)["ResponseMetadata"]["HTTPStatusCode"])
+        o["seams"] = seams(s3, b + "-wire")
     except Exception:  # noqa: BLE001 - reported to the TS side, which fails the test with it
         o["exception"] = traceback.format_exc()
     print(json.dumps(o))

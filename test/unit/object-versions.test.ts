@@ -100,6 +100,28 @@ t.test('Suspended: the null version is replaced wherever it is; inline blobs fol
   t.same(listed(repos, bucketId).map((e) => [e[1], e[2], e[3]]), [['b4', true, true], ['b3', false, false], [`${inline0}`, false, false]]);
 });
 
+t.test('setTagging: one version by id, current or noncurrent; never a delete marker; nothing moves', async (t) => {
+  const { repos, bucketId } = fresh(t);
+  repos.objects.put(rec(bucketId, 'k', 'b0', { tagging: [['a', '1']] }));
+  repos.buckets.setVersioning(bucketId, 'Enabled');
+  const v1 = repos.objects.put(rec(bucketId, 'k', 'b1')).versionId ?? '';
+  const before = listed(repos, bucketId);
+  const tagsOf = (id: string | null): unknown => {
+    const found = repos.objects.getVersion(bucketId, 'k', id);
+    return found && !found.deleteMarker ? (found.rec.tagging ?? []) : 'marker';
+  };
+  t.equal(repos.objects.setTagging(bucketId, 'k', null, [['n', 'x']]), true, 'the noncurrent "null" version');
+  t.equal(repos.objects.setTagging(bucketId, 'k', v1, [['c', 'y']]), true, 'the current version');
+  t.same([tagsOf(null), tagsOf(v1)], [[['n', 'x']], [['c', 'y']]], 'each version got its own tags');
+  t.equal(repos.objects.setTagging(bucketId, 'k', null, undefined), true);
+  t.same(tagsOf(null), [], 'tags removed');
+  t.same(listed(repos, bucketId), before, 'no version moved');
+  const marker = repos.objects.delete(bucketId, 'k', 5000).versionId ?? '';
+  t.equal(repos.objects.setTagging(bucketId, 'k', marker, [['m', '1']]), false, 'a delete marker has no tags');
+  t.equal(repos.objects.setTagging(bucketId, 'k', 'Z'.repeat(32), []), false, 'an unknown version');
+  t.same(tagsOf(v1), [['c', 'y']], 'a version behind the marker keeps its tags');
+});
+
 t.test('ListObjectVersions walk: markers, delimiter, truncation', async (t) => {
   const { repos, bucketId } = fresh(t);
   repos.buckets.setVersioning(bucketId, 'Enabled');

@@ -96,6 +96,7 @@ export class ObjectVersionsRepo {
   private readonly ordOfStmt: Statement<{ bucketId: string; key: string; versionId: string | null }, { ord: number }>;
   private readonly listStmt: Statement<{ bucketId: string; prefix: string; key: string; ord: number; limit: number }, ListRow>;
   private readonly hasAnyStmt: Statement<[string], { has: number }>;
+  private readonly setTaggingStmt: Statement<[string | null, string, string, string | null]>;
 
   constructor(db: Db) {
     this.moveStmt = db.prepare(`INSERT INTO object_versions (ord, ${VERSION_COLUMNS})
@@ -127,6 +128,8 @@ export class ObjectVersionsRepo {
           ORDER BY v.key, v.ord LIMIT @limit)
       ORDER BY key, ord LIMIT @limit`);
     this.hasAnyStmt = db.prepare('SELECT EXISTS (SELECT 1 FROM object_versions WHERE bucket_id = ?) AS has');
+    this.setTaggingStmt = db.prepare(`UPDATE object_versions SET tagging = ?
+      WHERE bucket_id = ? AND key = ? AND version_id IS ? AND is_delete_marker = 0`);
   }
 
   /** Moves the key's current row here as its newest noncurrent version (the caller replaces or deletes it). */
@@ -152,6 +155,11 @@ export class ObjectVersionsRepo {
   /** A noncurrent version or delete marker by id (null: the "null" one), with its inline bytes. */
   byId(bucketId: string, key: string, versionId: string | null): (VersionRow & { inline_data: Buffer | null }) | undefined {
     return this.byIdStmt.get(bucketId, key, versionId);
+  }
+
+  /** Sets a noncurrent version's tags column (not a delete marker's); false when there is no such version. */
+  setTagging(bucketId: string, key: string, versionId: string | null, tagging: string | null): boolean {
+    return this.setTaggingStmt.run(tagging, bucketId, key, versionId).changes > 0;
   }
 
   removeRow(bucketId: string, key: string, ord: number): void {

@@ -178,7 +178,7 @@ export class ObjectsRepo {
   private readonly getStmt: Statement<[string, string], ObjectRow>;
   private readonly upsertStmt: Statement<ObjectRow>;
   private readonly deleteStmt: Statement<[string, string]>;
-  private readonly setTaggingStmt: Statement<[string | null, string, string]>;
+  private readonly setTaggingStmt: Statement<[string | null, string, string, string | null]>;
   private readonly afterStmt: Statement<[string, string, string, number], ListEntryRow>;
   private readonly fromStmt: Statement<[string, string, string, number], ListEntryRow>;
   private readonly countStmt: Statement<[string], { n: number }>;
@@ -210,7 +210,7 @@ export class ObjectsRepo {
         user_metadata = excluded.user_metadata, last_modified = excluded.last_modified, parts = excluded.parts,
         tagging = excluded.tagging,
         version_id = excluded.version_id`);
-    this.setTaggingStmt = db.prepare('UPDATE objects SET tagging = ? WHERE bucket_id = ? AND key = ?');
+    this.setTaggingStmt = db.prepare('UPDATE objects SET tagging = ? WHERE bucket_id = ? AND key = ? AND version_id IS ?');
     this.deleteStmt = db.prepare('DELETE FROM objects WHERE bucket_id = ? AND key = ?');
     // key >= prefix keeps the walk inside the prefix range without a second bound.
     this.afterStmt = db.prepare(
@@ -323,11 +323,16 @@ export class ObjectsRepo {
   }
 
   /**
-   * Replaces the current version's tags, nothing else: bytes, ETag and Last-Modified stay, as on AWS.
-   * False when there is no such object.
+   * Replaces one version's tags (null: the "null" version), current or noncurrent, nothing else:
+   * bytes, ETag, Last-Modified and the version's place stay, as on AWS. False when the key has no
+   * such version (a delete marker has no tags).
    */
-  setTagging(bucketId: string, key: string, tags: readonly ObjectTag[] | undefined): boolean {
-    return this.setTaggingStmt.run(taggingColumn(tags), bucketId, key).changes > 0;
+  setTagging(bucketId: string, key: string, versionId: string | null, tags: readonly ObjectTag[] | undefined): boolean {
+    return this.db.transaction((): boolean => {
+      const column = taggingColumn(tags);
+      if (this.setTaggingStmt.run(column, bucketId, key, versionId).changes > 0) return true;
+      return this.versions.setTagging(bucketId, key, versionId, column);
+    }).immediate();
   }
 
   /**

@@ -8,6 +8,7 @@ import { httpDate } from '../../http/http-date.js';
 import { checkReadPreconditions } from '../conditionals.js';
 import { header, requireBucket, requireKey, type OperationHandler } from '../operation.js';
 import { xmlResponse } from '../respond.js';
+import { findVersion, servedVersionHeaders, versionIdParam } from '../versioning.js';
 import { toXml, type XmlObject } from '../xml.js';
 import { bareEtag } from './multipart/compose.js';
 
@@ -82,10 +83,9 @@ export const getObjectAttributes: OperationHandler = async (r) => {
   const wanted = parseObjectAttributes(header(r, 'x-amz-object-attributes'));
   const maxParts = intHeader('x-amz-max-parts', header(r, 'x-amz-max-parts'), MAX_PARTS);
   const marker = intHeader('x-amz-part-number-marker', header(r, 'x-amz-part-number-marker'), 0);
-  const versionId = r.addr.query.get('versionId');
-  if (versionId !== undefined && versionId !== 'null') throw new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId });
-  const rec = r.ctx.objects.get(bucket.id, key);
-  if (!rec) throw new S3Error('NoSuchKey', undefined, { Key: key });
+  // Any version by `?versionId=`; delete markers and missing versions answered as GetObject does.
+  const versionId = versionIdParam(r.addr.query);
+  const { rec } = findVersion(r, bucket, key, versionId);
   checkReadPreconditions(r.req, rec.etag, rec.lastModified);
   // Element order as in AWS's response syntax; attributes not asked for, or absent, are left out.
   const body: XmlObject = {
@@ -95,5 +95,8 @@ export const getObjectAttributes: OperationHandler = async (r) => {
     StorageClass: wanted.has('StorageClass') ? 'STANDARD' : undefined,
     ObjectSize: wanted.has('ObjectSize') ? rec.size : undefined,
   };
-  return xmlResponse(toXml('GetObjectAttributesResponse', body), 200, { 'last-modified': httpDate(rec.lastModified) });
+  return xmlResponse(toXml('GetObjectAttributesResponse', body), 200, {
+    'last-modified': httpDate(rec.lastModified),
+    ...servedVersionHeaders(bucket, rec, versionId),
+  });
 };

@@ -9,35 +9,7 @@ import { parseRange } from '../range.js';
 import { checkInlineObject, openObjectBody, parsePartNumber, partRange } from '../object-reader.js';
 import type { S3Response } from '../respond.js';
 import type { ReadRange } from '../../storage/backend.js';
-import type { Bucket } from '../../db/repos/index.js';
-import { versionIdParam } from '../versioning.js';
-import { httpDate } from '../../http/http-date.js';
-
-/**
- * The record and, for a small object, its bytes (read with the row, in one statement). On a
- * versioned bucket a key whose latest version is a delete marker is NoSuchKey with
- * x-amz-delete-marker; a version asked for by id that is a delete marker is 405 MethodNotAllowed
- * with x-amz-delete-marker and Last-Modified (AWS).
- */
-function lookup(r: S3Request, bucket: Bucket, key: string, versionId: string | null | undefined): { rec: ObjectRecord; inline?: Buffer } {
-  if (versionId === undefined) {
-    const found = r.ctx.objects.getWithInline(bucket.id, key);
-    if (found) return found;
-    const marker = bucket.versioning == null ? undefined : r.ctx.objects.versions.latestDeleteMarker(bucket.id, key);
-    const headers: Record<string, string> = marker ? { 'x-amz-delete-marker': 'true', 'x-amz-version-id': marker.versionId ?? 'null' } : {};
-    throw new S3Error('NoSuchKey', undefined, { Key: key }, headers);
-  }
-  const found = r.ctx.objects.getVersion(bucket.id, key, versionId);
-  if (!found) throw new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId ?? 'null' });
-  if (found.deleteMarker) {
-    throw new S3Error('MethodNotAllowed', undefined, { Method: r.req.method ?? 'GET', ResourceType: 'DeleteMarker' }, {
-      'x-amz-delete-marker': 'true',
-      'x-amz-version-id': versionId ?? 'null',
-      'last-modified': httpDate(found.lastModified),
-    });
-  }
-  return found;
-}
+import { findVersion, servedVersionHeaders, versionIdParam } from '../versioning.js';
 
 interface ReadChecksum {
   algorithm: ChecksumAlgorithm;
@@ -76,11 +48,9 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
   }
   // Blobs are leased by openObjectBody in the tick of the lookup; the retry is a fallback only.
   for (let attempt = 0; ; attempt++) {
-    const { rec, inline } = lookup(r, bucket, key, versionId);
+    const { rec, inline } = findVersion(r, bucket, key, versionId);
     checkReadPreconditions(r.req, rec.etag, rec.lastModified);
-    const headers: Record<string, string | number> = objectResponseHeaders(rec, r.addr.query);
-    // Only buckets that were ever versioned name versions; the "null" one as 'null'.
-    if (rec.versionId != null || bucket.versioning != null || versionId !== undefined) headers['x-amz-version-id'] = rec.versionId ?? 'null';
+    const headers: Record<string, string | number> = { ...objectResponseHeaders(rec, r.addr.query), ...servedVersionHeaders(bucket, rec, versionId) };
     let range: ReadRange | undefined;
     if (partNumber !== undefined) {
       // A part is a ranged read of the object; an object not uploaded in parts is its own part 1.

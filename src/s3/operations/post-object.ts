@@ -21,6 +21,7 @@ import { missingField, verifyPostSignature } from '../post-auth.js';
 import { checkFileSize, checkPostPolicy, expandFilename, isExemptField, parsePostPolicy, type FormField } from '../post-policy.js';
 import { CANNED_ACLS } from './acl.js';
 import { parseTaggingXml } from '../tagging.js';
+import { versionHeaders } from '../versioning.js';
 import type { S3RequestRecord } from '../request-log.js';
 
 export interface PostObjectRequest {
@@ -90,7 +91,16 @@ function redirectTarget(fields: ReadonlyMap<string, FormField>): URL | undefined
   }
 }
 
-function successResponse(r: PostObjectRequest, fields: ReadonlyMap<string, FormField>, bucket: string, key: string, etag: string): S3Response {
+function successResponse(
+  r: PostObjectRequest,
+  fields: ReadonlyMap<string, FormField>,
+  bucket: string,
+  key: string,
+  etag: string,
+  versionId: string | undefined,
+): S3Response {
+  // x-amz-version-id on every form of the answer, as PutObject gives it on a versioned bucket.
+  const version = versionHeaders(versionId);
   const location = objectUrl(r, bucket, key);
   const redirect = redirectTarget(fields);
   if (redirect) {
@@ -98,14 +108,14 @@ function successResponse(r: PostObjectRequest, fields: ReadonlyMap<string, FormF
     const added = new URLSearchParams({ bucket, key, etag }).toString();
     const target = redirect.href.replace(/#.*$/, '');
     const sep = redirect.search === '' ? (target.endsWith('?') ? '' : '?') : '&';
-    return { status: 303, headers: { location: `${target}${sep}${added}`, etag, 'content-length': '0' } };
+    return { status: 303, headers: { location: `${target}${sep}${added}`, etag, 'content-length': '0', ...version } };
   }
   const status = fields.get('success_action_status')?.value;
   if (status === '201') {
     const xml = toXml('PostResponse', { Location: location, Bucket: bucket, Key: key, ETag: etag }, { namespace: false });
-    return xmlResponse(xml, 201, { etag, location });
+    return xmlResponse(xml, 201, { etag, location, ...version });
   }
-  return { status: status === '200' ? 200 : 204, headers: { etag, location, ...(status === '200' ? { 'content-length': '0' } : {}) } };
+  return { status: status === '200' ? 200 : 204, headers: { etag, location, ...version, ...(status === '200' ? { 'content-length': '0' } : {}) } };
 }
 
 export async function postObject(r: PostObjectRequest): Promise<S3Response> {
@@ -171,11 +181,12 @@ export async function postObject(r: PostObjectRequest): Promise<S3Response> {
   }
   const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
   if (tagging?.length) record.tagging = tagging;
+  let versionId: string | undefined;
   try {
-    await commitObject(ctx, record, staged);
+    versionId = await commitObject(ctx, record, staged);
   } finally {
     release();
   }
   r.record.key = key;
-  return successResponse(r, fields, bucketName, key, record.etag);
+  return successResponse(r, fields, bucketName, key, record.etag, versionId);
 }
