@@ -5,7 +5,9 @@
 //  - CreateBucket of a bucket one owns: 200 in us-east-1, 409 BucketAlreadyOwnedByYou elsewhere
 //    (boto3, aws cli, raw, rclone with a bucket key);
 //  - an Expect header other than 100-continue is ignored on every door, 100-Continue still honoured;
-//  - one part number uploaded twice at once: the last to finish is the part, the other's blob is gone.
+//  - one part number uploaded twice at once: the last to finish is the part, the other's blob is gone;
+//  - conditional writes racing (If-None-Match: *, If-Match on PutObject and CompleteMultipartUpload):
+//    exactly one wins, the others 412 PreconditionFailed or 409 ConditionalRequestConflict (boto3, aws cli).
 // The boto3 side is test/python/conformance_gaps.py (one run, JSON on stdout).
 import t from 'tap';
 import { connect } from 'node:net';
@@ -85,6 +87,40 @@ t.test('boto3: presigned expiry, partNumber, listings, CreateBucket of an owned 
 
   // CreateBucket of one's own bucket in us-east-1: AWS's legacy 200.
   t.same(out['create'], { ok: 200 }, 'create_bucket of an owned bucket in us-east-1: 200');
+
+  // Conditional writes racing: exactly one writer wins and its bytes are what is stored; every other
+  // one is refused with 412 (checked before its body) or 409 (lost at the commit), as AWS answers.
+  const racing = rec(out['racing']);
+  for (const [name, stored] of [['create', 'create_stored'], ['match', 'match_stored'], ['complete', 'complete_stored']] as const) {
+    const results = racing[name] as R[];
+    const winners = results.filter((x) => 'ok' in x);
+    t.equal(winners.length, 1, `${name}: exactly one of ${results.length} racing writers wins`);
+    const losers = results.filter((x) => !('ok' in x));
+    t.ok(
+      losers.every((x) => (x['status'] === 412 && x['code'] === 'PreconditionFailed') || (x['status'] === 409 && x['code'] === 'ConditionalRequestConflict')),
+      `${name}: the others are 412 PreconditionFailed or 409 ConditionalRequestConflict (${losers.map((x) => `${String(x['status'])} ${String(x['code'])}`).join(', ')})`,
+    );
+    t.equal(racing[stored], winners[0]?.['ok'], `${name}: the stored object is the winner's`);
+  }
+  const bodyEtags = racing['body_etags'] as string[];
+  t.ok(bodyEtags.includes(String(racing['create_stored'])) && bodyEtags.includes(String(racing['match_stored'])), 'the winners\' bytes, whole');
+});
+
+t.test('aws cli: put-object --if-none-match and --if-match', async (t) => {
+  const target = { endpoint: server.url, credentials: server.rootKey, files: awsFiles };
+  const body = join(server.tmpRoot, 'conditional.txt');
+  await writeFile(body, 'conditional');
+  const put = (...extra: string[]) => runAws(target, ['s3api', 'put-object', '--bucket', 'gaps', '--key', 'cli/conditional', '--body', body, ...extra]);
+  const first = await put('--if-none-match', '*');
+  t.equal(first.code, 0, `a new key with --if-none-match '*': ${first.stderr}`);
+  const again = await put('--if-none-match', '*');
+  t.not(again.code, 0, 'again: refused');
+  t.match(again.stderr, /PreconditionFailed/, 'PreconditionFailed');
+  const stale = await put('--if-match', '"00000000000000000000000000000000"');
+  t.match(stale.stderr, /PreconditionFailed/, '--if-match of another ETag: PreconditionFailed');
+  const etag = String(rec(first.json)['ETag']);
+  const match = await put('--if-match', etag);
+  t.equal(match.code, 0, `--if-match of the current ETag: written ${match.stderr}`);
 });
 
 t.test('aws cli and raw: LF prefix and delimiter list, with and without encoding-type=url', async (t) => {

@@ -9,11 +9,16 @@ server: exceptions are caught and reported as {status, code, message, error}.
   listing     list_objects_v2 with an empty ContinuationToken; Prefix and Delimiter '\\n' (s3-tests
               test_bucket_listv2_prefix_unreadable / test_bucket_list_delimiter_unreadable)
   create      create_bucket of a bucket one owns
+  racing      conditional writes under concurrency: 8 put_object(IfNoneMatch='*') of one new key,
+              8 put_object(IfMatch=<its ETag>), 4 complete_multipart_upload(IfNoneMatch='*'), each
+              set started together from threads (one attempt each: a retry would hide the answer)
 
 Credentials come from the environment (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY).
 """
 import argparse
+import hashlib
 import json
+import threading
 import urllib.error
 import urllib.request
 
@@ -118,6 +123,47 @@ def listing(s3, bucket):
     return out
 
 
+def race(calls):
+    """Runs the calls at once (released together by a barrier); their results in call order."""
+    barrier = threading.Barrier(len(calls))
+    results = [None] * len(calls)
+
+    def go(i, fn):
+        barrier.wait()
+        results[i] = attempt(fn)
+
+    threads = [threading.Thread(target=go, args=(i, fn)) for i, fn in enumerate(calls)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    return results
+
+
+def racing(s3, bucket):
+    out = {}
+    bodies = [bytes([65 + i]) * (1 * MiB + i) for i in range(8)]
+    out["body_etags"] = ['"%s"' % hashlib.md5(b).hexdigest() for b in bodies]
+    out["create"] = race([lambda b=b: s3.put_object(Bucket=bucket, Key="race/new", Body=b, IfNoneMatch="*")["ETag"] for b in bodies])
+    out["create_stored"] = s3.head_object(Bucket=bucket, Key="race/new")["ETag"]
+    base = s3.put_object(Bucket=bucket, Key="race/match", Body=b"base")["ETag"]
+    out["match"] = race([lambda b=b: s3.put_object(Bucket=bucket, Key="race/match", Body=b, IfMatch=base)["ETag"] for b in bodies])
+    out["match_stored"] = s3.head_object(Bucket=bucket, Key="race/match")["ETag"]
+    uploads = []
+    for i in range(4):
+        up = s3.create_multipart_upload(Bucket=bucket, Key="race/mpu")["UploadId"]
+        etag = s3.upload_part(Bucket=bucket, Key="race/mpu", UploadId=up, PartNumber=1, Body=bodies[i])["ETag"]
+        uploads.append((up, etag))
+    out["complete"] = race([
+        lambda up=up, etag=etag: s3.complete_multipart_upload(
+            Bucket=bucket, Key="race/mpu", UploadId=up, IfNoneMatch="*",
+            MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": etag}]})["ETag"]
+        for up, etag in uploads
+    ])
+    out["complete_stored"] = s3.head_object(Bucket=bucket, Key="race/mpu")["ETag"]
+    return out
+
+
 def create(s3, bucket):
     return attempt(lambda: s3.create_bucket(Bucket=bucket)["ResponseMetadata"]["HTTPStatusCode"])
 
@@ -130,11 +176,15 @@ def main():
     a = p.parse_args()
     cfg = Config(signature_version="s3v4", s3={"addressing_style": "path"}, retries={"mode": "standard", "max_attempts": 3})
     s3 = boto3.client("s3", endpoint_url=a.endpoint, region_name="us-east-1", config=cfg)
+    once = Config(signature_version="s3v4", s3={"addressing_style": "path"}, retries={"mode": "standard", "max_attempts": 1},
+                  max_pool_connections=16)
+    s3_once = boto3.client("s3", endpoint_url=a.endpoint, region_name="us-east-1", config=once)
     print(json.dumps({
         "presign": presign(s3, a.bucket),
         "parts": parts(s3, a.bucket),
         "listing": listing(s3, a.list_bucket),
         "create": create(s3, a.bucket),
+        "racing": racing(s3_once, a.bucket),
     }))
 
 
