@@ -20,7 +20,7 @@ import { createStorage } from './storage/select.js';
 import { BlobLeases } from './storage/blob-leases.js';
 import { HashPool } from './hashing/hash-pool.js';
 import { UploadBudget } from './storage/upload-budget.js';
-import { startMultipartSweeper } from './s3/operations/multipart/sweep.js';
+import { startMultipartSweeper, type Sweeper } from './s3/operations/multipart/sweep.js';
 import { BlobCollector } from './storage/blob-gc.js';
 import { Scrubber } from './storage/scrub.js';
 import { CorruptionReporter } from './storage/corruption.js';
@@ -108,6 +108,8 @@ export interface AppContext {
   originPools: OriginPools;
   /** GET /readyz: the metadata database and the storage backend, probed at most once a second. */
   readiness: Readiness;
+  /** Which process this is: whether it runs the background jobs (sweeps, GC, scrub, roll-ups, checkpoints). */
+  role: ProcessRole;
   /** Every answered request by surface, operation and status, with the process's own metrics (GET /metrics). */
   requestMetrics: RequestMetrics;
   close(): Promise<void>;
@@ -120,9 +122,17 @@ export interface PublicEndpoints {
   cdn: string;
 }
 
+/**
+ * Which process this is (docs/SCALE.md): `single` serves and runs the background jobs; in a cluster the
+ * `supervisor` runs the jobs exactly once and serves nothing, and each `worker` serves and runs none.
+ */
+export type ProcessRole = 'single' | 'supervisor' | 'worker';
+
 export interface ContextOptions {
   log?: Logger;
   clock?: () => Date;
+  /** Default `single`. */
+  role?: ProcessRole;
 }
 
 /**
@@ -156,6 +166,9 @@ function wrapConfigError<T>(key: string, fn: () => T): T {
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
   const log = opts.log ?? createLogger(config);
+  const role = opts.role ?? 'single';
+  // The background jobs run in exactly one process: the single one, or a cluster's supervisor.
+  const runsJobs = role !== 'worker';
   const uploadBudget = new UploadBudget({ capBytes: config.limits.uploadBufferBytes, waitMs: config.limits.uploadBufferWaitMs });
   // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
   const storage = createStorage(config, { budget: uploadBudget });
@@ -167,13 +180,16 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   let edge: EdgeCache | undefined;
   // Registry lookups go out through this client only: the address policy, timeouts, answer cap (src/net/).
   const rdapClient = createRdapClient(config.domains.rdap);
-  const hashPool = config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold, threads: config.hashing.workerThreads }) : undefined;
+  // The supervisor hashes no upload.
+  const hashPool = role !== 'supervisor' && config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold, threads: config.hashing.workerThreads }) : undefined;
   try {
     // Commits only write the WAL; requests that must be durable await one shared flush (db/wal-sync.ts),
     // and checkpoints run in a worker thread (db/checkpointer.ts): no fsync on the event loop.
     db.pragma('synchronous = NORMAL');
     walSync = new WalSync(`${dbFile}-wal`);
-    checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver);
+    // A worker never checkpoints: the supervisor's checkpointer does it for every connection.
+    if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver);
+    else db.pragma('wal_autocheckpoint = 0');
     const durability = walSync;
     const checkpoints = checkpointer;
     await storage.init();
@@ -196,6 +212,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
     const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime() });
     const requestMetrics = new RequestMetrics();
+    let sweeper: Sweeper | undefined;
     const ctx: AppContext = {
       config,
       log,
@@ -226,6 +243,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       assetDirectory: new AssetDirectory(repos),
       edge,
       requestLog: new RequestLog(db, config.cdn.log, {
+        maintain: runsJobs,
         clock: () => clock().getTime(),
         log,
         usage: repos.usage,
@@ -267,10 +285,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         now: () => performance.now(),
         onFailure: (check, err) => log.warn({ err, check }, 'readiness: a check failed (GET /readyz answers 503)'),
       }),
+      role,
       async close() {
         ctx.edgeMonitor.close();
         uploadBudget.close();
-        await sweeper.stop();
+        await sweeper?.stop();
         await ctx.blobGc?.stop();
         await ctx.scrubber?.stop();
         await ctx.requestLog.close();
@@ -279,13 +298,14 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         await storage.close();
         await rdapClient.close();
         await durability.close();
-        await checkpoints.close();
+        await checkpoints?.close();
         await hashPool?.close();
         db.close();
       },
     };
+    if (!runsJobs) return ctx;
     // Abandoned multipart uploads: swept now and every hour.
-    const sweeper = startMultipartSweeper(ctx);
+    sweeper = startMultipartSweeper(ctx);
     // Unreferenced blobs (left by a crash): collected now, in the background, and every interval.
     const blobGc = new BlobCollector(
       { storage, blobRefs: repos.blobRefs, leases, clock, log, graceMs: config.integrity.gcGraceSeconds * 1000 },

@@ -135,7 +135,16 @@ class Connections {
   }
 }
 
-export async function startServer(ctx: AppContext): Promise<RunningServer> {
+export interface StartOptions {
+  /**
+   * Record the endpoints in the settings table (default). A cluster worker does not: its supervisor
+   * records the one server the workers make together.
+   */
+  record?: boolean;
+}
+
+export async function startServer(ctx: AppContext, opts: StartOptions = {}): Promise<RunningServer> {
+  const recording = opts.record !== false;
   const { config } = ctx;
   const app = await buildApp(ctx);
   const connections = new Connections();
@@ -171,7 +180,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
 
   // Admin commands (other processes) print these, and tell from who wrote them whether it still runs.
   const record = thisServer({ s3: url, s3Tls: tlsUrl ?? null, cdn: ctx.endpoints.cdn, region: config.region }, ctx.clock());
-  ctx.repos.settings.setServerEndpoints(record);
+  if (recording) ctx.repos.settings.setServerEndpoints(record);
   return {
     url,
     tlsUrl,
@@ -194,7 +203,7 @@ export async function startServer(ctx: AppContext): Promise<RunningServer> {
       clearTimeout(timer);
       ctx.log.info({ connections: open, cut, ms: Date.now() - started }, 'stopped: every connection closed');
       try {
-        ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
+        if (recording) ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
       } catch (err) {
         ctx.log.warn({ err }, 'could not record the stop in the settings table');
       }

@@ -85,6 +85,8 @@ export interface RequestLogOptions {
   usage?: UsageRepo;
   /** Sees every record as it is appended, kept or dropped (the request metrics). */
   observe?: (r: CdnRequestRecord) => void;
+  /** Roll up and expire hourly (default). Off in cluster workers: their supervisor does it, once. */
+  maintain?: boolean;
 }
 
 export interface RequestLogStats {
@@ -167,11 +169,14 @@ export class RequestLog {
     this.log = opts.log;
     this.observe = opts.observe;
     this.capacity = config.bufferSize;
-    // Roll up and expire what accumulated while the server was down, then hourly.
-    this.maintainQuietly();
     const scheduler = opts.scheduler ?? UNREF_TIMERS;
     this.scheduler = scheduler;
-    this.stops = [scheduler.every(config.flushIntervalMs, () => this.flush()), scheduler.every(HOUR_MS, () => this.maintainQuietly())];
+    this.stops = [scheduler.every(config.flushIntervalMs, () => this.flush())];
+    if (opts.maintain !== false) {
+      // Roll up and expire what accumulated while the server was down, then hourly.
+      this.maintainQuietly();
+      this.stops.push(scheduler.every(HOUR_MS, () => this.maintainQuietly()));
+    }
   }
 
   /** Appends the record to the buffer; never blocks, never throws. */

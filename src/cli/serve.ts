@@ -1,12 +1,14 @@
 // `s3edge serve`: start the gateway with config from defaults, env and flags; print where it listens.
-import { constants as osConstants } from 'node:os';
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { configFlags, ConfigError, loadConfig } from '../config/load.js';
-import { createContext } from '../context.js';
-import { startServer } from '../server.js';
+import type { Config } from '../config/schema.js';
+import { createContext, type AppContext } from '../context.js';
+import { startServer, type RunningServer } from '../server.js';
+import { runSupervisor } from '../cluster/supervisor.js';
+import { runWorker } from '../cluster/worker.js';
+import { announce, startupFailure, untilStopSignal, workerCount } from './serve-lifecycle.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
-
-const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
 
 /** Columns of `all settings` in the help: flag names wrapped to about 100 characters a line. */
 function wrapped(words: string[], width = 100): string[] {
@@ -39,6 +41,7 @@ function help(flags: Iterable<string>): string {
     '  --cdn-port N                the CDN listener; default 9080 (null: Host-routed on --port only)',
     '  --tls-port N --tls-cert FILE --tls-key FILE   an HTTPS listener beside HTTP',
     '  --storage-backend disk|s3   where object bytes live (s3: an upstream bucket, docs/upstream.md)',
+    '  --workers N                 serving processes; default 0: one per core (docs/SCALE.md); 1: one process',
     '  --config FILE               a JSON file with any settings of config/default.json',
     '  --json                      print one JSON line with the endpoints instead of text',
     '',
@@ -51,17 +54,6 @@ function help(flags: Iterable<string>): string {
     '',
     'example: s3edge serve --data-dir /var/lib/s3edge --host 0.0.0.0 --public-url https://s3.example.com',
   ].join('\n');
-}
-
-async function start(flags: Record<string, string>, configFile: string | undefined) {
-  const config = loadConfig({ flags, configFile });
-  const ctx = await createContext(config);
-  try {
-    return { config, ctx, server: await startServer(ctx) };
-  } catch (err) {
-    await ctx.close();
-    throw err;
-  }
 }
 
 export async function runServe(rawArgv: string[]): Promise<number> {
@@ -97,72 +89,43 @@ export async function runServe(rawArgv: string[]): Promise<number> {
   const flags: Record<string, string> = {};
   for (const [flag, path] of flagMap) if (typeof values[flag] === 'string') flags[path] = values[flag] as string;
 
-  let started;
+  let config: Config;
   try {
-    started = await start(flags, values.config as string | undefined);
+    config = loadConfig({ flags, configFile: values.config as string | undefined });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`s3edge: ${err.message}\n`);
       return 2;
     }
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-      process.stderr.write(`s3edge: cannot listen: ${(err as Error).message}\n`);
-      return 1;
-    }
     throw err;
   }
-  const { config, ctx, server } = started;
-  const root = ctx.root;
-  if (values.json) {
-    process.stdout.write(
-      JSON.stringify({
-        event: 'listening',
-        s3: server.url,
-        s3Tls: server.tlsUrl ?? null,
-        cdn: server.cdnUrl ?? null,
-        cdnBase: ctx.endpoints.cdn,
-        region: config.region,
-        ...(root.generated ? { rootCredentials: { accessKeyId: root.accessKeyId, secretAccessKey: root.secretAccessKey } } : {}),
-      }) + '\n',
-    );
-  } else {
-    const lines = [
-      's3edge is running',
-      `  S3 endpoint:      ${server.url}`,
-      ...(server.tlsUrl ? [`  S3 endpoint TLS:  ${server.tlsUrl}`] : []),
-      `  CDN:              ${ctx.endpoints.cdn}${server.cdnUrl ? ` (listening on ${server.cdnUrl})` : ' (Host-routed on the S3 port)'}`,
-      `  Region:           ${config.region}`,
-      `  Data directory:   ${config.dataDir}`,
-      `  Root access key:  ${root.accessKeyId}`,
-      ...(root.generated
-        ? [`  Root secret key:  ${root.secretAccessKey}`, '  (the secret is shown only now: store it somewhere safe)']
-        : []),
-    ];
-    process.stdout.write(lines.join('\n') + '\n');
-  }
+  const json = Boolean(values.json);
+  if (cluster.isWorker) return runWorker(config);
+  const workers = workerCount(config);
+  return workers > 1 ? runSupervisor(config, workers, json) : runSingle(config, json);
+}
 
+/** `--workers 1`: this one process serves and runs the background jobs. */
+async function runSingle(config: Config, json: boolean): Promise<number> {
+  let ctx: AppContext | undefined;
+  let server: RunningServer;
+  try {
+    ctx = await createContext(config);
+    server = await startServer(ctx);
+  } catch (err) {
+    await ctx?.close();
+    return startupFailure(err);
+  }
+  announce(json, config, ctx.root, 1, {
+    s3: server.url,
+    s3Tls: server.tlsUrl ?? null,
+    cdn: server.cdnUrl ?? null,
+    cdnBase: ctx.endpoints.cdn,
+  });
   // The first signal drains (server.close: requests in flight get shutdownGraceSeconds) and then closes
   // the context (request log flushed, database closed); a second one exits at once, as 128 + its number.
-  let stopping = false;
-  let stop!: () => void;
-  const signalled = new Promise<void>((resolve) => (stop = resolve));
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (!stopping) {
-      stopping = true;
-      stop();
-      return;
-    }
-    process.stderr.write(`s3edge: ${signal} again: exiting now, without waiting for the requests in flight\n`);
-    process.exit(128 + (osConstants.signals[signal] ?? 0));
-  };
-  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
-  try {
-    await signalled;
-    await server.close();
-    await ctx.close();
-  } finally {
-    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
-  }
+  await untilStopSignal(() => undefined);
+  await server.close();
+  await ctx.close();
   return 0;
 }

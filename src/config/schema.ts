@@ -238,6 +238,11 @@ export interface Config {
    * cut. 0 cuts them at once.
    */
   shutdownGraceSeconds: number;
+  /**
+   * Serving processes (docs/SCALE.md): 0 = one per core; 1 = one process that also runs the background
+   * jobs, as before; N > 1 = a supervisor (jobs, shared counters) and N workers on the same listeners.
+   */
+  workers: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** json: one JSON object a line (for collectors); pretty: readable lines for a terminal. */
   logFormat: 'json' | 'pretty';
@@ -273,7 +278,7 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'logLevel', 'logFormat', 'sqliteDriver', 'rootAccessKey', 'rootSecretKey', 'masterKey',
+    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'workers', 'logLevel', 'logFormat', 'sqliteDriver', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
     'dashboard', 'metrics',
   ],
@@ -290,6 +295,7 @@ export const configSchema = {
     inlineObjectMaxBytes: { type: 'integer', minimum: 0, maximum: 1048576 },
     multipartMaxAgeSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
     shutdownGraceSeconds: { type: 'integer', minimum: 0, maximum: 86400 },
+    workers: { type: 'integer', minimum: 0, maximum: 256 },
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     logFormat: { enum: ['json', 'pretty'] },
     sqliteDriver: { enum: ['auto', 'better-sqlite3', 'node-sqlite'] },

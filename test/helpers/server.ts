@@ -36,6 +36,11 @@ export interface StartServerOptions {
   baseEnv?: NodeJS.ProcessEnv;
   /** The server's working directory (default: the test's). */
   cwd?: string;
+  /**
+   * Serving processes (`--workers`). Default 1: a test sees one process unless it is about the cluster
+   * (the server's own default is one per core).
+   */
+  workers?: number;
 }
 
 export interface CliResult {
@@ -151,6 +156,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   const moto = upstream ? await startMoto() : undefined;
   const env = childEnv(rootKey, { ...moto?.gatewayEnv('gw/'), ...opts.env }, opts.baseEnv);
   const args = ['serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json'];
+  // Unless the test's own env says otherwise (S3EDGE_WORKERS), which the flag would override.
+  if (opts.workers !== undefined || opts.env?.['S3EDGE_WORKERS'] === undefined) args.push('--workers', String(opts.workers ?? 1));
   let caFile: string | undefined;
   if (opts.tls) {
     const tlsDir = join(tmpRoot, 'tls');

@@ -1,0 +1,103 @@
+// What every way of serving shares (one process, or a cluster's supervisor and workers): how many
+// workers, the start message, what a failed start says, and the stop signals.
+import { availableParallelism, constants as osConstants } from 'node:os';
+import { ConfigError } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import type { AppContext } from '../context.js';
+
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
+
+/** Serving processes: `workers`, or one per core when it is 0. */
+export function workerCount(config: Config): number {
+  return config.workers === 0 ? availableParallelism() : config.workers;
+}
+
+/** Where the server listens, as every serving process reports it (a cluster's workers to their supervisor). */
+export interface Listening {
+  s3: string;
+  s3Tls: string | null;
+  /** The CDN listener, null when the CDN is Host-routed on the S3 port. */
+  cdn: string | null;
+  /** The base of CDN URLs. */
+  cdnBase: string;
+}
+
+/** The start message: one JSON line (--json) or a few readable lines; the root secret only when generated now. */
+export function announce(json: boolean, config: Config, root: AppContext['root'], workers: number, at: Listening): void {
+  if (json) {
+    process.stdout.write(
+      JSON.stringify({
+        event: 'listening',
+        s3: at.s3,
+        s3Tls: at.s3Tls,
+        cdn: at.cdn,
+        cdnBase: at.cdnBase,
+        region: config.region,
+        workers,
+        ...(root.generated ? { rootCredentials: { accessKeyId: root.accessKeyId, secretAccessKey: root.secretAccessKey } } : {}),
+      }) + '\n',
+    );
+    return;
+  }
+  const lines = [
+    's3edge is running',
+    `  S3 endpoint:      ${at.s3}`,
+    ...(at.s3Tls ? [`  S3 endpoint TLS:  ${at.s3Tls}`] : []),
+    `  CDN:              ${at.cdnBase}${at.cdn ? ` (listening on ${at.cdn})` : ' (Host-routed on the S3 port)'}`,
+    `  Region:           ${config.region}`,
+    `  Data directory:   ${config.dataDir}`,
+    `  Workers:          ${workers}${workers > 1 ? ' processes and their supervisor' : ' process'} (--workers)`,
+    `  Root access key:  ${root.accessKeyId}`,
+    ...(root.generated
+      ? [`  Root secret key:  ${root.secretAccessKey}`, '  (the secret is shown only now: store it somewhere safe)']
+      : []),
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+const LISTEN_ERRORS = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL']);
+
+/** A failed start that is the operator's to fix: the line to print (without "s3edge: ") and the exit code. */
+export interface StartupFailure {
+  message: string;
+  exitCode: number;
+}
+
+/** 2 for configuration, 1 for a listener that cannot be opened; undefined for anything else (a bug: rethrow it). */
+export function describeStartupFailure(err: unknown): StartupFailure | undefined {
+  if (err instanceof ConfigError) return { message: err.message, exitCode: 2 };
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code !== undefined && LISTEN_ERRORS.has(code)) return { message: `cannot listen: ${(err as Error).message}`, exitCode: 1 };
+  return undefined;
+}
+
+/** A failed start as one line on stderr and its exit code; other errors are rethrown. */
+export function startupFailure(err: unknown): number {
+  const failure = describeStartupFailure(err);
+  if (!failure) throw err;
+  process.stderr.write(`s3edge: ${failure.message}\n`);
+  return failure.exitCode;
+}
+
+/**
+ * Resolves at the first SIGTERM or SIGINT. A second one calls `force` and exits at once, as 128 + its
+ * number (the requests in flight are cut).
+ */
+export async function untilStopSignal(force: (signal: NodeJS.Signals) => void): Promise<void> {
+  let stopping = false;
+  let stop!: () => void;
+  const signalled = new Promise<void>((resolve) => (stop = resolve));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (!stopping) {
+      stopping = true;
+      stop();
+      return;
+    }
+    process.stderr.write(`s3edge: ${signal} again: exiting now, without waiting for the requests in flight\n`);
+    force(signal);
+    process.exit(128 + (osConstants.signals[signal] ?? 0));
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  await signalled;
+  // Still listening: a second signal during the drain is the forced exit above.
+}

@@ -1,0 +1,147 @@
+// The cluster's supervisor (docs/SCALE.md): opens the data directory before any worker (migrations, the
+// root user, the TLD seed), runs the background jobs exactly once (its context's role), forks one worker
+// per slot and starts another when one dies, prints the one start message, and drains them all on a stop
+// signal (a second signal kills them). It serves no request itself.
+import cluster, { type Worker } from 'node:cluster';
+import type { Config } from '../config/schema.js';
+import { createContext, type AppContext } from '../context.js';
+import { thisServer } from '../server-record.js';
+import { announce, startupFailure, untilStopSignal, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
+import { SupervisorChannel } from './ipc.js';
+import { STOP_NOTE, WORKER_NOTES } from './worker.js';
+
+/** A worker that dies sooner than this after its start is restarted later each time (up to MAX_BACKOFF_MS). */
+const STABLE_MS = 10_000;
+const MIN_BACKOFF_MS = 100;
+const MAX_BACKOFF_MS = 10_000;
+
+interface Slot {
+  worker: Worker;
+  startedAt: number;
+  backoffMs: number;
+}
+
+/** The workers by slot: forked, watched, restarted, stopped. */
+class Workers {
+  private readonly slots = new Map<number, Slot>();
+  private stopping = false;
+  private restartTimers = new Set<NodeJS.Timeout>();
+  private readonly exited = new Set<() => void>();
+
+  constructor(
+    private readonly count: number,
+    private readonly channel: SupervisorChannel,
+    private readonly log: AppContext['log'],
+  ) {}
+
+  /** Forks every slot; resolves with where they listen once all have, or rejects with the first failure. */
+  start(): Promise<Listening> {
+    return new Promise<Listening>((resolve, reject) => {
+      const listening = new Map<number, Listening>();
+      let settled = false;
+      this.channel.onNote(WORKER_NOTES.listening, (body, from) => {
+        this.log.info({ slot: from.slot }, 'cluster: a worker listens');
+        if (settled) return;
+        listening.set(from.slot, body as Listening);
+        if (listening.size === this.count) {
+          settled = true;
+          resolve(listening.get(1) as Listening);
+        }
+      });
+      this.channel.onNote(WORKER_NOTES.failed, (body) => {
+        if (settled) return;
+        settled = true;
+        reject(body as StartupFailure);
+      });
+      this.onFirstExitBeforeListening = (slot, code) => {
+        if (settled || listening.has(slot)) return false;
+        settled = true;
+        reject({ message: `worker ${slot} exited (code ${code}) before it listened`, exitCode: 1 } satisfies StartupFailure);
+        return true;
+      };
+      for (let slot = 1; slot <= this.count; slot++) this.fork(slot, MIN_BACKOFF_MS);
+    });
+  }
+
+  /** During start: a worker that exits before listening fails the start instead of being restarted. */
+  private onFirstExitBeforeListening: (slot: number, code: number | null) => boolean = () => false;
+
+  private fork(slot: number, backoffMs: number): void {
+    const worker = cluster.fork({ S3EDGE_WORKER_SLOT: String(slot), S3EDGE_WORKER_COUNT: String(this.count) });
+    this.channel.attach(worker, slot);
+    const entry: Slot = { worker, startedAt: Date.now(), backoffMs };
+    this.slots.set(slot, entry);
+    worker.once('exit', (code, signal) => {
+      if (this.slots.get(slot) === entry) this.slots.delete(slot);
+      for (const fn of this.exited) fn();
+      if (this.stopping || this.onFirstExitBeforeListening(slot, code)) return;
+      const lived = Date.now() - entry.startedAt;
+      const delay = lived >= STABLE_MS ? MIN_BACKOFF_MS : Math.min(entry.backoffMs * 2, MAX_BACKOFF_MS);
+      this.log.warn({ slot, workerPid: worker.process.pid, code, signal, restartInMs: delay }, 'cluster: a worker exited; starting another');
+      const timer = setTimeout(() => {
+        this.restartTimers.delete(timer);
+        if (!this.stopping) this.fork(slot, delay);
+      }, delay);
+      this.restartTimers.add(timer);
+    });
+  }
+
+  /** Tells every worker to drain; resolves once all have exited. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const timer of this.restartTimers) clearTimeout(timer);
+    this.channel.broadcast(STOP_NOTE, null);
+    await new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (this.slots.size > 0) return;
+        this.exited.delete(check);
+        resolve();
+      };
+      this.exited.add(check);
+      check();
+    });
+  }
+
+  /** Kills whatever still runs (the forced stop). */
+  kill(): void {
+    this.stopping = true;
+    for (const { worker } of this.slots.values()) worker.process.kill('SIGKILL');
+  }
+}
+
+export async function runSupervisor(config: Config, count: number, json: boolean): Promise<number> {
+  let ctx: AppContext;
+  try {
+    ctx = await createContext(config, { role: 'supervisor' });
+  } catch (err) {
+    return startupFailure(err);
+  }
+  const channel = new SupervisorChannel();
+  const workers = new Workers(count, channel, ctx.log);
+  let at: Listening;
+  try {
+    at = await workers.start();
+  } catch (failure) {
+    workers.kill();
+    await workers.stop();
+    await ctx.close();
+    const f = failure as StartupFailure;
+    process.stderr.write(`s3edge: ${f.message}\n`);
+    return f.exitCode;
+  }
+  announce(json, config, ctx.root, count, at);
+  // Admin commands (other processes) print these, and tell from the supervisor's pid whether the server runs.
+  const record = thisServer({ s3: at.s3, s3Tls: at.s3Tls, cdn: at.cdnBase, region: config.region }, ctx.clock());
+  ctx.repos.settings.setServerEndpoints(record);
+
+  await untilStopSignal(() => workers.kill());
+  ctx.log.info({ workers: count }, 'stopping: every worker drains');
+  await workers.stop();
+  try {
+    ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
+  } catch (err) {
+    ctx.log.warn({ err }, 'could not record the stop in the settings table');
+  }
+  await ctx.close();
+  return 0;
+}
