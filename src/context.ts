@@ -304,6 +304,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       },
     };
     if (!runsJobs) return ctx;
+    log.info({ role }, 'background jobs run in this process: multipart sweep, blob GC, scrub, request-log roll-ups, WAL checkpoints');
     // Abandoned multipart uploads: swept now and every hour.
     sweeper = startMultipartSweeper(ctx);
     // Unreferenced blobs (left by a crash): collected now, in the background, and every interval.

@@ -37,6 +37,16 @@ function connected(e: Endpoint): boolean {
   return typeof e.isConnected === 'function' ? e.isConnected() : e.connected !== false;
 }
 
+/** Sends unless the channel is closed (the other side exited between the check and the send). */
+function trySend(endpoint: Endpoint, msg: Envelope): void {
+  if (!connected(endpoint)) return;
+  try {
+    endpoint.send(msg);
+  } catch {
+    // ERR_IPC_CHANNEL_CLOSED: gone meanwhile.
+  }
+}
+
 /** A worker's side: ask the supervisor, tell it things, hear its broadcasts. */
 export class WorkerChannel {
   private nextId = 1;
@@ -69,7 +79,7 @@ export class WorkerChannel {
 
   /** Fire and forget; dropped without a channel. */
   note(type: string, body: unknown): void {
-    if (connected(this.endpoint)) this.endpoint.send({ s3edge: 1, kind: 'note', type, body });
+    trySend(this.endpoint, { s3edge: 1, kind: 'note', type, body });
   }
 
   /** Notes of `type` from the supervisor (its broadcasts). One handler a type. */
@@ -135,14 +145,14 @@ export class SupervisorChannel {
     const from: Sender = { slot };
     this.workers.set(endpoint, from);
     worker.on('message', (msg: unknown) => void this.receive(endpoint, from, msg));
+    // A send to a worker that is dying fails with EPIPE: it is leaving, nothing to report.
+    worker.on('error', () => undefined);
     worker.once('exit', () => this.workers.delete(endpoint));
   }
 
   /** A note to every connected worker. */
   broadcast(type: string, body: unknown): void {
-    for (const endpoint of this.workers.keys()) {
-      if (connected(endpoint)) endpoint.send({ s3edge: 1, kind: 'note', type, body });
-    }
+    for (const endpoint of this.workers.keys()) trySend(endpoint, { s3edge: 1, kind: 'note', type, body });
   }
 
   private async receive(endpoint: Endpoint, from: Sender, msg: unknown): Promise<void> {
@@ -164,6 +174,6 @@ export class SupervisorChannel {
     } catch (err) {
       reply = { s3edge: 1, kind: 'reply', type: msg.type, id: msg.id, error: (err as Error).message };
     }
-    if (connected(endpoint)) endpoint.send(reply);
+    trySend(endpoint, reply);
   }
 }

@@ -1,0 +1,164 @@
+// `serve --workers 2` (docs/SCALE.md), the real server over real sockets, each request on a connection of
+// its own so that the cluster hands them to both workers:
+//  - one start message (workers: 2); the supervisor and two worker processes; both workers serve;
+//  - the background jobs start in the supervisor only, once, also after a worker was restarted;
+//  - a worker killed with SIGKILL is replaced, and the server answers all along;
+//  - SIGTERM while an upload streams: the upload ends 200, every process exits, the supervisor with 0;
+//  - a port that is taken fails the start with one line and exit 1.
+import t from 'tap';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { rawRequest } from '../helpers/raw-http.js';
+import { RawS3 } from '../helpers/s3-client.js';
+import { startServer } from '../helpers/server.js';
+import { runS3edge } from '../helpers/cli.js';
+import { UNSIGNED_PAYLOAD } from '../helpers/signer.js';
+
+/** Safety net for polls, generous for a busy 2-core machine: never an assertion of speed. */
+const SAFETY_MS = 30_000;
+
+/** The live children of `pid` (from /proc: field 4 of stat is the parent). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === pid && fields[0] !== 'Z') out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out.sort((a, b) => a - b);
+}
+
+/** The pids of the processes that logged a line with this message. */
+function pidsLogging(output: string, msg: string): number[] {
+  const pids: number[] = [];
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const rec = JSON.parse(line) as { pid?: number; msg?: string };
+      if (rec.msg === msg && typeof rec.pid === 'number') pids.push(rec.pid);
+    } catch {
+      // not a log line
+    }
+  }
+  return pids;
+}
+
+async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>): Promise<T> {
+  for (const deadline = Date.now() + SAFETY_MS; Date.now() < deadline; await sleep(100)) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+  }
+  throw new Error(`not within ${SAFETY_MS} ms: ${what}`);
+}
+
+const JOBS_LINE = 'background jobs run in this process: multipart sweep, blob GC, scrub, request-log roll-ups, WAL checkpoints';
+
+const server = await startServer({ workers: 2 });
+t.teardown(() => server.stop());
+const s3 = new RawS3({ url: server.url }, server.rootKey);
+
+t.test('one start message, a supervisor and two workers, both serving', async (t) => {
+  t.equal(server.listening['workers'], 2, 'the start message says 2 workers');
+  const workers = await until('two workers', () => {
+    const c = childrenOf(server.pid);
+    return c.length === 2 ? c : undefined;
+  });
+  t.equal(workers.length, 2, 'the supervisor has two worker processes');
+  t.equal((await s3.createBucket('cluster')).status, 200);
+  const body = Buffer.from('written through one worker, read through any');
+  t.equal((await s3.putObject('cluster', 'one', body)).status, 200);
+  for (let i = 0; i < 8; i++) {
+    const res = await s3.getObject('cluster', 'one');
+    t.equal(res.status, 200, `GET ${i + 1} on a new connection`);
+    t.same(res.body, body, `GET ${i + 1}: the bytes written`);
+  }
+  const served = await until('S3 request lines from both workers', () => {
+    const pids = new Set(pidsLogging(server.output(), 's3 request'));
+    return workers.every((w) => pids.has(w)) ? pids : undefined;
+  });
+  t.ok(workers.every((w) => served.has(w)), 'both workers served requests');
+  t.notOk(served.has(server.pid), 'the supervisor served none');
+});
+
+t.test('background jobs in the supervisor only; a killed worker is replaced while the other serves', async (t) => {
+  t.same(pidsLogging(server.output(), JOBS_LINE), [server.pid], 'the jobs started once, in the supervisor');
+  const before = childrenOf(server.pid);
+  const victim = before[0] as number;
+  process.kill(victim, 'SIGKILL');
+  // Once the supervisor has reaped it (the cluster no longer hands it connections), every request is
+  // answered: by the other worker, then by either. (A connection handed to a worker in the instant it
+  // dies is lost with it: node:cluster's round robin, docs/SCALE.md.)
+  await until('the killed worker reaped', () => !childrenOf(server.pid).includes(victim));
+  let answered = 0;
+  const after = await until('a new worker', async () => {
+    const res = await rawRequest({ url: server.url }, { method: 'GET', target: '/healthz', headers: [['host', new URL(server.url).host]], timeoutMs: 10_000 });
+    if (res.status === 200) answered++;
+    else t.fail(`healthz answered ${res.status}`);
+    const c = childrenOf(server.pid);
+    return c.length === 2 ? c : undefined;
+  });
+  t.ok(answered > 0, `healthz answered ${answered} times while a worker was replaced`);
+  t.notOk(after.includes(victim), 'the killed worker is gone');
+  t.equal(after.length, 2, 'two workers again');
+  await until('the new worker listens', () => pidsLogging(server.output(), 'cluster: a worker listens').length >= 3);
+  const res = await s3.getObject('cluster', 'one');
+  t.equal(res.status, 200, 'the object is served after the restart');
+  t.same(pidsLogging(server.output(), JOBS_LINE), [server.pid], 'still once: a new worker runs no jobs');
+});
+
+t.test('SIGTERM drains an upload in flight, then every process exits', async (t) => {
+  const workers = childrenOf(server.pid);
+  const size = 4 * 1024 * 1024;
+  const signed = await s3.sign({ method: 'PUT', bucket: 'cluster', key: 'drained', payloadHash: UNSIGNED_PAYLOAD, headers: { 'content-length': String(size) } });
+  const { connect } = await import('node:net');
+  const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+  const chunks: Buffer[] = [];
+  socket.on('data', (d: Buffer) => chunks.push(d));
+  socket.on('error', () => undefined);
+  const closed = new Promise<string>((resolve) => socket.once('close', () => resolve(Buffer.concat(chunks).toString('latin1'))));
+  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+  const head = [`PUT ${signed.target} HTTP/1.1`, ...signed.headers.map(([k, v]) => `${k}: ${v}`), '', ''].join('\r\n');
+  socket.write(head);
+  socket.write(Buffer.alloc(size / 2, 1));
+  await sleep(300);
+  server.kill('SIGTERM');
+  // The server has taken the signal once a new connection is refused.
+  await until('new connections refused', async () => {
+    try {
+      const r = await rawRequest({ url: server.url }, { method: 'GET', target: '/healthz', headers: [['host', 'x']], timeoutMs: 2000 });
+      return r.status === 0;
+    } catch {
+      return true;
+    }
+  });
+  socket.write(Buffer.alloc(size / 2, 1));
+  const answer = await closed;
+  t.match(answer, /^HTTP\/1\.1 200 /, 'the upload in flight ended 200');
+  const exit = await server.exited;
+  t.same(exit, { code: 0, signal: null }, 'the supervisor exited 0');
+  t.same(
+    workers.filter((w) => childrenOf(server.pid).includes(w)),
+    [],
+    'no worker is left',
+  );
+  t.equal(pidsLogging(server.output(), 'stopped: every connection closed').filter((p) => workers.includes(p)).length, 2, 'both workers drained');
+});
+
+t.test('a taken port fails the start with one line and exit 1', async (t) => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+  t.teardown(() => blocker.close());
+  const port = (blocker.address() as { port: number }).port;
+  const { tempDir } = await import('../helpers/temp-data.js');
+  const dir = tempDir(t, 's3edge-cluster-port-');
+  const r = await runS3edge(['serve', '--workers', '2', '--data-dir', dir, '--host', '127.0.0.1', '--port', String(port), '--cdn-port', '0']);
+  t.equal(r.code, 1, 'exit 1');
+  t.match(r.stderr, /^s3edge: cannot listen: .*EADDRINUSE/m, 'one line naming the problem');
+  t.equal(r.stderr.split('\n').filter((l) => l.startsWith('s3edge:')).length, 1, 'said once, not once per worker');
+});
