@@ -237,7 +237,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         { idleMs: config.dashboard.sessionIdleSeconds * 1000, maxMs: config.dashboard.sessionMaxSeconds * 1000 },
         () => clock().getTime(),
       ),
-      credits: new CreditsService(repos, config.credits, clock),
+      credits: new CreditsService(repos, config.credits, clock, {
+        onError: (err) => log.warn({ err }, 'credits: a reservation heartbeat or release could not be written (retried)'),
+      }),
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,
       assetDirectory: new AssetDirectory(repos),
@@ -295,6 +297,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         await ctx.requestLog.close();
         await ctx.edge.close();
         await ctx.originPools.close();
+        ctx.credits.close();
         await storage.close();
         await rdapClient.close();
         await durability.close();

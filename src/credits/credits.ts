@@ -3,13 +3,29 @@
 //
 // An upload reserves credits before reading its body: the charge of its declared length (an upper
 // bound of the file size), or, when that is more than is available, everything available. The
-// reservation is taken synchronously, so however many uploads race, reservations never exceed the
-// balance; the charge of the real size is appended to the ledger in the upload's commit transaction
-// and the reservation released. Reservations live in memory: one process owns a data directory.
+// charge of the real size is appended to the ledger in the upload's commit transaction, and the
+// reservation goes in that same transaction.
+//
+// Reservations live in the database (migration 018), because several processes may serve one data
+// directory (`serve --workers N`, later several nodes on one database): one IMMEDIATE transaction
+// reads the balance minus every live reservation of the user and inserts the new one, so reservations
+// taken by any number of processes never add up to more than the balance.
+//
+// A process that crashes leaves its rows behind. Each row names its holder (this process instance:
+// `<host>:<pid>:<random>`, new at every start), and a holder that has reservations beats every 5 s
+// (credit_holders.seen_at). Rows of a holder not seen for 60 s are dead: they no longer count, and the
+// next beat or first reservation of any process deletes them. That rule needs no pid checks, so it
+// holds across machines (whose clocks must agree to well within the minute). It is also safe when it
+// misjudges a live holder (an event loop stalled for a minute): the charge checks again, in the
+// commit transaction, that the balance less every other live reservation covers it, so the worst
+// outcome is a late 402 for an upload whose credits others took meanwhile, never a negative balance.
 import type { CreditsConfig } from '../config/schema.js';
+import { hostname } from 'node:os';
+import type { CreditReservationsRepo } from '../db/repos/credit-reservations.js';
 import type { CreditsRepo, LedgerEntry } from '../db/repos/credits.js';
 import type { Repos } from '../db/repos/index.js';
 import { ApiError } from '../api/errors.js';
+import { newId } from '../auth/ids.js';
 
 export const MILLI = 1000;
 
@@ -52,21 +68,43 @@ export interface UploadReservation {
 /** Storage is priced per decimal gigabyte per day. */
 const GB = 1_000_000_000;
 
-export class CreditsService {
-  private readonly reserved = new Map<string, number>();
-  private readonly perUnitMilli: number;
+/** How often a process holding reservations says it is alive. */
+export const HOLDER_BEAT_MS = 5_000;
+/** A holder not seen for this long is dead: its reservations no longer count. */
+export const HOLDER_TTL_MS = 60_000;
 
+export interface CreditsOptions {
+  /** This process instance's name on its reservations; default `<host>:<pid>:<random>`. */
+  holder?: string;
+  /** A heartbeat or a release that could not be written (it is retried). */
+  onError?: (err: unknown) => void;
+}
+
+export class CreditsService {
+  private readonly perUnitMilli: number;
   private readonly repo: CreditsRepo;
+  private readonly reservations: CreditReservationsRepo;
   private readonly transaction: Repos['transaction'];
+  readonly holder: string;
+  private readonly onError: (err: unknown) => void;
+  /** Reservations of this process not released yet: the heartbeat runs while there are any. */
+  private held = 0;
+  private beat: NodeJS.Timeout | undefined;
+  /** Releases whose delete failed (the database was busy): retried by the next beat or reservation. */
+  private readonly unreleased = new Set<string>();
 
   constructor(
-    repos: Pick<Repos, 'credits' | 'transaction'>,
+    repos: Pick<Repos, 'credits' | 'creditReservations' | 'transaction'>,
     private readonly config: CreditsConfig,
     private readonly now: () => Date,
+    options: CreditsOptions = {},
   ) {
     this.repo = repos.credits;
+    this.reservations = repos.creditReservations;
     this.transaction = repos.transaction;
     this.perUnitMilli = toMilli(config.uploadCreditsPerUnit);
+    this.holder = options.holder ?? `${hostname()}:${process.pid}:${newId()}`;
+    this.onError = options.onError ?? (() => {});
   }
 
   get enabled(): boolean {
@@ -103,9 +141,57 @@ export class CreditsService {
     });
   }
 
-  /** Balance minus what running uploads have reserved, in milli-credits. */
-  private availableMilli(userId: string): number {
-    return this.repo.account(userId).balanceMilli - (this.reserved.get(userId) ?? 0);
+  /** Reservations of holders seen since this instant count. */
+  private liveSince(): number {
+    return this.now().getTime() - HOLDER_TTL_MS;
+  }
+
+  /** Balance minus what running uploads (of every process) have reserved, in milli-credits. */
+  private availableMilli(userId: string, exceptId?: string): number {
+    return this.repo.account(userId).balanceMilli - this.reservations.liveSum(userId, this.liveSince(), exceptId);
+  }
+
+  /** Says this holder is alive, drops dead holders' rows, retries failed releases. */
+  private heartbeat(): void {
+    this.reservations.beat(this.holder, this.now().getTime());
+    this.reservations.prune(this.liveSince());
+    for (const id of this.unreleased) {
+      this.reservations.delete(id);
+      this.unreleased.delete(id);
+    }
+  }
+
+  private startBeating(): void {
+    this.held++;
+    if (this.beat) return;
+    this.beat = setInterval(() => {
+      try {
+        this.transaction(() => this.heartbeat());
+      } catch (err) {
+        this.onError(err);
+      }
+    }, HOLDER_BEAT_MS);
+    this.beat.unref();
+  }
+
+  private stopBeating(): void {
+    if (--this.held > 0 || !this.beat) return;
+    clearInterval(this.beat);
+    this.beat = undefined;
+  }
+
+  /**
+   * Stops the heartbeat and forgets this holder: a reservation still held no longer counts. Call when
+   * the process stops serving.
+   */
+  close(): void {
+    if (this.beat) clearInterval(this.beat);
+    this.beat = undefined;
+    try {
+      this.reservations.forgetHolder(this.holder);
+    } catch (err) {
+      this.onError(err);
+    }
   }
 
   private insufficient(userId: string, requiredMilli: number): ApiError {
@@ -124,35 +210,58 @@ export class CreditsService {
       return { maxBytes: Infinity, refusal: () => this.insufficient(userId, 0), charge: () => undefined, release: () => {} };
     }
     this.ensureMonthlyGrant(userId);
-    const available = Math.max(0, this.availableMilli(userId));
+    const id = newId();
     const wanted = declaredBytes === undefined ? Infinity : this.uploadChargeMilli(declaredBytes);
-    const amount = Math.min(wanted, available);
-    const units = Math.floor(amount / this.perUnitMilli);
+    // One IMMEDIATE transaction: no other process reserves between the sum and the insert.
+    const units = this.transaction(() => {
+      const amount = Math.min(wanted, Math.max(0, this.availableMilli(userId)));
+      const units = Math.floor(amount / this.perUnitMilli);
+      if (units === 0) return 0;
+      if (this.held === 0) this.heartbeat(); // the first of a busy period: also clears dead holders' rows
+      else this.reservations.beat(this.holder, this.now().getTime());
+      this.reservations.insert({ id, userId, milli: units * this.perUnitMilli, holder: this.holder, createdAt: this.now().getTime() });
+      return units;
+    });
+    // Thrown after the commit: the monthly grant above stays.
     if (units === 0 && wanted > 0) throw this.insufficient(userId, Number.isFinite(wanted) ? wanted : this.perUnitMilli);
-    const held = units * this.perUnitMilli;
-    this.reserved.set(userId, (this.reserved.get(userId) ?? 0) + held);
+    // A zero-byte upload reserves nothing and has no row.
+    if (units > 0) this.startBeating();
     const maxBytes = units * this.config.uploadCreditUnitBytes;
-    let released = false;
+    let settled = units === 0;
     const release = (): void => {
-      if (released) return;
-      released = true;
-      const left = (this.reserved.get(userId) ?? 0) - held;
-      if (left > 0) this.reserved.set(userId, left);
-      else this.reserved.delete(userId);
+      if (units === 0) return;
+      // Deleted on every call: a charge whose transaction rolled back restored the row.
+      try {
+        this.reservations.delete(id);
+        this.unreleased.delete(id);
+      } catch (err) {
+        this.unreleased.add(id);
+        this.onError(err);
+      }
+      if (settled) return;
+      settled = true;
+      this.stopBeating();
     };
     return {
       maxBytes,
       refusal: (size) => this.insufficient(userId, this.uploadChargeMilli(size)),
       charge: (size, assetId, key) => {
-        if (size > maxBytes) throw this.insufficient(userId, this.uploadChargeMilli(size));
-        const entry = this.repo.append({
-          userId, assetId, eventType: 'upload', bytes: size, rateMilli: this.perUnitMilli,
-          creditsMilli: this.uploadChargeMilli(size), metadata: { key },
+        const charged = this.uploadChargeMilli(size);
+        if (size > maxBytes) throw this.insufficient(userId, charged);
+        // A savepoint in the caller's commit transaction (its own transaction when called alone).
+        return this.transaction(() => {
+          // Normally true by construction; false only if this reservation was judged dead and others
+          // reserved its credits meanwhile (see the module comment): then this upload is refused.
+          if (this.availableMilli(userId, id) < charged) throw this.insufficient(userId, charged);
+          const entry = this.repo.append({
+            userId, assetId, eventType: 'upload', bytes: size, rateMilli: this.perUnitMilli,
+            creditsMilli: charged, metadata: { key },
+          });
+          // The charge takes the reservation's place in the same transaction: held on until the
+          // caller's release, it would count twice (lower balance and still reserved) and refuse others wrongly.
+          if (units > 0) this.reservations.delete(id);
+          return entry;
         });
-        // The charge takes the reservation's place in the same tick: held on until the caller's
-        // release, it would count twice (lower balance and still reserved) and refuse others wrongly.
-        release();
-        return entry;
       },
       release,
     };

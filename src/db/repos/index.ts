@@ -6,6 +6,7 @@ import { AssetsRepo } from './assets.js';
 import { BlobRefsRepo } from './blob-refs.js';
 import { IntegrityRepo } from './integrity.js';
 import { CreditsRepo } from './credits.js';
+import { CreditReservationsRepo } from './credit-reservations.js';
 import { SpacesRepo } from './spaces.js';
 import { UsageRepo } from './usage.js';
 import { BucketCorsRepo } from './bucket-cors.js';
@@ -18,7 +19,7 @@ import { ProjectsRepo } from './projects.js';
 import { AnomaliesRepo } from './anomalies.js';
 import { SessionsRepo } from './sessions.js';
 
-export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditsRepo, ProjectsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
+export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditReservationsRepo, CreditsRepo, ProjectsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
 export type { Deployment, Project, ProjectHostname } from './projects.js';
 export { AnomaliesRepo } from './anomalies.js';
 export { SessionsRepo, type SessionRecord } from './sessions.js';
@@ -47,6 +48,8 @@ export interface Repos {
   assets: AssetsRepo;
   usage: UsageRepo;
   credits: CreditsRepo;
+  /** Credits set aside by uploads in progress, in every process (src/credits/credits.ts). */
+  creditReservations: CreditReservationsRepo;
   blobRefs: BlobRefsRepo;
   integrity: IntegrityRepo;
   /** Object metadata and the bytes of small objects (the server's S3 path and the scrub). */
@@ -88,6 +91,7 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     assets: new AssetsRepo(db),
     usage: new UsageRepo(db, clock),
     credits: new CreditsRepo(db, clock),
+    creditReservations: new CreditReservationsRepo(db),
     blobRefs: new BlobRefsRepo(db),
     integrity: new IntegrityRepo(db),
     objects: new ObjectsRepo(db),
