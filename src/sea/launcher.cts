@@ -4,6 +4,7 @@
 // asset's SHA-256 and runs dist/bin/s3edge.js from there, exactly as `node dist/bin/s3edge.js` does.
 // Nothing else in the app knows it runs from a binary. Only node: built-ins may be required here: a
 // SEA main script's require loads nothing else (dynamic import() of a file works).
+import cluster from 'node:cluster';
 import { createHash, randomBytes } from 'node:crypto';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -182,7 +183,9 @@ async function main(): Promise<void> {
   if (!isSea()) throw new Error('this script is the single binary launcher; run dist/bin/s3edge.js with node instead');
   const manifest = JSON.parse(asset(MANIFEST_ASSET).toString('utf8')) as Manifest;
   const dir = await unpackedTree(manifest);
-  // argv is already [binary, binary, ...args], as the app's argv.slice(2) expects.
+  // argv is already [binary, binary, ...args], as the app's argv.slice(2) expects. A cluster worker
+  // (serve --workers N) is forked as `binary <module> ...args` with the binary as its module: one too many.
+  if (cluster.isWorker && process.argv[2] === process.execPath) process.argv.splice(2, 1);
   await import(pathToFileURL(join(dir, manifest.entry)).href);
 }
 

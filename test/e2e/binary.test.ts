@@ -119,8 +119,11 @@ t.test('a cache root anyone may write is never used: a private directory for the
 });
 
 t.test('serve, aws cli smoke and admin commands, from the read-only directory', async (t) => {
-  const server = await startServer({ executable: BINARY, baseEnv: env, cwd: ro.dir, upstream: false, startTimeoutMs: 120_000 });
+  // Two workers (docs/SCALE.md): node:cluster forks the binary itself, and aws cli's parallel parts and
+  // connections land on both.
+  const server = await startServer({ executable: BINARY, baseEnv: env, cwd: ro.dir, upstream: false, startTimeoutMs: 120_000, workers: 2 });
   t.teardown(() => server.stop());
+  t.equal(server.listening['workers'], 2, 'a supervisor and two workers');
   // HOME is read-only and XDG_CACHE_HOME unset: the per-uid dir in the temp dir.
   const fallback = join(tempDir, `s3edge-${uid}`);
   t.match(readdirSync(fallback), [/^[0-9a-f]{64}$/], 'unpacked under $TMPDIR/s3edge-<uid>');
