@@ -43,6 +43,7 @@ import { EdgeMonitor } from './edge/detect/monitor.js';
 import { ProxyResponseCache } from './edge/response-cache.js';
 import { OriginPools } from './edge/origin-pools.js';
 import { createLogger } from './log-format.js';
+import type { WorkerChannel } from './cluster/ipc.js';
 
 /** The edge cache's disk tier, under the data directory. */
 const CDN_CACHE_DIR = 'cdn-cache';
@@ -110,6 +111,8 @@ export interface AppContext {
   readiness: Readiness;
   /** Which process this is: whether it runs the background jobs (sweeps, GC, scrub, roll-ups, checkpoints). */
   role: ProcessRole;
+  /** A cluster worker's channel to its supervisor (src/cluster/ipc.ts); absent in any other process. */
+  channel?: WorkerChannel;
   /** Every answered request by surface, operation and status, with the process's own metrics (GET /metrics). */
   requestMetrics: RequestMetrics;
   close(): Promise<void>;
@@ -133,6 +136,8 @@ export interface ContextOptions {
   clock?: () => Date;
   /** Default `single`. */
   role?: ProcessRole;
+  /** A worker's channel to its supervisor. */
+  channel?: WorkerChannel;
 }
 
 /**
@@ -288,6 +293,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         onFailure: (check, err) => log.warn({ err, check }, 'readiness: a check failed (GET /readyz answers 503)'),
       }),
       role,
+      ...(opts.channel ? { channel: opts.channel } : {}),
       async close() {
         ctx.edgeMonitor.close();
         uploadBudget.close();

@@ -47,11 +47,24 @@ function trySend(endpoint: Endpoint, msg: Envelope): void {
   }
 }
 
+/** Runs the handler of a request and sends its reply (or its failure's message). */
+async function answer(endpoint: Endpoint, handler: ((body: unknown) => unknown) | undefined, msg: Envelope, body: unknown): Promise<void> {
+  let reply: Envelope;
+  try {
+    if (!handler) throw new Error(`no handler for ${msg.type}`);
+    reply = { s3edge: 1, kind: 'reply', type: msg.type, id: msg.id as number, body: await handler(body) };
+  } catch (err) {
+    reply = { s3edge: 1, kind: 'reply', type: msg.type, id: msg.id as number, error: (err as Error).message };
+  }
+  trySend(endpoint, reply);
+}
+
 /** A worker's side: ask the supervisor, tell it things, hear its broadcasts. */
 export class WorkerChannel {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private readonly notes = new Map<string, NoteHandler>();
+  private readonly handlers = new Map<string, (body: unknown) => unknown>();
 
   constructor(
     private readonly endpoint: Endpoint = process as unknown as Endpoint,
@@ -87,6 +100,11 @@ export class WorkerChannel {
     this.notes.set(type, fn);
   }
 
+  /** Answers the supervisor's requests of `type` (SupervisorChannel.requestAll); the handler may return a promise. */
+  handle(type: string, fn: (body: unknown) => unknown): void {
+    this.handlers.set(type, fn);
+  }
+
   private sendOrFail(id: number, msg: Envelope): void {
     try {
       this.endpoint.send(msg);
@@ -99,6 +117,7 @@ export class WorkerChannel {
     if (!isEnvelope(msg)) return;
     if (msg.kind === 'reply' && msg.id !== undefined) this.settle(msg.id, msg.body, msg.error === undefined ? undefined : new Error(msg.error));
     else if (msg.kind === 'note') this.notes.get(msg.type)?.(msg.body);
+    else if (msg.kind === 'request' && msg.id !== undefined) void answer(this.endpoint, this.handlers.get(msg.type), msg, msg.body);
   }
 
   private settle(id: number, body: unknown, err: Error | undefined): void {
@@ -129,6 +148,8 @@ export class SupervisorChannel {
   private readonly handlers = new Map<string, RequestHandler>();
   private readonly notes = new Map<string, SupervisorNoteHandler>();
   private readonly workers = new Map<Endpoint, Sender>();
+  private readonly replies = new Map<number, (r: { ok: boolean; body?: unknown }) => void>();
+  private nextId = 1;
 
   /** Answers requests of `type`; the handler may return a promise. */
   handle(type: string, fn: RequestHandler): void {
@@ -165,15 +186,34 @@ export class SupervisorChannel {
       }
       return;
     }
-    if (msg.kind !== 'request' || msg.id === undefined) return;
-    let reply: Envelope;
-    const handler = this.handlers.get(msg.type);
-    try {
-      if (!handler) throw new Error(`no handler for ${msg.type}`);
-      reply = { s3edge: 1, kind: 'reply', type: msg.type, id: msg.id, body: await handler(msg.body, from) };
-    } catch (err) {
-      reply = { s3edge: 1, kind: 'reply', type: msg.type, id: msg.id, error: (err as Error).message };
+    if (msg.kind === 'reply' && msg.id !== undefined) {
+      this.replies.get(msg.id)?.(msg.error === undefined ? { ok: true, body: msg.body } : { ok: false });
+      return;
     }
-    trySend(endpoint, reply);
+    if (msg.kind !== 'request' || msg.id === undefined) return;
+    const handler = this.handlers.get(msg.type);
+    await answer(endpoint, handler && ((body) => handler(body, from)), msg, msg.body);
+  }
+
+  /**
+   * Asks every connected worker (WorkerChannel.handle) and resolves with the answers that came within
+   * `timeoutMs`: a worker that is starting, stopping or stuck is left out rather than waited for.
+   */
+  requestAll(type: string, body: unknown, timeoutMs = 2000): Promise<unknown[]> {
+    const asks = [...this.workers.keys()].filter(connected).map(
+      (endpoint) =>
+        new Promise<{ ok: boolean; body?: unknown }>((resolve) => {
+          const id = this.nextId++;
+          const timer = setTimeout(() => done({ ok: false }), timeoutMs);
+          const done = (r: { ok: boolean; body?: unknown }): void => {
+            clearTimeout(timer);
+            this.replies.delete(id);
+            resolve(r);
+          };
+          this.replies.set(id, done);
+          trySend(endpoint, { s3edge: 1, kind: 'request', type, id, body });
+        }),
+    );
+    return Promise.all(asks).then((rs) => rs.filter((r) => r.ok).map((r) => r.body));
   }
 }

@@ -8,6 +8,7 @@ import { createContext, type AppContext } from '../context.js';
 import { thisServer } from '../server-record.js';
 import { announce, startupFailure, untilStopSignal, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
 import { SupervisorChannel } from './ipc.js';
+import { CLUSTER_METRICS, clusterMetrics, jobMetrics, WORKER_METRICS, type WorkerMetrics } from '../metrics/cluster-metrics.js';
 import { STOP_NOTE, WORKER_NOTES } from './worker.js';
 
 /** A worker that dies sooner than this after its start is restarted later each time (up to MAX_BACKOFF_MS). */
@@ -72,6 +73,9 @@ class Workers {
     const entry: Slot = { worker, startedAt: Date.now(), backoffMs };
     this.slots.set(slot, entry);
     worker.once('exit', (code, signal) => {
+      // node:cluster forgets a dead worker's listeners only once its IPC channel is seen closed too, and
+      // until then may hand it new connections, which then hang: close the channel now, in this tick.
+      if (worker.isConnected()) worker.process.disconnect?.();
       if (this.slots.get(slot) === entry) this.slots.delete(slot);
       for (const fn of this.exited) fn();
       if (this.stopping || this.onFirstExitBeforeListening(slot, code)) return;
@@ -117,6 +121,8 @@ export async function runSupervisor(config: Config, count: number, json: boolean
     return startupFailure(err);
   }
   const channel = new SupervisorChannel();
+  const jobs = ctx;
+  channel.handle(CLUSTER_METRICS, async () => clusterMetrics((await channel.requestAll(WORKER_METRICS, null)) as WorkerMetrics[], jobMetrics(jobs)));
   const workers = new Workers(count, channel, ctx.log);
   let at: Listening;
   try {

@@ -6,6 +6,7 @@ import { createContext, type AppContext } from '../context.js';
 import { startServer, type RunningServer } from '../server.js';
 import { describeStartupFailure, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
 import { WorkerChannel } from './ipc.js';
+import { WORKER_METRICS, workerMetrics } from '../metrics/cluster-metrics.js';
 
 /** Notes a worker sends its supervisor. */
 export const WORKER_NOTES = { listening: 'worker.listening', failed: 'worker.failed' } as const;
@@ -32,7 +33,7 @@ export async function runWorker(config: Config): Promise<number> {
   let ctx: AppContext | undefined;
   let server: RunningServer;
   try {
-    ctx = await createContext(config, { role: 'worker' });
+    ctx = await createContext(config, { role: 'worker', channel });
     server = await startServer(ctx, { record: false });
   } catch (err) {
     await ctx?.close().catch(() => undefined);
@@ -40,6 +41,8 @@ export async function runWorker(config: Config): Promise<number> {
     channel.note(WORKER_NOTES.failed, failure);
     return leave(failure.exitCode);
   }
+  const serving = ctx;
+  channel.handle(WORKER_METRICS, () => workerMetrics(serving));
   const at: Listening = { s3: server.url, s3Tls: server.tlsUrl ?? null, cdn: server.cdnUrl ?? null, cdnBase: ctx.endpoints.cdn };
   channel.note(WORKER_NOTES.listening, at);
 

@@ -5,8 +5,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
 import { sendJson } from '../http/json-answer.js';
-import { gatewayMetrics } from './gateway.js';
-import { renderPrometheus } from './prometheus.js';
+import { serverMetrics } from './cluster-metrics.js';
 
 /** Digests of equal length whatever the inputs, so the comparison leaks neither content nor length. */
 function sameToken(given: string, expected: string): boolean {
@@ -30,7 +29,8 @@ export async function answerMetrics(req: IncomingMessage, res: ServerResponse, c
     sendJson(req, res, 401, { status: 'error', message: 'metrics needs Authorization: Bearer <metrics.token>' }, { 'www-authenticate': 'Bearer' });
     return;
   }
-  const text = (await ctx.requestMetrics.text()) + renderPrometheus(gatewayMetrics(ctx));
+  // A cluster's worker answers for every worker (cluster-metrics.ts).
+  const { text } = await serverMetrics(ctx);
   res.writeHead(200, { 'content-type': ctx.requestMetrics.contentType, 'content-length': String(Buffer.byteLength(text)), 'cache-control': 'no-store' });
   res.end(req.method === 'HEAD' ? undefined : text);
 }

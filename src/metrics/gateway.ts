@@ -44,7 +44,7 @@ export function gatewayMetrics(ctx: AppContext): Metric[] {
     { name: 's3edge_scrub_corrupt_found_total', type: 'counter', value: scrub.corruptFound, help: 'Blobs the scrub found not matching their digest.' },
     { name: 's3edge_scrub_missing_found_total', type: 'counter', value: scrub.missingFound, help: 'Referenced blobs the scrub found gone from storage.' },
     { name: 's3edge_read_corrupt_total', type: 'counter', value: ctx.corruption.stats().read, help: 'Reads failed because stored bytes did not match their digest.' },
-    { name: 's3edge_corrupt_blobs', type: 'gauge', value: ctx.repos.integrity.corruptCount(), help: 'Blobs marked corrupt (s3edge scrub list), by a scrub or a read.' },
+    { name: 's3edge_corrupt_blobs', type: 'gauge', value: ctx.repos.integrity.corruptCount(), aggregate: 'max', help: 'Blobs marked corrupt (s3edge scrub list), by a scrub or a read.' },
     { name: 's3edge_blob_gc_runs_total', type: 'counter', value: gc.runs, help: 'Completed passes of the unreferenced-blob collector.' },
     { name: 's3edge_blob_gc_failures_total', type: 'counter', value: gc.failures, help: 'Passes of the blob collector, or removals in one, that failed (logged).' },
     { name: 's3edge_blob_gc_collected_total', type: 'counter', value: gc.collected, help: 'Unreferenced blobs removed from storage.' },

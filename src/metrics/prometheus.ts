@@ -7,6 +7,11 @@ export interface Metric {
   help: string;
   type: 'counter' | 'gauge' | 'untyped';
   value: number;
+  /**
+   * How a cluster adds up the workers' values (src/metrics/cluster-metrics.ts): `sum` (the default: each
+   * worker's own count or share) or `max` (a figure each process reads from the shared database).
+   */
+  aggregate?: 'sum' | 'max';
 }
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;

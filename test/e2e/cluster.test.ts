@@ -84,6 +84,20 @@ t.test('one start message, a supervisor and two workers, both serving', async (t
   });
   t.ok(workers.every((w) => served.has(w)), 'both workers served requests');
   t.notOk(served.has(server.pid), 'the supervisor served none');
+
+  // Whichever worker a scrape lands on answers for both: the same count of S3 GETs every time.
+  const gets: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    const res = await rawRequest({ url: server.url }, { method: 'GET', target: '/metrics', headers: [['host', new URL(server.url).host]] });
+    t.equal(res.status, 200, `GET /metrics ${i + 1}`);
+    t.match(res.text, /^s3edge_workers_reporting 2$/m, `scrape ${i + 1}: both workers reporting`);
+    let n = 0;
+    for (const m of res.text.matchAll(/^s3edge_requests_total\{([^}]*)\} (\d+)$/gm)) {
+      if (/surface="s3"/.test(m[1] as string) && /operation="GetObject"/.test(m[1] as string) && /status="200"/.test(m[1] as string)) n += Number(m[2]);
+    }
+    gets.push(n);
+  }
+  t.same(gets, [8, 8, 8, 8], 'every scrape counts the 8 GETs of both workers');
 });
 
 t.test('background jobs in the supervisor only; a killed worker is replaced while the other serves', async (t) => {
@@ -91,10 +105,10 @@ t.test('background jobs in the supervisor only; a killed worker is replaced whil
   const before = childrenOf(server.pid);
   const victim = before[0] as number;
   process.kill(victim, 'SIGKILL');
-  // Once the supervisor has reaped it (the cluster no longer hands it connections), every request is
-  // answered: by the other worker, then by either. (A connection handed to a worker in the instant it
-  // dies is lost with it: node:cluster's round robin, docs/SCALE.md.)
-  await until('the killed worker reaped', () => !childrenOf(server.pid).includes(victim));
+  // Once the supervisor has seen it die (and closed its channel), the cluster hands it no more
+  // connections: every request from then on is answered, by the other worker, then by either. (One
+  // handed to it between its death and that moment is lost with it: docs/SCALE.md.)
+  await until('the supervisor saw the worker die', () => pidsLogging(server.output(), 'cluster: a worker exited; starting another').length === 1);
   let answered = 0;
   const after = await until('a new worker', async () => {
     const res = await rawRequest({ url: server.url }, { method: 'GET', target: '/healthz', headers: [['host', new URL(server.url).host]], timeoutMs: 10_000 });

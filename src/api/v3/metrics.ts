@@ -1,8 +1,8 @@
 // GET /api/v3/metrics (scope metrics:read): gateway-wide counters in the Prometheus text format 0.0.4:
 // the CDN request log (buffered, flushed, dropped) and the edge cache (hits, misses, storage reads, sizes).
 // GET /api/v3/cdn/cache (same scope): the edge cache's counters as JSON.
-import { gatewayMetrics } from '../../metrics/gateway.js';
-import { PROMETHEUS_CONTENT_TYPE, renderPrometheus } from '../../metrics/prometheus.js';
+import { serverMetrics } from '../../metrics/cluster-metrics.js';
+import { PROMETHEUS_CONTENT_TYPE } from '../../metrics/prometheus.js';
 import type { RouteModule } from '../plugin.js';
 import { Type } from '@sinclair/typebox';
 import { CacheStats, ERROR_RESPONSES } from './schemas.js';
@@ -16,6 +16,7 @@ export const metricsRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get('/api/v3/metrics', { onRequest: requireScope('metrics:read'), schema: { response: { ...ERROR_RESPONSES } } }, async (_request, reply) => {
     void reply.type(PROMETHEUS_CONTENT_TYPE);
-    return renderPrometheus(gatewayMetrics(ctx));
+    // A cluster's worker answers for every worker (src/metrics/cluster-metrics.ts).
+    return (await serverMetrics(ctx)).gateway;
   });
 };
