@@ -8,6 +8,7 @@ import { createContext, type AppContext } from '../context.js';
 import { thisServer } from '../server-record.js';
 import { announce, startupFailure, untilStopSignal, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
 import { SupervisorChannel } from './ipc.js';
+import { serveSharedState } from './shared-state.js';
 import { STOP_NOTE, WORKER_NOTES } from './worker.js';
 
 /** A worker that dies sooner than this after its start is restarted later each time (up to MAX_BACKOFF_MS). */
@@ -117,6 +118,8 @@ export async function runSupervisor(config: Config, count: number, json: boolean
     return startupFailure(err);
   }
   const channel = new SupervisorChannel();
+  // Rate-limit counters, the edge limiter and monitor, blob removal: one for every worker.
+  const shared = serveSharedState(channel, ctx);
   const workers = new Workers(count, channel, ctx.log);
   let at: Listening;
   try {
@@ -124,6 +127,7 @@ export async function runSupervisor(config: Config, count: number, json: boolean
   } catch (failure) {
     workers.kill();
     await workers.stop();
+    shared.close();
     await ctx.close();
     const f = failure as StartupFailure;
     process.stderr.write(`s3edge: ${f.message}\n`);
@@ -137,6 +141,7 @@ export async function runSupervisor(config: Config, count: number, json: boolean
   await untilStopSignal(() => workers.kill());
   ctx.log.info({ workers: count }, 'stopping: every worker drains');
   await workers.stop();
+  shared.close();
   try {
     ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
   } catch (err) {
