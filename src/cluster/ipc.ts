@@ -58,8 +58,8 @@ export class WorkerChannel {
     private readonly timeoutMs = 5000,
   ) {
     endpoint.on('message', (msg) => this.receive(msg));
-    // The supervisor gone: nobody will answer what is pending.
-    (process as NodeJS.EventEmitter).once('disconnect', () => this.failAll(new ChannelError('the supervisor is gone')));
+    // The supervisor gone: nobody will answer what is pending (another endpoint, a test's, is not the process's).
+    if (endpoint === (process as unknown)) (process as NodeJS.EventEmitter).once('disconnect', () => this.failAll(new ChannelError('the supervisor is gone')));
   }
 
   /** One request, one answer. Rejects with ChannelError on timeout or without a channel, with Error when the handler failed. */
