@@ -57,19 +57,22 @@ class OutageLog {
 
   constructor(
     private readonly log: Pick<Logger, 'warn' | 'info'>,
-    private readonly what: string,
+    /** What this process does meanwhile. */
+    private readonly meanwhile: string,
+    /** What it does again once answered. */
+    private readonly again: string,
   ) {}
 
   failed(err: unknown): void {
     if (this.down) return;
     this.down = true;
-    this.log.warn({ err }, `cluster: the supervisor did not answer; ${this.what}`);
+    this.log.warn({ err }, `cluster: the supervisor did not answer; ${this.meanwhile}`);
   }
 
   answered(): void {
     if (!this.down) return;
     this.down = false;
-    this.log.info(`cluster: the supervisor answers again; ${this.what.split(';')[0]} no more`);
+    this.log.info(`cluster: the supervisor answers again; ${this.again}`);
   }
 }
 
@@ -80,7 +83,7 @@ class OutageLog {
  * supervisor keeps one counter set per limiter, as LocalStore's children do in one process.
  */
 export function remoteRateLimitStore(channel: WorkerChannel, log: Pick<Logger, 'warn' | 'info'>): FastifyRateLimitStoreCtor {
-  const outage = new OutageLog(log, 'API rate limits count in this worker alone');
+  const outage = new OutageLog(log, 'API rate limits count in this worker alone', 'API rate limits count across workers');
 
   class RemoteStore implements FastifyRateLimitStore {
     private readonly continueExceeding: boolean;
@@ -208,7 +211,7 @@ export class RemoteEdgeLimiter implements EdgeLimiter {
     private readonly channel: WorkerChannel,
     log: Pick<Logger, 'warn' | 'info'>,
   ) {
-    this.outage = new OutageLog(log, 'the edge rate-limit rule lets requests through');
+    this.outage = new OutageLog(log, 'the edge rate-limit rule lets requests through', 'the edge rate-limit rule applies');
   }
 
   take(scope: string, ip: string, rule: RateLimitRule, nowMs: number): Promise<LimitResult> {
