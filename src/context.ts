@@ -39,11 +39,16 @@ import { DomainSearch } from './domains/search.js';
 import { BootstrapSource } from './domains/availability/bootstrap-source.js';
 import { createRdapClient, RdapProvider } from './domains/availability/rdap.js';
 import { EdgeRoutes } from './edge/route.js';
-import { EdgeMonitor } from './edge/detect/monitor.js';
+import { EdgeMonitor, type TrafficMonitor } from './edge/detect/monitor.js';
+import { ClientLimiter, type EdgeLimiter } from './edge/limiter.js';
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
+import type { WorkerChannel } from './cluster/ipc.js';
+import { remoteRateLimitStore, RemoteEdgeLimiter } from './cluster/shared-limits.js';
+import { MonitorForwarder } from './cluster/shared-monitor.js';
+import { workerLeases } from './cluster/shared-leases.js';
 import { ProxyResponseCache } from './edge/response-cache.js';
 import { OriginPools } from './edge/origin-pools.js';
 import { createLogger } from './log-format.js';
-import type { WorkerChannel } from './cluster/ipc.js';
 
 /** The edge cache's disk tier, under the data directory. */
 const CDN_CACHE_DIR = 'cdn-cache';
@@ -64,7 +69,7 @@ export interface AppContext {
   objects: ObjectsRepo;
   multipart: MultipartRepo;
   storage: StorageBackend;
-  /** Blobs being streamed to readers: their removal waits for the last reader. */
+  /** Blobs being streamed to readers: their removal waits for the last reader (in a cluster, every worker's: src/cluster/shared-leases.ts). */
   leases: BlobLeases;
   keys: KeyStore;
   /** Buckets by name, found ones reused for up to a second (s3/bucket-directory.ts). */
@@ -103,8 +108,15 @@ export interface AppContext {
   edgeRoutes: EdgeRoutes;
   /** Origins' cacheable answers for the edge proxy, in the edge cache's tiers (purge by hostname id). */
   proxyCache: ProxyResponseCache;
-  /** Anomaly detection over proxied traffic: the proxy reports each request, readers evaluate before listing events. */
-  edgeMonitor: EdgeMonitor;
+  /**
+   * Anomaly detection over proxied traffic: the proxy reports each request, readers evaluate before listing
+   * events. A cluster worker's forwards to the supervisor's (src/cluster/shared-monitor.ts).
+   */
+  edgeMonitor: TrafficMonitor;
+  /** The edge proxy's rate-limit rule: token buckets and bans; a cluster worker's asks the supervisor's. */
+  edgeLimiter: EdgeLimiter;
+  /** @fastify/rate-limit's store for the API and sign-in limits: the supervisor's counters in a cluster worker; else the plugin's own. */
+  rateLimitStore?: FastifyRateLimitStoreCtor;
   /** Keep-alive pools to project origins, dialled through the address policy (src/edge/origin-pools.ts). */
   originPools: OriginPools;
   /** GET /readyz: the metadata database and the storage backend, probed at most once a second. */
@@ -136,7 +148,7 @@ export interface ContextOptions {
   clock?: () => Date;
   /** Default `single`. */
   role?: ProcessRole;
-  /** A worker's channel to its supervisor. */
+  /** A worker's channel to its supervisor (required for role `worker`): the shared state is asked there. */
   channel?: WorkerChannel;
 }
 
@@ -174,6 +186,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const role = opts.role ?? 'single';
   // The background jobs run in exactly one process: the single one, or a cluster's supervisor.
   const runsJobs = role !== 'worker';
+  // A worker's limits, monitor and blob removals are the supervisor's (src/cluster/shared-*.ts).
+  const channel = role === 'worker' ? opts.channel : undefined;
+  if (role === 'worker' && !channel) throw new Error('a worker context needs its channel to the supervisor');
   const uploadBudget = new UploadBudget({ capBytes: config.limits.uploadBufferBytes, waitMs: config.limits.uploadBufferWaitMs });
   // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
   const storage = createStorage(config, { budget: uploadBudget });
@@ -202,9 +217,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     seedTlds(repos, config);
     const bootstrap = rdapBootstrap(config, repos, log);
     const { objects } = repos;
-    const leases = new BlobLeases((blobId) =>
-      storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')),
-    );
+    const shared = channel ? workerLeases(channel, log) : undefined;
+    const leases = shared
+      ? new BlobLeases(shared.remove, shared.observer)
+      : new BlobLeases((blobId) => storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')));
     const clock = opts.clock ?? (() => new Date());
     const { cache } = config.cdn;
     edge = await EdgeCache.open({
@@ -283,7 +299,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       proxyCache,
       // A hostname removed, or given another origin, by this process or another: its cached answers go.
       edgeRoutes: new EdgeRoutes(repos, { onStale: (hostnameId) => proxyCache.purgeHostname(hostnameId) }),
-      edgeMonitor: new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
+      edgeMonitor: channel
+        ? new MonitorForwarder(channel, log)
+        : new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
+      edgeLimiter: channel ? new RemoteEdgeLimiter(channel, log) : new ClientLimiter({ maxClients: config.edge.maxTrackedClients }),
+      ...(channel ? { rateLimitStore: remoteRateLimitStore(channel, log) } : {}),
       originPools: new OriginPools(config.edge),
       // Real time, not the injectable clock: it only spaces the probes.
       readiness: new Readiness({
@@ -293,7 +313,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         onFailure: (check, err) => log.warn({ err, check }, 'readiness: a check failed (GET /readyz answers 503)'),
       }),
       role,
-      ...(opts.channel ? { channel: opts.channel } : {}),
+      ...(channel ? { channel } : {}),
       async close() {
         ctx.edgeMonitor.close();
         uploadBudget.close();

@@ -119,13 +119,15 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
   await app.register(cookie);
   // Per-route limits (a route's config.rateLimit), counted per API key and per route, after the scope
   // check (preHandler) so that only authenticated requests count. The counters live in
-  // @fastify/rate-limit's store; a store shared by several gateway processes plugs in there.
+  // @fastify/rate-limit's store: its own in memory, or in a cluster worker the supervisor's
+  // (ctx.rateLimitStore, src/cluster/shared-limits.ts), so a limit holds across every worker.
   // Answers carry RateLimit-Limit / -Remaining / -Reset, and a 429 also Retry-After.
   await app.register(rateLimit, {
     global: false,
     hook: 'preHandler',
     enableDraftSpec: true,
     keyGenerator: (request) => request.apiPrincipal?.keyId ?? request.ip,
+    ...(ctx.rateLimitStore ? { store: ctx.rateLimitStore } : {}),
     errorResponseBuilder: (_request, context) =>
       new ApiError(429, 'rate_limited', `Too many requests to this endpoint (at most ${context.max} per window for one API key); retry in ${context.after}`),
   });

@@ -71,8 +71,8 @@ export class WorkerChannel {
     private readonly timeoutMs = 5000,
   ) {
     endpoint.on('message', (msg) => this.receive(msg));
-    // The supervisor gone: nobody will answer what is pending.
-    (process as NodeJS.EventEmitter).once('disconnect', () => this.failAll(new ChannelError('the supervisor is gone')));
+    // The supervisor gone: nobody will answer what is pending (another endpoint, a test's, is not the process's).
+    if (endpoint === (process as unknown)) (process as NodeJS.EventEmitter).once('disconnect', () => this.failAll(new ChannelError('the supervisor is gone')));
   }
 
   /** One request, one answer. Rejects with ChannelError on timeout or without a channel, with Error when the handler failed. */
@@ -150,6 +150,7 @@ export class SupervisorChannel {
   private readonly workers = new Map<Endpoint, Sender>();
   private readonly replies = new Map<number, (r: { ok: boolean; body?: unknown }) => void>();
   private nextId = 1;
+  private readonly exits: ((from: Sender) => void)[] = [];
 
   /** Answers requests of `type`; the handler may return a promise. */
   handle(type: string, fn: RequestHandler): void {
@@ -165,10 +166,21 @@ export class SupervisorChannel {
     const endpoint = worker as unknown as Endpoint;
     const from: Sender = { slot };
     this.workers.set(endpoint, from);
-    worker.on('message', (msg: unknown) => void this.receive(endpoint, from, msg));
+    // A message read after the worker's exit is void: what the worker held was dropped at its exit.
+    worker.on('message', (msg: unknown) => {
+      if (this.workers.has(endpoint)) void this.receive(endpoint, from, msg);
+    });
     // A send to a worker that is dying fails with EPIPE: it is leaving, nothing to report.
     worker.on('error', () => undefined);
-    worker.once('exit', () => this.workers.delete(endpoint));
+    worker.once('exit', () => {
+      this.workers.delete(endpoint);
+      for (const fn of this.exits) fn(from);
+    });
+  }
+
+  /** Called once per worker that exits (its slot may be taken by a new worker afterwards). */
+  onWorkerExit(fn: (from: Sender) => void): void {
+    this.exits.push(fn);
   }
 
   /** A note to every connected worker. */

@@ -9,6 +9,7 @@ import { thisServer } from '../server-record.js';
 import { announce, startupFailure, untilStopSignal, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
 import { SupervisorChannel } from './ipc.js';
 import { CLUSTER_METRICS, clusterMetrics, jobMetrics, WORKER_METRICS, type WorkerMetrics } from '../metrics/cluster-metrics.js';
+import { serveSharedState } from './shared-state.js';
 import { STOP_NOTE, WORKER_NOTES } from './worker.js';
 
 /** A worker that dies sooner than this after its start is restarted later each time (up to MAX_BACKOFF_MS). */
@@ -123,6 +124,8 @@ export async function runSupervisor(config: Config, count: number, json: boolean
   const channel = new SupervisorChannel();
   const jobs = ctx;
   channel.handle(CLUSTER_METRICS, async () => clusterMetrics((await channel.requestAll(WORKER_METRICS, null)) as WorkerMetrics[], jobMetrics(jobs)));
+  // Rate-limit counters, the edge limiter and monitor, blob removal: one for every worker.
+  const shared = serveSharedState(channel, ctx);
   const workers = new Workers(count, channel, ctx.log);
   let at: Listening;
   try {
@@ -130,6 +133,7 @@ export async function runSupervisor(config: Config, count: number, json: boolean
   } catch (failure) {
     workers.kill();
     await workers.stop();
+    shared.close();
     await ctx.close();
     const f = failure as StartupFailure;
     process.stderr.write(`s3edge: ${f.message}\n`);
@@ -143,6 +147,7 @@ export async function runSupervisor(config: Config, count: number, json: boolean
   await untilStopSignal(() => workers.kill());
   ctx.log.info({ workers: count }, 'stopping: every worker drains');
   await workers.stop();
+  shared.close();
   try {
     ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
   } catch (err) {

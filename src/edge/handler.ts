@@ -18,8 +18,7 @@ import { blockedAnswer, rawAnswer, sendBlocked, sendGatewayFailure } from './ans
 import { requestHeadersFor, type RawHeaders } from './forward-headers.js';
 import { createBucketSite } from './bucket-site.js';
 import { forward, type ForwardResult } from './forward.js';
-import { ClientLimiter } from './limiter.js';
-import type { EdgeRoute, Origin } from './model.js';
+import type { Decision, EdgeRoute, Origin } from './model.js';
 import type { CachedAnswer } from './response-cache.js';
 import { decide, type RuleFacts } from './rules.js';
 import { sendCached } from './send-cached.js';
@@ -54,7 +53,7 @@ function protoOf(req: IncomingMessage): 'http' | 'https' {
 }
 
 export function createEdgeHandler(ctx: AppContext): EdgeHandler {
-  const limiter = new ClientLimiter({ maxClients: ctx.config.edge.maxTrackedClients });
+  const limiter = ctx.edgeLimiter;
   const tunnels = new Tunnels();
   const answers = ctx.proxyCache;
   const site = createBucketSite(ctx);
@@ -68,8 +67,11 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     });
   };
 
-  /** The rules' verdict on a request (one call site: the limiter's tokens are taken here, once). */
-  const judge = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo, now: number): ReturnType<typeof decide> => {
+  /**
+   * The rules' verdict on a request (one call site: the limiter's tokens are taken here, once). A promise
+   * only when the limiter answers later (a cluster worker asks the supervisor's): callers await just then.
+   */
+  const judge = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo, now: number): Decision | Promise<Decision> => {
     const facts: RuleFacts = { ip: client.ip, country: client.country, method: req.method ?? 'GET', bodyBytes: declaredLength(req) };
     return decide(route, facts, limiter, now);
   };
@@ -126,7 +128,8 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     const requestId = randomUUID();
     // Now, while the socket still knows its peer: after a Connection: close response it does not.
     const client = ctx.clients.resolveForwarding(req.socket.remoteAddress, req.headers);
-    const decision = judge(req, route, client, time);
+    const judged = judge(req, route, client, time);
+    const decision = judged instanceof Promise ? await judged : judged;
     if (decision.kind === 'block') {
       sendBlocked(req, res, decision, route.rules.allowedMethods, requestId);
       const bytesOut = req.method === 'HEAD' ? 0 : Buffer.byteLength(blockedAnswer(decision, route.rules.allowedMethods).body);
@@ -188,7 +191,8 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     };
     // Only WebSocket is passed through; the request guard's header check, done here (no response object).
     if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket' || repeatedHeader(req.rawHeaders) !== undefined) return refuse(400, 'allowed');
-    const decision = judge(req, route, client, time);
+    const judged = judge(req, route, client, time);
+    const decision = judged instanceof Promise ? await judged : judged;
     if (decision.kind === 'block') return refuse(decision.status, decision.reason, blockedAnswer(decision, route.rules.allowedMethods).headers);
     const origin = route.origin;
     if (origin === null) return refuse(502, 'allowed');

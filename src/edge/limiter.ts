@@ -8,6 +8,14 @@ import type { RateLimitRule } from './model.js';
 
 export type LimitResult = { ok: true } | { ok: false; reason: 'rate-limited' | 'banned'; retryAfterSeconds: number };
 
+/**
+ * What the rate-limit rule asks: this process's ClientLimiter (synchronous), or, in a cluster worker,
+ * the supervisor's one (src/cluster/shared-limits.ts), so that a limit holds across every worker.
+ */
+export interface EdgeLimiter {
+  take(scope: string, ip: string, rule: RateLimitRule, nowMs: number): LimitResult | Promise<LimitResult>;
+}
+
 interface ClientState {
   tokens: number;
   /** When `tokens` was last brought up to date. */
@@ -58,7 +66,7 @@ function wholeSeconds(ms: number): number {
   return Math.max(1, Math.ceil(ms / 1000));
 }
 
-export class ClientLimiter {
+export class ClientLimiter implements EdgeLimiter {
   private readonly clients: LRUCache<string, ClientState>;
 
   constructor(opts: { maxClients: number }) {

@@ -1,10 +1,11 @@
 // A project hostname's protection rules: the one validator (API and CLI) and the decision for one
-// request, made before the origin is contacted. The decision is pure apart from the limiter's state; the
+// request, made before the origin is contacted. The decision is pure apart from the limiter's state (a
+// limiter that answers later, a cluster worker's, makes it a promise; a synchronous one never does); the
 // order is fixed so the cheapest, most final refusals come first and blocked requests never take tokens:
 //   blockIps 403 -> allowIps 403 -> blockCountries 403 -> allowedMethods 405 -> maxBodyBytes 413 -> rateLimit 429
 import { BlockList, isIP } from 'node:net';
 import { parseAddress, type Address } from '../cdn/ip-ranges.js';
-import type { ClientLimiter } from './limiter.js';
+import type { ClientLimiter, EdgeLimiter, LimitResult } from './limiter.js';
 import { NO_RULES, type Decision, type EdgeRoute, type HostRules, type RateLimitRule } from './model.js';
 
 export interface RuleFacts {
@@ -79,8 +80,14 @@ function inList(list: BlockList, client: Address | undefined): boolean {
   return client !== undefined && list.check(client.address, client.family);
 }
 
+function limited(r: LimitResult): Decision {
+  return r.ok ? ALLOW : { kind: 'block', reason: r.reason, status: 429, retryAfterSeconds: r.retryAfterSeconds };
+}
+
 /** Allow, or the first rule (in the order above) that refuses the request. */
-export function decide(route: EdgeRoute, facts: RuleFacts, limiter: ClientLimiter, nowMs: number): Decision {
+export function decide(route: EdgeRoute, facts: RuleFacts, limiter: ClientLimiter, nowMs: number): Decision;
+export function decide(route: EdgeRoute, facts: RuleFacts, limiter: EdgeLimiter, nowMs: number): Decision | Promise<Decision>;
+export function decide(route: EdgeRoute, facts: RuleFacts, limiter: EdgeLimiter, nowMs: number): Decision | Promise<Decision> {
   const rules = route.rules;
   const c = compile(rules);
   if (c.block || c.allow) {
@@ -96,7 +103,7 @@ export function decide(route: EdgeRoute, facts: RuleFacts, limiter: ClientLimite
   }
   if (rules.rateLimit) {
     const r = limiter.take(route.hostnameId, facts.ip, rules.rateLimit, nowMs);
-    if (!r.ok) return { kind: 'block', reason: r.reason, status: 429, retryAfterSeconds: r.retryAfterSeconds };
+    return r instanceof Promise ? r.then(limited) : limited(r);
   }
   return ALLOW;
 }

@@ -56,14 +56,14 @@ export class ProxyReports {
   }
 
   /** Undefined when `q.hostname` is not one of the user's. */
-  report(userId: string, q: ReportQuery): ProxyLogs | undefined {
+  async report(userId: string, q: ReportQuery): Promise<ProxyLogs | undefined> {
     const hostnames = this.hostnamesOf(userId);
     if (q.hostname !== null && !hostnames.some((h) => h.hostname === q.hostname)) return undefined;
     const listed = q.hostname === null ? hostnames : hostnames.filter((h) => h.hostname === q.hostname);
     const w = this.window(q);
     const query: EdgeTrafficQuery = { ownerId: userId, fromMs: w.fromMs, toMs: w.toMs, hostname: q.hostname ?? '' };
     this.ctx.requestLog.flush();
-    const anomalies = this.events(userId, query, 'all', ANOMALIES_MAX_LIMIT);
+    const anomalies = await this.events(userId, query, 'all', ANOMALIES_MAX_LIMIT);
     const groups = this.traffic.groups(query);
     if (groups.length > 0) {
       const facts = {
@@ -81,14 +81,15 @@ export class ProxyReports {
   }
 
   /** Anomaly events overlapping the window, newest first; undefined when the hostname is not one of the user's. */
-  anomalies(userId: string, q: ReportQuery & { state: 'open' | 'all'; limit: number }): Anomaly[] | undefined {
+  async anomalies(userId: string, q: ReportQuery & { state: 'open' | 'all'; limit: number }): Promise<Anomaly[] | undefined> {
     if (q.hostname !== null && !this.hostnamesOf(userId).some((h) => h.hostname === q.hostname)) return undefined;
     const w = this.window(q);
     return this.events(userId, { ownerId: userId, fromMs: w.fromMs, toMs: w.toMs, hostname: q.hostname ?? '' }, q.state, q.limit);
   }
 
-  private events(userId: string, q: EdgeTrafficQuery, state: 'open' | 'all', limit: number): Anomaly[] {
-    this.ctx.edgeMonitor.evaluate();
+  private async events(userId: string, q: EdgeTrafficQuery, state: 'open' | 'all', limit: number): Promise<Anomaly[]> {
+    // A cluster worker's monitor asks the supervisor's (which sees every worker's traffic) to evaluate.
+    await this.ctx.edgeMonitor.evaluate();
     const events = this.ctx.repos.anomalies.list({
       ownerId: userId,
       fromMs: q.fromMs,

@@ -2,7 +2,8 @@
 // removing a leased blob waits until the last lease on it is released. So an overwrite or delete can
 // never pull bytes from under a response, however many blobs (parts) the version has and however
 // slow the client. In memory, for one process: a lease is taken in the same tick as the metadata
-// lookup, so no removal can slip in between.
+// lookup, so no removal can slip in between. In a cluster worker an observer tells the supervisor which
+// blobs this process starts and stops holding, and removal is the supervisor's (src/cluster/shared-leases.ts).
 
 import type { Readable } from 'node:stream';
 
@@ -11,23 +12,44 @@ export interface BlobLease {
   release(): void;
 }
 
+/** Told when a blob gets its first lease here and when its last one goes (a cluster worker's report). */
+export interface LeaseObserver {
+  held(blobIds: string[]): void;
+  freed(blobIds: string[]): void;
+}
+
 export class BlobLeases {
   private readonly holders = new Map<string, number>();
   /** Leased blobs whose removal was asked for: removed when their last lease goes. */
   private readonly doomed = new Set<string>();
 
-  /** `remove` deletes the bytes; it must not throw synchronously and reports its own failures. */
-  constructor(private readonly remove: (blobId: string) => Promise<void>) {}
+  /**
+   * `remove` deletes the bytes (or asks the process that does); it must not throw synchronously and
+   * reports its own failures. `observer` hears of each blob's first and last lease, before any removal.
+   */
+  constructor(
+    private readonly remove: (blobId: string) => Promise<void>,
+    private readonly observer?: LeaseObserver,
+  ) {}
 
   acquire(blobIds: readonly string[]): BlobLease {
     const ids = [...new Set(blobIds)];
-    for (const id of ids) this.holders.set(id, (this.holders.get(id) ?? 0) + 1);
+    const first: string[] = [];
+    for (const id of ids) {
+      const n = this.holders.get(id) ?? 0;
+      if (n === 0) first.push(id);
+      this.holders.set(id, n + 1);
+    }
+    if (first.length > 0) this.observer?.held(first);
     let released = false;
     return {
       release: () => {
         if (released) return;
         released = true;
-        for (const id of ids) this.drop(id);
+        const last = ids.filter((id) => this.drop(id));
+        if (last.length === 0) return;
+        this.observer?.freed(last);
+        for (const id of last) if (this.doomed.delete(id)) void this.remove(id);
       },
     };
   }
@@ -50,14 +72,15 @@ export class BlobLeases {
     return stream;
   }
 
-  private drop(id: string): void {
+  /** One lease fewer on `id`; true when that was the last. */
+  private drop(id: string): boolean {
     const n = (this.holders.get(id) ?? 1) - 1;
     if (n > 0) {
       this.holders.set(id, n);
-      return;
+      return false;
     }
     this.holders.delete(id);
-    if (this.doomed.delete(id)) void this.remove(id);
+    return true;
   }
 
   /** Removes the blob now, or when its last lease is released. Resolves when done or deferred. */

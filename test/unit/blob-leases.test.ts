@@ -46,3 +46,22 @@ t.test('a lease on a blob nobody removes leaves it alone', async (t) => {
   await leases.removeWhenFree('x');
   t.same(removed, ['x']);
 });
+
+t.test('an observer hears of each blob’s first and last lease, before its removal', async (t) => {
+  const events: string[] = [];
+  const leases = new BlobLeases(
+    async (id) => {
+      events.push(`remove ${id}`);
+    },
+    { held: (ids) => events.push(`held ${ids.join(',')}`), freed: (ids) => events.push(`freed ${ids.join(',')}`) },
+  );
+  const r1 = leases.acquire(['a', 'b', 'a']);
+  const r2 = leases.acquire(['a', 'c']);
+  t.same(events, ['held a,b', 'held c'], 'only blobs not held yet');
+  await leases.removeWhenFree('b');
+  r1.release();
+  r1.release();
+  t.same(events, ['held a,b', 'held c', 'freed b', 'remove b'], 'a still has a reader');
+  r2.release();
+  t.same(events.slice(4), ['freed a,c']);
+});

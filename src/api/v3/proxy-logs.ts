@@ -24,7 +24,7 @@ export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/cdn/proxy-logs',
     { onRequest: requireScope('usage:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: ProxyLogs }), ...ERROR_RESPONSES } } },
     async (request) => {
-      const data = reports.report(principalOf(request).userId, reportQuery(request.query));
+      const data = await reports.report(principalOf(request).userId, reportQuery(request.query));
       if (!data) throw unknownHostname();
       return { success: true, data };
     },
@@ -38,7 +38,7 @@ export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
     },
     async (request) => {
       const q = request.query;
-      const anomalies = reports.anomalies(principalOf(request).userId, {
+      const anomalies = await reports.anomalies(principalOf(request).userId, {
         ...reportQuery(q),
         state: q.state === 'open' ? 'open' : 'all',
         limit: intParam(q.limit, ANOMALIES_DEFAULT_LIMIT, 1, ANOMALIES_MAX_LIMIT),

@@ -15,6 +15,18 @@ import { HostSeries, type BucketSummary, type ObservedRequest } from './series.j
 
 export type { ObservedRequest } from './series.js';
 
+/**
+ * The monitor as the proxy and the readers use it: the EdgeMonitor itself, or in a cluster worker a
+ * forwarder to the supervisor's one (src/cluster/shared-monitor.ts), so that one monitor sees all traffic.
+ */
+export interface TrafficMonitor {
+  /** Counts one proxied request; never throws. */
+  observe(r: ObservedRequest): void;
+  /** Closes the buckets that have ended and records events; a forwarder's resolves once the supervisor's has. */
+  evaluate(): void | Promise<void>;
+  close(): void;
+}
+
 export interface EdgeMonitorDeps {
   repo: AnomaliesRepo;
   config: EdgeConfig['anomalies'];
@@ -50,7 +62,7 @@ function worse(kind: AnomalyKind, open: AnomalyEvent, f: Finding): boolean {
   return kind === 'rate-drop' ? f.observed < open.observed : f.observed > open.observed;
 }
 
-export class EdgeMonitor {
+export class EdgeMonitor implements TrafficMonitor {
   private readonly hosts: LRUCache<string, HostState>;
   /** Open events of hostnames the LRU dropped: ended at the next evaluate(). */
   private readonly orphans: { event: AnomalyEvent; endedAt: number }[] = [];
