@@ -12,6 +12,8 @@
 //          bench/RESULTS-domains.md; --rounds, --round-seconds, --concurrency, --out and --smoke apply)
 //          --proxy (the edge proxy vs nginx proxy_pass to one origin, then RSS under a million client IPs;
 //          bench/RESULTS-proxy.md; --rounds, --round-seconds, --concurrency, --proxy-clients N, --out and --smoke apply)
+//          --scale (s3edge --workers 1 vs 2 and nginx worker_processes 1 vs 2: 4 KiB S3 GET and CDN hit;
+//          bench/RESULTS-scale.md; --rounds, --round-seconds, --concurrency (16,64), --scale-workers 1,2, --out and --smoke apply)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
 import { tmpdir } from 'node:os';
@@ -25,6 +27,7 @@ import { installExitHandlers } from './proc.js';
 import { proxyResultsFile, runOriginServer, runProxyBench } from './proxy.js';
 import { formatFigure } from './report.js';
 import { runBench, type BenchOptions } from './run.js';
+import { runScaleBench, scaleResultsFile } from './scale.js';
 import { repoRoot, type TargetName } from './targets.js';
 import { startUpstream, type Upstream } from './upstream.js';
 import { GiB, KiB, MiB, type Workload } from './workloads.js';
@@ -63,6 +66,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       domains: { type: 'boolean' },
       proxy: { type: 'boolean' },
       'proxy-clients': { type: 'string' },
+      scale: { type: 'boolean' },
+      'scale-workers': { type: 'string' },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -101,11 +106,24 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   }
   let concurrency: number[] | undefined;
   if (values.concurrency !== undefined) {
+    // --scale also measures 64 connections (a server with more workers may need more to fill them).
+    const allowed = values.scale === true ? [1, 16, 64] : [1, 16];
     concurrency = values.concurrency.split(',').map((c) => {
       const n = Number(c.trim());
-      if (n !== 1 && n !== 16) throw new Error(`--concurrency: want 1 and/or 16 (got ${c})`);
+      if (!allowed.includes(n)) throw new Error(`--concurrency: want ${allowed.slice(0, -1).join(', ')} and/or ${allowed[allowed.length - 1]} (got ${c})`);
       return n;
     });
+  }
+  let scaleWorkers: number[] | undefined;
+  if (values['scale-workers'] !== undefined) {
+    scaleWorkers = values['scale-workers'].split(',').map((w) => {
+      const n = Number(w.trim());
+      if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`--scale-workers: want worker counts from 1 to 64, e.g. 1,2 (got ${w})`);
+      return n;
+    });
+    // The ratios are over one worker: measure it first.
+    if (!scaleWorkers.includes(1)) scaleWorkers.unshift(1);
+    scaleWorkers = [...new Set(scaleWorkers)].sort((a, b) => a - b);
   }
   const s3edgeEnv: Record<string, string> = {};
   for (const kv of values['s3edge-env'] ?? []) {
@@ -114,10 +132,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
-  const partial = smoke || values.upstream === true || values.hashing === true || values.domains === true || values.proxy === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
+  const partial = smoke || values.upstream === true || values.hashing === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
   const hashingResults = join(repoRoot(), 'bench', 'RESULTS-hashing.md');
-  const out = values.out ?? (values.hashing === true && !smoke ? hashingResults : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
+  const out = values.out ?? (values.hashing === true && !smoke ? hashingResults : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : values.scale === true && !smoke ? scaleResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
   const cdnOnly = !smoke && values.out === undefined && workloads !== undefined && workloads.every((w) => w === 'CDN');
   const rounds = positive('rounds', values.rounds);
   return {
@@ -140,6 +158,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(values.hashing === true ? { hashing: true } : {}),
     ...(values.domains === true ? { domains: true } : {}),
     ...(values.proxy === true ? { proxy: true } : {}),
+    ...(values.scale === true ? { scale: true } : {}),
+    ...(scaleWorkers ? { scaleWorkers } : {}),
     ...(values['proxy-clients'] !== undefined ? { proxyClients: Math.round(positive('proxy-clients', values['proxy-clients']) ?? 0) } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
@@ -218,6 +238,21 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`report: ${opts.out}\n`);
     const failed = result.cells.some((c) => c.target === 's3edge' && c.rounds.some((r) => r.errors > 0)) || result.memory.firstError !== undefined;
     return failed ? 1 : 0;
+  }
+  if (opts.scale) {
+    const result = await runScaleBench({
+      rounds: opts.rounds ?? (opts.smoke ? 1 : 5),
+      bound: opts.smoke ? { ops: 64 } : { durationMs: (opts.roundSeconds ?? 3) * 1000 },
+      warmup: opts.smoke ? { ops: 16 } : { durationMs: 1000 },
+      concurrency: opts.concurrency ?? (opts.smoke ? [4] : [16, 64]),
+      workers: opts.scaleWorkers ?? [1, 2],
+      nginx: !opts.smoke,
+      objects: opts.smoke ? 8 : 256,
+      out: opts.out,
+      command: opts.command ?? 'node bench/dist/main.js --scale',
+    });
+    process.stdout.write(`report: ${opts.out}\n`);
+    return result.cells.some((c) => c.spec.server === 's3edge' && c.rounds.some((r) => r.errors > 0)) ? 1 : 0;
   }
   let upstream: Upstream | undefined;
   if (opts.upstream) {

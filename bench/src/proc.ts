@@ -239,7 +239,8 @@ function procJiffies(pid: number | 'self'): number {
   }
 }
 
-function treePids(pid: number): number[] {
+/** A process and all its descendants (nginx's master and workers, s3edge's supervisor and workers). */
+export function treePids(pid: number): number[] {
   const out: number[] = [];
   const stack = [pid];
   while (stack.length > 0) {

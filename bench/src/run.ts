@@ -40,6 +40,10 @@ export interface BenchOptions extends PlanOptions {
   domains?: boolean;
   /** The edge proxy vs nginx proxy_pass (bench/src/proxy.ts) instead of the matrix. */
   proxy?: boolean;
+  /** s3edge --workers 1 vs 2 and nginx alike (bench/src/scale.ts) instead of the matrix. */
+  scale?: boolean;
+  /** --scale's worker counts (--scale-workers; default 1,2). */
+  scaleWorkers?: readonly number[];
   /** Distinct client IPs of the proxy's memory pass (--proxy-clients). */
   proxyClients?: number;
   s3edgeArgs?: readonly string[];

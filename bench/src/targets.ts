@@ -25,6 +25,8 @@ export interface Target {
   wwwDir?: string;
   /** Where the CDN workload sends its GETs: s3edge's CDN listener; nginx's own URL. */
   cdnUrl?: string;
+  /** Serving processes: s3edge's `--workers` as its listening line reports it, nginx's `worker_processes`. */
+  workers?: number;
   /** s3edge only: the admin CLI on its data dir (`s3edge <args> --data-dir DIR --json`), parsed. */
   admin?(args: readonly string[]): Record<string, unknown>;
   proc: Managed;
@@ -106,6 +108,11 @@ export interface S3edgeOptions {
   args?: readonly string[];
   /** Node flags before the script, from --s3edge-node-arg (e.g. --cpu-prof, which NODE_OPTIONS refuses). */
   nodeArgs?: readonly string[];
+  /**
+   * `serve --workers N` (default 1: one process, as every figure before issue 21 was measured; s3edge's
+   * own default is one worker per core). Only --scale asks for more.
+   */
+  workers?: number;
 }
 
 export async function startS3edge(opts: S3edgeOptions = {}): Promise<Target> {
@@ -117,7 +124,7 @@ export async function startS3edge(opts: S3edgeOptions = {}): Promise<Target> {
     secretAccessKey: randomBytes(30).toString('base64url'),
   };
   const env = cleanEnv({ S3EDGE_ROOT_ACCESS_KEY: credentials.accessKeyId, S3EDGE_ROOT_SECRET_KEY: credentials.secretAccessKey, ...opts.env });
-  const proc = spawnManaged(process.execPath, [...(opts.nodeArgs ?? []), bin, 'serve', '--data-dir', join(dir, 'data'), '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json', ...(opts.args ?? [])], env);
+  const proc = spawnManaged(process.execPath, [...(opts.nodeArgs ?? []), bin, 'serve', '--data-dir', join(dir, 'data'), '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json', '--workers', String(opts.workers ?? 1), ...(opts.args ?? [])], env);
   try {
     const line = await waitForJsonLine(proc, 's3edge');
     const url = line['s3'];
@@ -130,7 +137,8 @@ export async function startS3edge(opts: S3edgeOptions = {}): Promise<Target> {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`s3edge ${args.join(' ')}: no JSON object in ${out}`);
       return parsed as Record<string, unknown>;
     };
-    return { name: 's3edge', kind: 's3', url, pid: proc.pid, credentials, cdnUrl, admin, proc, stop: stopper(proc, dir) };
+    const workers = typeof line['workers'] === 'number' ? line['workers'] : undefined;
+    return { name: 's3edge', kind: 's3', url, pid: proc.pid, credentials, cdnUrl, ...(workers !== undefined ? { workers } : {}), admin, proc, stop: stopper(proc, dir) };
   } catch (err) {
     await stopper(proc, dir)();
     throw err;
@@ -201,6 +209,8 @@ export function ensureNginx(log: (s: string) => void): string | undefined {
 export interface NginxOptions {
   /** Proxy every request to this origin (`http://127.0.0.1:PORT`) instead of serving files: the --proxy mode. */
   proxyPass?: string;
+  /** `worker_processes` (default 1: the Node servers it is compared with are one process each; --scale asks for more). */
+  workers?: number;
 }
 
 /** The server block's locations: static files from www, or proxy_pass over a keep-alive upstream pool. */
@@ -214,16 +224,11 @@ function nginxServer(www: string, opts: NginxOptions): { upstream: string; locat
   };
 }
 
-export async function startNginx(binary: string, opts: NginxOptions = {}): Promise<Target> {
-  const dir = await tempDir('nginx');
-  const port = await freePort();
-  const www = join(dir, 'www');
-  await mkdir(www, { recursive: true });
-  await mkdir(join(dir, 'tmp'), { recursive: true });
-  // One worker: the Node servers it is compared with are one process each.
+/** nginx.conf of a bench nginx in `dir` (its pid, logs and temp paths there) listening on 127.0.0.1:`port`. */
+export function nginxConfig(dir: string, port: number, opts: NginxOptions = {}): string {
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const server = nginxServer(www, opts);
-  const conf = `${asRoot ? 'user root;\n' : ''}worker_processes 1;
+  const server = nginxServer(join(dir, 'www'), opts);
+  return `${asRoot ? 'user root;\n' : ''}worker_processes ${opts.workers ?? 1};
 daemon off;
 master_process on;
 pid ${join(dir, 'nginx.pid')};
@@ -248,6 +253,15 @@ ${server.upstream}  server {
   }
 }
 `;
+}
+
+export async function startNginx(binary: string, opts: NginxOptions = {}): Promise<Target> {
+  const dir = await tempDir('nginx');
+  const port = await freePort();
+  const www = join(dir, 'www');
+  await mkdir(www, { recursive: true });
+  await mkdir(join(dir, 'tmp'), { recursive: true });
+  const conf = nginxConfig(dir, port, opts);
   const confPath = join(dir, 'nginx.conf');
   await writeFile(confPath, conf);
   const proc = spawnManaged(binary, ['-p', dir, '-e', join(dir, 'error.log'), '-c', confPath], cleanEnv());
@@ -258,7 +272,7 @@ ${server.upstream}  server {
     throw err;
   }
   const url = `http://127.0.0.1:${port}`;
-  return { name: 'nginx', kind: 'nginx', url, pid: proc.pid, credentials: { accessKeyId: 'none', secretAccessKey: 'none' }, wwwDir: www, cdnUrl: url, proc, stop: stopper(proc, dir) };
+  return { name: 'nginx', kind: 'nginx', url, pid: proc.pid, credentials: { accessKeyId: 'none', secretAccessKey: 'none' }, wwwDir: www, cdnUrl: url, workers: opts.workers ?? 1, proc, stop: stopper(proc, dir) };
 }
 
 export async function startCeiling(): Promise<Target> {

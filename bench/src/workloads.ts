@@ -197,6 +197,13 @@ export class TargetRunner {
     this.cdnObjects.set(size, await placeCdnObject(this.target, this.bodies.get(size).buf));
   }
 
+  /** Where the CDN file of `size` is (after ensureCdnObject). */
+  cdnObject(size: number): CdnObject {
+    const o = this.cdnObjects.get(size);
+    if (!o) throw new Error(`${this.name}: no CDN object of ${sizeLabel(size)}`);
+    return o;
+  }
+
   private pick(size: number): string {
     const keys = this.readable.get(size);
     if (!keys || keys.length === 0) throw new Error(`${this.name}: no objects of ${sizeLabel(size)} loaded`);

@@ -13,6 +13,8 @@ import { parseBenchArgs, runBench } from '../../bench/src/main.js';
 import { HASHING_VARIANTS, runHashingBench } from '../../bench/src/hashing.js';
 import { fullPlan } from '../../bench/src/plan.js';
 import { clientIp } from '../../bench/src/proxy.js';
+import { runScaleBench, scaleRatios } from '../../bench/src/scale.js';
+import { nginxConfig } from '../../bench/src/targets.js';
 
 const RESULTS = fileURLToPath(new URL('../../../bench/RESULTS.md', import.meta.url));
 
@@ -120,3 +122,48 @@ t.test('bench --hashing --smoke runs every hashing mode and writes its report wh
   t.match(readFileSync(out, 'utf8'), /\| worker \|/, 'the report was written');
 });
 
+
+t.test('bench --scale --smoke: s3edge --workers 1 and 2, GET and CDN hit, CPU over the whole cluster', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-bench-scale-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'scale.md');
+  const opts = parseBenchArgs(['--scale', '--smoke', '--out', out]);
+  t.equal(opts.scale, true);
+  t.equal(opts.out, out);
+  const result = await runScaleBench({
+    rounds: 1, bound: { ops: 32 }, warmup: { ops: 8 }, concurrency: [4], workers: [1, 2], nginx: false, objects: 4, out, command: 'test', log: () => undefined,
+  });
+  t.same(result.cells.map((c) => `${c.workload} ${c.target}`), ['GET s3edge w1', 'GET s3edge w2', 'CDN s3edge w1', 'CDN s3edge w2'], 'both workloads on both servers');
+  for (const c of result.cells) {
+    const name = `${c.workload} ${c.target}`;
+    t.equal(c.rounds[0]?.errors, 0, `${name}: every op succeeded${c.rounds[0]?.firstError ? ` (${c.rounds[0].firstError})` : ''}`);
+    t.equal(c.rounds[0]?.ops, 32, `${name}: the round issued its ops`);
+    // The CPU per op is summed over this tree: a cluster's supervisor and its two workers.
+    t.equal(c.processes, c.spec.workers === 1 ? 1 : 3, `${name}: ${c.processes} processes measured`);
+  }
+  t.same(result.cacheProbes, { 's3edge w1': { HIT: 8 }, 's3edge w2': { HIT: 8 } }, 'the CDN cells were cache hits on every worker');
+  const report = readFileSync(out, 'utf8');
+  t.match(report, /^# s3edge on more cores: --workers 1 vs 2, and nginx alike/);
+  t.match(report, /\| 4 KiB CDN hit \| 4 \| \d+ \(\d+%\) \| \d+ \(\d+%\) \|/, 'requests/s of both');
+  t.match(report, /\| workload \| conc \| s3edge w2 \/ w1 \|/, 'the ratio column');
+  t.match(report, /\| 4 KiB S3 GET \(signed\) \| 4 \| s3edge w2 \| 3 \| \d+ \|/, 'every cell, with its processes');
+});
+
+t.test('--scale: bench/RESULTS-scale.md, --concurrency 64, --scale-workers, the ratios, nginx worker_processes', async (t) => {
+  const opts = parseBenchArgs(['--scale', '--concurrency', '16,64', '--scale-workers', '2,4']);
+  t.equal(opts.out, fileURLToPath(new URL('../../../bench/RESULTS-scale.md', import.meta.url)));
+  t.same(opts.concurrency, [16, 64]);
+  t.same(opts.scaleWorkers, [1, 2, 4], 'one worker is always measured: the ratios are over it');
+  t.ok(parseBenchArgs(['--scale', '--smoke']).out.startsWith(tmpdir()), 'a smoke run leaves the results file alone');
+  t.throws(() => parseBenchArgs(['--concurrency', '64']), /want 1 and\/or 16/, '64 connections only with --scale');
+  t.throws(() => parseBenchArgs(['--scale', '--scale-workers', '0']), /from 1 to 64/);
+  const targets = [1, 2].flatMap((workers) => [{ server: 's3edge' as const, workers, database: 'sqlite' as const }, { server: 'nginx' as const, workers }]);
+  t.same(scaleRatios(targets).map((r) => `${r.name}: ${r.numerator} over ${r.denominator}`), [
+    's3edge w2 / w1: s3edge w2 over s3edge w1',
+    'nginx w2 / w1: nginx w2 over nginx w1',
+    's3edge w1 / nginx w1: s3edge w1 over nginx w1',
+    's3edge w2 / nginx w2: s3edge w2 over nginx w2',
+  ]);
+  t.match(nginxConfig('/tmp/x', 8080, { workers: 2 }), /^(user root;\n)?worker_processes 2;\n/);
+  t.match(nginxConfig('/tmp/x', 8080), /^(user root;\n)?worker_processes 1;\n/, 'one worker unless asked');
+});

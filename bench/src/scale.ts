@@ -1,0 +1,326 @@
+// --scale (issue 21): what more cores buy. s3edge with `--workers 1` and `--workers 2` (a cluster:
+// supervisor and workers on the same listeners) and nginx with `worker_processes 1` and 2, all in one run,
+// rounds interleaved so machine noise hits every target alike. Workloads: the matrix's signed keep-alive
+// 4 KiB S3 GET and its 4 KiB CDN GET (s3edge's edge cache warm: hits), through the same TargetRunner;
+// nginx serves the same bytes as static files, as in the matrix. Reported: ops/s (median of rounds,
+// spread), the ratios workers N / workers 1 and s3edge / nginx at equal workers, and the server's CPU per
+// op summed over its process tree (supervisor + workers; master + workers). Targets are a list, so a later
+// column (s3edge on PostgreSQL) is one more entry. Writes bench/RESULTS-scale.md unless told where.
+import { writeFile } from 'node:fs/promises';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Client } from 'undici';
+import { CpuMeter, sleep, treePids } from './proc.js';
+import { ensureNginx, repoRoot, startNginx, startS3edge, versions, type Target, type TargetName } from './targets.js';
+import { Bodies, KiB, TargetRunner, median, sizeLabel, type Bound, type RoundStats } from './workloads.js';
+
+export type ScaleWorkload = 'GET' | 'CDN';
+
+export interface ScaleTarget {
+  server: 's3edge' | 'nginx';
+  /** s3edge's `--workers`, nginx's `worker_processes`. */
+  workers: number;
+  /** s3edge's database. SQLite only today; PostgreSQL (issue 21, later) becomes one more target. */
+  database?: 'sqlite';
+}
+
+export function scaleLabel(t: ScaleTarget): string {
+  return `${t.server} w${t.workers}`;
+}
+
+export interface ScaleOptions {
+  rounds: number;
+  /** A timed round (full run), or a number of ops (smoke). */
+  bound: Bound;
+  warmup: Bound;
+  concurrency: readonly number[];
+  /** Worker counts of each server (1 first: the ratios are over it). */
+  workers: readonly number[];
+  /** Compare with nginx (off in smoke runs, as in the other modes'). */
+  nginx: boolean;
+  /** 4 KiB objects the GET workload reads (random pick per op). */
+  objects: number;
+  out: string;
+  command: string;
+  log?: (line: string) => void;
+}
+
+export const SIZE = 4 * KiB;
+export const SCALE_WORKLOADS: readonly ScaleWorkload[] = ['GET', 'CDN'];
+/** Fresh connections that ask each s3edge's CDN for the file after the rounds, reading X-Cache. */
+const CACHE_PROBES = 8;
+
+export interface ScaleCell {
+  target: string;
+  spec: ScaleTarget;
+  workload: ScaleWorkload;
+  concurrency: number;
+  rounds: RoundStats[];
+  /** Processes in the server's tree when its rounds ended: what its CPU per op is summed over. */
+  processes: number;
+}
+
+export interface ScaleSummary {
+  opsPerSec: number;
+  /** max / min - 1 of the rounds' ops/s. */
+  spread: number;
+  p50Ms: number;
+  p99Ms: number;
+  cpuUsPerOp: number;
+  errors: number;
+  otherCpu: number;
+}
+
+export interface ScaleRatio {
+  name: string;
+  numerator: string;
+  denominator: string;
+}
+
+export interface ScaleResult {
+  started: string;
+  durationMs: number;
+  targets: ScaleTarget[];
+  cells: ScaleCell[];
+  /** Per s3edge target: the X-Cache answers of CACHE_PROBES fresh connections after the rounds. */
+  cacheProbes: Record<string, Record<string, number>>;
+  notes: string[];
+}
+
+export function summariseScale(cell: ScaleCell): ScaleSummary {
+  const ops = cell.rounds.map((r) => r.opsPerSec);
+  return {
+    opsPerSec: median(ops),
+    spread: ops.length > 1 && Math.min(...ops) > 0 ? Math.max(...ops) / Math.min(...ops) - 1 : 0,
+    p50Ms: median(cell.rounds.map((r) => r.p50Ms)),
+    p99Ms: median(cell.rounds.map((r) => r.p99Ms)),
+    cpuUsPerOp: median(cell.rounds.map((r) => r.cpuUsPerOp)),
+    errors: cell.rounds.reduce((n, r) => n + r.errors, 0),
+    otherCpu: Math.max(0, ...cell.rounds.map((r) => r.otherCpu)),
+  };
+}
+
+/**
+ * The ratios of the report, from the targets that ran: each server (and database) at N workers over
+ * itself at 1, and s3edge over nginx at equal workers. A PostgreSQL target adds its own pairs here.
+ */
+export function scaleRatios(targets: readonly ScaleTarget[]): ScaleRatio[] {
+  const out: ScaleRatio[] = [];
+  const same = (a: ScaleTarget, b: ScaleTarget): boolean => a.server === b.server && a.database === b.database;
+  for (const t of targets) {
+    if (t.workers === 1) continue;
+    const one = targets.find((o) => same(o, t) && o.workers === 1);
+    if (one) out.push({ name: `${t.server} w${t.workers} / w1`, numerator: scaleLabel(t), denominator: scaleLabel(one) });
+  }
+  for (const t of targets) {
+    if (t.server !== 's3edge') continue;
+    const peer = targets.find((o) => o.server === 'nginx' && o.workers === t.workers);
+    if (peer) out.push({ name: `${scaleLabel(t)} / nginx w${t.workers}`, numerator: scaleLabel(t), denominator: scaleLabel(peer) });
+  }
+  return out;
+}
+
+export function scaleRatio(cells: readonly ScaleCell[], ratio: ScaleRatio, workload: ScaleWorkload, concurrency: number): number | undefined {
+  const find = (label: string): ScaleCell | undefined => cells.find((c) => c.target === label && c.workload === workload && c.concurrency === concurrency);
+  const a = find(ratio.numerator);
+  const b = find(ratio.denominator);
+  if (!a || !b) return undefined;
+  const d = summariseScale(b).opsPerSec;
+  return d > 0 ? summariseScale(a).opsPerSec / d : undefined;
+}
+
+async function startTarget(spec: ScaleTarget, nginxBinary: string | undefined): Promise<Target> {
+  if (spec.server === 'nginx') return startNginx(nginxBinary!, { workers: spec.workers });
+  const target = await startS3edge({ workers: spec.workers });
+  // The listening line says how many workers serve: a cluster that came up smaller would mislabel its column.
+  if (target.workers !== spec.workers) {
+    await target.stop();
+    throw new Error(`s3edge --workers ${spec.workers} reports ${String(target.workers)} workers`);
+  }
+  return target;
+}
+
+/** X-Cache of the CDN file over `n` fresh connections (the cluster hands each to the next worker). */
+async function probeCache(target: Target, runner: TargetRunner, n: number): Promise<Record<string, number>> {
+  const o = runner.cdnObject(SIZE);
+  const seen: Record<string, number> = {};
+  for (let i = 0; i < n; i++) {
+    const client = new Client(target.cdnUrl!);
+    try {
+      const r = await client.request({ path: o.path, method: 'GET', headers: { host: o.host } });
+      await r.body.dump();
+      const status = r.statusCode === 200 ? String(r.headers['x-cache'] ?? 'none') : `status ${r.statusCode}`;
+      seen[status] = (seen[status] ?? 0) + 1;
+    } finally {
+      await client.close();
+    }
+  }
+  return seen;
+}
+
+export async function runScaleBench(opts: ScaleOptions): Promise<ScaleResult> {
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const started = new Date();
+  const t0 = performance.now();
+  const notes: string[] = [];
+  const specs: ScaleTarget[] = opts.workers.map((workers) => ({ server: 's3edge', workers, database: 'sqlite' }));
+  let nginxBinary: string | undefined;
+  if (opts.nginx) {
+    nginxBinary = ensureNginx(log);
+    if (nginxBinary) specs.push(...opts.workers.map((workers): ScaleTarget => ({ server: 'nginx', workers })));
+    else notes.push('nginx is not installed (as root the harness runs `apt-get install -y nginx`): its columns are missing.');
+  }
+  const bodies = new Bodies();
+  const maxConc = Math.max(...opts.concurrency);
+  const running: { spec: ScaleTarget; label: string; target: Target; runner: TargetRunner }[] = [];
+  const cells: ScaleCell[] = [];
+  const cacheProbes: Record<string, Record<string, number>> = {};
+  const cpu = new CpuMeter(() => running.map((r) => r.target.pid));
+  try {
+    // Started and loaded at once (untimed); every one that started is stopped below, whatever failed.
+    const started = await Promise.allSettled(specs.map((spec) => startTarget(spec, nginxBinary)));
+    started.forEach((s, i) => {
+      if (s.status === 'fulfilled') running.push({ spec: specs[i]!, label: scaleLabel(specs[i]!), target: s.value, runner: new TargetRunner(s.value, bodies, maxConc) });
+    });
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    await Promise.all(
+      running.map(async ({ runner }) => {
+        await runner.createBuckets();
+        await runner.ensureReadable(SIZE, opts.objects);
+        await runner.ensureCdnObject(SIZE);
+      }),
+    );
+    for (const { label, target } of running) log(`bench: scale: ${label} at ${target.url} (pid ${target.pid}, ${treePids(target.pid).length} processes)`);
+    for (const workload of SCALE_WORKLOADS) {
+      for (const concurrency of opts.concurrency) {
+        // Untimed warm-up of every target: connections open, CDN caches of every worker filled.
+        for (const r of running) await r.runner.round(workload, SIZE, concurrency, opts.warmup);
+        const mine = running.map((r): ScaleCell => ({ target: r.label, spec: r.spec, workload, concurrency, rounds: [], processes: 0 }));
+        for (let round = 0; round < opts.rounds; round++) {
+          const line: string[] = [];
+          for (let i = 0; i < running.length; i++) {
+            const at = (i + round) % running.length;
+            const r = running[at]!;
+            const s = await r.runner.round(workload, SIZE, concurrency, opts.bound, cpu);
+            const cell = mine[at]!;
+            cell.rounds.push(s);
+            cell.processes = Math.max(cell.processes, treePids(r.target.pid).length);
+            line.push(`${r.label} ${s.opsPerSec.toFixed(0)} op/s${s.errors ? ` ${s.errors} ERR` : ''}`);
+            await sleep(100);
+          }
+          log(`bench: scale ${workload} ${sizeLabel(SIZE)} c${concurrency} round ${round + 1}/${opts.rounds}: ${line.join(', ')}`);
+        }
+        cells.push(...mine);
+      }
+    }
+    for (const r of running) if (r.spec.server === 's3edge') cacheProbes[r.label] = await probeCache(r.target, r.runner, CACHE_PROBES);
+  } finally {
+    for (const r of running) await r.runner.close().catch(() => undefined);
+    for (const r of running) await r.target.stop().catch(() => undefined);
+  }
+  const errors = cells.reduce((n, c) => n + summariseScale(c).errors, 0);
+  if (errors > 0) notes.push(`${errors} ops failed in the timed rounds; the first errors are listed below.`);
+  const result: ScaleResult = { started: started.toISOString(), durationMs: performance.now() - t0, targets: specs, cells, cacheProbes, notes };
+  const which = new Set<TargetName>(nginxBinary ? ['s3edge', 'nginx'] : ['s3edge']);
+  await writeFile(opts.out, scaleReport(result, opts, versions(which, nginxBinary)));
+  log(`bench: scale report written to ${opts.out} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  return result;
+}
+
+const WORKLOAD_TEXT: Record<ScaleWorkload, string> = {
+  GET: '4 KiB S3 GET (signed)',
+  CDN: '4 KiB CDN hit',
+};
+
+function pct(spread: number): string {
+  return `${(spread * 100).toFixed(0)}%`;
+}
+
+function scaleReport(r: ScaleResult, opts: ScaleOptions, v: ReturnType<typeof versions>): string {
+  const labels = r.targets.map(scaleLabel);
+  const find = (label: string, w: ScaleWorkload, c: number): ScaleCell | undefined => r.cells.find((x) => x.target === label && x.workload === w && x.concurrency === c);
+  const bound = opts.bound.durationMs !== undefined ? `${opts.bound.durationMs / 1000} s` : `${opts.bound.ops ?? 0} ops`;
+  const lines = [
+    `# s3edge on more cores: --workers ${opts.workers.join(' vs ')}, and nginx alike`,
+    '',
+    `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? '?'}) · ${(totalmem() / 2 ** 30).toFixed(1)} GiB · node ${process.version} · ${r.started.slice(0, 16).replace('T', ' ')} UTC · 1-minute load ${loadavg()[0]?.toFixed(2)}`,
+    '',
+    `Versions: s3edge ${v.s3edge} · nginx ${v.nginx ?? 'not run'}`,
+    '',
+    `Run: \`${opts.command}\` (${opts.rounds} round${opts.rounds === 1 ? '' : 's'} of ${bound} per cell after an untimed warm-up, the targets' order rotating each round; medians). Written by the harness (bench/src/scale.ts) in ${(r.durationMs / 1000).toFixed(0)} s.`,
+    '',
+    's3edge: `serve --workers N` with its defaults (SQLite, request log on); `w2` is a supervisor and two workers sharing the listeners (node:cluster, docs/SCALE.md).',
+    'nginx: `worker_processes N`, `sendfile on`, serving the same bytes as static files. The workloads are the matrix\'s: signed keep-alive',
+    'GETs of 4 KiB objects (a random one of ' + String(opts.objects) + ' per op; nginx ignores the signature) and unsigned keep-alive GETs of one 4 KiB public asset from',
+    "s3edge's CDN listener (its edge cache warm: each worker's memory tier holds the file after the warm-up) or nginx's root.",
+    `**The load generator (this process, one thread) runs on the same ${cpus().length} cores as the servers**: a server with more workers competes with it,`,
+    'so the ratios are what a second worker buys on a machine that also generates its load, not the server alone.',
+    'Server CPU µs/op: user + system time of the whole process tree (s3edge\'s supervisor and workers, nginx\'s master and workers; /proc)',
+    'over the round, divided by its ops. other CPU: the most cores the rest of the machine used during one of the cell\'s rounds (above ~0.3: disturbed).',
+    '',
+    '## Requests/s',
+    '',
+    `| workload | conc | ${labels.join(' | ')} |`,
+    `|---|---:|${labels.map(() => '---:').join('|')}|`,
+  ];
+  for (const w of SCALE_WORKLOADS) {
+    for (const c of opts.concurrency) {
+      const row = labels.map((l) => {
+        const cell = find(l, w, c);
+        if (!cell) return 'n/a';
+        const s = summariseScale(cell);
+        return `${s.opsPerSec.toFixed(0)} (${pct(s.spread)})`;
+      });
+      lines.push(`| ${WORKLOAD_TEXT[w]} | ${c} | ${row.join(' | ')} |`);
+    }
+  }
+  lines.push('', "In parentheses: the spread, max / min - 1 of the rounds' requests/s.");
+  const ratios = scaleRatios(r.targets);
+  if (ratios.length > 0) {
+    lines.push('', '## Ratios (of the medians)', '', `| workload | conc | ${ratios.map((x) => x.name).join(' | ')} |`, `|---|---:|${ratios.map(() => '---:').join('|')}|`);
+    for (const w of SCALE_WORKLOADS) {
+      for (const c of opts.concurrency) {
+        const row = ratios.map((x) => {
+          const v = scaleRatio(r.cells, x, w, c);
+          return v === undefined ? 'n/a' : `${v.toFixed(2)}x`;
+        });
+        lines.push(`| ${WORKLOAD_TEXT[w]} | ${c} | ${row.join(' | ')} |`);
+      }
+    }
+  }
+  lines.push(
+    '',
+    '## Every cell',
+    '',
+    '| workload | conc | target | processes | req/s | spread | p50 ms | p99 ms | server CPU µs/op | errors | other CPU |',
+    '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const w of SCALE_WORKLOADS) {
+    for (const c of opts.concurrency) {
+      for (const l of labels) {
+        const cell = find(l, w, c);
+        if (!cell) continue;
+        const s = summariseScale(cell);
+        lines.push(
+          `| ${WORKLOAD_TEXT[w]} | ${c} | ${l} | ${cell.processes} | ${s.opsPerSec.toFixed(0)} | ${pct(s.spread)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${s.cpuUsPerOp.toFixed(0)} | ${s.errors} | ${s.otherCpu.toFixed(2)} |`,
+        );
+      }
+    }
+  }
+  const probes = Object.entries(r.cacheProbes);
+  if (probes.length > 0) {
+    const said = probes.map(([label, seen]) => `${label}: ${Object.entries(seen).map(([k, n]) => `${k} ${n}`).join(', ')}`).join('; ');
+    lines.push('', `X-Cache of the CDN file asked over ${CACHE_PROBES} fresh connections after the rounds (spread over the workers): ${said}.`);
+  }
+  const firstErrors = r.cells.flatMap((c) => c.rounds.filter((x) => x.firstError).map((x) => `${c.target} ${c.workload} c${c.concurrency}: ${x.firstError}`));
+  if (firstErrors.length > 0) lines.push('', 'First errors:', '', ...firstErrors.slice(0, 5).map((e) => `- ${e}`));
+  if (r.notes.length > 0) lines.push('', ...r.notes.map((n) => `- ${n}`));
+  return lines.join('\n') + '\n';
+}
+
+/** Where --scale writes by default. */
+export function scaleResultsFile(): string {
+  return join(repoRoot(), 'bench', 'RESULTS-scale.md');
+}
