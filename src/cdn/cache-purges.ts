@@ -167,10 +167,15 @@ export class CachePurges {
     return { ...this.counters, position: this.position };
   }
 
+  /** Resolves once the appends under way are committed or have failed. */
+  async idle(): Promise<void> {
+    while (this.appends.size > 0) await Promise.allSettled([...this.appends]);
+  }
+
   /** Stops the tail and waits for the appends under way (call before the database closes). */
   async close(): Promise<void> {
     clearInterval(this.timer);
-    await Promise.allSettled([...this.appends]);
+    await this.idle();
   }
 
   private tick(): void {
