@@ -208,3 +208,16 @@ t.test("worker 1 removes other layouts' cache files, never a current slot's", as
   t.ok(existsSync(join(root, '2', 'kept')), "slot 2's files stay");
   t.equal(await removeOtherShares(join(root, 'missing'), 2), 0, 'no directory: nothing to do');
 });
+
+t.test("a single process removes the slot directories a cluster left in its cache directory", async (t) => {
+  const root = join(tempDir(t), 'cdn-cache');
+  for (const slot of ['1', '12']) {
+    mkdirSync(join(root, slot, 'ab'), { recursive: true });
+    writeFileSync(join(root, slot, 'ab', 'f'.repeat(32)), `slot ${slot} cached this`);
+  }
+  const edge = await EdgeCache.open({ dir: root, memoryBytes: 1 << 20, memoryEntryMaxBytes: 1024, diskBytes: 1 << 20, now: () => 0, log: { warn: () => undefined } });
+  t.teardown(() => edge.close());
+  t.equal(edge.stats().diskEntries, 0, 'nothing of theirs is indexed');
+  t.notOk(existsSync(join(root, '1')), 'slot 1 is gone');
+  t.same(readdirSync(join(root, '12')), [], "slot 12 (a two-hex-digit name, a shard here) is emptied");
+});
