@@ -32,6 +32,8 @@ import { logRequestLine } from './analytics/request-line.js';
 import { ClientResolver } from './cdn/client-info.js';
 import { AssetDirectory } from './cdn/asset-directory.js';
 import { EdgeCache } from './cdn/edge-cache.js';
+import { CachePurges } from './cdn/cache-purges.js';
+import { assertShare, removeOtherShares, shareDir, type ProcessShare } from './cdn/cache/shares.js';
 import { CatalogueError, seedCatalogue } from './domains/catalogue.js';
 import { BootstrapError } from './domains/availability/bootstrap.js';
 import { ConfigError } from './config/load.js';
@@ -96,8 +98,13 @@ export interface AppContext {
   masterKey: Buffer;
   /** Assets by id for the CDN, found ones reused for up to a second (cdn/asset-directory.ts). */
   assetDirectory: AssetDirectory;
-  /** The CDN's memory + disk cache; purge it when an asset or a public object changes. */
+  /** The CDN's memory + disk cache (read it here; purge through cachePurges). */
   edge: EdgeCache;
+  /**
+   * Every purge of the edge cache and the proxy cache: applied here and appended to the invalidation
+   * feed, which this process tails for the other processes' purges (cdn/cache-purges.ts).
+   */
+  cachePurges: CachePurges;
   /** Every CDN request, buffered and flushed to SQLite. */
   requestLog: RequestLog;
   /** Client IP and country of a CDN request. */
@@ -150,6 +157,39 @@ export interface ContextOptions {
   role?: ProcessRole;
   /** A worker's channel to its supervisor (required for role `worker`): the shared state is asked there. */
   channel?: WorkerChannel;
+  /**
+   * This process's slot among N serving processes on the data directory (`serve --workers N`): its edge
+   * cache gets 1/N of the memory and disk bytes, in <dataDir>/cdn-cache/<slot>, and its upload budget
+   * 1/N of limits.uploadBufferBytes. Absent: a single process with the whole of each.
+   */
+  share?: ProcessShare;
+}
+
+/** What one process may hold: the configured totals, divided among the processes of a share. */
+export interface ShareLimits {
+  cacheDir: string;
+  memoryBytes: number;
+  diskBytes: number;
+  uploadBufferBytes: number;
+}
+
+export function shareLimits(config: Config, share?: ProcessShare, role: ProcessRole = 'single'): ShareLimits {
+  const root = join(config.dataDir, CDN_CACHE_DIR);
+  const { memoryBytes, diskBytes } = config.cdn.cache;
+  const upload = config.limits.uploadBufferBytes;
+  // A supervisor serves nothing: no cache bytes, and a directory of its own (its disabled disk tier
+  // empties the directory it is given; worker 1 removes this one as belonging to no slot).
+  if (role === 'supervisor') return { cacheDir: join(root, 'supervisor'), memoryBytes: 0, diskBytes: 0, uploadBufferBytes: upload };
+  if (!share) return { cacheDir: root, memoryBytes, diskBytes, uploadBufferBytes: upload };
+  assertShare(share);
+  const part = (total: number): number => Math.floor(total / share.of);
+  return {
+    cacheDir: shareDir(root, share),
+    memoryBytes: part(memoryBytes),
+    diskBytes: part(diskBytes),
+    // 0 is "no cap": a share of a cap stays a cap.
+    uploadBufferBytes: upload === 0 ? 0 : Math.max(1, part(upload)),
+  };
 }
 
 /**
@@ -189,7 +229,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   // A worker's limits, monitor and blob removals are the supervisor's (src/cluster/shared-*.ts).
   const channel = role === 'worker' ? opts.channel : undefined;
   if (role === 'worker' && !channel) throw new Error('a worker context needs its channel to the supervisor');
-  const uploadBudget = new UploadBudget({ capBytes: config.limits.uploadBufferBytes, waitMs: config.limits.uploadBufferWaitMs });
+  const limits = shareLimits(config, opts.share, role);
+  const uploadBudget = new UploadBudget({ capBytes: limits.uploadBufferBytes, waitMs: config.limits.uploadBufferWaitMs });
   // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
   const storage = createStorage(config, { budget: uploadBudget });
   const clients = new ClientResolver(config.cdn);
@@ -198,6 +239,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   let walSync: WalSync | undefined;
   let checkpointer: Checkpointer | undefined;
   let edge: EdgeCache | undefined;
+  let cachePurges: CachePurges | undefined;
   // Registry lookups go out through this client only: the address policy, timeouts, answer cap (src/net/).
   const rdapClient = createRdapClient(config.domains.rdap);
   // The supervisor hashes no upload.
@@ -223,15 +265,23 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       : new BlobLeases((blobId) => storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')));
     const clock = opts.clock ?? (() => new Date());
     const { cache } = config.cdn;
+    if (opts.share?.slot === 1) {
+      // A single process's files, or a larger cluster's slots, would otherwise sit there unbounded.
+      const root = join(config.dataDir, CDN_CACHE_DIR);
+      void removeOtherShares(root, opts.share.of).catch((err: unknown) => log.warn({ err }, 'cdn cache: files of other cache layouts could not be removed'));
+    }
     edge = await EdgeCache.open({
-      dir: join(config.dataDir, CDN_CACHE_DIR),
-      memoryBytes: cache.memoryBytes,
+      dir: limits.cacheDir,
+      memoryBytes: limits.memoryBytes,
       memoryEntryMaxBytes: cache.memoryEntryMaxBytes,
-      diskBytes: cache.diskBytes,
+      diskBytes: limits.diskBytes,
       now: () => clock().getTime(),
       log,
     });
     const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime() });
+    const commits = new CommitQueue(db);
+    cachePurges = new CachePurges({ edge, proxyCache, repos, commits, now: () => clock().getTime(), log });
+    const purges = cachePurges;
     const requestMetrics = new RequestMetrics();
     let sweeper: Sweeper | undefined;
     const ctx: AppContext = {
@@ -240,7 +290,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       clock,
       db,
       durability,
-      commits: new CommitQueue(db),
+      commits,
       repos,
       objects,
       multipart: new MultipartRepo(db, objects),
@@ -265,6 +315,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       masterKey,
       assetDirectory: new AssetDirectory(repos),
       edge,
+      cachePurges: purges,
       requestLog: new RequestLog(db, config.cdn.log, {
         maintain: runsJobs,
         clock: () => clock().getTime(),
@@ -298,7 +349,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       }),
       proxyCache,
       // A hostname removed, or given another origin, by this process or another: its cached answers go.
-      edgeRoutes: new EdgeRoutes(repos, { onStale: (hostnameId) => proxyCache.purgeHostname(hostnameId) }),
+      // Every process sees that in the route table itself, so the purge is not appended to the feed.
+      edgeRoutes: new EdgeRoutes(repos, { onStale: (hostnameId) => purges.local({ kind: 'hostname', hostnameId }) }),
       edgeMonitor: channel
         ? new MonitorForwarder(channel, log)
         : new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
@@ -321,6 +373,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         await ctx.blobGc?.stop();
         await ctx.scrubber?.stop();
         await ctx.requestLog.close();
+        await purges.close();
         await ctx.edge.close();
         await ctx.originPools.close();
         ctx.credits.close();
@@ -352,6 +405,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     }
     return ctx;
   } catch (err) {
+    await cachePurges?.close();
     await edge?.close();
     // The upstream backend holds an HTTP agent; the disk backend's close is trivial.
     await storage.close().catch(() => undefined);

@@ -33,7 +33,7 @@ export async function runWorker(config: Config): Promise<number> {
   let ctx: AppContext | undefined;
   let server: RunningServer;
   try {
-    ctx = await createContext(config, { role: 'worker', channel });
+    ctx = await createContext(config, { role: 'worker', channel, share: workerSlot() });
     server = await startServer(ctx, { record: false });
   } catch (err) {
     await ctx?.close().catch(() => undefined);

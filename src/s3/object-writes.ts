@@ -114,7 +114,7 @@ export async function removeObject(ctx: AppContext, bucketId: string, key: strin
  * moment longer (it also checks the ETag itself), and the old version's bytes go (releaseBlobs).
  */
 export function versionReplaced(ctx: AppContext, bucketId: string, key: string, oldBlobIds: readonly string[]): void {
-  ctx.edge.purgeObject(bucketId, key);
+  ctx.cachePurges.purge({ kind: 'object', bucketId, key });
   void releaseBlobs(ctx, oldBlobIds);
 }
 

@@ -167,7 +167,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
       // A concurrent delete of the same asset won the race.
       if (!deleted) throw notFound('Asset not found');
       ctx.assetDirectory.forget(asset.id);
-      ctx.edge.purgeAsset(asset.id);
+      ctx.cachePurges.purge({ kind: 'asset', assetId: asset.id });
       // The row is gone durably before the bytes go (a crash in between must not leave a row without
       // bytes); a reader still streaming them keeps them until it is done (blob leases).
       await ctx.durability.sync();

@@ -73,7 +73,7 @@ export const bucketRoutes: RouteModule = (app, { ctx, requireScope }) => {
         const isPublic = request.body.public;
         if (!ctx.repos.buckets.setPublic(bucket.id, isPublic)) throw notFound(BUCKET_NOT_FOUND);
         // Access is checked on every CDN request anyway; this only frees the room its objects took.
-        if (!isPublic) ctx.edge.purgePrefix(bucket.id, '');
+        if (!isPublic) ctx.cachePurges.purge({ kind: 'prefix', bucketId: bucket.id, prefix: '' });
         return { success: true, bucket: { name: bucket.name, public: isPublic } };
       },
     );

@@ -65,7 +65,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     config: ctx.config,
     lookupTxt: dnsTxtLookup(ctx.config.edge),
     changed: () => ctx.edgeRoutes.invalidate(),
-    purgeCache: (hostnameId) => ctx.proxyCache.purgeHostname(hostnameId),
+    purgeCache: (hostnameId) => ctx.cachePurges.purge({ kind: 'hostname', hostnameId }),
   });
 
   const hostnameView = (h: ProjectHostname): Hostname => ({

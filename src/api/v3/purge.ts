@@ -55,12 +55,12 @@ function parsePurgeRequest(body: unknown): PurgeRequest {
 
 function purge(ctx: AppContext, userId: string, request: PurgeRequest): number {
   if ('assetId' in request) {
-    return ctx.edge.purgeAsset(ownedAsset(ctx, userId, request.assetId).id);
+    return ctx.cachePurges.purge({ kind: 'asset', assetId: ownedAsset(ctx, userId, request.assetId).id });
   }
   if ('bucket' in request) {
-    return ctx.edge.purgePrefix(ownedBucket(ctx, userId, request.bucket).id, request.prefix ?? '');
+    return ctx.cachePurges.purge({ kind: 'prefix', bucketId: ownedBucket(ctx, userId, request.bucket).id, prefix: request.prefix ?? '' });
   }
-  return ctx.edge.purgeOwner(userId);
+  return ctx.cachePurges.purge({ kind: 'owner', userId });
 }
 
 export const purgeRoutes: RouteModule = (app, { ctx, requireScope }) => {

@@ -14,7 +14,8 @@ import { sql as userPasswords } from './013-user-passwords.js';
 import { sql as dashboardSessions } from './014-dashboard-sessions.js';
 import { sql as objectTagging } from './015-object-tagging.js';
 import { sql as versioning } from './016-versioning.js';
+import { sql as cacheInvalidations } from './017-cache-invalidations.js';
 import { sql as creditReservations } from './018-credit-reservations.js';
 
 /** Numbered migrations, applied in order; PRAGMA user_version records the last applied. Never edit one that has shipped. */
-export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords, dashboardSessions, objectTagging, versioning, creditReservations];
+export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords, dashboardSessions, objectTagging, versioning, cacheInvalidations, creditReservations];

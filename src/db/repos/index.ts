@@ -18,11 +18,13 @@ import { ObjectsRepo } from './objects.js';
 import { ProjectsRepo } from './projects.js';
 import { AnomaliesRepo } from './anomalies.js';
 import { SessionsRepo } from './sessions.js';
+import { CacheInvalidationsRepo } from './cache-invalidations.js';
 
 export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditReservationsRepo, CreditsRepo, ProjectsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
 export type { Deployment, Project, ProjectHostname } from './projects.js';
 export { AnomaliesRepo } from './anomalies.js';
 export { SessionsRepo, type SessionRecord } from './sessions.js';
+export { CacheInvalidationsRepo, type Invalidation, type InvalidationKind, type NewInvalidation } from './cache-invalidations.js';
 export type { AnomalyQuery } from './anomalies.js';
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
 export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
@@ -62,6 +64,8 @@ export interface Repos {
   anomalies: AnomaliesRepo;
   /** Dashboard sign-in sessions (src/auth/sessions.ts). */
   sessions: SessionsRepo;
+  /** The cache invalidation feed every gateway process tails (src/cdn/cache-purges.ts). */
+  cacheInvalidations: CacheInvalidationsRepo;
   /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
   transaction<T>(fn: () => T): T;
   /**
@@ -98,6 +102,7 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     projects: new ProjectsRepo(db, clock),
     anomalies: new AnomaliesRepo(db),
     sessions: new SessionsRepo(db),
+    cacheInvalidations: new CacheInvalidationsRepo(db),
     tlds: new TldsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     dataVersion: () => dataVersion.get() as number,

@@ -1,0 +1,212 @@
+// Every purge of cached bytes goes through here: of the CDN edge cache (an asset, a bucket's object or
+// prefix, everything a user owns) and of the edge proxy's response cache (a project hostname's answers).
+// Each gateway process on a data directory has its own caches (issue 21: `serve --workers N`), so a
+// purge is applied here at once and appended to the invalidation feed (cache_invalidations, migration
+// 017); every process tails the feed every TAIL_MS and applies the purges the others appended. The
+// feed is read only when SQLite's data_version moved (another connection committed), from where this
+// process started: a purge from before the start is never applied again. The append is batched with
+// the hot-path writes (db/commit-queue.ts) and may fail without failing the purge: it is logged, and
+// the local purge stands. Rows older than RETENTION_MS are pruned by whoever appends, at most every
+// PRUNE_EVERY_MS.
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { CommitQueue } from '../db/commit-queue.js';
+import type { Invalidation, NewInvalidation, Repos } from '../db/repos/index.js';
+import type { ProxyResponseCache } from '../edge/response-cache.js';
+import type { EdgeCache } from './edge-cache.js';
+
+/** How often the feed is looked at (SCALE.md: other processes stop serving a purged copy within a second). */
+export const TAIL_MS = 250;
+/** How long a row is kept: far longer than any process takes to read it. */
+export const RETENTION_MS = 10 * 60_000;
+const PRUNE_EVERY_MS = 60_000;
+/** Rows read per query while catching up. */
+const READ_BATCH = 500;
+
+export type CachePurge =
+  | { kind: 'asset'; assetId: string }
+  | { kind: 'object'; bucketId: string; key: string }
+  /** A bucket's objects whose keys start with `prefix` ('' = all of them). */
+  | { kind: 'prefix'; bucketId: string; prefix: string }
+  /** Everything cached that the user owns (assets and bucket objects). */
+  | { kind: 'owner'; userId: string }
+  /** A project hostname's proxied answers. */
+  | { kind: 'hostname'; hostnameId: string };
+
+export interface CachePurgesOptions {
+  edge: Pick<EdgeCache, 'purgeAsset' | 'purgeObject' | 'purgePrefix' | 'purgeOwner'>;
+  proxyCache: Pick<ProxyResponseCache, 'purgeHostname'>;
+  repos: Pick<Repos, 'cacheInvalidations' | 'dataVersion'>;
+  /** Appends ride the batched hot-path transaction. */
+  commits: Pick<CommitQueue, 'run'>;
+  /** Unix milliseconds (rows' `at`, pruning). */
+  now: () => number;
+  log: Pick<Logger, 'warn'>;
+  /** How often the feed is read; 0: only when poll() is called (tests). Default TAIL_MS. */
+  tailMs?: number;
+}
+
+export interface CachePurgesStats {
+  /** Purges appended to the feed by this process. */
+  appended: number;
+  /** Appends that failed (the local purge happened all the same). */
+  appendFailures: number;
+  /** Other processes' purges applied here. */
+  applied: number;
+  /** The seq of the last feed row read. */
+  position: number;
+}
+
+function toRow(p: CachePurge): Pick<NewInvalidation, 'kind' | 'a' | 'b'> {
+  switch (p.kind) {
+    case 'asset':
+      return { kind: p.kind, a: p.assetId, b: null };
+    case 'object':
+      return { kind: p.kind, a: p.bucketId, b: p.key };
+    case 'prefix':
+      return { kind: p.kind, a: p.bucketId, b: p.prefix };
+    case 'owner':
+      return { kind: p.kind, a: p.userId, b: null };
+    case 'hostname':
+      return { kind: p.kind, a: p.hostnameId, b: null };
+  }
+}
+
+/** undefined for a row this version cannot read (a later version's kind). */
+function fromRow(r: Invalidation): CachePurge | undefined {
+  switch (r.kind) {
+    case 'asset':
+      return { kind: r.kind, assetId: r.a };
+    case 'object':
+      return r.b === null ? undefined : { kind: r.kind, bucketId: r.a, key: r.b };
+    case 'prefix':
+      return r.b === null ? undefined : { kind: r.kind, bucketId: r.a, prefix: r.b };
+    case 'owner':
+      return { kind: r.kind, userId: r.a };
+    case 'hostname':
+      return { kind: r.kind, hostnameId: r.a };
+    default:
+      return undefined;
+  }
+}
+
+export class CachePurges {
+  /** Tells this process's rows from the others' (a pid may be reused; this is not). */
+  readonly instance = randomUUID();
+  private position: number;
+  private version: number;
+  private lastPruneAt = -Infinity;
+  private readonly timer: NodeJS.Timeout | undefined;
+  private readonly appends = new Set<Promise<void>>();
+  private readonly counters = { appended: 0, appendFailures: 0, applied: 0 };
+  /** A failing feed is reported once, not every tick. */
+  private tailFailing = false;
+
+  constructor(private readonly opts: CachePurgesOptions) {
+    // data_version first: a row committed in between is then behind the start and is never applied.
+    this.version = opts.repos.dataVersion();
+    this.position = opts.repos.cacheInvalidations.lastSeq();
+    const tailMs = opts.tailMs ?? TAIL_MS;
+    if (tailMs > 0) {
+      this.timer = setInterval(() => this.tick(), tailMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Purges here and tells the other processes; how many cached objects (or answers' bodies) went here. */
+  purge(p: CachePurge): number {
+    const dropped = this.local(p);
+    this.append(p);
+    return dropped;
+  }
+
+  /**
+   * Purges here only: for purges every process derives by itself from the database (the edge route
+   * table drops a hostname's answers when it sees the hostname gone or re-pointed).
+   */
+  local(p: CachePurge): number {
+    const { edge } = this.opts;
+    switch (p.kind) {
+      case 'asset':
+        return edge.purgeAsset(p.assetId);
+      case 'object':
+        return edge.purgeObject(p.bucketId, p.key);
+      case 'prefix':
+        return edge.purgePrefix(p.bucketId, p.prefix);
+      case 'owner':
+        return edge.purgeOwner(p.userId);
+      case 'hostname':
+        return this.opts.proxyCache.purgeHostname(p.hostnameId);
+    }
+  }
+
+  /** Reads the feed if another connection committed since the last read; how many purges were applied. */
+  poll(): number {
+    const { repos } = this.opts;
+    const version = repos.dataVersion();
+    if (version === this.version) return 0;
+    this.version = version;
+    let applied = 0;
+    for (;;) {
+      const rows = repos.cacheInvalidations.after(this.position, READ_BATCH);
+      for (const row of rows) {
+        this.position = row.seq;
+        if (row.writer === this.instance) continue;
+        const purge = fromRow(row);
+        if (!purge) continue;
+        this.local(purge);
+        applied++;
+      }
+      if (rows.length < READ_BATCH) break;
+    }
+    this.counters.applied += applied;
+    return applied;
+  }
+
+  stats(): CachePurgesStats {
+    return { ...this.counters, position: this.position };
+  }
+
+  /** Resolves once the appends under way are committed or have failed. */
+  async idle(): Promise<void> {
+    while (this.appends.size > 0) await Promise.allSettled([...this.appends]);
+  }
+
+  /** Stops the tail and waits for the appends under way (call before the database closes). */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.idle();
+  }
+
+  private tick(): void {
+    try {
+      this.poll();
+      this.tailFailing = false;
+    } catch (err) {
+      if (!this.tailFailing) this.opts.log.warn({ err }, 'cache purges: the invalidation feed cannot be read; purges by other processes wait');
+      this.tailFailing = true;
+    }
+  }
+
+  private append(p: CachePurge): void {
+    const { repos, now } = this.opts;
+    const row = { ...toRow(p), writer: this.instance };
+    const write = (): void => {
+      const at = now();
+      repos.cacheInvalidations.append({ ...row, at });
+      if (at - this.lastPruneAt >= PRUNE_EVERY_MS) {
+        this.lastPruneAt = at;
+        repos.cacheInvalidations.pruneBefore(at - RETENTION_MS);
+      }
+    };
+    const appending = this.opts.commits.run(write).then(
+      () => void this.counters.appended++,
+      (err: unknown) => {
+        this.counters.appendFailures++;
+        this.opts.log.warn({ err, purge: p.kind }, 'cache purges: a purge could not be appended to the invalidation feed; other processes keep their copies');
+      },
+    );
+    this.appends.add(appending);
+    void appending.finally(() => this.appends.delete(appending));
+  }
+}
