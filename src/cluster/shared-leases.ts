@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { BlobLease, BlobLeases, LeaseObserver } from '../storage/blob-leases.js';
 import type { WorkerChannel } from './ipc.js';
+import { isInlineBlobId } from '../storage/blob-id.js';
 
 export const LEASE_MESSAGES = { held: 'leases.held', freed: 'leases.freed', remove: 'leases.remove' } as const;
 
@@ -16,9 +17,12 @@ export const REMOVAL_GRACE_MS = 2000;
 /** A worker's side: what to report and how to remove, for its BlobLeases. */
 export function workerLeases(channel: WorkerChannel, log: Pick<Logger, 'warn'>): { observer: LeaseObserver; remove: (blobId: string) => Promise<void> } {
   return {
+    // An inline blob (a small object's bytes, in the database) is read in the tick of its lookup and
+    // dropped in the overwrite's own transaction: no other worker can remove it from under a reader, so
+    // a small GET costs no message.
     observer: {
-      held: (blobIds) => channel.note(LEASE_MESSAGES.held, blobIds),
-      freed: (blobIds) => channel.note(LEASE_MESSAGES.freed, blobIds),
+      held: (ids) => noteBackend(channel, LEASE_MESSAGES.held, ids),
+      freed: (ids) => noteBackend(channel, LEASE_MESSAGES.freed, ids),
     },
     // Resolves once the supervisor has the removal (it happens later). Without an answer the blob stays:
     // unreferenced, the blob collector removes it after its grace.
@@ -28,6 +32,11 @@ export function workerLeases(channel: WorkerChannel, log: Pick<Logger, 'warn'>):
         (err: unknown) => log.warn({ err, blobId }, 'cluster: the supervisor did not take a blob removal; the blob collector will'),
       ),
   };
+}
+
+function noteBackend(channel: WorkerChannel, type: string, ids: readonly string[]): void {
+  const backend = ids.filter((id) => !isInlineBlobId(id));
+  if (backend.length > 0) channel.note(type, backend);
 }
 
 function blobIds(body: unknown): string[] {

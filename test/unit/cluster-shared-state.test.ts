@@ -264,5 +264,12 @@ t.test('workers report first and last leases over the channel; removal is the su
   c.shared.close();
   t.same(c.removed, ['blob-1', 'blob-2'], 'the reader’s exit dropped its lease');
   again.release();
+
+  // A small object's inline blob is read in its lookup's tick and dropped in the overwrite's transaction:
+  // its leases stay in the worker (no message on the hot path of small GETs).
+  const small = writer.acquire(['inline-0123456789abcdef']);
+  await c.w2.channel.request('monitor.evaluate', null);
+  t.notOk(c.leases.isLeased('inline-0123456789abcdef'), 'an inline blob lease is not reported');
+  small.release();
   t.same(log.warned, []);
 });
