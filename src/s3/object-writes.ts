@@ -111,10 +111,12 @@ export async function removeObject(ctx: AppContext, bucketId: string, key: strin
 
 /**
  * After a commit that replaced or removed a key's version: the CDN must not serve the old version a
- * moment longer (it also checks the ETag itself), and the old version's bytes go (releaseBlobs).
+ * moment longer, and the old version's bytes go (releaseBlobs). Purged here only, not through the feed:
+ * every process's CDN checks a cached object's ETag against the current version before serving it, so
+ * the other processes never serve the old bytes either, and a write costs no feed row.
  */
 export function versionReplaced(ctx: AppContext, bucketId: string, key: string, oldBlobIds: readonly string[]): void {
-  ctx.cachePurges.purge({ kind: 'object', bucketId, key });
+  ctx.cachePurges.local({ kind: 'object', bucketId, key });
   void releaseBlobs(ctx, oldBlobIds);
 }
 
