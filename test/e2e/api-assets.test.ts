@@ -474,6 +474,8 @@ t.test('delete: owner only, row and bytes gone, delete event recorded', async (t
   t.type(await alice.client.deleteAsset(asset.id), 'string', 'success with a message');
   await apiError(t, alice.client.download(asset.id), 404, 'not_found', 'download after delete');
   await apiError(t, alice.client.deleteAsset(asset.id), 404, 'not_found', 'delete twice');
+  // At once with one process; a cluster's supervisor removes it once no worker reads it, after a grace (docs/SCALE.md).
+  await eventually(() => !blobFiles(server).includes(blobId), 'the blob file removed');
   t.notOk(blobFiles(server).includes(blobId), 'the blob file is removed');
   t.same(query(server, 'SELECT id FROM assets WHERE id = ?', asset.id), [], 'the row is gone');
   const events = query<{ event_type: string; bytes: number; status_code: number; metadata: string }>(server,

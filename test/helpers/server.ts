@@ -157,7 +157,9 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   const env = childEnv(rootKey, { ...moto?.gatewayEnv('gw/'), ...opts.env }, opts.baseEnv);
   const args = ['serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json'];
   // Unless the test's own env says otherwise (S3EDGE_WORKERS), which the flag would override.
-  if (opts.workers !== undefined || opts.env?.['S3EDGE_WORKERS'] === undefined) args.push('--workers', String(opts.workers ?? 1));
+  // S3EDGE_TEST_WORKERS=2 runs any e2e file on a cluster unchanged (as S3EDGE_TEST_UPSTREAM=1 does upstream).
+  const workers = opts.workers ?? Number(process.env.S3EDGE_TEST_WORKERS ?? 1);
+  if (opts.workers !== undefined || opts.env?.['S3EDGE_WORKERS'] === undefined) args.push('--workers', String(workers));
   let caFile: string | undefined;
   if (opts.tls) {
     const tlsDir = join(tmpRoot, 'tls');
