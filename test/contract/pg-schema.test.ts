@@ -1,8 +1,8 @@
 // The PostgreSQL schema (src/db/pg/migrations) against a real PostgreSQL (test/helpers/postgres.ts): the
 // migrations apply, again is a no-op, two migrators at once leave one schema; and it is the twin of the
 // SQLite schema that src/db/migrations produce: every table, column (name, order, type family,
-// nullability), primary key, foreign key and index. A SQLite migration without its PostgreSQL twin
-// fails here. Also the pool's settings and the one trigger.
+// nullability, collation), primary key, foreign key, index, UNIQUE and CHECK constraint. A SQLite
+// migration without its PostgreSQL twin fails here. Also the pool's settings and the one trigger.
 import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import type pg from 'pg';
@@ -87,6 +87,8 @@ interface Shape {
   foreignKeys: string[];
   indexes: string[];
   uniqueConstraints: number;
+  /** CHECK constraints (column and table ones). */
+  checks: number;
 }
 
 /** SQLite's declared type -> the word for the PostgreSQL types its twin may have (values copy 1:1). */
@@ -109,6 +111,7 @@ function sqliteShape(db: Db, table: string): Shape {
       .sort(),
     indexes: indexes.filter((i) => i.origin === 'c').map((i) => i.name).sort(),
     uniqueConstraints: indexes.filter((i) => i.origin === 'u').length,
+    checks: ((db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(table) as string).match(/\bCHECK\s*\(/gi) ?? []).length,
   };
 }
 
@@ -136,6 +139,7 @@ async function pgShape(p: pg.Pool, table: string): Promise<Shape> {
      WHERE x.indrelid = $1::regclass AND NOT x.indisprimary AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)`,
   );
   const unique = await one<{ n: number }>("SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'u'");
+  const checks = await one<{ n: number }>("SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'c'");
   return {
     columns: columns.map(
       (c) => `${c.column_name} ${TYPE_FAMILY[c.data_type] ?? c.data_type}${c.collation_name === 'C' ? ' C' : ''} ${c.is_nullable === 'NO' ? 'not null' : 'null'}`,
@@ -144,6 +148,7 @@ async function pgShape(p: pg.Pool, table: string): Promise<Shape> {
     foreignKeys: foreignKeys.map((r) => r.fk).sort(),
     indexes: indexes.map((r) => r.name).sort(),
     uniqueConstraints: unique[0]?.n ?? 0,
+    checks: checks[0]?.n ?? 0,
   };
 }
 
