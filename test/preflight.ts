@@ -26,6 +26,8 @@ export const TEST_TOOLS: readonly Tool[] = [
   { name: 'moto', probe: ['python3', '-c', 'import moto.server'], other: "pip install 'moto[server]'" },
   // The dashboard's browser tests drive Debian's chromium through playwright-core (never a downloaded browser).
   { name: 'chromium', probe: ['chromium', '--version'], apt: 'chromium' },
+  // The PostgreSQL tests start Debian's server themselves (test/helpers/postgres.ts): its initdb, on PATH or where Debian puts it.
+  { name: 'PostgreSQL', probe: ['sh', '-c', 'command -v initdb || ls /usr/lib/postgresql/*/bin/initdb'], apt: 'postgresql' },
 ];
 
 function usable(tool: Tool, env: NodeJS.ProcessEnv): boolean {

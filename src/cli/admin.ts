@@ -19,6 +19,8 @@ import { passwordHashFromStdin } from './password-input.js';
 import { AdminError, FailedResult, iso, type Command, type ServerView } from './command.js';
 import { DOMAIN_COMMANDS, DOMAIN_FLAGS, DOMAIN_GROUPS } from './domain-commands.js';
 import { PROJECT_COMMANDS, PROJECT_FLAGS, PROJECT_GROUPS } from './project-commands.js';
+import { METADATA_COMMANDS, METADATA_FLAGS, METADATA_GROUPS } from './metadata-commands.js';
+import { isPostgresUrl, redactUrl } from '../db/pg/url.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -48,6 +50,7 @@ const COMMAND_FLAGS = {
   'password-stdin': { type: 'boolean' },
   ...Object.fromEntries(Object.keys(DOMAIN_FLAGS).map((f) => [f, { type: 'string' as const }])),
   ...Object.fromEntries(Object.entries(PROJECT_FLAGS).map(([f, o]) => [f, { type: o.type }])),
+  ...Object.fromEntries(Object.entries(METADATA_FLAGS).map(([f, o]) => [f, { type: o.type }])),
 } as const satisfies Record<string, { type: 'string' | 'boolean' }>;
 
 /** The command flags that take a value. */
@@ -63,6 +66,7 @@ export const GROUPS: Readonly<Record<string, { section: string; summary: string 
   spaces: { section: 'Spaces and credits', summary: "suspend or resume a user's space" },
   credits: { section: 'Spaces and credits', summary: 'grant credits to a user' },
   scrub: { section: 'Storage', summary: 're-read stored bytes against their digests; list what was found corrupt' },
+  ...METADATA_GROUPS,
   ...DOMAIN_GROUPS,
   ...PROJECT_GROUPS,
 };
@@ -558,12 +562,13 @@ const COMMANDS: Record<string, Record<string, Command>> = {
   },
   ...DOMAIN_COMMANDS,
   ...PROJECT_COMMANDS,
+  ...METADATA_COMMANDS,
 };
 
 function synopsis(group: string, action: string, cmd: Command): string {
   const flags = cmd.flags.map((f) => {
     if (COMMAND_FLAGS[f as keyof typeof COMMAND_FLAGS]?.type === 'boolean') return `[--${f}]`;
-    const value = DOMAIN_FLAGS[f] ?? PROJECT_FLAGS[f]?.value ?? (f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : f === 'scopes' ? 'a,b' : f === 'amount' ? 'N' : 'NAME');
+    const value = DOMAIN_FLAGS[f] ?? PROJECT_FLAGS[f]?.value ?? METADATA_FLAGS[f]?.value ?? (f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : f === 'scopes' ? 'a,b' : f === 'amount' ? 'N' : 'NAME');
     const text = `--${f} ${value}`;
     return cmd.required?.includes(f) ? text : `[${text}]`;
   });
@@ -611,13 +616,24 @@ function table(rows: Record<string, unknown>[]): string {
   return cells.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
 }
 
+function isCounts(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A value of a result that is an object (counts by name): on indented lines of its own. */
+function counts(v: Record<string, unknown>): string {
+  const entries = Object.entries(v);
+  const width = Math.max(0, ...entries.map(([k]) => k.length));
+  return entries.map(([k, x]) => `\n  ${k.padEnd(width)}  ${String(x)}`).join('');
+}
+
 function human(result: unknown): string {
   if (typeof result === 'string') return result;
   if (Array.isArray(result)) return table(result as Record<string, unknown>[]);
   const obj = result as Record<string, unknown>;
   const lines = Object.entries(obj)
     .filter(([k]) => k !== 'endpointStatus')
-    .map(([k, v]) => `${(k + ':').padEnd(17)} ${k === 'endpoint' ? endpointLine(v, obj.endpointStatus) : String(v)}`);
+    .map(([k, v]) => (isCounts(v) ? `${k}:${counts(v)}` : `${(k + ':').padEnd(17)} ${k === 'endpoint' ? endpointLine(v, obj.endpointStatus) : String(v)}`));
   if ('secretAccessKey' in obj) lines.push('', 'The secret access key is shown only now: store it somewhere safe.');
   return lines.join('\n');
 }
@@ -720,7 +736,7 @@ export async function runAdmin(argv: string[]): Promise<number> {
     return 0;
   }
 
-  const { cmd, values, args } = parsed;
+  const { group, cmd, values, args } = parsed;
   const flagMap = configFlags();
   const configValues: Record<string, string> = {};
   for (const [flag, path] of flagMap) {
@@ -738,11 +754,15 @@ export async function runAdmin(argv: string[]): Promise<number> {
   try {
     const sources = { flags: configValues, ...(typeof values.config === 'string' ? { configFile: values.config } : {}) };
     const config = loadConfig(sources);
+    if (isPostgresUrl(config.metadata) && group !== 'metadata') {
+      // These commands work on meta.db: run on a PostgreSQL setting, they would change what no server reads.
+      throw new ConfigError(`config: metadata is ${redactUrl(config.metadata)}, and admin commands on PostgreSQL are not there yet (only 'metadata copy' is): run them with metadata 'sqlite'`);
+    }
     dataDir = openDataDir(config, { mustExist: cmd.initialises !== true });
     const { repos } = dataDir;
     const server = (): ServerView => serverView(config, repos, givenExplicitly('region', sources));
     if (dataDir.created) process.stderr.write(`s3edge: created a new data directory at ${resolve(config.dataDir)} (no server has used it yet)\n`);
-    const returned: unknown = await cmd.run({ config, repos, masterKey: dataDir.masterKey, args, flags, server });
+    const returned: unknown = await cmd.run({ config, repos, db: dataDir.db, masterKey: dataDir.masterKey, args, flags, server });
     const result = returned instanceof FailedResult ? returned.result : returned;
     process.stdout.write((json ? JSON.stringify(result) : human(result)) + '\n');
     return returned instanceof FailedResult ? 1 : 0;

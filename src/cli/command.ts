@@ -2,6 +2,7 @@
 // than with a plain result. The command tables are src/cli/admin.ts's and the per-area modules'
 // (domain-commands.ts); admin.ts parses, runs and prints them.
 import type { Config } from '../config/schema.js';
+import type { Db } from '../db/open.js';
 import type { Repos } from '../db/repos/index.js';
 
 /** A command's result, printed as usual, that still makes it exit 1 (the scrub found damage). */
@@ -29,6 +30,8 @@ export interface Command {
 export interface RunContext {
   config: Config;
   repos: Repos;
+  /** The SQLite database under the repositories, for the commands that move the metadata as a whole. */
+  db: Db;
   masterKey: Buffer;
   args: Record<string, string>;
   /** Command flags given: their values; a switch (boolean flag) reads as 'true'. */

@@ -177,6 +177,11 @@ export function loadConfig(opts: LoadOptions = {}): Config {
   }
 
   normalizeForms(cfg);
+  // Said in words rather than as the pattern, and without the value: a URL may hold a password.
+  const metadata = cfg['metadata'];
+  if (typeof metadata === 'string' && !new RegExp(configSchema.properties.metadata.pattern).test(metadata)) {
+    throw new ConfigError("config: metadata must be 'sqlite' or a postgres:// or postgresql:// URL");
+  }
   if (!validate(cfg)) {
     const e = validate.errors?.[0];
     const key = e ? (e.instancePath.replace(/^\//, '').replace(/\//g, '.') || (e.params as { additionalProperty?: string }).additionalProperty || '(root)') : '(root)';

@@ -251,6 +251,13 @@ export interface Config {
    * forced (docs/RUNTIME.md). The admin commands and the checkpoint worker use the same one.
    */
   sqliteDriver: 'auto' | 'better-sqlite3' | 'node-sqlite';
+  /**
+   * Where the metadata lives: 'sqlite' (meta.db in the data directory), or a PostgreSQL database
+   * (postgres://USER:PASSWORD@HOST:PORT/DB). Serving from PostgreSQL is not there yet: such a URL is the
+   * target of `s3edge metadata copy` (docs/SCALE.md, part 2). A secret: S3EDGE_METADATA_FILE works, and
+   * the password is never printed.
+   */
+  metadata: string;
   rootAccessKey: string;
   rootSecretKey: string;
   /** 32-byte key (64 hex chars or base64) that encrypts secrets at rest; empty means data-dir/master.key. */
@@ -278,7 +285,7 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'workers', 'logLevel', 'logFormat', 'sqliteDriver', 'rootAccessKey', 'rootSecretKey', 'masterKey',
+    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'workers', 'logLevel', 'logFormat', 'sqliteDriver', 'metadata', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
     'dashboard', 'metrics',
   ],
@@ -299,6 +306,7 @@ export const configSchema = {
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     logFormat: { enum: ['json', 'pretty'] },
     sqliteDriver: { enum: ['auto', 'better-sqlite3', 'node-sqlite'] },
+    metadata: { type: 'string', pattern: '^(sqlite|postgres(ql)?://.+)$' },
     rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },
     rootSecretKey: { type: 'string', maxLength: 256 },
     masterKey: { type: 'string' },
@@ -527,7 +535,7 @@ export const configSchema = {
 
 /** Settings that may also be given as S3EDGE_<NAME>_FILE (a path whose content is the value). */
 export const SECRET_KEYS = [
-  'rootAccessKey', 'rootSecretKey', 'masterKey', 'storage.s3.accessKeyId', 'storage.s3.secretAccessKey', 'metrics.token',
+  'rootAccessKey', 'rootSecretKey', 'masterKey', 'metadata', 'storage.s3.accessKeyId', 'storage.s3.secretAccessKey', 'metrics.token',
 ] as const;
 
 /** Byte-valued settings: a number of bytes, or a size with a unit (`256MiB`, `10GB`), see load.ts. */

@@ -3,6 +3,7 @@ import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, configFlags, envName, flagName, loadConfig, parseDurationMs, parseSize } from '../../src/config/load.js';
+import { isPostgresUrl, redactUrl } from '../../src/db/pg/url.js';
 
 t.test('names of env variables and flags follow the config paths', async (t) => {
   t.equal(envName('dataDir'), 'S3EDGE_DATA_DIR');
@@ -38,6 +39,32 @@ t.test('a config file and *_FILE secrets', async (t) => {
   t.equal(c.tls.port, 8443);
   t.equal(c.tls.host, '', 'nested defaults survive a partial file');
   t.equal(c.rootSecretKey, 'supersecret');
+});
+
+t.test('metadata: sqlite by default, a PostgreSQL URL from env, *_FILE or --metadata; never echoed', async (t) => {
+  t.equal(loadConfig({ env: {} }).metadata, 'sqlite');
+  const url = 'postgres://s3edge:pa55word@db.internal:5432/s3edge';
+  t.equal(loadConfig({ env: { S3EDGE_METADATA: url } }).metadata, url);
+  t.equal(loadConfig({ env: {}, flags: { metadata: 'postgresql://db/s3edge' } }).metadata, 'postgresql://db/s3edge', 'the --metadata flag');
+  t.equal(configFlags().get('metadata'), 'metadata');
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-config-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'url'), `${url}\n`);
+  t.equal(loadConfig({ env: { S3EDGE_METADATA_FILE: join(dir, 'url') } }).metadata, url, 'S3EDGE_METADATA_FILE');
+  for (const bad of ['mysql://u:pa55word@h/db', 'Postgres://u:pa55word@h/db', 'postgres://', '']) {
+    const err = t.throws(() => loadConfig({ env: { S3EDGE_METADATA: bad } })) as Error;
+    t.equal(err.message, "config: metadata must be 'sqlite' or a postgres:// or postgresql:// URL", `refused: ${bad === '' ? '(empty)' : 'a ' + bad.split(':')[0] + ' URL'}, the value not shown`);
+  }
+});
+
+t.test('a PostgreSQL URL is printed with its password redacted', async (t) => {
+  t.ok(isPostgresUrl('postgres://h/db') && isPostgresUrl('postgresql://h/db'));
+  t.notOk(isPostgresUrl('sqlite') || isPostgresUrl('http://h/db'));
+  t.equal(redactUrl('postgres://s3edge:pa55word@db:5432/s3edge'), 'postgres://s3edge:***@db:5432/s3edge');
+  t.equal(redactUrl('postgres://s3edge:p%40ss%2Fw@db/s3edge?sslmode=require'), 'postgres://s3edge:***@db/s3edge?sslmode=require', 'an escaped password');
+  t.equal(redactUrl('postgres://db/s3edge?user=u&password=pa55word'), 'postgres://db/s3edge?user=u&password=***', 'a password in the query');
+  t.equal(redactUrl('postgres://s3edge@db/s3edge'), 'postgres://s3edge@db/s3edge', 'no password: as it is');
+  t.equal(redactUrl('postgres://u:pa55word@[bad/db'), 'postgres://u:***@[bad/db', 'not even a valid URL');
 });
 
 t.test('a bad value stops with one line naming the key', async (t) => {

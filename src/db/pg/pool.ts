@@ -1,0 +1,39 @@
+// The PostgreSQL connection pool (pg.Pool) for the metadata: bounded, every connection named 's3edge'
+// (pg_stat_activity), every statement limited in time, and BIGINT read as a JavaScript number, as
+// better-sqlite3 reads SQLite's INTEGER (the values are unix ms, sizes, counts: far below 2^53).
+import pg from 'pg';
+
+export interface PgPoolOptions {
+  /** Connections at most; default 10. */
+  max?: number;
+  /** Waiting for a connection (a new one, or a free one of the pool) longer than this fails; default 10 s. */
+  connectionTimeoutMs?: number;
+  /** A statement running longer than this is cancelled by the server; default 30 s (0: no limit). */
+  statementTimeoutMs?: number;
+  /** Idle connections are closed after this; default 30 s. */
+  idleTimeoutMs?: number;
+  /** An idle connection failed (the server restarted, the network dropped it): the pool drops it; this hears of it. */
+  onIdleError?: (err: Error) => void;
+}
+
+const INT8_OID = 20;
+
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
+    idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
+    statement_timeout: options.statementTimeoutMs ?? 30_000,
+    application_name: 's3edge',
+    types,
+  });
+  // Without a listener an idle connection's error would end the process.
+  pool.on('error', (err) => options.onIdleError?.(err));
+  return pool;
+}
