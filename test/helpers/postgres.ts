@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import pg from 'pg';
+import { onTestProcessExit } from './exit-cleanup.js';
 
 interface Teardown {
   teardown(fn: () => void | Promise<void>): void;
@@ -47,7 +48,6 @@ export function postgresBinDir(path = process.env.PATH ?? ''): string | undefine
 }
 
 const live = new Set<{ child: ChildProcess; dir: string }>();
-let exitHookInstalled = false;
 function killAll(): void {
   for (const { child, dir } of live) {
     child.kill('SIGKILL');
@@ -55,20 +55,7 @@ function killAll(): void {
   }
 }
 function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', killAll);
-  const handlers = new Map<NodeJS.Signals, () => void>();
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    const onSignal = (): void => {
-      killAll();
-      // Step aside and deliver the signal again, so it keeps its meaning (as server.ts does).
-      for (const [sig, handler] of handlers) process.removeListener(sig, handler);
-      process.kill(process.pid, signal);
-    };
-    handlers.set(signal, onSignal);
-    process.on(signal, onSignal);
-  }
+  onTestProcessExit(killAll);
 }
 
 async function freePort(): Promise<number> {

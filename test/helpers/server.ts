@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { childProcessEnv, s3edgeCommand } from './child-env.js';
+import { onTestProcessExit } from './exit-cleanup.js';
 import { runS3edge } from './cli.js';
 import { generateSelfSignedCert } from './tls.js';
 import type { Credentials } from './signer.js';
@@ -85,30 +86,14 @@ export interface ServerExit {
 }
 
 const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
-const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 const tmpRoots = new Set<string>();
 function killAll(): void {
   for (const child of live) child.kill('SIGKILL');
   for (const dir of tmpRoots) rmSync(dir, { recursive: true, force: true });
 }
+/** A test process stopped by a signal (tap's timeout sends SIGTERM) must not leave servers behind. */
 function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once('exit', killAll);
-  // A test process stopped by a signal (tap's timeout sends SIGTERM) must not leave servers behind.
-  const handlers = new Map<NodeJS.Signals, () => void>();
-  for (const signal of STOP_SIGNALS) {
-    const onSignal = (): void => {
-      killAll();
-      // Step aside and deliver the signal again, so it keeps its meaning (default death, or
-      // tap's signal-exit handling, which only acts when it is the sole listener).
-      for (const [sig, handler] of handlers) process.removeListener(sig, handler);
-      process.kill(process.pid, signal);
-    };
-    handlers.set(signal, onSignal);
-    process.on(signal, onSignal);
-  }
+  onTestProcessExit(killAll);
 }
 
 /** The environment of the server and CLI: ours, never the host's S3EDGE_* / AWS_* settings. */
