@@ -28,6 +28,8 @@ export const TEST_TOOLS: readonly Tool[] = [
   { name: 'chromium', probe: ['chromium', '--version'], apt: 'chromium' },
   // The PostgreSQL tests start Debian's server themselves (test/helpers/postgres.ts): its initdb, on PATH or where Debian puts it.
   { name: 'PostgreSQL', probe: ['sh', '-c', 'command -v initdb || ls /usr/lib/postgresql/*/bin/initdb'], apt: 'postgresql' },
+  // bench's --scale --load wrk, whose smoke run is in test/e2e/bench-smoke.test.ts (`wrk -v` exits 1, hence command -v).
+  { name: 'wrk', probe: ['sh', '-c', 'command -v wrk'], apt: 'wrk' },
 ];
 
 function usable(tool: Tool, env: NodeJS.ProcessEnv): boolean {

@@ -14,6 +14,7 @@
 //          bench/RESULTS-proxy.md; --rounds, --round-seconds, --concurrency, --proxy-clients N, --out and --smoke apply)
 //          --scale (s3edge --workers 1 vs 2 and nginx worker_processes 1 vs 2: 4 KiB S3 GET and CDN hit;
 //          bench/RESULTS-scale.md; --rounds, --round-seconds, --concurrency (16,64), --scale-workers 1,2, --out and --smoke apply)
+//          with --load node|wrk (the load generator: this process's client, default, or Debian's wrk with presigned S3 GETs)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
 import { tmpdir } from 'node:os';
@@ -28,6 +29,7 @@ import { proxyResultsFile, runOriginServer, runProxyBench } from './proxy.js';
 import { formatFigure } from './report.js';
 import { runBench, type BenchOptions } from './run.js';
 import { runScaleBench, scaleResultsFile } from './scale.js';
+import { WRK_MISSING, findWrk } from './wrk.js';
 import { repoRoot, type TargetName } from './targets.js';
 import { startUpstream, type Upstream } from './upstream.js';
 import { GiB, KiB, MiB, type Workload } from './workloads.js';
@@ -68,6 +70,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'proxy-clients': { type: 'string' },
       scale: { type: 'boolean' },
       'scale-workers': { type: 'string' },
+      load: { type: 'string' },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -125,6 +128,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     if (!scaleWorkers.includes(1)) scaleWorkers.unshift(1);
     scaleWorkers = [...new Set(scaleWorkers)].sort((a, b) => a - b);
   }
+  let load: 'node' | 'wrk' | undefined;
+  if (values.load !== undefined) {
+    if (values.scale !== true) throw new Error('--load applies to --scale only');
+    if (values.load !== 'node' && values.load !== 'wrk') throw new Error(`--load: want node or wrk (got ${values.load})`);
+    load = values.load;
+  }
   const s3edgeEnv: Record<string, string> = {};
   for (const kv of values['s3edge-env'] ?? []) {
     const eq = kv.indexOf('=');
@@ -160,6 +169,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(values.proxy === true ? { proxy: true } : {}),
     ...(values.scale === true ? { scale: true } : {}),
     ...(scaleWorkers ? { scaleWorkers } : {}),
+    ...(load ? { load } : {}),
     ...(values['proxy-clients'] !== undefined ? { proxyClients: Math.round(positive('proxy-clients', values['proxy-clients']) ?? 0) } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
@@ -240,9 +250,15 @@ export async function main(argv: readonly string[]): Promise<number> {
     return failed ? 1 : 0;
   }
   if (opts.scale) {
+    if (opts.load === 'wrk' && !findWrk()) {
+      process.stderr.write(`bench: ${WRK_MISSING}\n`);
+      return 2;
+    }
+    // wrk's rounds are timed only (whole seconds): its smoke round is one second.
+    const wrk = opts.load === 'wrk';
     const result = await runScaleBench({
       rounds: opts.rounds ?? (opts.smoke ? 1 : 5),
-      bound: opts.smoke ? { ops: 64 } : { durationMs: (opts.roundSeconds ?? 3) * 1000 },
+      bound: opts.smoke ? (wrk ? { durationMs: 1000 } : { ops: 64 }) : { durationMs: (opts.roundSeconds ?? 3) * 1000 },
       warmup: opts.smoke ? { ops: 16 } : { durationMs: 1000 },
       concurrency: opts.concurrency ?? (opts.smoke ? [4] : [16, 64]),
       workers: opts.scaleWorkers ?? [1, 2],
@@ -250,6 +266,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       objects: opts.smoke ? 8 : 256,
       out: opts.out,
       command: opts.command ?? 'node bench/dist/main.js --scale',
+      load: opts.load ?? 'node',
     });
     process.stdout.write(`report: ${opts.out}\n`);
     return result.cells.some((c) => c.spec.server === 's3edge' && c.rounds.some((r) => r.errors > 0)) ? 1 : 0;

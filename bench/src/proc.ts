@@ -228,12 +228,14 @@ export class RssSampler {
   }
 }
 
-function procJiffies(pid: number | 'self'): number {
+function procJiffies(pid: number | 'self', reapedChildren = false): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // After "pid (comm) ": state is field 3, utime 14 and stime 15.
-    return Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+    // After "pid (comm) ": state is field 3, utime 14 and stime 15; cutime 16 and cstime 17 are the
+    // children it has waited for.
+    const own = Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+    return reapedChildren ? own + Number(fields[13] ?? 0) + Number(fields[14] ?? 0) : own;
   } catch {
     return 0;
   }
@@ -275,7 +277,8 @@ export class CpuMeter {
     } catch {
       /* not Linux */
     }
-    let ours = procJiffies('self');
+    // The harness and the children it has reaped: a wrk round (--load wrk) that ran and exited.
+    let ours = procJiffies('self', true);
     for (const pid of this.pids()) for (const p of treePids(pid)) ours += procJiffies(p);
     return { busy, ours, at: Date.now() };
   }

@@ -6,16 +6,23 @@
 // spread), the ratios workers N / workers 1 and s3edge / nginx at equal workers, and the server's CPU per
 // op summed over its process tree (supervisor + workers; master + workers). Targets are a list, so a later
 // column (s3edge on PostgreSQL) is one more entry. Writes bench/RESULTS-scale.md unless told where.
-import { writeFile } from 'node:fs/promises';
-import { cpus, loadavg, totalmem } from 'node:os';
+// The load comes from this process's node client (default) or from wrk (`--load wrk`, bench/src/wrk.ts:
+// far cheaper per request, so more of a small machine's cores go to the servers); wrk cannot sign
+// each request, so its S3 GETs are presigned URLs of the same objects (query-string auth).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'undici';
-import { CpuMeter, sleep, treePids } from './proc.js';
+import { CpuMeter, RssSampler, forgetTempDir, rememberTempDir, sleep, treePids, type CpuSnapshot } from './proc.js';
+import { SigV4Signer } from './sigv4.js';
 import { ensureNginx, repoRoot, startNginx, startS3edge, versions, type Target, type TargetName } from './targets.js';
-import { Bodies, KiB, TargetRunner, median, sizeLabel, type Bound, type RoundStats } from './workloads.js';
+import { BUCKET, Bodies, KiB, TargetRunner, median, sizeLabel, type Bound, type RoundStats } from './workloads.js';
+import { WRK_MISSING, findWrk, runWrk, wrkVersion, writeWrkScript } from './wrk.js';
 
 export type ScaleWorkload = 'GET' | 'CDN';
+/** Who generates the load: this process's node client, or wrk. */
+export type ScaleLoad = 'node' | 'wrk';
 
 export interface ScaleTarget {
   server: 's3edge' | 'nginx';
@@ -43,6 +50,8 @@ export interface ScaleOptions {
   objects: number;
   out: string;
   command: string;
+  /** The load generator (default node). wrk rounds are timed: `bound` needs a duration. */
+  load?: ScaleLoad;
   log?: (line: string) => void;
 }
 
@@ -50,13 +59,26 @@ export const SIZE = 4 * KiB;
 export const SCALE_WORKLOADS: readonly ScaleWorkload[] = ['GET', 'CDN'];
 /** Fresh connections that ask each s3edge's CDN for the file after the rounds, reading X-Cache. */
 const CACHE_PROBES = 8;
+/**
+ * wrk's threads: one. One epoll thread drives far more requests/s than these servers answer (its CPU
+ * per request is in the report), and a second would only take more of the cores the servers share.
+ */
+export const WRK_THREADS = 1;
+/** How long the presigned GETs stay valid: a day, far beyond any run (AWS's maximum is a week). */
+const PRESIGN_EXPIRES_SECONDS = 86_400;
+
+/** A round as the report keeps it: the load generator's own CPU per op beside the server's. */
+export interface ScaleRound extends RoundStats {
+  /** CPU time of the load generator (this process, or wrk) per successful op, in microseconds. */
+  clientCpuUsPerOp: number;
+}
 
 export interface ScaleCell {
   target: string;
   spec: ScaleTarget;
   workload: ScaleWorkload;
   concurrency: number;
-  rounds: RoundStats[];
+  rounds: ScaleRound[];
   /** Processes in the server's tree when its rounds ended: what its CPU per op is summed over. */
   processes: number;
 }
@@ -68,6 +90,7 @@ export interface ScaleSummary {
   p50Ms: number;
   p99Ms: number;
   cpuUsPerOp: number;
+  clientCpuUsPerOp: number;
   errors: number;
   otherCpu: number;
 }
@@ -85,6 +108,9 @@ export interface ScaleResult {
   cells: ScaleCell[];
   /** Per s3edge target: the X-Cache answers of CACHE_PROBES fresh connections after the rounds. */
   cacheProbes: Record<string, Record<string, number>>;
+  load: ScaleLoad;
+  /** wrk's version when it ran. */
+  wrk?: string;
   notes: string[];
 }
 
@@ -96,6 +122,7 @@ export function summariseScale(cell: ScaleCell): ScaleSummary {
     p50Ms: median(cell.rounds.map((r) => r.p50Ms)),
     p99Ms: median(cell.rounds.map((r) => r.p99Ms)),
     cpuUsPerOp: median(cell.rounds.map((r) => r.cpuUsPerOp)),
+    clientCpuUsPerOp: median(cell.rounds.map((r) => r.clientCpuUsPerOp)),
     errors: cell.rounds.reduce((n, r) => n + r.errors, 0),
     otherCpu: Math.max(0, ...cell.rounds.map((r) => r.otherCpu)),
   };
@@ -159,11 +186,112 @@ async function probeCache(target: Target, runner: TargetRunner, n: number): Prom
   return seen;
 }
 
+/** What wrk sends to one target: presigned GETs of its objects, and the CDN file's URL with its Host. */
+interface WrkPlan {
+  getScript: string;
+  cdnUrl: string;
+  cdnHost: string;
+  cdnScript: string;
+}
+
+/** One answer of `target` to a GET of `path`: "200 4096" when it is right, else what came instead. */
+async function answer(client: Client, path: string, host?: string): Promise<string> {
+  const r = await client.request({ path, method: 'GET', ...(host ? { headers: { host } } : {}) });
+  const body = Buffer.from(await r.body.arrayBuffer());
+  return r.statusCode === 200 && body.length === SIZE ? 'ok' : `${r.statusCode} with ${body.length} bytes: ${body.subarray(0, 200).toString('utf8')}`;
+}
+
+/**
+ * The scripts of one target's wrk rounds, written to `dir`: every object of the GET workload presigned
+ * (nginx serves its static file and ignores the query), each target checked once beforehand to answer
+ * 200 with the 4 KiB body (wrk only counts statuses).
+ */
+async function planWrk(dir: string, label: string, target: Target, runner: TargetRunner): Promise<WrkPlan> {
+  const host = new URL(target.url).host;
+  const signer = new SigV4Signer(target.credentials);
+  const paths = runner.readableKeys(SIZE).map((key) => signer.presign('GET', host, `/${BUCKET}/${key}`, PRESIGN_EXPIRES_SECONDS));
+  const cdn = runner.cdnObject(SIZE);
+  const s3 = new Client(target.url);
+  const edge = new Client(target.cdnUrl!);
+  try {
+    for (const path of paths) {
+      const got = await answer(s3, path);
+      if (got !== 'ok') throw new Error(`${label}: presigned GET ${path.slice(0, path.indexOf('?'))} answered ${got}`);
+    }
+    const got = await answer(edge, cdn.path, cdn.host);
+    if (got !== 'ok') throw new Error(`${label}: CDN GET ${cdn.path} (Host ${cdn.host}) answered ${got}`);
+  } finally {
+    await s3.close();
+    await edge.close();
+  }
+  const name = label.replace(/\W+/g, '-');
+  return {
+    getScript: await writeWrkScript(dir, `${name}-get.lua`, paths),
+    cdnUrl: new URL(cdn.path, target.cdnUrl).href,
+    cdnHost: cdn.host,
+    cdnScript: await writeWrkScript(dir, `${name}-cdn.lua`),
+  };
+}
+
+/** One timed round driven by wrk: its summary as the report's round, the server's CPU and RSS alongside. */
+async function wrkRound(binary: string, target: Target, plan: WrkPlan, workload: ScaleWorkload, concurrency: number, bound: Bound, cpu?: CpuMeter): Promise<ScaleRound> {
+  if (bound.durationMs === undefined) throw new Error('--load wrk runs timed rounds: give the rounds a duration, not a number of ops');
+  const cpuStart: CpuSnapshot | undefined = cpu?.snapshot();
+  const serverCpuStart = CpuMeter.treeSeconds(target.pid);
+  const sampler = new RssSampler(target.pid).start();
+  const w = await runWrk({
+    binary,
+    url: workload === 'GET' ? target.url : plan.cdnUrl,
+    script: workload === 'GET' ? plan.getScript : plan.cdnScript,
+    ...(workload === 'CDN' ? { headers: { Host: plan.cdnHost } } : {}),
+    connections: concurrency,
+    threads: WRK_THREADS,
+    durationMs: bound.durationMs,
+  });
+  const rssMaxKiB = sampler.stop();
+  const serverCpu = CpuMeter.treeSeconds(target.pid) - serverCpuStart;
+  const otherCpu = cpu && cpuStart ? cpu.otherCores(cpuStart) : 0;
+  const ok = w.requests - w.status;
+  const errors = w.status + w.connect + w.read + w.write + w.timeout;
+  const secs = w.durationUs / 1e6;
+  const bad = [`${w.status} responses above 399`, `${w.connect} connect`, `${w.read} read`, `${w.write} write`, `${w.timeout} timeout errors`].filter((x) => !x.startsWith('0 '));
+  return {
+    ops: ok,
+    errors,
+    bytes: ok * SIZE,
+    durationMs: secs * 1000,
+    opsPerSec: secs > 0 ? ok / secs : 0,
+    mbPerSec: secs > 0 ? (ok * SIZE) / 1e6 / secs : 0,
+    p50Ms: w.p50Us / 1000,
+    p99Ms: w.p99Us / 1000,
+    rssMaxKiB,
+    otherCpu,
+    cpuUsPerOp: ok > 0 ? (serverCpu * 1e6) / ok : 0,
+    clientCpuUsPerOp: ok > 0 ? (w.cpuSeconds * 1e6) / ok : 0,
+    ...(errors > 0 ? { firstError: `wrk ${workload}: ${bad.join(', ')}` } : {}),
+  };
+}
+
+/** One round from this process's node client, with its CPU per op (the whole harness process). */
+async function nodeRound(runner: TargetRunner, workload: ScaleWorkload, concurrency: number, bound: Bound, cpu?: CpuMeter): Promise<ScaleRound> {
+  const before = process.cpuUsage();
+  const s = await runner.round(workload, SIZE, concurrency, bound, cpu);
+  const used = process.cpuUsage(before);
+  return { ...s, clientCpuUsPerOp: s.ops > 0 ? (used.user + used.system) / s.ops : 0 };
+}
+
 export async function runScaleBench(opts: ScaleOptions): Promise<ScaleResult> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const started = new Date();
   const t0 = performance.now();
   const notes: string[] = [];
+  const load = opts.load ?? 'node';
+  let wrkBinary: string | undefined;
+  if (load === 'wrk') {
+    wrkBinary = findWrk();
+    if (!wrkBinary) throw new Error(WRK_MISSING);
+    if (opts.bound.durationMs === undefined) throw new Error('--load wrk runs timed rounds: give the rounds a duration, not a number of ops');
+  }
   const specs: ScaleTarget[] = opts.workers.map((workers) => ({ server: 's3edge', workers, database: 'sqlite' }));
   let nginxBinary: string | undefined;
   if (opts.nginx) {
@@ -173,7 +301,8 @@ export async function runScaleBench(opts: ScaleOptions): Promise<ScaleResult> {
   }
   const bodies = new Bodies();
   const maxConc = Math.max(...opts.concurrency);
-  const running: { spec: ScaleTarget; label: string; target: Target; runner: TargetRunner }[] = [];
+  const running: { spec: ScaleTarget; label: string; target: Target; runner: TargetRunner; wrk?: WrkPlan }[] = [];
+  let wrkDir: string | undefined;
   const cells: ScaleCell[] = [];
   const cacheProbes: Record<string, Record<string, number>> = {};
   const cpu = new CpuMeter(() => running.map((r) => r.target.pid));
@@ -192,18 +321,27 @@ export async function runScaleBench(opts: ScaleOptions): Promise<ScaleResult> {
         await runner.ensureCdnObject(SIZE);
       }),
     );
+    if (wrkBinary) {
+      wrkDir = await mkdtemp(join(tmpdir(), 's3edge-bench-wrk-'));
+      rememberTempDir(wrkDir);
+      for (const r of running) r.wrk = await planWrk(wrkDir, r.label, r.target, r.runner);
+    }
     for (const { label, target } of running) log(`bench: scale: ${label} at ${target.url} (pid ${target.pid}, ${treePids(target.pid).length} processes)`);
+    // A round of one target by the chosen load generator.
+    const oneRound = (r: (typeof running)[number], workload: ScaleWorkload, concurrency: number, bound: Bound, meter?: CpuMeter): Promise<ScaleRound> =>
+      wrkBinary && r.wrk && bound.durationMs !== undefined ? wrkRound(wrkBinary, r.target, r.wrk, workload, concurrency, bound, meter) : nodeRound(r.runner, workload, concurrency, bound, meter);
     for (const workload of SCALE_WORKLOADS) {
       for (const concurrency of opts.concurrency) {
-        // Untimed warm-up of every target: connections open, CDN caches of every worker filled.
-        for (const r of running) await r.runner.round(workload, SIZE, concurrency, opts.warmup);
+        // Untimed warm-up of every target: connections open, CDN caches of every worker filled (by wrk
+        // too when the warm-up is timed: the presigned path is then warm as well).
+        for (const r of running) await oneRound(r, workload, concurrency, opts.warmup);
         const mine = running.map((r): ScaleCell => ({ target: r.label, spec: r.spec, workload, concurrency, rounds: [], processes: 0 }));
         for (let round = 0; round < opts.rounds; round++) {
           const line: string[] = [];
           for (let i = 0; i < running.length; i++) {
             const at = (i + round) % running.length;
             const r = running[at]!;
-            const s = await r.runner.round(workload, SIZE, concurrency, opts.bound, cpu);
+            const s = await oneRound(r, workload, concurrency, opts.bound, cpu);
             const cell = mine[at]!;
             cell.rounds.push(s);
             cell.processes = Math.max(cell.processes, treePids(r.target.pid).length);
@@ -219,26 +357,55 @@ export async function runScaleBench(opts: ScaleOptions): Promise<ScaleResult> {
   } finally {
     for (const r of running) await r.runner.close().catch(() => undefined);
     for (const r of running) await r.target.stop().catch(() => undefined);
+    if (wrkDir) {
+      await rm(wrkDir, { recursive: true, force: true });
+      forgetTempDir(wrkDir);
+    }
   }
   const errors = cells.reduce((n, c) => n + summariseScale(c).errors, 0);
   if (errors > 0) notes.push(`${errors} ops failed in the timed rounds; the first errors are listed below.`);
-  const result: ScaleResult = { started: started.toISOString(), durationMs: performance.now() - t0, targets: specs, cells, cacheProbes, notes };
+  const result: ScaleResult = { started: started.toISOString(), durationMs: performance.now() - t0, targets: specs, cells, cacheProbes, load, ...(wrkBinary ? { wrk: wrkVersion(wrkBinary) } : {}), notes };
   const which = new Set<TargetName>(nginxBinary ? ['s3edge', 'nginx'] : ['s3edge']);
   await writeFile(opts.out, scaleReport(result, opts, versions(which, nginxBinary)));
   log(`bench: scale report written to ${opts.out} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   return result;
 }
 
-const WORKLOAD_TEXT: Record<ScaleWorkload, string> = {
-  GET: '4 KiB S3 GET (signed)',
-  CDN: '4 KiB CDN hit',
+const WORKLOAD_TEXT: Record<ScaleLoad, Record<ScaleWorkload, string>> = {
+  node: { GET: '4 KiB S3 GET (signed)', CDN: '4 KiB CDN hit' },
+  wrk: { GET: '4 KiB S3 GET (presigned)', CDN: '4 KiB CDN hit' },
 };
+
+/** The report's lines on the workloads and on who generated the load, which differ by load generator. */
+function loadText(r: ScaleResult, opts: ScaleOptions): string[] {
+  const cores = cpus().length;
+  const cdn = "s3edge's CDN listener (its edge cache warm: each worker's memory tier holds the file after the warm-up) or nginx's root.";
+  if (r.load === 'wrk') {
+    return [
+      `The load generator is **wrk ${r.wrk ?? ''}** (\`-t ${WRK_THREADS}\`, one C thread on epoll, a child process; bench/src/wrk.ts), one run of it per round.`,
+      `The S3 GET cell is **presigned GETs**: wrk cannot sign each request, so each of the ${opts.objects} objects (4 KiB) has a presigned URL`,
+      `(query-string SigV4, X-Amz-Expires ${PRESIGN_EXPIRES_SECONDS}), cycled through by a Lua script: the same S3 GET path as the signed cells of the node client,`,
+      "with query-string auth instead of the Authorization header (nginx serves the same files and ignores the query). The CDN cell: keep-alive GETs of one 4 KiB public asset from",
+      `${cdn} Every target was checked to answer 200 with the 4 KiB body for each URL before the rounds; wrk counts statuses above 399 as errors.`,
+      `**wrk runs on the same ${cores} cores as the servers**: far cheaper per request than the node client (its CPU per op is the "client CPU" column),`,
+      'but it still takes a share of the cores a second worker would use, so the ratios are still those of a machine that also generates its load.',
+    ];
+  }
+  return [
+    'The workloads are the matrix\'s: signed keep-alive',
+    'GETs of 4 KiB objects (a random one of ' + String(opts.objects) + ' per op; nginx ignores the signature) and unsigned keep-alive GETs of one 4 KiB public asset from',
+    cdn,
+    `**The load generator (this process, one thread) runs on the same ${cores} cores as the servers**: a server with more workers competes with it,`,
+    'so the ratios are what a second worker buys on a machine that also generates its load, not the server alone (`--load wrk` is a cheaper generator).',
+  ];
+}
 
 function pct(spread: number): string {
   return `${(spread * 100).toFixed(0)}%`;
 }
 
 function scaleReport(r: ScaleResult, opts: ScaleOptions, v: ReturnType<typeof versions>): string {
+  const text = WORKLOAD_TEXT[r.load];
   const labels = r.targets.map(scaleLabel);
   const find = (label: string, w: ScaleWorkload, c: number): ScaleCell | undefined => r.cells.find((x) => x.target === label && x.workload === w && x.concurrency === c);
   const bound = opts.bound.durationMs !== undefined ? `${opts.bound.durationMs / 1000} s` : `${opts.bound.ops ?? 0} ops`;
@@ -247,18 +414,16 @@ function scaleReport(r: ScaleResult, opts: ScaleOptions, v: ReturnType<typeof ve
     '',
     `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? '?'}) · ${(totalmem() / 2 ** 30).toFixed(1)} GiB · node ${process.version} · ${r.started.slice(0, 16).replace('T', ' ')} UTC · 1-minute load ${loadavg()[0]?.toFixed(2)}`,
     '',
-    `Versions: s3edge ${v.s3edge} · nginx ${v.nginx ?? 'not run'}`,
+    `Versions: s3edge ${v.s3edge} · nginx ${v.nginx ?? 'not run'} · load generator: ${r.load === 'wrk' ? `wrk ${r.wrk ?? ''}` : `node ${process.version} (undici)`}`,
     '',
     `Run: \`${opts.command}\` (${opts.rounds} round${opts.rounds === 1 ? '' : 's'} of ${bound} per cell after an untimed warm-up, the targets' order rotating each round; medians). Written by the harness (bench/src/scale.ts) in ${(r.durationMs / 1000).toFixed(0)} s.`,
     '',
     's3edge: `serve --workers N` with its defaults (SQLite, request log on); `w2` is a supervisor and two workers sharing the listeners (node:cluster, docs/SCALE.md).',
-    'nginx: `worker_processes N`, `sendfile on`, serving the same bytes as static files. The workloads are the matrix\'s: signed keep-alive',
-    'GETs of 4 KiB objects (a random one of ' + String(opts.objects) + ' per op; nginx ignores the signature) and unsigned keep-alive GETs of one 4 KiB public asset from',
-    "s3edge's CDN listener (its edge cache warm: each worker's memory tier holds the file after the warm-up) or nginx's root.",
-    `**The load generator (this process, one thread) runs on the same ${cpus().length} cores as the servers**: a server with more workers competes with it,`,
-    'so the ratios are what a second worker buys on a machine that also generates its load, not the server alone.',
+    'nginx: `worker_processes N`, `sendfile on`, serving the same bytes as static files.',
+    ...loadText(r, opts),
     'Server CPU µs/op: user + system time of the whole process tree (s3edge\'s supervisor and workers, nginx\'s master and workers; /proc)',
-    'over the round, divided by its ops. other CPU: the most cores the rest of the machine used during one of the cell\'s rounds (above ~0.3: disturbed).',
+    `over the round, divided by its ops. Client CPU µs/op: the load generator's own (${r.load === 'wrk' ? "wrk's process, os.clock() in its done hook" : 'this process, process.cpuUsage()'}).`,
+    'other CPU: the most cores the rest of the machine used during one of the cell\'s rounds (above ~0.3: disturbed).',
     '',
     '## Requests/s',
     '',
@@ -273,7 +438,7 @@ function scaleReport(r: ScaleResult, opts: ScaleOptions, v: ReturnType<typeof ve
         const s = summariseScale(cell);
         return `${s.opsPerSec.toFixed(0)} (${pct(s.spread)})`;
       });
-      lines.push(`| ${WORKLOAD_TEXT[w]} | ${c} | ${row.join(' | ')} |`);
+      lines.push(`| ${text[w]} | ${c} | ${row.join(' | ')} |`);
     }
   }
   lines.push('', "In parentheses: the spread, max / min - 1 of the rounds' requests/s.");
@@ -286,7 +451,7 @@ function scaleReport(r: ScaleResult, opts: ScaleOptions, v: ReturnType<typeof ve
           const v = scaleRatio(r.cells, x, w, c);
           return v === undefined ? 'n/a' : `${v.toFixed(2)}x`;
         });
-        lines.push(`| ${WORKLOAD_TEXT[w]} | ${c} | ${row.join(' | ')} |`);
+        lines.push(`| ${text[w]} | ${c} | ${row.join(' | ')} |`);
       }
     }
   }
@@ -294,8 +459,8 @@ function scaleReport(r: ScaleResult, opts: ScaleOptions, v: ReturnType<typeof ve
     '',
     '## Every cell',
     '',
-    '| workload | conc | target | processes | req/s | spread | p50 ms | p99 ms | server CPU µs/op | errors | other CPU |',
-    '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| workload | conc | target | processes | req/s | spread | p50 ms | p99 ms | server CPU µs/op | client CPU µs/op | errors | other CPU |',
+    '|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const w of SCALE_WORKLOADS) {
     for (const c of opts.concurrency) {
@@ -304,7 +469,7 @@ function scaleReport(r: ScaleResult, opts: ScaleOptions, v: ReturnType<typeof ve
         if (!cell) continue;
         const s = summariseScale(cell);
         lines.push(
-          `| ${WORKLOAD_TEXT[w]} | ${c} | ${l} | ${cell.processes} | ${s.opsPerSec.toFixed(0)} | ${pct(s.spread)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${s.cpuUsPerOp.toFixed(0)} | ${s.errors} | ${s.otherCpu.toFixed(2)} |`,
+          `| ${text[w]} | ${c} | ${l} | ${cell.processes} | ${s.opsPerSec.toFixed(0)} | ${pct(s.spread)} | ${s.p50Ms.toFixed(2)} | ${s.p99Ms.toFixed(2)} | ${s.cpuUsPerOp.toFixed(0)} | ${s.clientCpuUsPerOp.toFixed(0)} | ${s.errors} | ${s.otherCpu.toFixed(2)} |`,
         );
       }
     }

@@ -55,20 +55,47 @@ export class SigV4Signer {
   }
 
   /**
+   * A presigned request target (query-string auth, as `aws s3 presign` makes): `path` and the
+   * X-Amz-* query with X-Amz-Signature, valid for `expiresSeconds` from now; signs only the host.
+   * For load generators that cannot sign each request (wrk).
+   */
+  presign(method: string, host: string, path: string, expiresSeconds: number): string {
+    const amzDate = this.now();
+    const signingKey = this.keyFor(amzDate.slice(0, 8));
+    const scope = `${amzDate.slice(0, 8)}/${this.region}/${this.service}/aws4_request`;
+    const query = canonicalQuery({
+      'X-Amz-Algorithm': 'AWS4-HMAC-SHA256',
+      'X-Amz-Credential': `${this.credentials.accessKeyId}/${scope}`,
+      'X-Amz-Date': amzDate,
+      'X-Amz-Expires': String(expiresSeconds),
+      'X-Amz-SignedHeaders': 'host',
+    });
+    const canonical = `${method}\n${path}\n${query}\nhost:${host}\n\nhost\n${UNSIGNED_PAYLOAD}`;
+    const stringToSign = `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256Hex(canonical)}`;
+    const signature = createHmac('sha256', signingKey).update(stringToSign, 'utf8').digest('hex');
+    return `${path}?${query}&X-Amz-Signature=${signature}`;
+  }
+
+  private keyFor(shortDate: string): Buffer {
+    if (shortDate !== this.keyDate) {
+      this.keyDate = shortDate;
+      this.signingKey = hmac(hmac(hmac(hmac(`AWS4${this.credentials.secretAccessKey}`, shortDate), this.region), this.service), 'aws4_request');
+    }
+    return this.signingKey;
+  }
+
+  /**
    * Headers to send: host, x-amz-date, x-amz-content-sha256 and authorization.
    * `path` is the escaped path, `query` the canonical query string ('' for none).
    */
   sign(method: string, host: string, path: string, query: string, payloadHash: string): Record<string, string> {
     const amzDate = this.now();
     const shortDate = amzDate.slice(0, 8);
-    if (shortDate !== this.keyDate) {
-      this.keyDate = shortDate;
-      this.signingKey = hmac(hmac(hmac(hmac(`AWS4${this.credentials.secretAccessKey}`, shortDate), this.region), this.service), 'aws4_request');
-    }
+    const signingKey = this.keyFor(shortDate);
     const scope = `${shortDate}/${this.region}/${this.service}/aws4_request`;
     const canonical = `${method}\n${path}\n${query}\nhost:${host}\nx-amz-content-sha256:${payloadHash}\nx-amz-date:${amzDate}\n\nhost;x-amz-content-sha256;x-amz-date\n${payloadHash}`;
     const stringToSign = `AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256Hex(canonical)}`;
-    const signature = createHmac('sha256', this.signingKey).update(stringToSign, 'utf8').digest('hex');
+    const signature = createHmac('sha256', signingKey).update(stringToSign, 'utf8').digest('hex');
     return {
       host,
       'x-amz-date': amzDate,

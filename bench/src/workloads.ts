@@ -204,6 +204,13 @@ export class TargetRunner {
     return o;
   }
 
+  /** The objects GET reads of `size` (after ensureReadable): keys in BUCKET. */
+  readableKeys(size: number): readonly string[] {
+    const keys = this.readable.get(size);
+    if (!keys || keys.length === 0) throw new Error(`${this.name}: no objects of ${sizeLabel(size)} loaded`);
+    return keys;
+  }
+
   private pick(size: number): string {
     const keys = this.readable.get(size);
     if (!keys || keys.length === 0) throw new Error(`${this.name}: no objects of ${sizeLabel(size)} loaded`);

@@ -15,6 +15,7 @@ import { fullPlan } from '../../bench/src/plan.js';
 import { clientIp } from '../../bench/src/proxy.js';
 import { runScaleBench, scaleRatios } from '../../bench/src/scale.js';
 import { nginxConfig } from '../../bench/src/targets.js';
+import { parseWrkOutput, wrkScript } from '../../bench/src/wrk.js';
 
 const RESULTS = fileURLToPath(new URL('../../../bench/RESULTS.md', import.meta.url));
 
@@ -149,6 +150,47 @@ t.test('bench --scale --smoke: s3edge --workers 1 and 2, GET and CDN hit, CPU ov
   t.match(report, /\| 4 KiB S3 GET \(signed\) \| 4 \| s3edge w2 \| 3 \| \d+ \|/, 'every cell, with its processes');
 });
 
+// wrk is in npm test's preflight (test/preflight.ts) and .ci/run's installs: this test runs everywhere.
+t.test('bench --scale --load wrk --smoke: wrk drives presigned S3 GETs and the CDN hit on both servers', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-bench-scale-wrk-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'scale.md');
+  const opts = parseBenchArgs(['--scale', '--load', 'wrk', '--smoke', '--out', out]);
+  t.equal(opts.load, 'wrk');
+  const result = await runScaleBench({
+    rounds: 1, bound: { durationMs: 1000 }, warmup: { ops: 8 }, concurrency: [4], workers: [1, 2], nginx: false, objects: 4, out, command: 'test', load: 'wrk', log: () => undefined,
+  });
+  t.equal(result.load, 'wrk');
+  t.match(result.wrk, /\d+\.\d+/, 'the version of wrk that ran');
+  t.same(result.cells.map((c) => `${c.workload} ${c.target}`), ['GET s3edge w1', 'GET s3edge w2', 'CDN s3edge w1', 'CDN s3edge w2'], 'both workloads on both servers');
+  for (const c of result.cells) {
+    const name = `${c.workload} ${c.target}`;
+    const r = c.rounds[0]!;
+    // wrk counts statuses above 399 as errors: a refused presigned URL or a CDN miss of the Host shows here.
+    t.equal(r.errors, 0, `${name}: every request answered${r.firstError ? ` (${r.firstError})` : ''}`);
+    t.ok(r.ops > 0 && r.opsPerSec > 0 && r.p99Ms >= r.p50Ms && r.p50Ms > 0, `${name}: wrk's requests and latencies read (${r.ops} requests)`);
+    t.ok(r.cpuUsPerOp > 0 && r.clientCpuUsPerOp > 0, `${name}: server and wrk CPU per op measured`);
+    t.equal(c.processes, c.spec.workers === 1 ? 1 : 3, `${name}: ${c.processes} processes measured`);
+  }
+  t.same(result.cacheProbes, { 's3edge w1': { HIT: 8 }, 's3edge w2': { HIT: 8 } }, 'the CDN cells were cache hits on every worker');
+  const report = readFileSync(out, 'utf8');
+  t.match(report, /load generator: wrk \S+/, 'the report names the load generator');
+  t.match(report, /\*\*wrk runs on the same \d+ cores as the servers\*\*/, 'and that it shares the cores');
+  t.match(report, /\| 4 KiB S3 GET \(presigned\) \| 4 \| s3edge w2 \| 3 \| \d+ \|/, 'the S3 cell says presigned');
+  t.match(report, /\| server CPU µs\/op \| client CPU µs\/op \|/);
+});
+
+t.test('wrk: the Lua script and its summary line', async (t) => {
+  const script = wrkScript(['/bench/a?X-Amz-Signature=1', '/bench/b?X-Amz-Signature=2']);
+  t.match(script, /"\/bench\/a\?X-Amz-Signature=1",\n {2}"\/bench\/b\?X-Amz-Signature=2",/, 'every request target, as Lua strings');
+  t.match(script, /function request\(\)/);
+  t.notMatch(wrkScript(), /function request/, 'one URL: wrk sends its own request, the script only reports');
+  t.throws(() => wrkScript(['/bench/\n']), /not printable ASCII/);
+  const out = 'Running 1s test @ http://127.0.0.1:1\n  1 threads and 4 connections\n\n{"requests":120,"durationUs":1000500,"bytes":600000,"connect":0,"read":0,"write":0,"status":3,"timeout":0,"p50Us":810,"p99Us":2400,"cpuSeconds":0.021500}\nRequests/sec: 119.94\n';
+  t.same(parseWrkOutput(out), { requests: 120, durationUs: 1000500, bytes: 600000, connect: 0, read: 0, write: 0, status: 3, timeout: 0, p50Us: 810, p99Us: 2400, cpuSeconds: 0.0215 });
+  t.throws(() => parseWrkOutput('Running 1s test\n'), /no summary line/);
+});
+
 t.test('--scale: bench/RESULTS-scale.md, --concurrency 64, --scale-workers, the ratios, nginx worker_processes', async (t) => {
   const opts = parseBenchArgs(['--scale', '--concurrency', '16,64', '--scale-workers', '2,4']);
   t.equal(opts.out, fileURLToPath(new URL('../../../bench/RESULTS-scale.md', import.meta.url)));
@@ -157,6 +199,9 @@ t.test('--scale: bench/RESULTS-scale.md, --concurrency 64, --scale-workers, the 
   t.ok(parseBenchArgs(['--scale', '--smoke']).out.startsWith(tmpdir()), 'a smoke run leaves the results file alone');
   t.throws(() => parseBenchArgs(['--concurrency', '64']), /want 1 and\/or 16/, '64 connections only with --scale');
   t.throws(() => parseBenchArgs(['--scale', '--scale-workers', '0']), /from 1 to 64/);
+  t.equal(parseBenchArgs(['--scale']).load, undefined, 'the node client unless asked');
+  t.throws(() => parseBenchArgs(['--scale', '--load', 'ab']), /--load: want node or wrk/);
+  t.throws(() => parseBenchArgs(['--load', 'wrk']), /--load applies to --scale only/);
   const targets = [1, 2].flatMap((workers) => [{ server: 's3edge' as const, workers, database: 'sqlite' as const }, { server: 'nginx' as const, workers }]);
   t.same(scaleRatios(targets).map((r) => `${r.name}: ${r.numerator} over ${r.denominator}`), [
     's3edge w2 / w1: s3edge w2 over s3edge w1',
