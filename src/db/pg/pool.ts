@@ -1,6 +1,7 @@
 // The PostgreSQL connection pool (pg.Pool) for the metadata: bounded, every connection named 's3edge'
 // (pg_stat_activity), every statement limited in time, and BIGINT read as a JavaScript number, as
-// better-sqlite3 reads SQLite's INTEGER (the values are unix ms, sizes, counts: far below 2^53).
+// better-sqlite3 reads SQLite's INTEGER (the values are unix ms, sizes, counts: far below 2^53), and
+// NUMERIC (sums) as a number.
 import pg from 'pg';
 
 export interface PgPoolOptions {
@@ -17,10 +18,12 @@ export interface PgPoolOptions {
 }
 
 const INT8_OID = 20;
+/** sum() and avg() of BIGINT are NUMERIC: read as numbers too (SQLite's sum of INTEGERs is an INTEGER). */
+const NUMERIC_OID = 1700;
 
 const types = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    (oid === INT8_OID || oid === NUMERIC_OID) && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool {

@@ -12,13 +12,18 @@ export class ConstraintError extends Error {
   }
 }
 
-/** True for a UNIQUE or PRIMARY KEY violation raised by SQLite (either driver: db/sqlite/ names the codes alike). */
+/** PostgreSQL's SQLSTATEs for the same failures. */
+const PG_UNIQUE_VIOLATION = '23505';
+const PG_FOREIGN_KEY_VIOLATION = '23503';
+
+/** True for a UNIQUE or PRIMARY KEY violation raised by SQLite (either driver: db/sqlite/ names the codes alike) or PostgreSQL. */
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === PG_UNIQUE_VIOLATION;
 }
 
-/** True for a FOREIGN KEY violation raised by SQLite (either driver: db/sqlite/ names the codes alike). */
+/** True for a FOREIGN KEY violation raised by SQLite (either driver: db/sqlite/ names the codes alike) or PostgreSQL. */
 export function isForeignKeyViolation(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === PG_FOREIGN_KEY_VIOLATION;
 }

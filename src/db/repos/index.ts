@@ -1,5 +1,7 @@
 // The repositories over one database handle. Every SQL statement of these tables lives in db/repos.
 import type { Db } from '../open.js';
+import { SqliteStore } from '../store/sqlite-store.js';
+import type { SqlExecutor, SqlStore } from '../store/types.js';
 import { AccessKeysRepo } from './access-keys.js';
 import { ApiKeysRepo } from './api-keys.js';
 import { AssetsRepo } from './assets.js';
@@ -66,12 +68,23 @@ export interface Repos {
   sessions: SessionsRepo;
   /** The cache invalidation feed every gateway process tails (src/cdn/cache-purges.ts). */
   cacheInvalidations: CacheInvalidationsRepo;
-  /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints). */
+  /**
+   * The store every converted repository runs on (db/store): the database itself, or inside
+   * `transact`, the transaction.
+   */
+  store: SqlExecutor;
+  /**
+   * Runs `fn` in one transaction of the store (SqlExecutor.transaction: IMMEDIATE on SQLite,
+   * SERIALIZABLE and re-run on conflict on PostgreSQL; a savepoint when nested), with repositories
+   * bound to it: every statement of `fn` goes through the `repos` it is given.
+   */
+  transact<T>(fn: (repos: Repos) => Promise<T>): Promise<T>;
+  /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints): the synchronous repositories' (being converted). */
   transaction<T>(fn: () => T): T;
   /**
-   * SQLite's data_version: it changes whenever another connection (an admin command, another process)
-   * commits, never for this connection's own commits. A cache of data only other processes write is
-   * valid while it holds still.
+   * Moves when another connection or node commits a change (SqlStore.changeVersion: SQLite's
+   * data_version, PostgreSQL's NOTIFY s3edge_changes), never for this connection's own commits. A
+   * cache of data only other processes write is valid while it holds still.
    */
   dataVersion(): number;
 }
@@ -79,12 +92,19 @@ export interface Repos {
 export interface RepoOptions {
   /** Unix-milliseconds clock for createdAt columns. */
   clock?: () => number;
+  /** The store the converted repositories run on; a SqliteStore over `db` when absent. */
+  store?: SqlStore;
 }
 
+/**
+ * The repositories. Being converted from the synchronous SQLite connection (`db`) to the asynchronous
+ * store (db/store, SQLite or PostgreSQL): `bound` builds the converted ones over an executor (the
+ * store, or a transaction); the others are shared as they are.
+ */
 export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
   const clock = opts.clock ?? Date.now;
-  const dataVersion = db.prepare('PRAGMA data_version').pluck();
-  return {
+  const store = opts.store ?? new SqliteStore(db);
+  const legacy = {
     users: new UsersRepo(db, clock),
     buckets: new BucketsRepo(db, clock),
     accessKeys: new AccessKeysRepo(db, clock),
@@ -105,6 +125,15 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     cacheInvalidations: new CacheInvalidationsRepo(db),
     tlds: new TldsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
-    dataVersion: () => dataVersion.get() as number,
+    dataVersion: () => store.changeVersion(),
   };
+  const bound = (exec: SqlExecutor): Repos => {
+    const repos: Repos = {
+      ...legacy,
+      store: exec,
+      transact: <T>(fn: (repos: Repos) => Promise<T>): Promise<T> => exec.transaction((tx) => fn(bound(tx))),
+    };
+    return repos;
+  };
+  return bound(store);
 }

@@ -1,0 +1,150 @@
+// The SQLite implementation of the metadata store, over the one synchronous connection of db/open.ts.
+// Statements are prepared once per SQL text and run at once; the promise they return is already
+// settled. A transaction body may await, and other requests' statements would then land inside it on
+// the shared connection: while one is open they wait for it to end (the gate), as a second connection
+// would wait for SQLite's write lock.
+import type { Db } from '../open.js';
+import type { Statement } from '../sqlite/index.js';
+import { TransactionWaitError, type SqlExecutor, type SqlParams, type SqlRunResult, type SqlStore } from './types.js';
+
+/** How long a statement waits for another request's transaction (SQLite's own busy timeout). */
+const GATE_TIMEOUT_MS = 5000;
+
+function bind(params: SqlParams | undefined): unknown[] {
+  if (params === undefined) return [];
+  return Array.isArray(params) ? params : [params];
+}
+
+class Statements {
+  private readonly cache = new Map<string, Statement>();
+  constructor(private readonly db: Db) {}
+
+  get(sql: string): Statement {
+    let stmt = this.cache.get(sql);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(sql);
+      this.cache.set(sql, stmt);
+    }
+    return stmt;
+  }
+}
+
+/** Runs statements on the connection without the gate: the transaction's own `tx`. */
+class SqliteTransaction implements SqlExecutor {
+  readonly dialect = 'sqlite' as const;
+  private savepoints = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly statements: Statements,
+  ) {}
+
+  async get<R>(sql: string, params?: SqlParams): Promise<R | undefined> {
+    const stmt = this.statements.get(sql);
+    return stmt.get(...bind(params)) as R | undefined;
+  }
+
+  async all<R>(sql: string, params?: SqlParams): Promise<R[]> {
+    const stmt = this.statements.get(sql);
+    return stmt.all(...bind(params)) as R[];
+  }
+
+  async run(sql: string, params?: SqlParams): Promise<SqlRunResult> {
+    const stmt = this.statements.get(sql);
+    return { changes: stmt.run(...bind(params)).changes };
+  }
+
+  async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const name = `s${++this.savepoints}`;
+    this.db.exec(`SAVEPOINT ${name}`);
+    try {
+      const value = await fn(this);
+      this.db.exec(`RELEASE ${name}`);
+      return value;
+    } catch (err) {
+      this.db.exec(`ROLLBACK TO ${name}`);
+      this.db.exec(`RELEASE ${name}`);
+      throw err;
+    } finally {
+      this.savepoints--;
+    }
+  }
+}
+
+export class SqliteStore implements SqlStore {
+  readonly dialect = 'sqlite' as const;
+  private readonly statements: Statements;
+  private readonly dataVersion: Statement;
+  /** Settles when the open transaction ends; undefined while none is open. */
+  private open: Promise<void> | undefined;
+
+  constructor(private readonly db: Db) {
+    this.statements = new Statements(db);
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+  }
+
+  /** The connection itself, for what is SQLite's alone (checkpoints, PRAGMAs, the migrations). */
+  get connection(): Db {
+    return this.db;
+  }
+
+  async get<R>(sql: string, params?: SqlParams): Promise<R | undefined> {
+    if (this.open !== undefined) await this.waitForGate();
+    const stmt = this.statements.get(sql);
+    return stmt.get(...bind(params)) as R | undefined;
+  }
+
+  async all<R>(sql: string, params?: SqlParams): Promise<R[]> {
+    if (this.open !== undefined) await this.waitForGate();
+    const stmt = this.statements.get(sql);
+    return stmt.all(...bind(params)) as R[];
+  }
+
+  async run(sql: string, params?: SqlParams): Promise<SqlRunResult> {
+    if (this.open !== undefined) await this.waitForGate();
+    const stmt = this.statements.get(sql);
+    return { changes: stmt.run(...bind(params)).changes };
+  }
+
+  async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    while (this.open !== undefined) await this.waitForGate();
+    let end!: () => void;
+    this.open = new Promise<void>((resolve) => (end = resolve));
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const value = await fn(new SqliteTransaction(this.db, this.statements));
+        this.db.exec('COMMIT');
+        return value;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw err;
+      }
+    } finally {
+      this.open = undefined;
+      end();
+    }
+  }
+
+  changeVersion(): number {
+    return this.dataVersion.get() as number;
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private async waitForGate(): Promise<void> {
+    const started = Date.now();
+    while (this.open !== undefined) {
+      const open = this.open;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        open.then(() => false),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), GATE_TIMEOUT_MS - (Date.now() - started)))),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) throw new TransactionWaitError(Date.now() - started);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+// The metadata store's contract (src/db/store): what the repositories rely on, checked the same way on
+// SQLite and on PostgreSQL (a real server, test/helpers/postgres.ts). Parameters in every style the
+// repositories write, numbers and bytes read back alike, transactions that commit, roll back and nest,
+// constraint errors recognised, and transactions that see and write as if alone under contention.
+import t from 'tap';
+import { isForeignKeyViolation, isUniqueViolation } from '../../src/db/repos/errors.js';
+import { bindValues, translatePlaceholders } from '../../src/db/store/pg-sql.js';
+import { SqliteStore } from '../../src/db/store/sqlite-store.js';
+import type { SqlExecutor } from '../../src/db/store/types.js';
+import { sqliteStore, storeMatrix } from '../helpers/stores.js';
+
+t.test('placeholders become $n: positional, named (one number per name), literals and casts untouched', async (t) => {
+  t.same(translatePlaceholders('SELECT ? , ?'), { text: 'SELECT $1 , $2', names: 2 });
+  const named = translatePlaceholders("SELECT * FROM t WHERE a = @a AND b = :b AND c = $c AND d = @a AND e = 'x?@y' AND f::text = '$.blobId' -- ?\n");
+  t.equal(named.text, "SELECT * FROM t WHERE a = $1 AND b = $2 AND c = $3 AND d = $1 AND e = 'x?@y' AND f::text = '$.blobId' -- ?\n");
+  t.same(named.names, ['a', 'b', 'c']);
+  t.same(bindValues(named, { c: 3, a: 1, extra: 9 }), [1, null, 3], 'missing and undefined bind NULL, extra keys are ignored');
+  t.same(bindValues(translatePlaceholders('SELECT ?, ?'), [undefined, 'x']), [null, 'x']);
+  t.throws(() => translatePlaceholders('SELECT ?, @a'), /mixes/);
+});
+
+const stores = storeMatrix(t);
+
+async function table(db: SqlExecutor): Promise<void> {
+  await db.run("INSERT INTO users (id, name, created_at) VALUES ('u1', 'ann', 1)");
+  await db.run("INSERT INTO settings (name, value) VALUES ('n', '0')");
+}
+
+stores.each('statements: parameters, rows, numbers, bytes', async (t, open) => {
+  const db = await open(t);
+  await table(db);
+  t.same(await db.run('INSERT INTO users (id, name, created_at) VALUES (?, ?, ?)', ['u2', 'bob', 2 ** 40]), { changes: 1 });
+  t.same(await db.get('SELECT id, created_at FROM users WHERE name = @name', { name: 'bob' }), { id: 'u2', created_at: 2 ** 40 }, 'a BIGINT reads as a number');
+  t.equal(await db.get('SELECT id FROM users WHERE name = ?', ['nobody']), undefined);
+  t.same(await db.all('SELECT name FROM users ORDER BY name'), [{ name: 'ann' }, { name: 'bob' }]);
+  t.same(await db.get('SELECT count(*) AS n, sum(created_at) AS total FROM users'), { n: 2, total: 2 ** 40 + 1 }, 'count and sum are numbers');
+  t.same(await db.get('SELECT password_hash FROM users WHERE id = :id', { id: 'u1' }), { password_hash: null });
+  await db.run('UPDATE users SET password_hash = @hash WHERE id = @id', { id: 'u1', hash: undefined });
+  t.same(await db.run('DELETE FROM users WHERE id = ?', ['u2']), { changes: 1 });
+  t.same(await db.run('DELETE FROM users WHERE id = ?', ['u2']), { changes: 0 });
+  await db.run("INSERT INTO inline_blobs (blob_id, data) VALUES ('b', ?)", [Buffer.from([0, 1, 255])]);
+  const row = await db.get<{ data: Uint8Array }>("SELECT data FROM inline_blobs WHERE blob_id = 'b'");
+  t.same(Buffer.from(row?.data ?? []), Buffer.from([0, 1, 255]), 'bytes read back as they were written');
+  t.same(await db.get('INSERT INTO cache_invalidations (at, writer, kind, a, b) VALUES (1, ?, ?, ?, ?) RETURNING seq', ['w', 'asset', 'x', '']), { seq: 1 }, 'RETURNING gives the new id');
+});
+
+stores.each('constraint errors are recognised on both', async (t, open) => {
+  const db = await open(t);
+  await table(db);
+  const dup = await db.run("INSERT INTO users (id, name, created_at) VALUES ('u9', 'ann', 1)").catch((err: unknown) => err);
+  t.ok(isUniqueViolation(dup), 'UNIQUE');
+  const fk = await db.run("INSERT INTO buckets (id, name, owner_id, region, created_at) VALUES ('b', 'b', 'nobody', 'r', 1)").catch((err: unknown) => err);
+  t.ok(isForeignKeyViolation(fk), 'FOREIGN KEY');
+  t.notOk(isUniqueViolation(fk));
+});
+
+stores.each('transactions commit, roll back, and nest as savepoints', async (t, open) => {
+  const db = await open(t);
+  await table(db);
+  t.equal(await db.transaction(async (tx) => {
+    await tx.run("UPDATE settings SET value = '1' WHERE name = 'n'");
+    return 'done';
+  }), 'done');
+  await t.rejects(db.transaction(async (tx) => {
+    await tx.run("UPDATE settings SET value = '2' WHERE name = 'n'");
+    throw new Error('no');
+  }), /no/);
+  t.same(await db.get("SELECT value FROM settings WHERE name = 'n'"), { value: '1' }, 'the failed transaction left nothing');
+  await db.transaction(async (tx) => {
+    await tx.run("UPDATE settings SET value = 'outer' WHERE name = 'n'");
+    await tx.transaction(async (inner) => {
+      await inner.run("INSERT INTO settings (name, value) VALUES ('kept', 'y')");
+    });
+    await t.rejects(tx.transaction(async (inner) => {
+      await inner.run("INSERT INTO settings (name, value) VALUES ('undone', 'y')");
+      throw new Error('inner');
+    }), /inner/);
+  });
+  t.same(await db.all('SELECT name, value FROM settings ORDER BY name'), [
+    { name: 'kept', value: 'y' },
+    { name: 'n', value: 'outer' },
+  ], 'the outer and the first savepoint committed; the failed savepoint did not');
+});
+
+stores.each('concurrent read-modify-write transactions lose no update', async (t, open) => {
+  const db = await open(t);
+  await table(db);
+  const add = (): Promise<void> =>
+    db.transaction(async (tx) => {
+      const row = await tx.get<{ value: string }>("SELECT value FROM settings WHERE name = 'n'");
+      await new Promise((resolve) => setImmediate(resolve));
+      await tx.run("UPDATE settings SET value = ? WHERE name = 'n'", [String(Number(row?.value) + 1)]);
+    });
+  await Promise.all(Array.from({ length: 12 }, add));
+  t.same(await db.get("SELECT value FROM settings WHERE name = 'n'"), { value: '12' }, 'twelve increments, twelve counted');
+});
+
+t.test('sqlite: statements of other requests wait for an open transaction, then see its outcome', async (t) => {
+  const db = await sqliteStore(t);
+  await table(db);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const tx = db.transaction(async (tx) => {
+    await tx.run("UPDATE settings SET value = 'in-tx' WHERE name = 'n'");
+    await held;
+    throw new Error('rolled back');
+  });
+  const read = db.get<{ value: string }>("SELECT value FROM settings WHERE name = 'n'");
+  const write = db.run("UPDATE settings SET value = 'after' WHERE name = 'n'");
+  setTimeout(release, 20);
+  await t.rejects(tx, /rolled back/);
+  t.same(await read, { value: '0' }, 'the read waited and did not see the rolled-back write');
+  await write;
+  t.same(await db.get("SELECT value FROM settings WHERE name = 'n'"), { value: 'after' }, 'the write was not undone with the transaction');
+  t.ok(db instanceof SqliteStore);
+});
