@@ -7,7 +7,10 @@ import { isForeignKeyViolation, isUniqueViolation } from '../../src/db/repos/err
 import { bindValues, translatePlaceholders } from '../../src/db/store/pg-sql.js';
 import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import type { SqlExecutor } from '../../src/db/store/types.js';
-import { sqliteStore, storeMatrix } from '../helpers/stores.js';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/db/open.js';
+import { pgStore, sqliteStore, storeMatrix } from '../helpers/stores.js';
+import { tempDir } from '../helpers/temp-data.js';
 
 t.test('placeholders become $n: positional, named (one number per name), literals and casts untouched', async (t) => {
   t.same(translatePlaceholders('SELECT ? , ?'), { text: 'SELECT $1 , $2', names: 2 });
@@ -113,4 +116,50 @@ t.test('sqlite: statements of other requests wait for an open transaction, then 
   await write;
   t.same(await db.get("SELECT value FROM settings WHERE name = 'n'"), { value: 'after' }, 'the write was not undone with the transaction');
   t.ok(db instanceof SqliteStore);
+});
+
+async function until(t: { ok(v: unknown, m: string): void }, what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  t.ok(check(), what);
+}
+
+t.test('sqlite: changeVersion moves for another connection\'s commit, not for its own', async (t) => {
+  const file = join(tempDir(t), 'meta.db');
+  const a = new SqliteStore(openDatabase(file));
+  const b = new SqliteStore(openDatabase(file));
+  t.teardown(async () => { await a.close(); await b.close(); });
+  const before = a.changeVersion();
+  await a.run("INSERT INTO settings (name, value) VALUES ('own', '1')");
+  t.equal(a.changeVersion(), before, 'its own commit does not move it');
+  await b.run("INSERT INTO settings (name, value) VALUES ('other', '1')");
+  t.not(a.changeVersion(), before, 'another connection\'s commit does');
+});
+
+t.test('postgres: changeVersion moves when another node commits to a watched table, and while the feed is down', async (t) => {
+  const server = await stores.postgres();
+  const url = await server.database();
+  const a = await pgStore(server, t, url);
+  const b = await pgStore(server, t, url);
+  const settled = a.changeVersion();
+  t.equal(a.changeVersion(), settled, 'still while nothing changes');
+  await b.run("INSERT INTO users (id, name, created_at) VALUES ('u', 'u', 1)");
+  await b.run("INSERT INTO settings (name, value) VALUES ('rate', '2')");
+  await until(t, 'a commit to settings on the other node moved it', () => a.changeVersion() !== settled);
+  const moved = a.changeVersion();
+  await b.transaction(async (tx) => {
+    await tx.run("INSERT INTO settings (name, value) VALUES ('x', '1')");
+    await tx.run("UPDATE settings SET value = '2' WHERE name = 'x'");
+  });
+  await until(t, 'a transaction moved it', () => a.changeVersion() !== moved);
+  // The feed's own connection is cut (a failover, a restart): every read then moves it, until it is back.
+  await server.admin("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 's3edge-changes'");
+  await until(t, 'while down, every read moves it', () => a.changeVersion() !== a.changeVersion());
+  await until(t, 'it reconnects and holds still again', () => {
+    const v = a.changeVersion();
+    return a.changeVersion() === v;
+  });
+  const back = a.changeVersion();
+  await b.run("UPDATE settings SET value = '3' WHERE name = 'rate'");
+  await until(t, 'and moves on notifications again', () => a.changeVersion() !== back);
 });

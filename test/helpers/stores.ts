@@ -4,9 +4,8 @@
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { openDatabase } from '../../src/db/open.js';
-import { migratePostgres } from '../../src/db/pg/migrate.js';
-import { createPgPool } from '../../src/db/pg/pool.js';
-import { PgStore } from '../../src/db/store/pg-store.js';
+import { openPgStore } from '../../src/db/store/open-pg.js';
+import type { PgStore } from '../../src/db/store/pg-store.js';
 import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import type { SqlStore } from '../../src/db/store/types.js';
 import { startPostgres, type RunningPostgres } from './postgres.js';
@@ -26,11 +25,9 @@ export async function sqliteStore(t: Test): Promise<SqliteStore> {
   return store;
 }
 
-/** A new PostgreSQL store on a migrated database of its own on `server`. */
-export async function pgStore(server: RunningPostgres, t: Test, max = 4): Promise<PgStore> {
-  const pool = createPgPool(await server.database(), { max });
-  await migratePostgres(pool);
-  const store = new PgStore(pool);
+/** A new PostgreSQL store (pool, migrations, change feed) on a database of its own on `server`, or on `url`. */
+export async function pgStore(server: RunningPostgres, t: Test, url?: string): Promise<PgStore> {
+  const store = await openPgStore(url ?? (await server.database()), { max: 4 });
   t.teardown(() => store.close());
   return store;
 }
@@ -39,10 +36,15 @@ export async function pgStore(server: RunningPostgres, t: Test, max = 4): Promis
  * Runs `body` as one subtest per store: SQLite, then PostgreSQL (started once per test file, on the
  * first call). Returns what each subtest gets.
  */
-export function storeMatrix(root: Test): { each(name: string, body: (t: Test, open: StoreFactory, kind: StoreKind) => Promise<void>): void } {
+export function storeMatrix(root: Test): {
+  each(name: string, body: (t: Test, open: StoreFactory, kind: StoreKind) => Promise<void>): void;
+  /** The test file's PostgreSQL, started on first use. */
+  postgres(): Promise<RunningPostgres>;
+} {
   let server: Promise<RunningPostgres> | undefined;
   const postgres = (): Promise<RunningPostgres> => (server ??= startPostgres(root));
   return {
+    postgres,
     each(name, body) {
       root.test(`${name} [sqlite]`, (t) => body(t, sqliteStore, 'sqlite'));
       root.test(`${name} [postgres]`, async (t) => {
