@@ -1,6 +1,6 @@
 // Both metadata stores for a contract test (test/contract/*): a migrated SQLite file in a temp dir and a
 // migrated database of its own on the test file's PostgreSQL (test/helpers/postgres.ts). A contract
-// test runs its checks once per store with `forEachStore`.
+// test runs its checks once per store with `storeMatrix(t).each`.
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { openDatabase } from '../../src/db/open.js';
