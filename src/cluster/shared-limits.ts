@@ -44,11 +44,21 @@ interface ApiCount {
 }
 
 /** The options the plugin hands a store (its own, a route's or a createRateLimit's). */
-interface StoreParams {
+export interface StoreParams {
   continueExceeding?: unknown;
   exponentialBackoff?: unknown;
   cache?: unknown;
   routeInfo?: { method?: unknown; url?: unknown };
+}
+
+/**
+ * A child store's name, the same in every process: the route's method and URL, else (createRateLimit)
+ * the order it was made in, every process running the same code.
+ */
+export function limiterName(params: StoreParams, nextUnnamed: () => number): string {
+  const info = params.routeInfo;
+  const method = Array.isArray(info?.method) ? info.method.join(',') : info?.method;
+  return typeof info?.url === 'string' ? `${String(method)} ${info.url}` : `limiter ${nextUnnamed()}`;
 }
 
 /** Logs the first failure of an outage and the first answer after it, nothing in between. */
@@ -114,10 +124,7 @@ export function remoteRateLimitStore(channel: WorkerChannel, log: Pick<Logger, '
     child(routeOptions: object): FastifyRateLimitStore {
       const params = routeOptions as StoreParams;
       const root = this.root ?? this;
-      const info = params.routeInfo;
-      const method = Array.isArray(info?.method) ? info.method.join(',') : info?.method;
-      const name = typeof info?.url === 'string' ? `${String(method)} ${info.url}` : `limiter ${++root.unnamed}`;
-      return new RemoteStore(params, name, root);
+      return new RemoteStore(params, limiterName(params, () => ++root.unnamed), root);
     }
 
     private ask(type: string, key: string, cb: CounterCallback, timeWindow: number, max: number): void {
