@@ -17,6 +17,7 @@ import { sql as versioning } from './016-versioning.js';
 import { sql as cacheInvalidations } from './017-cache-invalidations.js';
 import { sql as creditReservations } from './018-credit-reservations.js';
 import { sql as rateLimitCounters } from './019-rate-limit-counters.js';
+import { sql as blobRemovals } from './020-blob-removals.js';
 
 /** Numbered migrations, applied in order; PRAGMA user_version records the last applied. Never edit one that has shipped. */
-export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords, dashboardSessions, objectTagging, versioning, cacheInvalidations, creditReservations, rateLimitCounters];
+export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords, dashboardSessions, objectTagging, versioning, cacheInvalidations, creditReservations, rateLimitCounters, blobRemovals];
