@@ -1,7 +1,7 @@
 // The composition root's product: everything a request needs, built once, closed once. No globals.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { Readiness } from './health/readiness.js';
+import { Readiness, sqliteWritable } from './health/readiness.js';
 import { methodLabel, RequestMetrics } from './metrics/request-metrics.js';
 import type { Config } from './config/schema.js';
 import type { Db } from './db/open.js';
@@ -359,7 +359,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       originPools: new OriginPools(config.edge),
       // Real time, not the injectable clock: it only spaces the probes.
       readiness: new Readiness({
-        db,
+        metadata: sqliteWritable(db),
         storage,
         now: () => performance.now(),
         onFailure: (check, err) => log.warn({ err, check }, 'readiness: a check failed (GET /readyz answers 503)'),

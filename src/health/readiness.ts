@@ -3,6 +3,7 @@
 // HEAD). Probes run at most once a second whatever the polling rate, concurrent callers share one,
 // and each has a deadline, so a load balancer's checks stay cheap and never pile up.
 import type { Db } from '../db/open.js';
+import type { SqlExecutor } from '../db/store/types.js';
 import type { StorageBackend } from '../storage/backend.js';
 
 export type CheckState = 'ok' | 'failing';
@@ -13,7 +14,8 @@ export interface ReadinessReport {
 }
 
 export interface ReadinessDeps {
-  db: Pick<Db, 'pragma' | 'exec' | 'inTransaction'>;
+  /** Resolves when the metadata store takes writes now, throws why not: sqliteWritable or postgresWritable. */
+  metadata: () => Promise<void>;
   storage: Pick<StorageBackend, 'probe'>;
   /** Milliseconds, for the one-second reuse of a report. */
   now: () => number;
@@ -40,40 +42,20 @@ export class Readiness {
   }
 
   private async probe(): Promise<ReadinessReport> {
-    const metadata = this.metadataWritable();
+    const metadata = await this.metadataWritable();
     const storage = await this.storageAnswers();
     const report: ReadinessReport = { ready: metadata === 'ok' && storage === 'ok', checks: { metadata, storage } };
     this.last = { at: this.deps.now(), report };
     return report;
   }
 
-  /**
-   * Writes a row and rolls it back: a read-only database (file, mount or connection) refuses the write
-   * itself, while the write lock alone would still be granted; nothing reaches the disk. Without
-   * waiting: busy_timeout is 0 for these statements (one synchronous turn, so nothing else sees it),
-   * and another writer holding the lock (SQLITE_BUSY) means the database is writable, just in use.
-   */
-  private metadataWritable(): CheckState {
-    const { db } = this.deps;
-    // Writes run in synchronous transactions, so none is open here; if one were, it holds the lock.
-    if (db.inTransaction) return 'ok';
-    const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
-    db.pragma('busy_timeout = 0');
+  private async metadataWritable(): Promise<CheckState> {
     try {
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        db.exec(PROBE_WRITE);
-      } finally {
-        // Some errors (a full disk) end the transaction themselves.
-        if (db.inTransaction) db.exec('ROLLBACK');
-      }
+      await withDeadline(this.deps.metadata(), this.deps.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS);
       return 'ok';
     } catch (err) {
-      if ((err as { code?: unknown }).code === 'SQLITE_BUSY') return 'ok';
       this.deps.onFailure('metadata', err);
       return 'failing';
-    } finally {
-      db.pragma(`busy_timeout = ${busyTimeout}`);
     }
   }
 
@@ -86,4 +68,52 @@ export class Readiness {
       return 'failing';
     }
   }
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * SQLite: writes a row and rolls it back. A read-only database (file, mount or connection) refuses the
+ * write itself, while the write lock alone would still be granted; nothing reaches the disk. Without
+ * waiting: busy_timeout is 0 for these statements (one synchronous turn, so nothing else sees it), and
+ * another writer holding the lock (SQLITE_BUSY), or a transaction of this connection open, means the
+ * database is writable, just in use.
+ */
+export function sqliteWritable(db: Pick<Db, 'pragma' | 'exec' | 'inTransaction'>): () => Promise<void> {
+  return async () => {
+    if (db.inTransaction) return;
+    const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
+    db.pragma('busy_timeout = 0');
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        db.exec(PROBE_WRITE);
+      } finally {
+        // Some errors (a full disk) end the transaction themselves.
+        if (db.inTransaction) db.exec('ROLLBACK');
+      }
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'SQLITE_BUSY') return;
+      throw err;
+    } finally {
+      db.pragma(`busy_timeout = ${busyTimeout}`);
+    }
+  };
+}
+
+/**
+ * PostgreSQL: a connection of the pool answers and the server is not read-only (a standby promoted
+ * late, or one a failover left in recovery, answers reads but refuses writes).
+ */
+export function postgresWritable(store: SqlExecutor): () => Promise<void> {
+  return async () => {
+    const row = await store.get<{ ro: string }>("SELECT current_setting('transaction_read_only') AS ro");
+    if (row?.ro !== 'off') throw new Error('the PostgreSQL server is read-only (a standby?)');
+  };
 }

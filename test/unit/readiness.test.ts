@@ -7,7 +7,11 @@ import { openSqlite } from '../../src/db/sqlite/index.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.js';
-import { Readiness } from '../../src/health/readiness.js';
+import { postgresWritable, Readiness, sqliteWritable } from '../../src/health/readiness.js';
+import { createPgPool } from '../../src/db/pg/pool.js';
+import { PgStore } from '../../src/db/store/pg-store.js';
+import { startPostgres } from '../helpers/postgres.js';
+import { pgStore } from '../helpers/stores.js';
 import { DiskStorage } from '../../src/storage/disk.js';
 import { tempDir } from '../helpers/temp-data.js';
 
@@ -22,7 +26,7 @@ async function setUp(t: Test) {
   const storage = { probe: () => (probes++, disk.probe()) };
   const failures: string[] = [];
   let now = 0;
-  const readiness = new Readiness({ db, storage, now: () => now, onFailure: (check) => failures.push(check) });
+  const readiness = new Readiness({ metadata: sqliteWritable(db), storage, now: () => now, onFailure: (check) => failures.push(check) });
   return {
     dir, db, readiness, failures,
     probes: () => probes,
@@ -51,7 +55,7 @@ t.test('a database that cannot be written is not ready', async (t) => {
   const s = await setUp(t);
   const readOnly = openSqlite(join(s.dir, 'meta.db'), { readonly: true });
   t.teardown(() => readOnly.close());
-  const readiness = new Readiness({ db: readOnly, storage: { probe: async () => undefined }, now: () => 0, onFailure: (check) => s.failures.push(check) });
+  const readiness = new Readiness({ metadata: sqliteWritable(readOnly), storage: { probe: async () => undefined }, now: () => 0, onFailure: (check) => s.failures.push(check) });
   t.same(await readiness.check(), { ready: false, checks: { metadata: 'failing', storage: 'ok' } });
   t.same(s.failures, ['metadata']);
 });
@@ -81,4 +85,22 @@ t.test('concurrent checks share one probe; a later one probes again', async (t) 
   s.advance(1);
   await s.readiness.check();
   t.equal(s.probes(), 2, 'probed again after a second');
+});
+
+t.test('postgres: a writable server is ready; a read-only one (a standby) and a stopped one are not', async (t) => {
+  const server = await startPostgres(t);
+  const url = await server.database('ready');
+  const store = await pgStore(server, t, url);
+  const failures: string[] = [];
+  const readiness = (): Readiness =>
+    new Readiness({ metadata: postgresWritable(store), storage: { probe: async () => undefined }, now: () => performance.now(), onFailure: (check) => failures.push(check), probeTimeoutMs: 1000 });
+  t.same(await readiness().check(), { ready: true, checks: { metadata: 'ok', storage: 'ok' } });
+  await server.admin('ALTER DATABASE ready SET default_transaction_read_only = on');
+  const readOnly = new PgStore(createPgPool(url, { max: 1 }));
+  t.teardown(() => readOnly.close());
+  const standby = new Readiness({ metadata: postgresWritable(readOnly), storage: { probe: async () => undefined }, now: () => 0, onFailure: (check) => failures.push(check) });
+  t.same((await standby.check()).checks.metadata, 'failing', 'read-only: not ready');
+  await server.stop();
+  t.same((await readiness().check()).checks.metadata, 'failing', 'stopped: not ready, within the probe deadline');
+  t.same(failures, ['metadata', 'metadata']);
 });
