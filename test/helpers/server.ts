@@ -28,7 +28,14 @@ export interface StartServerOptions {
    * instead of the data dir. Default: on when S3EDGE_TEST_UPSTREAM=1, so any e2e file can run in
    * upstream mode unchanged.
    */
-  upstream?: boolean;
+  upstream?: boolean | RunningMoto;
+  /**
+   * The metadata store (`--metadata`, through S3EDGE_METADATA): a PostgreSQL URL puts this gateway on that
+   * database, as one of many nodes (with the same `rootKey`, masterKey and upstream as the others).
+   */
+  metadata?: string;
+  /** This root key instead of a fresh one: nodes of one deployment share it. */
+  rootKey?: Credentials;
   /** How long to wait for the listening line; a safety net, not an assertion. Default 30 s. */
   startTimeoutMs?: number;
   /** Run this executable (the single binary) instead of node on dist/bin/s3edge.js; the admin CLI too. */
@@ -133,13 +140,17 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   tmpRoots.add(tmpRoot);
   const dataDir = opts.dataDir ?? join(tmpRoot, 'data');
   await mkdir(dataDir, { recursive: true });
-  const rootKey: Credentials = {
+  const rootKey: Credentials = opts.rootKey ?? {
     accessKeyId: `E2EROOT${randomBytes(6).toString('hex').toUpperCase()}`,
     secretAccessKey: randomBytes(30).toString('base64url'),
   };
   const upstream = opts.upstream ?? process.env.S3EDGE_TEST_UPSTREAM === '1';
-  const moto = upstream ? await startMoto() : undefined;
-  const env = childEnv(rootKey, { ...moto?.gatewayEnv('gw/'), ...opts.env }, opts.baseEnv);
+  // A moto given by the caller is shared (several nodes on one upstream store): the caller stops it.
+  const sharedMoto = typeof upstream === 'object' ? upstream : undefined;
+  const ownMoto = upstream === true ? await startMoto() : undefined;
+  const moto = sharedMoto ?? ownMoto;
+  const metadataEnv: Record<string, string> = opts.metadata !== undefined ? { S3EDGE_METADATA: opts.metadata } : {};
+  const env = childEnv(rootKey, { ...moto?.gatewayEnv('gw/'), ...metadataEnv, ...opts.env }, opts.baseEnv);
   const args = ['serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json'];
   // Unless the test's own env says otherwise (S3EDGE_WORKERS), which the flag would override.
   // S3EDGE_TEST_WORKERS=2 runs any e2e file on a cluster unchanged (as S3EDGE_TEST_UPSTREAM=1 does upstream).
@@ -179,7 +190,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
       await exitPromise;
       clearTimeout(timer);
     }
-    await moto?.stop();
+    await ownMoto?.stop();
     await rm(tmpRoot, { recursive: true, force: true });
     tmpRoots.delete(tmpRoot);
   };
