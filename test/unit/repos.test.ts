@@ -136,10 +136,10 @@ t.test('bucket service: name rules, ownership-aware conflicts, BucketNotEmpty', 
   const v = repos.users.create('v');
   const b = await createBucket(repos, { name: 'photos', ownerId: u.id, region: 'eu-central-1' });
   t.match(b, { name: 'photos', ownerId: u.id, region: 'eu-central-1' });
-  t.throws(() => createBucket(repos, { name: 'photos', ownerId: u.id, region: 'x' }), { code: 'BucketAlreadyOwnedByYou', status: 409 });
-  t.throws(() => createBucket(repos, { name: 'photos', ownerId: v.id, region: 'x' }), { code: 'BucketAlreadyExists', status: 409 });
-  t.throws(() => createBucket(repos, { name: 'Photos', ownerId: u.id, region: 'x' }), { code: 'InvalidBucketName' });
-  t.throws(() => createBucket(repos, { name: 'storage', ownerId: u.id, region: 'x' }), { code: 'InvalidBucketName' });
+  await t.rejects(createBucket(repos, { name: 'photos', ownerId: u.id, region: 'x' }), { code: 'BucketAlreadyOwnedByYou', status: 409 });
+  await t.rejects(createBucket(repos, { name: 'photos', ownerId: v.id, region: 'x' }), { code: 'BucketAlreadyExists', status: 409 });
+  await t.rejects(createBucket(repos, { name: 'Photos', ownerId: u.id, region: 'x' }), { code: 'InvalidBucketName' });
+  await t.rejects(createBucket(repos, { name: 'storage', ownerId: u.id, region: 'x' }), { code: 'InvalidBucketName' });
   putObjectRow(db, b.id, 'a.jpg');
   await t.rejects(deleteBucket(repos, b), { code: 'BucketNotEmpty' });
   t.ok(await repos.buckets.getById(b.id));
