@@ -279,7 +279,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       log,
     });
     const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime() });
-    const commits = new CommitQueue(db);
+    const commits = new CommitQueue(repos);
     cachePurges = new CachePurges({ edge, proxyCache, repos, commits, now: () => clock().getTime(), log });
     const purges = cachePurges;
     const requestMetrics = new RequestMetrics();
@@ -293,7 +293,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       commits,
       repos,
       objects,
-      multipart: new MultipartRepo(db, objects),
+      multipart: new MultipartRepo(repos.store),
       storage,
       leases,
       corruption: new CorruptionReporter(repos.integrity, log, clock),

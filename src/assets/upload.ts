@@ -283,10 +283,10 @@ async function commitAsset(
   };
   const key = displayKey(asset);
   await commitStaged(ctx, file.staged, () =>
-    ctx.repos.transaction(() => {
-      ctx.repos.assets.insert(asset);
+    ctx.repos.transact(async (r) => {
+      await r.assets.insert(asset);
       reservation.charge(asset.size, asset.id, key);
-      ctx.repos.usage.record({
+      r.usage.record({
         userId: asset.userId, assetId: asset.id, eventType: 'upload', source: 'api', bytes: asset.size,
         hostname: input.hostname, statusCode: 201, metadata: { key }, clientIp: input.clientIp,
       });

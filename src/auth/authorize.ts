@@ -57,14 +57,14 @@ export function authorize(principal: Principal, action: Action, bucket?: BucketR
 }
 
 /** The buckets a principal may see in ListBuckets: root all, account its user's, bucket key its bucket. */
-export function visibleBuckets(principal: Principal, repos: Pick<Repos, 'buckets'>): Bucket[] {
+export async function visibleBuckets(principal: Principal, repos: Pick<Repos, 'buckets'>): Promise<Bucket[]> {
   switch (principal.kind) {
     case 'root':
       return repos.buckets.list();
     case 'account':
       return repos.buckets.list(principal.userId);
     case 'bucket': {
-      const bucket = repos.buckets.getById(principal.bucketId);
+      const bucket = await repos.buckets.getById(principal.bucketId);
       return bucket ? [bucket] : [];
     }
   }

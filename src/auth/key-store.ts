@@ -40,15 +40,33 @@ export class KeyStore {
   }
 
   /** The secret and principal of a key, or undefined for an unknown key. Throws if the secret cannot be decrypted. */
-  lookup(accessKeyId: string): KeyLookup | undefined {
+  async lookup(accessKeyId: string): Promise<KeyLookup | undefined> {
     if (!KEY_ID.test(accessKeyId)) return undefined;
     const hit = this.found.get(accessKeyId);
     if (hit) return hit;
     if (this.missing.get(accessKeyId)) return undefined;
-    const loaded = this.load(accessKeyId);
+    const loaded = await this.load(accessKeyId);
     if (loaded) this.found.set(accessKeyId, loaded);
     else this.missing.set(accessKeyId, true);
     return loaded;
+  }
+
+  /**
+   * Runs a signature check whose getSecret is synchronous: at once when the key is cached (the hot
+   * path), else again once the key it asked for is loaded. Returns what `verify` returns.
+   */
+  async verify<T>(verify: (getSecret: (accessKeyId: string) => string | undefined) => T): Promise<T> {
+    let asked: string | undefined;
+    try {
+      return verify((id) => {
+        asked = id;
+        return this.found.get(id)?.secretKey;
+      });
+    } catch (err) {
+      if (asked === undefined || this.found.has(asked)) throw err;
+    }
+    const found = await this.lookup(asked);
+    return verify((id) => (id === asked ? found?.secretKey : undefined));
   }
 
   /** Entries held (found + not found), for tests and metrics. */
@@ -67,12 +85,12 @@ export class KeyStore {
     }
   }
 
-  private load(accessKeyId: string): KeyLookup | undefined {
+  private async load(accessKeyId: string): Promise<KeyLookup | undefined> {
     const key = this.repos.accessKeys.get(accessKeyId);
     if (!key) return undefined;
     let principal: Principal;
     if (key.kind === 'bucket') {
-      const bucket = key.bucketId === null ? undefined : this.repos.buckets.getById(key.bucketId);
+      const bucket = key.bucketId === null ? undefined : await this.repos.buckets.getById(key.bucketId);
       if (!bucket || key.permission === null) return undefined;
       principal = {
         kind: 'bucket',

@@ -10,7 +10,7 @@ export class AssetDirectory extends FoundCache<AssetRecord> {
     super((id) => repos.assets.get(id), opts);
   }
 
-  byId(id: string): AssetRecord | undefined {
+  byId(id: string): Promise<AssetRecord | undefined> {
     return this.get(id);
   }
 }

@@ -189,14 +189,14 @@ export class CachePurges {
   }
 
   private append(p: CachePurge): void {
-    const { repos, now } = this.opts;
+    const { now } = this.opts;
     const row = { ...toRow(p), writer: this.instance };
-    const write = (): void => {
+    const write = async (r: Repos): Promise<void> => {
       const at = now();
-      repos.cacheInvalidations.append({ ...row, at });
+      r.cacheInvalidations.append({ ...row, at });
       if (at - this.lastPruneAt >= PRUNE_EVERY_MS) {
         this.lastPruneAt = at;
-        repos.cacheInvalidations.pruneBefore(at - RETENTION_MS);
+        r.cacheInvalidations.pruneBefore(at - RETENTION_MS);
       }
     };
     const appending = this.opts.commits.run(write).then(

@@ -51,10 +51,11 @@ export class CdnResolver {
   }
 
   /**
-   * Call read() on the result's cache object in the same tick: the metadata row was read here, and
-   * opening its bytes then leases them before anything can remove them.
+   * Call read() on the result's cache object right after the await, before any other I/O: the
+   * metadata row was read here, and opening its bytes then leases them (bytes removed meanwhile by
+   * another process are a 'retry' of the sender).
    */
-  resolve(req: IncomingMessage, facts: TargetFacts): Resolution {
+  async resolve(req: IncomingMessage, facts: TargetFacts): Promise<Resolution> {
     const asset = parseCdnTarget(req.url);
     if (asset) return this.asset(asset, facts);
     const object = parseBucketTarget(req.url);
@@ -62,9 +63,9 @@ export class CdnResolver {
     return NOT_FOUND;
   }
 
-  private asset(target: AssetTarget, facts: TargetFacts): Resolution {
+  private async asset(target: AssetTarget, facts: TargetFacts): Promise<Resolution> {
     const { ctx } = this;
-    const asset = ctx.assetDirectory.byId(target.id);
+    const asset = await ctx.assetDirectory.byId(target.id);
     if (!asset || asset.fileName !== target.fileName) return NOT_FOUND;
     facts.assetId = asset.id;
     facts.ownerId = asset.userId;
@@ -96,15 +97,15 @@ export class CdnResolver {
     return { kind: 'found', served: { rep, cache, asset } };
   }
 
-  private object(target: BucketObjectTarget, facts: TargetFacts): Resolution {
+  private async object(target: BucketObjectTarget, facts: TargetFacts): Promise<Resolution> {
     const { ctx } = this;
     // Straight from the database, not the S3 path's bucket directory: making a bucket private takes
     // effect on the next request.
-    const bucket = ctx.repos.buckets.getByName(target.bucket);
+    const bucket = await ctx.repos.buckets.getByName(target.bucket);
     if (!bucket?.public) return NOT_FOUND;
     // The row only: a small object's bytes are read from the database when a fill opens them, not on
     // every request (hits, HEAD, 304 and 403 never need them).
-    const rec = ctx.objects.get(bucket.id, target.key);
+    const rec = await ctx.objects.get(bucket.id, target.key);
     if (!rec) return NOT_FOUND;
     facts.bucket = bucket.name;
     facts.key = rec.key;

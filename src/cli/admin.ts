@@ -106,16 +106,16 @@ function requireUser(repos: Repos, name: string): User {
   return user;
 }
 
-function requireBucket(repos: Repos, name: string): Bucket {
-  const bucket = repos.buckets.getByName(name);
+async function requireBucket(repos: Repos, name: string): Promise<Bucket> {
+  const bucket = await repos.buckets.getByName(name);
   if (!bucket) throw new AdminError('NoSuchBucket', `no bucket named '${name}'`);
   return bucket;
 }
 
 /** A running server checks the flag on every CDN request: the change applies to the next one. */
-function setBucketPublic(repos: Repos, name: string, isPublic: boolean) {
-  const bucket = requireBucket(repos, name);
-  if (!repos.buckets.setPublic(bucket.id, isPublic)) throw new AdminError('NoSuchBucket', `no bucket named '${name}'`);
+async function setBucketPublic(repos: Repos, name: string, isPublic: boolean) {
+  const bucket = await requireBucket(repos, name);
+  if (!(await repos.buckets.setPublic(bucket.id, isPublic))) throw new AdminError('NoSuchBucket', `no bucket named '${name}'`);
   return { name: bucket.name, public: isPublic };
 }
 
@@ -301,17 +301,17 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       required: ['user'],
       summary: 'create a bucket owned by a user',
       example: 's3edge buckets create photos --user alice',
-      run: ({ repos, server, args, flags }) => {
+      run: async ({ repos, server, args, flags }) => {
         const user = requireUser(repos, flags.user as string);
         const name = args.NAME as string;
         const problem = bucketNameProblem(name);
         if (problem) throw new AdminError('InvalidBucketName', `invalid bucket name '${name}': the name ${problem}`);
         let bucket: Bucket;
         try {
-          bucket = createBucket(repos, { name, ownerId: user.id, region: server().region });
+          bucket = await createBucket(repos, { name, ownerId: user.id, region: server().region });
         } catch (err) {
           if (err instanceof S3Error && (err.code === 'BucketAlreadyExists' || err.code === 'BucketAlreadyOwnedByYou')) {
-            const owner = repos.buckets.getByName(name);
+            const owner = await repos.buckets.getByName(name);
             const ownerName = owner ? repos.users.getById(owner.ownerId)?.name : undefined;
             throw new AdminError('BucketAlreadyExists', `bucket '${name}' already exists${ownerName ? ` (owner: ${ownerName})` : ''}`);
           }
@@ -325,17 +325,21 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['user'],
       summary: 'list buckets with their object counts',
       example: 's3edge buckets list --user alice',
-      run: ({ repos, flags }) => {
+      run: async ({ repos, flags }) => {
         const ownerId = flags.user === undefined ? undefined : requireUser(repos, flags.user).id;
         const nameOf = userNames(repos);
-        return repos.buckets.list(ownerId).map((b) => ({
-          name: b.name,
-          owner: nameOf(b.ownerId),
-          region: b.region,
-          createdAt: iso(b.createdAt),
-          objects: repos.buckets.countObjects(b.id),
-          public: b.public,
-        }));
+        const rows = [];
+        for (const b of await repos.buckets.list(ownerId)) {
+          rows.push({
+            name: b.name,
+            owner: nameOf(b.ownerId),
+            region: b.region,
+            createdAt: iso(b.createdAt),
+            objects: await repos.buckets.countObjects(b.id),
+            public: b.public,
+          });
+        }
+        return rows;
       },
     },
     public: {
@@ -357,10 +361,10 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'delete an empty bucket and its access keys',
       example: 's3edge buckets delete photos',
-      run: ({ repos, args }) => {
-        const bucket = requireBucket(repos, args.NAME as string);
+      run: async ({ repos, args }) => {
+        const bucket = await requireBucket(repos, args.NAME as string);
         try {
-          deleteBucket(repos, bucket);
+          await deleteBucket(repos, bucket);
         } catch (err) {
           if (err instanceof S3Error && err.code === 'BucketNotEmpty') {
             throw new AdminError('BucketNotEmpty', `bucket '${bucket.name}' is not empty: delete its objects (and, if it was ever versioned, every version and delete marker) first`);
@@ -499,8 +503,8 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'list the blobs a scrub or a read found corrupt (until they check out again or their object is rewritten)',
       example: 's3edge scrub list',
-      run: ({ repos }) =>
-        repos.integrity.corrupt().map((c) => ({ owner: c.owner, expected: c.expected, actual: c.actual, foundBy: c.foundBy, detectedAt: iso(c.detectedAt) })),
+      run: async ({ repos }) =>
+        (await repos.integrity.corrupt()).map((c) => ({ owner: c.owner, expected: c.expected, actual: c.actual, foundBy: c.foundBy, detectedAt: iso(c.detectedAt) })),
     },
   },
   'access-keys': {
@@ -510,10 +514,10 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       required: ['bucket', 'permission'],
       summary: 'create a key limited to one bucket (read | read_write)',
       example: 's3edge access-keys create --bucket photos --permission read_write --name ci',
-      run: ({ repos, masterKey, server, flags }) => {
+      run: async ({ repos, masterKey, server, flags }) => {
         const perm = permission(flags.permission);
         const name = label(flags.name);
-        const bucket = requireBucket(repos, flags.bucket as string);
+        const bucket = await requireBucket(repos, flags.bucket as string);
         const { key, secretAccessKey } = insertKey(repos, masterKey, {
           kind: 'bucket',
           userId: bucket.ownerId,
@@ -540,9 +544,9 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['bucket'],
       summary: 'list bucket access keys (never their secrets)',
       example: 's3edge access-keys list --bucket photos',
-      run: ({ repos, flags }) => {
-        const bucketId = flags.bucket === undefined ? undefined : requireBucket(repos, flags.bucket).id;
-        const bucketNames = new Map(repos.buckets.list().map((b) => [b.id, b.name]));
+      run: async ({ repos, flags }) => {
+        const bucketId = flags.bucket === undefined ? undefined : (await requireBucket(repos, flags.bucket)).id;
+        const bucketNames = new Map((await repos.buckets.list()).map((b) => [b.id, b.name]));
         return repos.accessKeys.list({ kind: 'bucket', ...(bucketId === undefined ? {} : { bucketId }) }).map((k) => ({
           accessKeyId: k.accessKeyId,
           name: k.name,

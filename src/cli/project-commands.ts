@@ -80,8 +80,8 @@ function userName(repos: Repos, id: string): string {
 }
 
 /** One line of text: `https://origin.example.com (preserve host)`, `bucket site (index index.html)`. */
-function originText(projects: ProjectsService, h: ProjectHostname): string {
-  const origin = projects.originView(h.origin);
+async function originText(projects: ProjectsService, h: ProjectHostname): Promise<string> {
+  const origin = await projects.originView(h.origin);
   if (origin === null) return '';
   if (origin.kind === 'url') return origin.preserveHost ? `${origin.url} (preserve host)` : origin.url;
   const error = origin.errorDocument === null ? '' : `, error ${origin.errorDocument}`;
@@ -94,7 +94,7 @@ function rulesText(h: ProjectHostname): string {
   return set.length === 0 ? '' : JSON.stringify(Object.fromEntries(set));
 }
 
-function hostnameRow(projects: ProjectsService, repos: Repos, h: ProjectHostname, project: Project): Record<string, unknown> {
+async function hostnameRow(projects: ProjectsService, repos: Repos, h: ProjectHostname, project: Project): Promise<Record<string, unknown>> {
   const record = projects.verificationRecord(h);
   return {
     hostname: h.hostname,
@@ -103,7 +103,7 @@ function hostnameRow(projects: ProjectsService, repos: Repos, h: ProjectHostname
     project: project.name,
     verified: h.verifiedAt !== null,
     verifiedBy: h.verifiedBy ?? '',
-    origin: originText(projects, h),
+    origin: await originText(projects, h),
     rules: rulesText(h),
     verificationName: record.name,
     verificationValue: record.value,
@@ -168,7 +168,7 @@ function listProjects({ repos, flags }: RunContext): Record<string, unknown>[] {
   return users.flatMap((u) => repos.projects.projectsOfUser(u.id)).map((p) => projectRow(repos, p));
 }
 
-function listHostnames(ctx: RunContext): Record<string, unknown>[] {
+async function listHostnames(ctx: RunContext): Promise<Record<string, unknown>[]> {
   const { repos, flags } = ctx;
   const projects = service(ctx);
   if (flags.project !== undefined && flags.user === undefined) throw new AdminError('InvalidArgument', '--project needs --user (project names are per user)');
@@ -176,11 +176,13 @@ function listHostnames(ctx: RunContext): Record<string, unknown>[] {
   const project = user && flags.project !== undefined ? projectNamed(projects, user, flags.project) : undefined;
   const hostnames = project ? projects.hostnames(project) : user ? projects.hostnamesOfUser(user.id) : projects.allHostnames();
   const byId = new Map<string, Project | undefined>();
-  return hostnames.flatMap((h) => {
+  const rows: Record<string, unknown>[] = [];
+  for (const h of hostnames) {
     if (!byId.has(h.projectId)) byId.set(h.projectId, repos.projects.project(h.projectId));
     const p = byId.get(h.projectId);
-    return p ? [hostnameRow(projects, repos, h, p)] : [];
-  });
+    if (p) rows.push(await hostnameRow(projects, repos, h, p));
+  }
+  return rows;
 }
 
 export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
@@ -211,10 +213,10 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'delete a project (by name or id) with its deployments and hostnames; its assets stay, unlinked',
       example: 's3edge projects delete website --user alice',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
           const project = projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.args.PROJECT as string);
-          const { hostnames } = projects.deleteProject(project);
+          const { hostnames } = await projects.deleteProject(project);
           return { deleted: true, id: project.id, name: project.name, hostnames: hostnames.join(', ') };
         }),
     },
@@ -234,10 +236,10 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'add a hostname to a project; it is served once verified (publish the TXT record shown, then hostnames verify)',
       example: 's3edge hostnames add www.example.com --user alice --project website',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
           const project = projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.flags.project as string);
-          const added = projects.addHostname(project, { hostname: ctx.args.HOSTNAME });
+          const added = await projects.addHostname(project, { hostname: ctx.args.HOSTNAME });
           return hostnameRow(projects, ctx.repos, added, project);
         }),
     },
@@ -273,10 +275,10 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: "where the hostname's requests go: --url http(s)://host[:port] [--preserve-host], or --bucket NAME of the owner's [--index KEY] [--error-document KEY]",
       example: 's3edge hostnames set-origin www.example.com --url https://origin.example.net',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
           const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
-          return hostnameRow(projects, ctx.repos, projects.setOrigin(project, hostname, originFlags(ctx.flags)), project);
+          return hostnameRow(projects, ctx.repos, await projects.setOrigin(project, hostname, originFlags(ctx.flags)), project);
         }),
     },
     'set-rules': {
@@ -285,7 +287,7 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'replace the hostname\'s protection rules (JSON, as PUT .../rules of the API takes them)',
       example: `s3edge hostnames set-rules www.example.com --rules '{"blockCountries":["XX"]}'`,
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
           const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
           return hostnameRow(projects, ctx.repos, projects.setRules(hostname, rulesFlags(ctx.flags)), project);

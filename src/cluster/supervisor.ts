@@ -123,7 +123,7 @@ export async function runSupervisor(config: Config, count: number, json: boolean
   }
   const channel = new SupervisorChannel();
   const jobs = ctx;
-  channel.handle(CLUSTER_METRICS, async () => clusterMetrics((await channel.requestAll(WORKER_METRICS, null)) as WorkerMetrics[], jobMetrics(jobs)));
+  channel.handle(CLUSTER_METRICS, async () => clusterMetrics((await channel.requestAll(WORKER_METRICS, null)) as WorkerMetrics[], await jobMetrics(jobs)));
   // Rate-limit counters, the edge limiter and monitor, blob removal: one for every worker.
   const shared = serveSharedState(channel, ctx);
   const workers = new Workers(count, channel, ctx.log);

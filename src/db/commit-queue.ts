@@ -1,14 +1,19 @@
 // Batches hot-path metadata writes: every write queued during one turn of the event loop runs in a
-// single transaction, each in its own savepoint (one write's failure, such as a lost conditional
-// write, rolls back only that write). One BEGIN/COMMIT and one WAL append then serve many concurrent
-// PUTs and DELETEs instead of one each; WalSync makes the batch durable.
-import type { Db } from './open.js';
+// single store transaction, each in its own nested transaction (a savepoint) one after another, so one
+// write's failure, such as a lost conditional write, rolls back only that write. One BEGIN/COMMIT (and
+// on SQLite one WAL append, made durable by WalSync) then serves many concurrent PUTs and DELETEs.
+import type { Repos } from './repos/index.js';
+
+/** PostgreSQL's serialization_failure and deadlock_detected: the whole batch is re-run (pg-store.ts). */
+const RETRYABLE = new Set(['40001', '40P01']);
 
 interface Job {
-  run(): unknown;
+  run(r: Repos): Promise<unknown>;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
+
+type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 
 export class CommitQueue {
   private jobs: Job[] = [];
@@ -16,44 +21,51 @@ export class CommitQueue {
   /** Transactions committed so far (tests and metrics: how many writes each one carried). */
   batches = 0;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly repos: Pick<Repos, 'transact'>) {}
 
-  /** Runs `write` (synchronous, may throw) in the next batch; settles with its result once committed. */
-  run<T>(write: () => T): Promise<T> {
+  /**
+   * Runs `write` in the next batch, with repositories bound to the batch's transaction (it must touch
+   * the database through them only, and nothing else: on PostgreSQL a batch may be re-run); settles
+   * with its result once committed.
+   */
+  run<T>(write: (r: Repos) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.jobs.push({ run: write, resolve: resolve as (value: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(() => void this.flush());
       }
     });
   }
 
-  private flush(): void {
+  private async flush(): Promise<void> {
     this.scheduled = false;
     const jobs = this.jobs;
     this.jobs = [];
-    const outcomes: { ok: boolean; value: unknown }[] = [];
+    let outcomes: Outcome[] = [];
     try {
-      this.db.transaction(() => {
+      await this.repos.transact(async (r) => {
+        outcomes = [];
         for (const job of jobs) {
           try {
-            // A nested transaction is a savepoint: a throw undoes this job's changes only.
-            outcomes.push({ ok: true, value: this.db.transaction(job.run)() });
+            outcomes.push({ ok: true, value: await r.transact((tx) => job.run(tx)) });
           } catch (err) {
-            outcomes.push({ ok: false, value: err });
+            // A lost serialization conflict dooms the whole transaction: let the store run it again.
+            const code = (err as { code?: unknown } | null)?.code;
+            if (typeof code === 'string' && RETRYABLE.has(code)) throw err;
+            outcomes.push({ ok: false, err });
           }
         }
-      }).immediate();
+      });
       this.batches++;
     } catch (err) {
       for (const job of jobs) job.reject(err);
       return;
     }
     jobs.forEach((job, i) => {
-      const outcome = outcomes[i] as { ok: boolean; value: unknown };
+      const outcome = outcomes[i] as Outcome;
       if (outcome.ok) job.resolve(outcome.value);
-      else job.reject(outcome.value);
+      else job.reject(outcome.err);
     });
   }
 }

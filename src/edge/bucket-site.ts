@@ -87,19 +87,19 @@ export function createBucketSite(ctx: AppContext): BucketSite {
   const send = createVersionSender(ctx);
   const suspended = new SuspendedOwners(ctx.repos);
 
-  const objectAt = (bucket: Bucket, key: string): ObjectRecord | undefined =>
+  const objectAt = async (bucket: Bucket, key: string): Promise<ObjectRecord | undefined> =>
     Buffer.byteLength(key) > MAX_KEY_BYTES ? undefined : ctx.objects.get(bucket.id, key);
 
   /** One attempt: 'retry' when the bytes vanished before anything was sent. */
   const attempt = async (req: IncomingMessage, res: ServerResponse, bucket: Bucket, origin: BucketOrigin, target: SiteTarget, facts: SendFacts): Promise<'done' | 'retry'> => {
-    // Each row is sent in the tick it was read in: its bytes are leased before anything can remove them.
-    const rec = objectAt(bucket, target.key);
+    // Each row is sent right after it was read: its bytes are leased (or found gone: a retry) at once.
+    const rec = await objectAt(bucket, target.key);
     if (rec) return (await send(req, res, objectVersion(ctx, bucket, rec, 'site'), facts)) === 'retry' ? 'retry' : 'done';
-    if (!target.directory && objectAt(bucket, `${target.key}/${origin.indexDocument}`)) {
+    if (!target.directory && (await objectAt(bucket, `${target.key}/${origin.indexDocument}`))) {
       plain(res, req, 301, 'Moved Permanently', { location: directoryLocation(target.key, target.query) });
       return 'done';
     }
-    const errorDoc = origin.errorDocument === null ? undefined : objectAt(bucket, origin.errorDocument);
+    const errorDoc = origin.errorDocument === null ? undefined : await objectAt(bucket, origin.errorDocument);
     if (errorDoc) return (await send(req, res, objectVersion(ctx, bucket, errorDoc, 'site'), facts, { status: 404 })) === 'retry' ? 'retry' : 'done';
     notFound(req, res);
     return 'done';
@@ -108,7 +108,7 @@ export function createBucketSite(ctx: AppContext): BucketSite {
   const serve = async (req: IncomingMessage, res: ServerResponse, origin: BucketOrigin, ownerId: string, facts: SendFacts): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return plain(res, req, 405, 'Method Not Allowed', { allow: 'GET, HEAD' });
     // Read on every request: a bucket deleted or given away stops being served at once.
-    const bucket = ctx.repos.buckets.getById(origin.bucketId);
+    const bucket = await ctx.repos.buckets.getById(origin.bucketId);
     if (!bucket || bucket.ownerId !== ownerId) return notFound(req, res);
     if (suspended.has(ownerId)) return plain(res, req, 403, 'Forbidden');
     const target = siteTarget(req.url, origin.indexDocument);

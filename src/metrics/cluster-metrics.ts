@@ -27,7 +27,7 @@ export const WORKER_METRICS = 'metrics.worker';
 export const CLUSTER_METRICS = 'metrics.cluster';
 
 export async function workerMetrics(ctx: AppContext): Promise<WorkerMetrics> {
-  return { prom: await ctx.requestMetrics.registry.getMetricsAsJSON(), gateway: gatewayMetrics(ctx) };
+  return { prom: await ctx.requestMetrics.registry.getMetricsAsJSON(), gateway: await gatewayMetrics(ctx) };
 }
 
 /** The gateway figures of every process added up by name, in the first report's order. */
@@ -56,8 +56,8 @@ export async function clusterMetrics(workers: readonly WorkerMetrics[], supervis
 /** The background jobs' figures: the supervisor's share of a cluster's answer (the rest is the workers'). */
 const JOB_METRIC = /^s3edge_(scrub_|blob_gc_|corrupt_blobs$)/;
 
-export function jobMetrics(ctx: AppContext): Metric[] {
-  return gatewayMetrics(ctx).filter((m) => JOB_METRIC.test(m.name));
+export async function jobMetrics(ctx: AppContext): Promise<Metric[]> {
+  return (await gatewayMetrics(ctx)).filter((m) => JOB_METRIC.test(m.name));
 }
 
 /** This server's metrics: the whole cluster's from a worker (its own if the supervisor does not answer), else this process's. */
@@ -69,6 +69,6 @@ export async function serverMetrics(ctx: AppContext): Promise<ClusterMetrics> {
       ctx.log.warn({ err }, 'metrics: the supervisor did not answer; this worker answers with its own figures');
     }
   }
-  const gateway = renderPrometheus(gatewayMetrics(ctx));
+  const gateway = renderPrometheus(await gatewayMetrics(ctx));
   return { text: (await ctx.requestMetrics.text()) + gateway, gateway };
 }

@@ -33,7 +33,7 @@ const UPLOAD_BUFFER_METRICS: readonly [keyof UploadBudgetStats, Omit<Metric, 'va
   ['refusals', { name: 's3edge_upload_buffer_refusals_total', type: 'counter', help: 'Uploads refused with 503 SlowDown after waiting limits.uploadBufferWaitMs for room.' }],
 ];
 
-export function gatewayMetrics(ctx: AppContext): Metric[] {
+export async function gatewayMetrics(ctx: AppContext): Promise<Metric[]> {
   const log = ctx.requestLog.stats();
   const gc = ctx.blobGc?.stats() ?? { runs: 0, failures: 0, collected: 0, bytes: 0 };
   const scrub = ctx.scrubber?.stats() ?? { runs: 0, checked: 0, bytes: 0, corruptFound: 0, missingFound: 0 };
@@ -44,7 +44,7 @@ export function gatewayMetrics(ctx: AppContext): Metric[] {
     { name: 's3edge_scrub_corrupt_found_total', type: 'counter', value: scrub.corruptFound, help: 'Blobs the scrub found not matching their digest.' },
     { name: 's3edge_scrub_missing_found_total', type: 'counter', value: scrub.missingFound, help: 'Referenced blobs the scrub found gone from storage.' },
     { name: 's3edge_read_corrupt_total', type: 'counter', value: ctx.corruption.stats().read, help: 'Reads failed because stored bytes did not match their digest.' },
-    { name: 's3edge_corrupt_blobs', type: 'gauge', value: ctx.repos.integrity.corruptCount(), aggregate: 'max', help: 'Blobs marked corrupt (s3edge scrub list), by a scrub or a read.' },
+    { name: 's3edge_corrupt_blobs', type: 'gauge', value: await ctx.repos.integrity.corruptCount(), aggregate: 'max', help: 'Blobs marked corrupt (s3edge scrub list), by a scrub or a read.' },
     { name: 's3edge_blob_gc_runs_total', type: 'counter', value: gc.runs, help: 'Completed passes of the unreferenced-blob collector.' },
     { name: 's3edge_blob_gc_failures_total', type: 'counter', value: gc.failures, help: 'Passes of the blob collector, or removals in one, that failed (logged).' },
     { name: 's3edge_blob_gc_collected_total', type: 'counter', value: gc.collected, help: 'Unreferenced blobs removed from storage.' },

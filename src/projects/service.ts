@@ -107,11 +107,11 @@ export class ProjectsService {
    * Deletes the project with its deployments and hostnames; its assets stay, unlinked. The hostnames
    * stop being served at once, and their cached answers are dropped.
    */
-  deleteProject(project: Project): { hostnames: string[] } {
-    const hostnames = this.repos.transaction(() => {
-      const names = this.repos.projects.hostnamesOfProject(project.id).map((h) => h.hostname);
-      this.repos.assets.unlinkProject(project.id);
-      if (!this.repos.projects.deleteProject(project.id)) throw notFound('Project');
+  async deleteProject(project: Project): Promise<{ hostnames: string[] }> {
+    const hostnames = await this.repos.transact(async (r) => {
+      const names = r.projects.hostnamesOfProject(project.id).map((h) => h.hostname);
+      await r.assets.unlinkProject(project.id);
+      if (!r.projects.deleteProject(project.id)) throw notFound('Project');
       return names;
     });
     this.changed();
@@ -176,7 +176,7 @@ export class ProjectsService {
    * Adds an unverified hostname (with its origin and rules when given); ProjectError 'hostname_taken'
    * when any project has it. Everything is checked before anything is written.
    */
-  addHostname(project: Project, input: { hostname: unknown; origin?: unknown; rules?: unknown }, where = ''): ProjectHostname {
+  async addHostname(project: Project, input: { hostname: unknown; origin?: unknown; rules?: unknown }, where = ''): Promise<ProjectHostname> {
     let name: string;
     try {
       name = normalizeHostname(input.hostname, this.reserved);
@@ -184,7 +184,7 @@ export class ProjectsService {
       if (err instanceof HostnameError) throw invalid(`${at(where, 'hostname')}: ${err.message}`);
       throw err;
     }
-    const origin = input.origin === undefined || input.origin === null ? null : this.resolveOrigin(project, input.origin, at(where, 'origin'));
+    const origin = input.origin === undefined || input.origin === null ? null : await this.resolveOrigin(project, input.origin, at(where, 'origin'));
     const rules = input.rules === undefined ? NO_RULES : checkedRules(input.rules);
     let added: ProjectHostname;
     try {
@@ -205,8 +205,8 @@ export class ProjectsService {
     this.changed();
   }
 
-  setOrigin(project: Project, hostname: ProjectHostname, input: unknown, where = ''): ProjectHostname {
-    const origin = this.resolveOrigin(project, input, where);
+  async setOrigin(project: Project, hostname: ProjectHostname, input: unknown, where = ''): Promise<ProjectHostname> {
+    const origin = await this.resolveOrigin(project, input, where);
     if (!this.repos.projects.setOrigin(hostname.id, origin)) throw notFound('Hostname');
     this.changed();
     return this.reread(hostname);
@@ -248,16 +248,16 @@ export class ProjectsService {
   }
 
   /** What the owner sees of an origin: the bucket by name. */
-  originView(origin: Origin | null): OriginView | null {
+  async originView(origin: Origin | null): Promise<OriginView | null> {
     if (origin === null || origin.kind === 'url') return origin;
-    const bucket = this.repos.buckets.getById(origin.bucketId);
+    const bucket = await this.repos.buckets.getById(origin.bucketId);
     return { kind: 'bucket', bucket: bucket?.name ?? null, indexDocument: origin.indexDocument, errorDocument: origin.errorDocument };
   }
 
   // --- internals -----------------------------------------------------------------------------------
 
   /** A checked origin; a bucket must be the project owner's. */
-  private resolveOrigin(project: Project, input: unknown, where: string): Origin {
+  private async resolveOrigin(project: Project, input: unknown, where: string): Promise<Origin> {
     let given: OriginInput;
     try {
       given = parseOriginInput(input, { allowPrivateAddresses: this.deps.config.edge.allowPrivateOrigins }, where);
@@ -266,7 +266,7 @@ export class ProjectsService {
       throw err;
     }
     if (given.kind === 'url') return given;
-    const bucket = this.repos.buckets.getByName(given.bucket);
+    const bucket = await this.repos.buckets.getByName(given.bucket);
     if (!bucket || bucket.ownerId !== project.userId) {
       throw invalid(`${at(where, 'bucket')}: no bucket named '${given.bucket.slice(0, 64)}' among the project owner's buckets`);
     }

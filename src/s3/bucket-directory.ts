@@ -10,7 +10,7 @@ export class BucketDirectory extends FoundCache<Bucket> {
     super((name) => repos.buckets.getByName(name), opts);
   }
 
-  byName(name: string): Bucket | undefined {
+  byName(name: string): Promise<Bucket | undefined> {
     return this.get(name);
   }
 }

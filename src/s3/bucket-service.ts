@@ -16,16 +16,16 @@ function alreadyExists(existing: Bucket, ownerId: string): S3Error {
 }
 
 /** Validates the name and creates the bucket; BucketAlreadyOwnedByYou / BucketAlreadyExists when taken. */
-export function createBucket(repos: Pick<Repos, 'buckets'>, input: CreateBucketInput): Bucket {
+export async function createBucket(repos: Pick<Repos, 'buckets'>, input: CreateBucketInput): Promise<Bucket> {
   validateBucketName(input.name);
-  const existing = repos.buckets.getByName(input.name);
+  const existing = await repos.buckets.getByName(input.name);
   if (existing) throw alreadyExists(existing, input.ownerId);
   try {
-    return repos.buckets.insert(input);
+    return await repos.buckets.insert(input);
   } catch (err) {
     if (err instanceof ConstraintError && err.reason === 'duplicate') {
       // Lost a race with a concurrent create.
-      const winner = repos.buckets.getByName(input.name);
+      const winner = await repos.buckets.getByName(input.name);
       if (winner) throw alreadyExists(winner, input.ownerId);
     }
     throw err;
@@ -33,8 +33,8 @@ export function createBucket(repos: Pick<Repos, 'buckets'>, input: CreateBucketI
 }
 
 /** Deletes an empty bucket (and its bucket keys); BucketNotEmpty while it holds objects. */
-export function deleteBucket(repos: Pick<Repos, 'buckets'>, bucket: Pick<Bucket, 'id' | 'name'>): void {
-  const result = repos.buckets.delete(bucket.id);
+export async function deleteBucket(repos: Pick<Repos, 'buckets'>, bucket: Pick<Bucket, 'id' | 'name'>): Promise<void> {
+  const result = await repos.buckets.delete(bucket.id);
   if (result === 'not_empty') throw new S3Error('BucketNotEmpty', undefined, { BucketName: bucket.name });
   if (result === 'not_found') throw new S3Error('NoSuchBucket', undefined, { BucketName: bucket.name });
 }

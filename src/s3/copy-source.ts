@@ -47,12 +47,12 @@ export function parseCopySourceHeader(raw: string | undefined): CopySourceRef {
  * the copy-source preconditions: a failed if-match/if-unmodified-since and a failed if-none-match/
  * if-modified-since are both 412, with the precedence of conditional GETs.
  */
-export function resolveCopySource(r: S3Request): { bucket: Bucket; key: string; record: ObjectRecord; versionId?: string } {
+export async function resolveCopySource(r: S3Request): Promise<{ bucket: Bucket; key: string; record: ObjectRecord; versionId?: string }> {
   const ref = parseCopySourceHeader(header(r, 'x-amz-copy-source'));
   // The source may be a key stored before keys XML cannot list were refused.
   validateKey(ref.key, { existing: true });
-  const bucket = requireBucket(r, 'ObjectRead', ref.bucket);
-  const record = ref.versionId === undefined ? r.ctx.objects.get(bucket.id, ref.key) : sourceVersion(r, bucket, ref.key, ref.versionId);
+  const bucket = await requireBucket(r, 'ObjectRead', ref.bucket);
+  const record = ref.versionId === undefined ? await r.ctx.objects.get(bucket.id, ref.key) : await sourceVersion(r, bucket, ref.key, ref.versionId);
   if (!record) throw new S3Error('NoSuchKey', undefined, { Key: ref.key });
   const failure = evaluatePreconditions(
     {
@@ -73,9 +73,9 @@ export function resolveCopySource(r: S3Request): { bucket: Bucket; key: string; 
 }
 
 /** A copy source named by version id: NoSuchVersion when it does not exist; a delete marker is 400 (AWS). */
-function sourceVersion(r: S3Request, bucket: Bucket, key: string, raw: string): ObjectRecord {
+async function sourceVersion(r: S3Request, bucket: Bucket, key: string, raw: string): Promise<ObjectRecord> {
   const versionId = parseVersionId(raw, 'x-amz-copy-source');
-  const found = r.ctx.objects.getVersion(bucket.id, key, versionId);
+  const found = await r.ctx.objects.getVersion(bucket.id, key, versionId);
   if (!found) throw new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: raw });
   if (found.deleteMarker) throw new S3Error('InvalidRequest', 'The source of a copy request may not specifically refer to a delete marker by version id.');
   return found.rec;

@@ -139,9 +139,9 @@ function one(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(v) ? v.join(',') : v;
 }
 
-function rulesOf(ctx: AppContext, bucketName: string | undefined): CorsRule[] | undefined {
+async function rulesOf(ctx: AppContext, bucketName: string | undefined): Promise<CorsRule[] | undefined> {
   if (bucketName === undefined) return undefined;
-  const bucket = ctx.bucketDirectory.byName(bucketName);
+  const bucket = await ctx.bucketDirectory.byName(bucketName);
   return bucket && ctx.repos.bucketCors.get(bucket.id);
 }
 
@@ -149,12 +149,12 @@ function rulesOf(ctx: AppContext, bucketName: string | undefined): CorsRule[] | 
  * Answers an OPTIONS preflight from the bucket's rules, without authentication (browsers never sign
  * preflights). A missing bucket and a bucket without CORS look alike, so nothing leaks.
  */
-export function preflightResponse(ctx: AppContext, req: IncomingMessage, bucketName: string | undefined): S3Response {
+export async function preflightResponse(ctx: AppContext, req: IncomingMessage, bucketName: string | undefined): Promise<S3Response> {
   const origin = one(req, 'origin');
   if (!origin) throw new S3Error('BadRequest', 'Insufficient information. Origin request header needed.');
   const method = one(req, 'access-control-request-method');
   if (!method) throw new S3Error('BadRequest', 'Invalid Access-Control-Request-Method: null');
-  const rules = rulesOf(ctx, bucketName);
+  const rules = await rulesOf(ctx, bucketName);
   if (!rules) throw new S3Error('AccessForbidden', 'CORSResponse: CORS is not enabled for this bucket.', { Method: method });
   const requested = requestedHeaders(one(req, 'access-control-request-headers'));
   const rule = matchPreflight(rules, origin, method, requested);
@@ -169,10 +169,14 @@ export function preflightResponse(ctx: AppContext, req: IncomingMessage, bucketN
  * and method (nothing when none matches), plus Vary whenever the bucket has rules. They are set before
  * the handler runs, so error responses carry them too and a browser can read the error.
  */
-export function actualCorsHeaders(ctx: AppContext, req: IncomingMessage, bucketName: string | undefined): Record<string, string> | undefined {
+export async function actualCorsHeaders(
+  ctx: AppContext,
+  req: IncomingMessage,
+  bucketName: string | undefined,
+): Promise<Record<string, string> | undefined> {
   const origin = one(req, 'origin');
   if (!origin || bucketName === undefined) return undefined;
-  const rules = rulesOf(ctx, bucketName);
+  const rules = await rulesOf(ctx, bucketName);
   if (!rules) return undefined;
   const rule = matchActual(rules, origin, req.method ?? 'GET');
   return { ...(rule ? grantHeaders(rule, origin) : {}), vary: VARY };

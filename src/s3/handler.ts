@@ -148,10 +148,10 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
     // Browsers never sign preflights: answered from the bucket's CORS rules alone.
     if (req.method === 'OPTIONS') {
       record.operation = 'CorsPreflight';
-      await sendResponse(req, res, preflightResponse(ctx, req, addr.bucket));
+      await sendResponse(req, res, await preflightResponse(ctx, req, addr.bucket));
       return;
     }
-    for (const [name, value] of Object.entries(actualCorsHeaders(ctx, req, addr.bucket) ?? {})) res.setHeader(name, value);
+    for (const [name, value] of Object.entries((await actualCorsHeaders(ctx, req, addr.bucket)) ?? {})) res.setHeader(name, value);
     const op = resolveOperation({ method: req.method ?? 'GET', bucket: addr.bucket, key: addr.key, query: addr.query, headers: req.headers });
     record.operation = op;
     if (addr.key !== undefined) validateKey(addr.key, { existing: !CREATES_KEY.has(op) });
@@ -168,13 +168,17 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
       return;
     }
     const signed = { method: req.method ?? 'GET', rawPath: addr.rawPath, rawQuery: addr.rawQuery, headers: req.headers };
-    const getSecret = (id: string): string | undefined => ctx.keys.lookup(id)?.secretKey;
-    const auth = isPresignedV2(addr.rawQuery)
-      ? verifyPresignedV2(signed, addr.virtualHost ? `/${addr.bucket}${addr.rawPath}` : addr.rawPath, { now: ctx.clock(), getSecret })
-      : verifyRequest(signed, { region: ctx.config.region, now: ctx.clock(), maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret });
+    const now = ctx.clock();
+    const v2Path = addr.virtualHost ? `/${addr.bucket}${addr.rawPath}` : addr.rawPath;
+    const presignedV2 = isPresignedV2(addr.rawQuery);
+    const auth = await ctx.keys.verify((getSecret) =>
+      presignedV2
+        ? verifyPresignedV2(signed, v2Path, { now, getSecret })
+        : verifyRequest(signed, { region: ctx.config.region, now, maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret }),
+    );
     if (!auth) throw new S3Error('AccessDenied');
     record.accessKeyId = auth.accessKeyId;
-    const found = ctx.keys.lookup(auth.accessKeyId);
+    const found = await ctx.keys.lookup(auth.accessKeyId);
     if (!found) throw new S3Error('InvalidAccessKeyId');
     const principal = found.principal;
     const result = await HANDLERS[op]({

@@ -68,8 +68,8 @@ export function partRange(rec: Pick<ObjectRecord, 'parts' | 'size'>, partNumber:
 }
 
 /** `object photos/a.jpg` or `part 3 of photos/a.jpg` (rec.parts[part]), as the scrub names them too. */
-function ownerOf(ctx: AppContext, rec: ObjectRecord, part?: number): string {
-  const name = `${ctx.repos.buckets.getById(rec.bucketId)?.name ?? rec.bucketId}/${rec.key}`;
+async function ownerOf(ctx: AppContext, rec: ObjectRecord, part?: number): Promise<string> {
+  const name = `${(await ctx.repos.buckets.getById(rec.bucketId))?.name ?? rec.bucketId}/${rec.key}`;
   return part === undefined ? `object ${name}` : `part ${part + 1} of ${name}`;
 }
 
@@ -100,17 +100,18 @@ async function openSegment(ctx: AppContext, rec: ObjectRecord, segment: Segment,
     const verify = segmentVerification(ctx, rec, segment);
     return ctx.storage.read(segment.blobId, { range: segment.range, signal, ...(verify ? { verify } : {}) });
   }
-  const data = ctx.objects.inlineData(segment.blobId);
+  const data = await ctx.objects.inlineData(segment.blobId);
   if (!data) throw blobGone(segment.blobId);
   checkInlineObject(ctx, rec, data);
   return Readable.from([data.subarray(segment.range.start, segment.range.end + 1)], { objectMode: false });
 }
 
 /**
- * Streams the object's bytes (or an inclusive range of them). Call it in the same tick as the lookup
- * that produced `rec`: the lease on its blobs is taken synchronously, before any await, so no
- * overwrite can remove them in between. Rejects with code 'ENOENT' only if a blob vanished anyway
- * (another process, or a lookup older than this tick): the caller looks the key up again.
+ * Streams the object's bytes (or an inclusive range of them). Call it right after the lookup that
+ * produced `rec` resolved, before any other I/O: the lease on its blobs is taken synchronously, before
+ * any await, and a blob is removed only after a durable commit (I/O), so none can go in between.
+ * Rejects with code 'ENOENT' only if a blob vanished anyway (another process, or an older lookup):
+ * the caller looks the key up again.
  */
 export async function openObjectBody(
   ctx: AppContext,

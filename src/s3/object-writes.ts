@@ -91,7 +91,7 @@ export async function commitObject(
   cond: WriteCondition = {},
 ): Promise<string | undefined> {
   const guard = (current: ObjectRecord | undefined): void => checkWriteCondition(current, cond, 'commit');
-  const written = await commitStaged(ctx, staged, () => ctx.commits.run(() => ctx.objects.put(record, guard, staged.inline)));
+  const written = await commitStaged(ctx, staged, () => ctx.commits.run((r) => r.objects.put(record, guard, staged.inline)));
   versionReplaced(ctx, record.bucketId, record.key, written.replaced);
   return written.versionId;
 }
@@ -102,8 +102,8 @@ export async function commitObject(
  */
 export async function removeObject(ctx: AppContext, bucketId: string, key: string, versionId?: string | null): Promise<RemoveResult> {
   const now = ctx.clock().getTime();
-  const result = await ctx.commits.run(() =>
-    versionId === undefined ? ctx.objects.delete(bucketId, key, now) : ctx.objects.deleteVersion(bucketId, key, versionId),
+  const result = await ctx.commits.run((r) =>
+    versionId === undefined ? r.objects.delete(bucketId, key, now) : r.objects.deleteVersion(bucketId, key, versionId),
   );
   versionReplaced(ctx, bucketId, key, result.blobIds);
   return result;

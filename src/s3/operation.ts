@@ -27,14 +27,14 @@ export type OperationHandler = (r: S3Request) => Promise<S3Response>;
  * `action` on it. A bucket-scoped key asking for any other bucket is denied without learning whether
  * that bucket exists.
  */
-export function requireBucket(r: S3Request, action: Action, name: string = r.addr.bucket as string): Bucket {
+export function requireBucket(r: S3Request, action: Action, name: string = r.addr.bucket as string): Promise<Bucket> {
   return bucketFor(r.ctx, r.principal, action, name);
 }
 
 /** requireBucket for a principal found otherwise than by a signed request (a POST form's policy signer). */
-export function bucketFor(ctx: AppContext, principal: Principal, action: Action, name: string): Bucket {
+export async function bucketFor(ctx: AppContext, principal: Principal, action: Action, name: string): Promise<Bucket> {
   if (principal.kind === 'bucket' && principal.bucketName !== name) throw new S3Error('AccessDenied');
-  const bucket = ctx.bucketDirectory.byName(name);
+  const bucket = await ctx.bucketDirectory.byName(name);
   if (!bucket) throw new S3Error('NoSuchBucket', undefined, { BucketName: name });
   authorize(principal, action, bucket);
   return bucket;

@@ -37,15 +37,20 @@ export function versionHeaders(versionId: string | undefined): Record<string, st
  * with x-amz-delete-marker and Last-Modified. GetObject documents both; Scality CloudServer's
  * tagging tests (checked against AWS) expect the same of GetObjectTagging.
  */
-export function findVersion(r: S3Request, bucket: Bucket, key: string, versionId: string | null | undefined): { rec: ObjectRecord; inline?: Buffer } {
+export async function findVersion(
+  r: S3Request,
+  bucket: Bucket,
+  key: string,
+  versionId: string | null | undefined,
+): Promise<{ rec: ObjectRecord; inline?: Buffer }> {
   if (versionId === undefined) {
-    const found = r.ctx.objects.getWithInline(bucket.id, key);
+    const found = await r.ctx.objects.getWithInline(bucket.id, key);
     if (found) return found;
-    const marker = bucket.versioning == null ? undefined : r.ctx.objects.versions.latestDeleteMarker(bucket.id, key);
+    const marker = bucket.versioning == null ? undefined : await r.ctx.objects.versions.latestDeleteMarker(bucket.id, key);
     const headers: Record<string, string> = marker ? { 'x-amz-delete-marker': 'true', 'x-amz-version-id': marker.versionId ?? 'null' } : {};
     throw new S3Error('NoSuchKey', undefined, { Key: key }, headers);
   }
-  const found = r.ctx.objects.getVersion(bucket.id, key, versionId);
+  const found = await r.ctx.objects.getVersion(bucket.id, key, versionId);
   if (!found) throw new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId ?? 'null' });
   if (found.deleteMarker) {
     throw new S3Error('MethodNotAllowed', undefined, { Method: r.req.method ?? 'GET', ResourceType: 'DeleteMarker' }, {

@@ -36,7 +36,7 @@ export interface BlobGcStats {
 
 /** One pass: every stored blob that is unreferenced, older than the grace period and not being read, removed. */
 export async function collectBlobs(ctx: BlobGcContext, stop: () => boolean = () => false): Promise<BlobGcRun> {
-  const referenced = ctx.blobRefs.referenced();
+  const referenced = await ctx.blobRefs.referenced();
   const cutoff = ctx.clock().getTime() - ctx.graceMs;
   const run: BlobGcRun = { scanned: 0, collected: 0, bytes: 0, failed: 0 };
   for await (const blob of ctx.storage.list()) {
@@ -45,7 +45,7 @@ export async function collectBlobs(ctx: BlobGcContext, stop: () => boolean = () 
     if (referenced.has(blob.blobId) || blob.modifiedAt > cutoff) continue;
     // The snapshot may predate a commit that finished since: in this order, a blob not leased now has
     // its row in by now if it is to have one (its commit held a lease until the row was written).
-    if (ctx.leases.isLeased(blob.blobId) || ctx.blobRefs.isReferenced(blob.blobId)) continue;
+    if (ctx.leases.isLeased(blob.blobId) || (await ctx.blobRefs.isReferenced(blob.blobId))) continue;
     try {
       await ctx.storage.remove(blob.blobId);
     } catch (err) {

@@ -43,9 +43,9 @@ export interface ScrubOptions {
 
 /** Reads a blob whole through its check, at no more than the given rate; rejects with BlobDigestMismatch. */
 async function readChecked(ctx: ScrubContext, blob: BlobToCheck, opts: ScrubOptions, counted: (n: number) => void): Promise<void> {
-  const verify: ReadVerification = { expected: blob.expected, onMismatch: (err) => ctx.corruption.report(blob, err, 'scrub') };
+  const verify: ReadVerification = { expected: blob.expected, onMismatch: (err) => void ctx.corruption.report(blob, err, 'scrub') };
   if (isInlineBlobId(blob.blobId)) {
-    const data = ctx.objects.inlineData(blob.blobId);
+    const data = await ctx.objects.inlineData(blob.blobId);
     if (!data) throw blobGone(blob.blobId);
     counted(data.length);
     checkBuffer(data, verify);
@@ -66,10 +66,10 @@ async function readChecked(ctx: ScrubContext, blob: BlobToCheck, opts: ScrubOpti
 
 export async function scrubBlobs(ctx: ScrubContext, opts: ScrubOptions): Promise<ScrubRun> {
   const run: ScrubRun = { checked: 0, bytes: 0, corrupt: [], missing: [] };
-  const blobs = ctx.integrity.blobsToCheck();
+  const blobs = await ctx.integrity.blobsToCheck();
   // Marks of blobs no row references any more (rewritten or deleted objects) go.
   const referenced = new Set(blobs.map((b) => b.blobId));
-  for (const marked of ctx.integrity.corrupt()) if (!referenced.has(marked.blobId)) ctx.integrity.forget(marked.blobId);
+  for (const marked of await ctx.integrity.corrupt()) if (!referenced.has(marked.blobId)) await ctx.integrity.forget(marked.blobId);
   for (const blob of blobs) {
     if (opts.signal?.aborted) break;
     try {
@@ -81,8 +81,8 @@ export async function scrubBlobs(ctx: ScrubContext, opts: ScrubOptions): Promise
         run.corrupt.push({ owner: blob.owner, expected: formatDigest(err.expected), actual: formatDigest(err.actual) });
       } else if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
         // Gone from the store: lost, if a row still needs it; else deleted or overwritten since the list was read.
-        if (ctx.blobRefs.isReferenced(blob.blobId)) {
-          ctx.corruption.reportMissing(blob, 'scrub');
+        if (await ctx.blobRefs.isReferenced(blob.blobId)) {
+          await ctx.corruption.reportMissing(blob, 'scrub');
           run.missing.push(blob.owner);
         }
       } else {
@@ -91,7 +91,7 @@ export async function scrubBlobs(ctx: ScrubContext, opts: ScrubOptions): Promise
       continue;
     }
     run.checked++;
-    ctx.integrity.forget(blob.blobId);
+    await ctx.integrity.forget(blob.blobId);
   }
   return run;
 }

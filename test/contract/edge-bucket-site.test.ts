@@ -49,7 +49,7 @@ t.test('bucket site', async (t) => {
   ];
   for (const [key, body, headers] of puts) t.equal((await s3.putObject('site', key, Buffer.from(body), headers)).status, 200, `PUT ${key}`);
 
-  const bucket = ctx.repos.buckets.getByName('site');
+  const bucket = await ctx.repos.buckets.getByName('site');
   const root = ctx.repos.users.getByName('root');
   if (!bucket || !root) throw new Error('bucket or root user missing');
   const stranger = ctx.repos.users.create('stranger');

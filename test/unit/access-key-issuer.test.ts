@@ -27,7 +27,7 @@ const MASTER = randomBytes(32);
 t.test('a bucket key: encrypted at rest, resolved by the key store', async (t) => {
   const { db, repos } = freshDb(t);
   const user = repos.users.create('ann');
-  const bucket = repos.buckets.insert({ name: 'photos', ownerId: user.id, region: 'us-east-1' });
+  const bucket = await repos.buckets.insert({ name: 'photos', ownerId: user.id, region: 'us-east-1' });
   const { key, secretAccessKey } = issueAccessKey(repos, MASTER, {
     kind: 'bucket',
     userId: user.id,
@@ -43,7 +43,7 @@ t.test('a bucket key: encrypted at rest, resolved by the key store', async (t) =
   const rows = db.prepare('SELECT * FROM access_keys').all();
   t.notMatch(JSON.stringify(rows), secretAccessKey, 'no column holds the plaintext');
 
-  const found = new KeyStore(repos, MASTER).lookup(key.accessKeyId);
+  const found = await new KeyStore(repos, MASTER).lookup(key.accessKeyId);
   t.same(found, {
     secretKey: secretAccessKey,
     principal: { kind: 'bucket', userId: user.id, accessKeyId: key.accessKeyId, bucketId: bucket.id, bucketName: 'photos', permission: 'read' },

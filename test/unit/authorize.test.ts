@@ -85,14 +85,14 @@ t.test('visibleBuckets: root all, account its own, bucket key its one bucket', a
   ];
   const repos = {
     buckets: {
-      list: (ownerId?: string) => all.filter((b) => ownerId === undefined || b.ownerId === ownerId),
-      getById: (id: string) => all.find((b) => b.id === id),
+      list: async (ownerId?: string) => all.filter((b) => ownerId === undefined || b.ownerId === ownerId),
+      getById: async (id: string) => all.find((b) => b.id === id),
     },
   } as unknown as Parameters<typeof visibleBuckets>[1];
-  const names = (p: Principal): string[] => visibleBuckets(p, repos).map((b) => b.name);
-  t.same(names(P.root), ['mine', 'theirs', 'more']);
-  t.same(names(P.alice), ['mine', 'more']);
-  t.same(names(P.bob), ['theirs']);
-  t.same(names(P.reader), ['mine']);
-  t.same(names({ ...P.reader, bucketId: 'gone' }), []);
+  const names = async (p: Principal): Promise<string[]> => (await visibleBuckets(p, repos)).map((b) => b.name);
+  t.same(await names(P.root), ['mine', 'theirs', 'more']);
+  t.same(await names(P.alice), ['mine', 'more']);
+  t.same(await names(P.bob), ['theirs']);
+  t.same(await names(P.reader), ['mine']);
+  t.same(await names({ ...P.reader, bucketId: 'gone' }), []);
 });

@@ -116,24 +116,24 @@ t.test('the sweep aborts uploads older than multipartMaxAgeSeconds and removes t
   let now = Date.UTC(2030, 0, 1);
   const ctx = await context(t, () => new Date(now));
   const user = ctx.repos.users.create('sweeper');
-  const bucket = ctx.repos.buckets.insert({ name: 'sweep', ownerId: user.id, region: 'us-east-1' });
-  const make = (initiated: number): string => {
+  const bucket = await ctx.repos.buckets.insert({ name: 'sweep', ownerId: user.id, region: 'us-east-1' });
+  const make = async (initiated: number): Promise<string> => {
     const uploadId = newUploadId(initiated);
-    ctx.multipart.create({
+    await ctx.multipart.create({
       uploadId, bucketId: bucket.id, key: 'k', ownerId: user.id, initiated, checksumAlgorithm: null, checksumType: null,
       contentType: null, contentEncoding: null, contentDisposition: null, contentLanguage: null, cacheControl: null,
       expires: null, userMetadata: {},
     });
     return uploadId;
   };
-  const old = make(now - 604_800_000 - 1);
-  const fresh = make(now - 1000);
+  const old = await make(now - 604_800_000 - 1);
+  const fresh = await make(now - 1000);
   const partBlob = await blob(ctx, randomBytes(100));
-  ctx.multipart.putPart({ uploadId: old, partNumber: 1, blobId: partBlob, size: 100, etag: '"e"', crc32c: null, checksumAlgorithm: null, checksumValue: null, lastModified: now });
+  await ctx.multipart.putPart({ uploadId: old, partNumber: 1, blobId: partBlob, size: 100, etag: '"e"', crc32c: null, checksumAlgorithm: null, checksumValue: null, lastModified: now });
   const result = await sweepMultipart(ctx);
   t.match(result, { aborted: 1, blobsRemoved: 1 });
-  t.equal(ctx.multipart.get(old), undefined);
-  t.ok(ctx.multipart.get(fresh), 'a younger upload stays');
+  t.equal(await ctx.multipart.get(old), undefined);
+  t.ok(await ctx.multipart.get(fresh), 'a younger upload stays');
   t.notOk((await listBlobFiles(join(ctx.config.dataDir, 'storage'))).includes(partBlob), 'its part blob is gone');
   now += 604_800_000;
   t.match(await sweepMultipart(ctx), { aborted: 1 });

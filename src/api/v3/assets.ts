@@ -86,7 +86,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
   const view = (): ViewContext => ({ cdnBase: ctx.endpoints.cdn, storageName: ctx.config.storageName });
   const signer = UrlSigner.fromMasterKey(ctx.masterKey, ctx.clock);
 
-  const callersAsset = (request: FastifyRequest, id: string): AssetRecord => ownedAsset(ctx, principalOf(request).userId, id);
+  const callersAsset = (request: FastifyRequest, id: string): Promise<AssetRecord> => ownedAsset(ctx, principalOf(request).userId, id);
 
   app.post(
     '/api/v3/cdn/assets',
@@ -128,7 +128,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
   app.get('/api/v3/cdn/assets', { onRequest: read, schema: { response: LIST_RESPONSES } }, async (request) => {
     const { userId } = principalOf(request);
     const q = parseAssetListQuery(request.query);
-    const { assets, total } = ctx.repos.assets.page({
+    const { assets, total } = await ctx.repos.assets.page({
       userId,
       ...(q.search !== undefined ? { search: q.search } : {}),
       ...(q.kind !== undefined ? { kind: q.kind } : {}),
@@ -147,17 +147,17 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
   app.get<{ Params: IdParams }>(
     '/api/v3/cdn/assets/:id/download',
     { onRequest: read, schema: { params: IdParams, response: DOWNLOAD_RESPONSES } },
-    async (request, reply) => download(ctx, request, reply, callersAsset(request, request.params.id)),
+    async (request, reply) => download(ctx, request, reply, await callersAsset(request, request.params.id)),
   );
 
   app.delete<{ Params: IdParams }>(
     '/api/v3/cdn/assets/:id',
     { onRequest: write, schema: { params: IdParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
     async (request) => {
-      const asset = callersAsset(request, request.params.id);
-      const deleted = ctx.repos.transaction(() => {
-        if (!ctx.repos.assets.delete(asset.id)) return false;
-        ctx.repos.usage.record({
+      const asset = await callersAsset(request, request.params.id);
+      const deleted = await ctx.repos.transact(async (r) => {
+        if (!(await r.assets.delete(asset.id))) return false;
+        r.usage.record({
           userId: asset.userId, assetId: asset.id, eventType: 'delete', source: 'api', bytes: asset.size,
           hostname: hostnameOf(request.headers.host), statusCode: 200, metadata: { key: displayKey(asset) },
           clientIp: request.ip,
@@ -180,7 +180,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
     '/api/v3/cdn/assets/:id/signed-url',
     { onRequest: read, schema: { params: IdParams, response: { 200: SignedUrlResponse, ...ERROR_RESPONSES } } },
     async (request) => {
-      const asset = callersAsset(request, request.params.id);
+      const asset = await callersAsset(request, request.params.id);
       const expiresIn = parseExpiresIn(request.body);
       const sig = signer.sign(asset, expiresIn);
       return {
@@ -209,7 +209,7 @@ async function download(ctx: AppContext, request: FastifyRequest, reply: Fastify
   const head = request.method === 'HEAD';
   let body: Readable | undefined;
   try {
-    // Same tick as the lookup in ownedAsset: the blob is leased before anything can remove it.
+    // Leased here; an asset deleted since the lookup has its blob gone: answered 404 below.
     body = head ? undefined : await openAssetBody(ctx, asset, decision.range);
   } catch (err) {
     if (isBlobGone(err)) throw notFound('Asset not found');

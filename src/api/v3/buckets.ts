@@ -37,13 +37,16 @@ const CreateResponse = Type.Object({ success: Type.Boolean(), bucket: BucketView
 export const bucketRoutes: RouteModule = (app, { ctx, requireScope }) => {
   const auth = requireScope('buckets:manage');
   app.get('/api/v3/buckets', { onRequest: auth, schema: { response: { 200: ListResponse, ...ERROR_RESPONSES } } }, async (request) => {
-    const buckets = ctx.repos.buckets.list(principalOf(request).userId).map((b) => ({
-      name: b.name,
-      region: b.region,
-      public: b.public,
-      objects: ctx.repos.buckets.countObjects(b.id),
-      createdAt: new Date(b.createdAt).toISOString(),
-    }));
+    const buckets = [];
+    for (const b of await ctx.repos.buckets.list(principalOf(request).userId)) {
+      buckets.push({
+        name: b.name,
+        region: b.region,
+        public: b.public,
+        objects: await ctx.repos.buckets.countObjects(b.id),
+        createdAt: new Date(b.createdAt).toISOString(),
+      });
+    }
     return { success: true, buckets };
   });
   app.post<{ Body: Static<typeof CreateBody> }>(
@@ -51,7 +54,7 @@ export const bucketRoutes: RouteModule = (app, { ctx, requireScope }) => {
     { onRequest: auth, schema: { body: CreateBody, response: { 201: CreateResponse, ...ERROR_RESPONSES } } },
     async (request, reply) => {
       try {
-        const b = createBucket(ctx.repos, { name: request.body.name, ownerId: principalOf(request).userId, region: ctx.config.region });
+        const b = await createBucket(ctx.repos, { name: request.body.name, ownerId: principalOf(request).userId, region: ctx.config.region });
         ctx.bucketDirectory.forget(b.name);
         void reply.code(201);
         return { success: true, bucket: { name: b.name, region: b.region, public: b.public, objects: 0, createdAt: new Date(b.createdAt).toISOString() } };
@@ -69,9 +72,9 @@ export const bucketRoutes: RouteModule = (app, { ctx, requireScope }) => {
       path,
       { onRequest: auth, schema: { params: Params, body: Body, response: { 200: Response, ...ERROR_RESPONSES } } },
       async (request) => {
-        const bucket = ownedBucket(ctx, principalOf(request).userId, request.params.bucket);
+        const bucket = await ownedBucket(ctx, principalOf(request).userId, request.params.bucket);
         const isPublic = request.body.public;
-        if (!ctx.repos.buckets.setPublic(bucket.id, isPublic)) throw notFound(BUCKET_NOT_FOUND);
+        if (!(await ctx.repos.buckets.setPublic(bucket.id, isPublic))) throw notFound(BUCKET_NOT_FOUND);
         // Access is checked on every CDN request anyway; this only frees the room its objects took.
         if (!isPublic) ctx.cachePurges.purge({ kind: 'prefix', bucketId: bucket.id, prefix: '' });
         return { success: true, bucket: { name: bucket.name, public: isPublic } };

@@ -7,14 +7,14 @@ import { notFound } from '../errors.js';
 
 export const BUCKET_NOT_FOUND = 'Bucket not found';
 
-export function ownedBucket(ctx: AppContext, userId: string, name: string): Bucket {
-  const bucket = ctx.repos.buckets.getByName(name);
+export async function ownedBucket(ctx: AppContext, userId: string, name: string): Promise<Bucket> {
+  const bucket = await ctx.repos.buckets.getByName(name);
   if (!bucket || bucket.ownerId !== userId) throw notFound(BUCKET_NOT_FOUND);
   return bucket;
 }
 
-export function ownedAsset(ctx: AppContext, userId: string, id: string): AssetRecord {
-  const asset = ctx.repos.assets.get(id);
+export async function ownedAsset(ctx: AppContext, userId: string, id: string): Promise<AssetRecord> {
+  const asset = await ctx.repos.assets.get(id);
   if (!asset || asset.userId !== userId) throw notFound('Asset not found');
   return asset;
 }

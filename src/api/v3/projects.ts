@@ -68,11 +68,11 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     purgeCache: (hostnameId) => ctx.cachePurges.purge({ kind: 'hostname', hostnameId }),
   });
 
-  const hostnameView = (h: ProjectHostname): Hostname => ({
+  const hostnameView = async (h: ProjectHostname): Promise<Hostname> => ({
     id: h.id,
     hostname: h.hostname,
     projectId: h.projectId,
-    origin: projects.originView(h.origin),
+    origin: await projects.originView(h.origin),
     rules: h.rules,
     verified: h.verifiedAt !== null,
     verifiedAt: h.verifiedAt === null ? null : iso(h.verifiedAt),
@@ -119,8 +119,8 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/projects/:projectId',
     { onRequest: write, schema: { params: ProjectParams, response: { 200: SuccessMessage, ...RESPONSES } } },
     async (request) =>
-      answered(() => {
-        projects.deleteProject(callersProject(request));
+      answered(async () => {
+        await projects.deleteProject(callersProject(request));
         return { success: true, message: 'Project deleted' };
       }),
   );
@@ -155,24 +155,25 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
       onRequest: read,
       schema: { params: ProjectParams, response: { 200: Type.Object({ success: Type.Boolean(), hostnames: Type.Array(Hostname) }), ...RESPONSES } },
     },
-    async (request) => answered(() => ({ success: true, hostnames: projects.hostnames(callersProject(request)).map(hostnameView) })),
+    async (request) =>
+      answered(async () => ({ success: true, hostnames: await Promise.all(projects.hostnames(callersProject(request)).map(hostnameView)) })),
   );
 
   app.post<{ Params: ProjectParams; Body: Static<typeof HostnameBody> }>(
     '/api/v3/projects/:projectId/hostnames',
     { onRequest: write, schema: { params: ProjectParams, body: HostnameBody, response: { 201: HostnameResponse, ...RESPONSES } } },
     async (request, reply) =>
-      answered(() => {
-        const added = projects.addHostname(callersProject(request), request.body, 'body');
+      answered(async () => {
+        const added = await projects.addHostname(callersProject(request), request.body, 'body');
         void reply.code(201);
-        return { success: true, hostname: hostnameView(added) };
+        return { success: true, hostname: await hostnameView(added) };
       }),
   );
 
   app.get<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId',
     { onRequest: read, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
-    async (request) => answered(() => ({ success: true, hostname: hostnameView(callersHostname(request).hostname) })),
+    async (request) => answered(async () => ({ success: true, hostname: await hostnameView(callersHostname(request).hostname) })),
   );
 
   app.delete<{ Params: HostnameParams }>(
@@ -190,9 +191,9 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/projects/:projectId/hostnames/:hostnameId/origin',
     { onRequest: write, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
     async (request) =>
-      answered(() => {
+      answered(async () => {
         const { project, hostname } = callersHostname(request);
-        return { success: true, hostname: hostnameView(projects.setOrigin(project, hostname, request.body, 'body')) };
+        return { success: true, hostname: await hostnameView(await projects.setOrigin(project, hostname, request.body, 'body')) };
       }),
   );
 
@@ -200,14 +201,14 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/projects/:projectId/hostnames/:hostnameId/rules',
     { onRequest: write, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
     async (request) =>
-      answered(() => ({ success: true, hostname: hostnameView(projects.setRules(callersHostname(request).hostname, request.body)) })),
+      answered(async () => ({ success: true, hostname: await hostnameView(projects.setRules(callersHostname(request).hostname, request.body)) })),
   );
 
   app.post<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId/verify',
     { onRequest: write, config: { rateLimit: VERIFY_LIMIT }, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES, 429: ErrorBody } } },
     async (request) =>
-      answered(async () => ({ success: true, hostname: hostnameView(await projects.verify(callersHostname(request).hostname)) })),
+      answered(async () => ({ success: true, hostname: await hostnameView(await projects.verify(callersHostname(request).hostname)) })),
   );
 
   app.post<{ Params: HostnameParams }>(

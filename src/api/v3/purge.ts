@@ -53,12 +53,12 @@ function parsePurgeRequest(body: unknown): PurgeRequest {
   throw badRequest(`Nothing to purge: send ${FORMS}`);
 }
 
-function purge(ctx: AppContext, userId: string, request: PurgeRequest): number {
+async function purge(ctx: AppContext, userId: string, request: PurgeRequest): Promise<number> {
   if ('assetId' in request) {
-    return ctx.cachePurges.purge({ kind: 'asset', assetId: ownedAsset(ctx, userId, request.assetId).id });
+    return ctx.cachePurges.purge({ kind: 'asset', assetId: (await ownedAsset(ctx, userId, request.assetId)).id });
   }
   if ('bucket' in request) {
-    return ctx.cachePurges.purge({ kind: 'prefix', bucketId: ownedBucket(ctx, userId, request.bucket).id, prefix: request.prefix ?? '' });
+    return ctx.cachePurges.purge({ kind: 'prefix', bucketId: (await ownedBucket(ctx, userId, request.bucket)).id, prefix: request.prefix ?? '' });
   }
   return ctx.cachePurges.purge({ kind: 'owner', userId });
 }
@@ -68,7 +68,7 @@ export const purgeRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/cdn/purge',
     { onRequest: requireScope('assets:write'), schema: { response: { 200: PurgeResult, ...ERROR_RESPONSES } } },
     async (request) => {
-      const purged = purge(ctx, principalOf(request).userId, parsePurgeRequest(request.body));
+      const purged = await purge(ctx, principalOf(request).userId, parsePurgeRequest(request.body));
       return { success: true, purged };
     },
   );

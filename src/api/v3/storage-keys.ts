@@ -69,7 +69,7 @@ function register(app: FastifyInstance, { ctx, auth }: RouteDeps, prefix: string
     path,
     { onRequest: auth, schema: { params: BucketParams, response: { 200: ListResponse, ...ERROR_RESPONSES } } },
     async (request) => {
-      const bucket = ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
+      const bucket = await ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
       const keys = ctx.repos.accessKeys.list({ kind: 'bucket', bucketId: bucket.id });
       // Bucket keys always carry a permission (the repository enforces it); the guard satisfies the types.
       const accessKeys = keys.flatMap((k) => (k.permission === null ? [] : [storageAccessKey(k, k.permission, bucket)]));
@@ -81,7 +81,7 @@ function register(app: FastifyInstance, { ctx, auth }: RouteDeps, prefix: string
     path,
     { onRequest: auth, schema: { params: BucketParams, body: CreateBody, response: { 201: CreateResponse, ...ERROR_RESPONSES } } },
     async (request, reply) => {
-      const bucket = ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
+      const bucket = await ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
       const { name, permission } = request.body;
       const { key, secretAccessKey } = issueBucketKey(ctx, bucket, permission, name);
       // The key store may hold a cached "unknown" for this id: the key must work on its first request.
@@ -104,7 +104,7 @@ function register(app: FastifyInstance, { ctx, auth }: RouteDeps, prefix: string
     `${path}/:keyId`,
     { onRequest: auth, schema: { params: KeyParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
     async (request) => {
-      const bucket = ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
+      const bucket = await ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
       const key = ctx.repos.accessKeys.get(request.params.keyId);
       // Account and root keys, and keys of other buckets, are not this bucket's keys.
       if (!key || key.kind !== 'bucket' || key.bucketId !== bucket.id) throw notFound(KEY_NOT_FOUND);

@@ -27,13 +27,13 @@ function userAnalytics(ctx: AppContext, userId: string, now: number): Analytics 
 }
 
 /** `projectId` (the caller's project) narrows the asset counts and recent assets to it; the rest is the account's. */
-export function buildSummary(ctx: AppContext, userId: string, projectId?: string): SummaryData {
+export async function buildSummary(ctx: AppContext, userId: string, projectId?: string): Promise<SummaryData> {
   const now = ctx.clock().getTime();
   const { repos, config } = ctx;
   // Buffered CDN requests (and the download usage events among them) count too.
   ctx.requestLog.flush();
-  const stats = repos.assets.stats(userId);
-  const shown = projectId === undefined ? stats : repos.assets.stats(userId, projectId);
+  const stats = await repos.assets.stats(userId);
+  const shown = projectId === undefined ? stats : await repos.assets.stats(userId, projectId);
   const totals = repos.usage.totals(userId);
   const view = { cdnBase: ctx.endpoints.cdn, storageName: config.storageName };
   return {
@@ -41,10 +41,10 @@ export function buildSummary(ctx: AppContext, userId: string, projectId?: string
     storageBytes: shown.storageBytes,
     uploadedBytes: totals.uploadedBytes,
     downloadedBytes: totals.downloadedBytes,
-    uploadsLast24h: repos.assets.countCreatedSince(userId, now - WINDOW_MS + 1, projectId),
-    recentAssets: repos.assets
-      .page({ userId, limit: RECENT_ASSETS, offset: 0, ...(projectId === undefined ? {} : { projectId }) })
-      .assets.map((a) => assetView(a, view)),
+    uploadsLast24h: await repos.assets.countCreatedSince(userId, now - WINDOW_MS + 1, projectId),
+    recentAssets: (await repos.assets.page({ userId, limit: RECENT_ASSETS, offset: 0, ...(projectId === undefined ? {} : { projectId }) })).assets.map(
+      (a) => assetView(a, view),
+    ),
     analytics: userAnalytics(ctx, userId, now),
     // Object storage is part of the gateway (local disk or an upstream store): always configured.
     configured: true,
@@ -62,7 +62,7 @@ export const summaryRoutes: RouteModule = (app, { ctx, requireScope }) => {
       const { userId } = principalOf(request);
       const raw = (request.query as Record<string, string | undefined>)['projectId'];
       // An unknown project, or another user's, is 404 (as on the asset list).
-      return { success: true, data: buildSummary(ctx, userId, raw ? ownedProject(ctx, userId, raw).id : undefined) };
+      return { success: true, data: await buildSummary(ctx, userId, raw ? ownedProject(ctx, userId, raw).id : undefined) };
     },
   );
 };

@@ -30,7 +30,7 @@ export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
         success: true,
         events: repos.usage.recent(userId, limit).map(usageEventView),
         creditLedger: repos.credits.recent(userId, limit).map(ledgerEntryView),
-        credits: ctx.credits.state(userId, repos.assets.stats(userId).storageBytes),
+        credits: ctx.credits.state(userId, (await repos.assets.stats(userId)).storageBytes),
       };
     },
   );

@@ -1,6 +1,5 @@
 // Assets: uploaded files of the management API. blob_id (the bytes in the storage backend) stays inside.
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 
 export type AssetVisibility = 'public' | 'private';
 export type AssetKind = 'file' | 'artifact';
@@ -92,74 +91,67 @@ function likePattern(search: string): string {
   return `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-interface QueryParams {
+type QueryParams = {
   userId: string;
   pattern: string | null;
   kind: string | null;
   projectId: string | null;
-}
+};
 
 /** A user's assets, or one project's of them. */
-const OF_USER = 'user_id = @userId AND (@projectId IS NULL OR project_id = @projectId)';
-const WHERE = `${OF_USER} AND (@pattern IS NULL OR file_name LIKE @pattern ESCAPE '\\') AND (@kind IS NULL OR kind = @kind)`;
+const OF_USER = 'user_id = @userId AND (CAST(@projectId AS TEXT) IS NULL OR project_id = @projectId)';
+// lower() on both sides: SQLite's LIKE ignores ASCII case and PostgreSQL's does not.
+const WHERE = `${OF_USER} AND (CAST(@pattern AS TEXT) IS NULL OR lower(file_name) LIKE lower(@pattern) ESCAPE '\\')
+  AND (CAST(@kind AS TEXT) IS NULL OR kind = @kind)`;
+
+const INSERT = `INSERT INTO assets (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const GET = `SELECT ${COLUMNS} FROM assets WHERE id = ?`;
+const DELETE = 'DELETE FROM assets WHERE id = ?';
+const PAGE = `SELECT ${COLUMNS} FROM assets WHERE ${WHERE} ORDER BY created_at DESC, id LIMIT @limit OFFSET @offset`;
+const COUNT = `SELECT count(*) AS n FROM assets WHERE ${WHERE}`;
+const STATS = `SELECT count(*) AS n, sum(size) AS bytes FROM assets WHERE ${OF_USER}`;
+const CREATED_SINCE = `SELECT count(*) AS n FROM assets WHERE ${OF_USER} AND created_at >= @since`;
+const UNLINK_PROJECT = 'UPDATE assets SET project_id = NULL, deployment_id = NULL WHERE project_id = ?';
 
 export class AssetsRepo {
-  private readonly insertStmt: Statement<unknown[]>;
-  private readonly getStmt: Statement<[string], AssetRow>;
-  private readonly deleteStmt: Statement<[string]>;
-  private readonly pageStmt: Statement<QueryParams & { limit: number; offset: number }, AssetRow>;
-  private readonly countStmt: Statement<QueryParams, { n: number }>;
-  private readonly statsStmt: Statement<{ userId: string; projectId: string | null }, { n: number; bytes: number | null }>;
-  private readonly createdSinceStmt: Statement<{ userId: string; projectId: string | null; since: number }, { n: number }>;
-  private readonly unlinkProjectStmt: Statement<[string]>;
+  constructor(private readonly db: SqlExecutor) {}
 
-  constructor(db: Db) {
-    this.insertStmt = db.prepare(`INSERT INTO assets (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM assets WHERE id = ?`);
-    this.deleteStmt = db.prepare('DELETE FROM assets WHERE id = ?');
-    this.pageStmt = db.prepare(`SELECT ${COLUMNS} FROM assets WHERE ${WHERE} ORDER BY created_at DESC, id LIMIT @limit OFFSET @offset`);
-    this.countStmt = db.prepare(`SELECT count(*) AS n FROM assets WHERE ${WHERE}`);
-    this.statsStmt = db.prepare(`SELECT count(*) AS n, sum(size) AS bytes FROM assets WHERE ${OF_USER}`);
-    this.createdSinceStmt = db.prepare(`SELECT count(*) AS n FROM assets WHERE ${OF_USER} AND created_at >= @since`);
-    this.unlinkProjectStmt = db.prepare('UPDATE assets SET project_id = NULL, deployment_id = NULL WHERE project_id = ?');
-  }
-
-  insert(a: AssetRecord): void {
-    this.insertStmt.run(
+  async insert(a: AssetRecord): Promise<void> {
+    await this.db.run(INSERT, [
       a.id, a.userId, a.projectId, a.deploymentId, a.blobId, a.crc32c, a.fileName, a.contentType, a.size, a.sha256, a.etag,
       a.visibility, a.kind, a.activeContent ? 1 : 0, a.createdAt, a.updatedAt,
-    );
+    ]);
   }
 
-  get(id: string): AssetRecord | undefined {
-    const r = this.getStmt.get(id);
+  async get(id: string): Promise<AssetRecord | undefined> {
+    const r = await this.db.get<AssetRow>(GET, [id]);
     return r && toAsset(r);
   }
 
-  delete(id: string): boolean {
-    return this.deleteStmt.run(id).changes > 0;
+  async delete(id: string): Promise<boolean> {
+    return (await this.db.run(DELETE, [id])).changes > 0;
   }
 
   /** One page of the user's assets, newest first, and how many match in all. */
-  page(q: AssetQuery): { assets: AssetRecord[]; total: number } {
+  async page(q: AssetQuery): Promise<{ assets: AssetRecord[]; total: number }> {
     const params: QueryParams = { userId: q.userId, pattern: q.search ? likePattern(q.search) : null, kind: q.kind ?? null, projectId: q.projectId ?? null };
-    const total = this.countStmt.get(params)?.n ?? 0;
-    const assets = this.pageStmt.all({ ...params, limit: q.limit, offset: q.offset }).map(toAsset);
+    const total = (await this.db.get<{ n: number }>(COUNT, params))?.n ?? 0;
+    const assets = (await this.db.all<AssetRow>(PAGE, { ...params, limit: q.limit, offset: q.offset })).map(toAsset);
     return { assets, total };
   }
 
   /** The user's assets, or those of one of the user's projects. */
-  stats(userId: string, projectId?: string): AssetStats {
-    const r = this.statsStmt.get({ userId, projectId: projectId ?? null });
+  async stats(userId: string, projectId?: string): Promise<AssetStats> {
+    const r = await this.db.get<{ n: number; bytes: number | null }>(STATS, { userId, projectId: projectId ?? null });
     return { totalFiles: r?.n ?? 0, storageBytes: r?.bytes ?? 0 };
   }
 
-  countCreatedSince(userId: string, sinceMs: number, projectId?: string): number {
-    return this.createdSinceStmt.get({ userId, projectId: projectId ?? null, since: sinceMs })?.n ?? 0;
+  async countCreatedSince(userId: string, sinceMs: number, projectId?: string): Promise<number> {
+    return (await this.db.get<{ n: number }>(CREATED_SINCE, { userId, projectId: projectId ?? null, since: sinceMs }))?.n ?? 0;
   }
 
   /** A deleted project's assets stay, unlinked from it and its deployments. */
-  unlinkProject(projectId: string): number {
-    return this.unlinkProjectStmt.run(projectId).changes;
+  async unlinkProject(projectId: string): Promise<number> {
+    return (await this.db.run(UNLINK_PROJECT, [projectId])).changes;
   }
 }

@@ -1,6 +1,5 @@
 // Per-bucket CORS rules, stored as one JSON document per bucket (validated before they get here).
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 
 /** One CORSRule, as validated by src/s3/cors.ts. */
 export interface CorsRule {
@@ -12,33 +11,30 @@ export interface CorsRule {
   maxAgeSeconds?: number;
 }
 
-export class BucketCorsRepo {
-  private readonly getStmt: Statement<[string], { rules: string }>;
-  private readonly putStmt: Statement<[string, string, number]>;
-  private readonly deleteStmt: Statement<[string]>;
+const GET = 'SELECT rules FROM bucket_cors WHERE bucket_id = ?';
+const PUT = `INSERT INTO bucket_cors (bucket_id, rules, updated_at) VALUES (?, ?, ?)
+  ON CONFLICT (bucket_id) DO UPDATE SET rules = excluded.rules, updated_at = excluded.updated_at`;
+const DELETE = 'DELETE FROM bucket_cors WHERE bucket_id = ?';
 
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
-    this.getStmt = db.prepare('SELECT rules FROM bucket_cors WHERE bucket_id = ?');
-    this.putStmt = db.prepare(
-      `INSERT INTO bucket_cors (bucket_id, rules, updated_at) VALUES (?, ?, ?)
-       ON CONFLICT (bucket_id) DO UPDATE SET rules = excluded.rules, updated_at = excluded.updated_at`,
-    );
-    this.deleteStmt = db.prepare('DELETE FROM bucket_cors WHERE bucket_id = ?');
-  }
+export class BucketCorsRepo {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** The bucket's rules, or undefined when it has no CORS configuration. */
-  get(bucketId: string): CorsRule[] | undefined {
-    const row = this.getStmt.get(bucketId);
+  async get(bucketId: string): Promise<CorsRule[] | undefined> {
+    const row = await this.db.get<{ rules: string }>(GET, [bucketId]);
     return row && (JSON.parse(row.rules) as CorsRule[]);
   }
 
   /** Replaces the whole configuration. */
-  put(bucketId: string, rules: readonly CorsRule[]): void {
-    this.putStmt.run(bucketId, JSON.stringify(rules), this.clock());
+  async put(bucketId: string, rules: readonly CorsRule[]): Promise<void> {
+    await this.db.run(PUT, [bucketId, JSON.stringify(rules), this.clock()]);
   }
 
   /** Returns whether there was a configuration. */
-  delete(bucketId: string): boolean {
-    return this.deleteStmt.run(bucketId).changes > 0;
+  async delete(bucketId: string): Promise<boolean> {
+    return (await this.db.run(DELETE, [bucketId])).changes > 0;
   }
 }

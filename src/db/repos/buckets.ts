@@ -1,7 +1,6 @@
 // Buckets. Deleting is guarded in one statement so an object committed meanwhile is never cascaded away.
-import type { Statement } from '../sqlite/index.js';
+import type { SqlExecutor } from '../store/types.js';
 import { newId } from '../../auth/ids.js';
-import type { Db } from '../open.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 
 export interface Bucket {
@@ -42,39 +41,30 @@ function toBucket(r: BucketRow): Bucket {
 const INSERT_COLUMNS = 'id, name, owner_id, region, created_at';
 const COLUMNS = `${INSERT_COLUMNS}, public, versioning`;
 
-export class BucketsRepo {
-  private readonly insertStmt: Statement<[string, string, string, string, number]>;
-  private readonly byNameStmt: Statement<[string], BucketRow>;
-  private readonly byIdStmt: Statement<[string], BucketRow>;
-  private readonly listAllStmt: Statement<[], BucketRow>;
-  private readonly listByOwnerStmt: Statement<[string], BucketRow>;
-  private readonly deleteIfEmptyStmt: Statement<{ id: string }>;
-  private readonly countStmt: Statement<[string], { n: number }>;
-  private readonly hasObjectsStmt: Statement<[string], { has: number }>;
-  private readonly setPublicStmt: Statement<[number, string]>;
-  private readonly setVersioningStmt: Statement<[string, string]>;
+const INSERT = `INSERT INTO buckets (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?)`;
+const BY_NAME = `SELECT ${COLUMNS} FROM buckets WHERE name = ?`;
+const BY_ID = `SELECT ${COLUMNS} FROM buckets WHERE id = ?`;
+const LIST_ALL = `SELECT ${COLUMNS} FROM buckets ORDER BY name`;
+const LIST_BY_OWNER = `SELECT ${COLUMNS} FROM buckets WHERE owner_id = ? ORDER BY name`;
+const DELETE_IF_EMPTY = `DELETE FROM buckets WHERE id = @id AND NOT EXISTS (SELECT 1 FROM objects WHERE bucket_id = @id)
+  AND NOT EXISTS (SELECT 1 FROM object_versions WHERE bucket_id = @id)`;
+const COUNT_OBJECTS = 'SELECT count(*) AS n FROM objects WHERE bucket_id = ?';
+const HAS_OBJECTS = 'SELECT CASE WHEN EXISTS (SELECT 1 FROM objects WHERE bucket_id = ?) THEN 1 ELSE 0 END AS has';
+const SET_PUBLIC = 'UPDATE buckets SET public = ? WHERE id = ?';
+const SET_VERSIONING = 'UPDATE buckets SET versioning = ? WHERE id = ?';
 
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
-    this.insertStmt = db.prepare(`INSERT INTO buckets (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?)`);
-    this.byNameStmt = db.prepare(`SELECT ${COLUMNS} FROM buckets WHERE name = ?`);
-    this.byIdStmt = db.prepare(`SELECT ${COLUMNS} FROM buckets WHERE id = ?`);
-    this.listAllStmt = db.prepare(`SELECT ${COLUMNS} FROM buckets ORDER BY name`);
-    this.listByOwnerStmt = db.prepare(`SELECT ${COLUMNS} FROM buckets WHERE owner_id = ? ORDER BY name`);
-    this.deleteIfEmptyStmt = db.prepare(
-      `DELETE FROM buckets WHERE id = @id AND NOT EXISTS (SELECT 1 FROM objects WHERE bucket_id = @id)
-        AND NOT EXISTS (SELECT 1 FROM object_versions WHERE bucket_id = @id)`,
-    );
-    this.countStmt = db.prepare('SELECT count(*) AS n FROM objects WHERE bucket_id = ?');
-    this.hasObjectsStmt = db.prepare('SELECT EXISTS (SELECT 1 FROM objects WHERE bucket_id = ?) AS has');
-    this.setPublicStmt = db.prepare('UPDATE buckets SET public = ? WHERE id = ?');
-    this.setVersioningStmt = db.prepare('UPDATE buckets SET versioning = ? WHERE id = ?');
-  }
+export class BucketsRepo {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** Throws ConstraintError('duplicate') when the name is taken, ('in_use') when the owner does not exist. */
-  insert(input: NewBucket): Bucket {
+  async insert(input: NewBucket): Promise<Bucket> {
     const bucket: Bucket = { id: newId(), ...input, createdAt: this.clock(), public: false, versioning: null };
     try {
-      this.insertStmt.run(bucket.id, bucket.name, bucket.ownerId, bucket.region, bucket.createdAt);
+      // Its own (nested) transaction: on PostgreSQL a failed statement would otherwise end an enclosing one.
+      await this.db.transaction((tx) => tx.run(INSERT, [bucket.id, bucket.name, bucket.ownerId, bucket.region, bucket.createdAt]));
     } catch (err) {
       if (isUniqueViolation(err)) throw new ConstraintError('duplicate', `bucket '${input.name}' already exists`);
       if (isForeignKeyViolation(err)) throw new ConstraintError('in_use', 'the bucket owner does not exist');
@@ -83,42 +73,43 @@ export class BucketsRepo {
     return bucket;
   }
 
-  getByName(name: string): Bucket | undefined {
-    const r = this.byNameStmt.get(name);
+  async getByName(name: string): Promise<Bucket | undefined> {
+    const r = await this.db.get<BucketRow>(BY_NAME, [name]);
     return r && toBucket(r);
   }
 
-  getById(id: string): Bucket | undefined {
-    const r = this.byIdStmt.get(id);
+  async getById(id: string): Promise<Bucket | undefined> {
+    const r = await this.db.get<BucketRow>(BY_ID, [id]);
     return r && toBucket(r);
   }
 
   /** All buckets, or those of one owner, by name. */
-  list(ownerId?: string): Bucket[] {
-    return (ownerId === undefined ? this.listAllStmt.all() : this.listByOwnerStmt.all(ownerId)).map(toBucket);
+  async list(ownerId?: string): Promise<Bucket[]> {
+    const rows = ownerId === undefined ? await this.db.all<BucketRow>(LIST_ALL) : await this.db.all<BucketRow>(LIST_BY_OWNER, [ownerId]);
+    return rows.map(toBucket);
   }
 
   /** Deletes the bucket (and by cascade its keys) only if it holds no objects and no versions, atomically. */
-  delete(id: string): BucketDeleteResult {
-    if (this.deleteIfEmptyStmt.run({ id }).changes > 0) return 'deleted';
-    return this.byIdStmt.get(id) ? 'not_empty' : 'not_found';
+  async delete(id: string): Promise<BucketDeleteResult> {
+    if ((await this.db.run(DELETE_IF_EMPTY, { id })).changes > 0) return 'deleted';
+    return (await this.db.get<BucketRow>(BY_ID, [id])) ? 'not_empty' : 'not_found';
   }
 
   /** Makes the bucket's objects public on the CDN, or private again; false when the bucket is gone. */
-  setPublic(id: string, isPublic: boolean): boolean {
-    return this.setPublicStmt.run(isPublic ? 1 : 0, id).changes > 0;
+  async setPublic(id: string, isPublic: boolean): Promise<boolean> {
+    return (await this.db.run(SET_PUBLIC, [isPublic ? 1 : 0, id])).changes > 0;
   }
 
   /** Enables or suspends versioning; false when the bucket is gone. */
-  setVersioning(id: string, status: 'Enabled' | 'Suspended'): boolean {
-    return this.setVersioningStmt.run(status, id).changes > 0;
+  async setVersioning(id: string, status: 'Enabled' | 'Suspended'): Promise<boolean> {
+    return (await this.db.run(SET_VERSIONING, [status, id])).changes > 0;
   }
 
-  countObjects(bucketId: string): number {
-    return this.countStmt.get(bucketId)?.n ?? 0;
+  async countObjects(bucketId: string): Promise<number> {
+    return (await this.db.get<{ n: number }>(COUNT_OBJECTS, [bucketId]))?.n ?? 0;
   }
 
-  hasObjects(bucketId: string): boolean {
-    return Boolean(this.hasObjectsStmt.get(bucketId)?.has);
+  async hasObjects(bucketId: string): Promise<boolean> {
+    return (await this.db.get<{ has: number }>(HAS_OBJECTS, [bucketId]))?.has === 1;
   }
 }

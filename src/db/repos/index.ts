@@ -106,19 +106,13 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
   const store = opts.store ?? new SqliteStore(db);
   const legacy = {
     users: new UsersRepo(db, clock),
-    buckets: new BucketsRepo(db, clock),
     accessKeys: new AccessKeysRepo(db, clock),
     settings: new SettingsRepo(db),
-    bucketCors: new BucketCorsRepo(db, clock),
     apiKeys: new ApiKeysRepo(db, clock),
     spaces: new SpacesRepo(db, clock),
-    assets: new AssetsRepo(db),
     usage: new UsageRepo(db, clock),
     credits: new CreditsRepo(db, clock),
     creditReservations: new CreditReservationsRepo(db),
-    blobRefs: new BlobRefsRepo(db),
-    integrity: new IntegrityRepo(db),
-    objects: new ObjectsRepo(db),
     projects: new ProjectsRepo(db, clock),
     anomalies: new AnomaliesRepo(db),
     sessions: new SessionsRepo(db),
@@ -130,6 +124,12 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
   const bound = (exec: SqlExecutor): Repos => {
     const repos: Repos = {
       ...legacy,
+      buckets: new BucketsRepo(exec, clock),
+      bucketCors: new BucketCorsRepo(exec, clock),
+      assets: new AssetsRepo(exec),
+      blobRefs: new BlobRefsRepo(exec),
+      integrity: new IntegrityRepo(exec),
+      objects: new ObjectsRepo(exec),
       store: exec,
       transact: <T>(fn: (repos: Repos) => Promise<T>): Promise<T> => exec.transaction((tx) => fn(bound(tx))),
     };

@@ -1,11 +1,9 @@
-// Multipart uploads, their parts, the blob trash and recently completed uploads. Statements are
-// prepared once. Completing is one transaction: the object row appears, the listed parts become its
+// Multipart uploads, their parts, the blob trash and recently completed uploads (db/store). Completing is one transaction: the object row appears, the listed parts become its
 // manifest, the upload and its other parts go (their blobs into the trash, by trigger).
 import { randomInt } from 'node:crypto';
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 import { isForeignKeyViolation } from './errors.js';
-import { taggingColumn, type ObjectRecord, type ObjectsRepo, type ObjectTag } from './objects.js';
+import { ObjectsRepo, taggingColumn, type ObjectRecord, type ObjectTag } from './objects.js';
 import { markerPrefixBound, walkRolledUp } from './roll-up.js';
 
 export type MultipartChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
@@ -190,60 +188,39 @@ export function newUploadId(initiated: number): string {
   return id;
 }
 
+const INSERT_UPLOAD = `INSERT INTO multipart_uploads (${UPLOAD_COLUMNS}) VALUES (@upload_id, @bucket_id,
+  @key, @owner_id, @initiated, @checksum_algorithm, @checksum_type, @content_type, @content_encoding,
+  @content_disposition, @content_language, @cache_control, @expires, @user_metadata, @tagging)`;
+const GET_UPLOAD = `SELECT ${UPLOAD_COLUMNS} FROM multipart_uploads WHERE upload_id = ?`;
+const DELETE_UPLOAD = 'DELETE FROM multipart_uploads WHERE upload_id = ?';
+const DELETE_PART = 'DELETE FROM multipart_parts WHERE upload_id = ? AND part_number = ?';
+const INSERT_PART = `INSERT INTO multipart_parts (${PART_COLUMNS}) VALUES (@upload_id, @part_number,
+  @blob_id, @size, @etag, @crc32c, @checksum_algorithm, @checksum_value, @last_modified)`;
+const LIST_PARTS = `SELECT ${PART_COLUMNS} FROM multipart_parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?`;
+const ALL_PARTS = `SELECT ${PART_COLUMNS} FROM multipart_parts WHERE upload_id = ? ORDER BY part_number`;
+const CLAIM_PART = 'UPDATE multipart_parts SET claimed = 1 WHERE upload_id = ? AND part_number = ?';
+// key >= prefix keeps the walk inside the prefix range; the row value is the resume cursor.
+const LIST_UPLOADS = `SELECT ${UPLOAD_COLUMNS} FROM multipart_uploads
+  WHERE bucket_id = @bucketId AND key >= @prefix AND (key, upload_id) > (@key, @uploadId)
+  ORDER BY key, upload_id LIMIT @limit`;
+const EXPIRED = 'SELECT upload_id FROM multipart_uploads WHERE initiated < ? ORDER BY initiated LIMIT ?';
+const COUNT = 'SELECT count(*) AS n FROM multipart_uploads WHERE bucket_id = ?';
+const TRASH_BATCH = 'SELECT blob_id FROM blob_trash LIMIT ?';
+const UNTRASH = 'DELETE FROM blob_trash WHERE blob_id = ?';
+const INSERT_COMPLETED = `INSERT INTO multipart_completed (upload_id, bucket_id, key, etag,
+    checksum_algorithm, checksum_value, checksum_type, completed_at, version_id) VALUES (@upload_id, @bucket_id, @key, @etag,
+    @checksum_algorithm, @checksum_value, @checksum_type, @completed_at, @version_id)
+  ON CONFLICT (upload_id) DO UPDATE SET bucket_id = excluded.bucket_id, key = excluded.key, etag = excluded.etag,
+    checksum_algorithm = excluded.checksum_algorithm, checksum_value = excluded.checksum_value,
+    checksum_type = excluded.checksum_type, completed_at = excluded.completed_at, version_id = excluded.version_id`;
+const GET_COMPLETED = 'SELECT * FROM multipart_completed WHERE upload_id = ?';
+const PRUNE_COMPLETED = 'DELETE FROM multipart_completed WHERE completed_at < ?';
+
 export class MultipartRepo {
-  private readonly insertUploadStmt: Statement<UploadRow>;
-  private readonly getUploadStmt: Statement<[string], UploadRow>;
-  private readonly deleteUploadStmt: Statement<[string]>;
-  private readonly deletePartStmt: Statement<[string, number]>;
-  private readonly insertPartStmt: Statement<PartRow>;
-  private readonly listPartsStmt: Statement<[string, number, number], PartRow>;
-  private readonly allPartsStmt: Statement<[string], PartRow>;
-  private readonly claimPartStmt: Statement<[string, number]>;
-  private readonly listUploadsStmt: Statement<{ bucketId: string; prefix: string; key: string; uploadId: string; limit: number }, UploadRow>;
-  private readonly expiredStmt: Statement<[number, number], { upload_id: string }>;
-  private readonly countStmt: Statement<[string], { n: number }>;
-  private readonly trashBatchStmt: Statement<[number], { blob_id: string }>;
-  private readonly untrashStmt: Statement<[string]>;
-  private readonly insertCompletedStmt: Statement<CompletedRow>;
-  private readonly getCompletedStmt: Statement<[string], CompletedRow>;
-  private readonly pruneCompletedStmt: Statement<[number]>;
+  constructor(private readonly db: SqlExecutor) {}
 
-  constructor(
-    private readonly db: Db,
-    private readonly objects: ObjectsRepo,
-  ) {
-    this.insertUploadStmt = db.prepare(`INSERT INTO multipart_uploads (${UPLOAD_COLUMNS}) VALUES (@upload_id, @bucket_id,
-      @key, @owner_id, @initiated, @checksum_algorithm, @checksum_type, @content_type, @content_encoding,
-      @content_disposition, @content_language, @cache_control, @expires, @user_metadata, @tagging)`);
-    this.getUploadStmt = db.prepare(`SELECT ${UPLOAD_COLUMNS} FROM multipart_uploads WHERE upload_id = ?`);
-    this.deleteUploadStmt = db.prepare('DELETE FROM multipart_uploads WHERE upload_id = ?');
-    this.deletePartStmt = db.prepare('DELETE FROM multipart_parts WHERE upload_id = ? AND part_number = ?');
-    this.insertPartStmt = db.prepare(`INSERT INTO multipart_parts (${PART_COLUMNS}) VALUES (@upload_id, @part_number,
-      @blob_id, @size, @etag, @crc32c, @checksum_algorithm, @checksum_value, @last_modified)`);
-    this.listPartsStmt = db.prepare(
-      `SELECT ${PART_COLUMNS} FROM multipart_parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?`,
-    );
-    this.allPartsStmt = db.prepare(`SELECT ${PART_COLUMNS} FROM multipart_parts WHERE upload_id = ? ORDER BY part_number`);
-    this.claimPartStmt = db.prepare('UPDATE multipart_parts SET claimed = 1 WHERE upload_id = ? AND part_number = ?');
-    // key >= prefix keeps the walk inside the prefix range; the row value is the resume cursor.
-    this.listUploadsStmt = db.prepare(
-      `SELECT ${UPLOAD_COLUMNS} FROM multipart_uploads
-       WHERE bucket_id = @bucketId AND key >= @prefix AND (key, upload_id) > (@key, @uploadId)
-       ORDER BY key, upload_id LIMIT @limit`,
-    );
-    this.expiredStmt = db.prepare('SELECT upload_id FROM multipart_uploads WHERE initiated < ? ORDER BY initiated LIMIT ?');
-    this.countStmt = db.prepare('SELECT count(*) AS n FROM multipart_uploads WHERE bucket_id = ?');
-    this.trashBatchStmt = db.prepare('SELECT blob_id FROM blob_trash LIMIT ?');
-    this.untrashStmt = db.prepare('DELETE FROM blob_trash WHERE blob_id = ?');
-    this.insertCompletedStmt = db.prepare(`INSERT OR REPLACE INTO multipart_completed (upload_id, bucket_id, key, etag,
-      checksum_algorithm, checksum_value, checksum_type, completed_at, version_id) VALUES (@upload_id, @bucket_id, @key, @etag,
-      @checksum_algorithm, @checksum_value, @checksum_type, @completed_at, @version_id)`);
-    this.getCompletedStmt = db.prepare('SELECT * FROM multipart_completed WHERE upload_id = ?');
-    this.pruneCompletedStmt = db.prepare('DELETE FROM multipart_completed WHERE completed_at < ?');
-  }
-
-  create(u: MultipartUpload): void {
-    this.insertUploadStmt.run({
+  async create(u: MultipartUpload): Promise<void> {
+    await this.db.run(INSERT_UPLOAD, {
       upload_id: u.uploadId,
       bucket_id: u.bucketId,
       key: u.key,
@@ -262,8 +239,8 @@ export class MultipartRepo {
     });
   }
 
-  get(uploadId: string): MultipartUpload | undefined {
-    const r = this.getUploadStmt.get(uploadId);
+  async get(uploadId: string): Promise<MultipartUpload | undefined> {
+    const r = await this.db.get<UploadRow>(GET_UPLOAD, [uploadId]);
     return r && toUpload(r);
   }
 
@@ -271,11 +248,11 @@ export class MultipartRepo {
    * Records a part, replacing one with the same number (whose blob goes to the trash). 'missing' when
    * the upload no longer exists: the caller still owns the part's blob.
    */
-  putPart(p: UploadPart): 'added' | 'replaced' | 'missing' {
+  async putPart(p: UploadPart): Promise<'added' | 'replaced' | 'missing'> {
     try {
-      return this.db.transaction(() => {
-        const replaced = this.deletePartStmt.run(p.uploadId, p.partNumber).changes > 0;
-        this.insertPartStmt.run({
+      return await this.db.transaction(async (tx) => {
+        const replaced = (await tx.run(DELETE_PART, [p.uploadId, p.partNumber])).changes > 0;
+        await tx.run(INSERT_PART, {
           upload_id: p.uploadId,
           part_number: p.partNumber,
           blob_id: p.blobId,
@@ -287,7 +264,7 @@ export class MultipartRepo {
           last_modified: p.lastModified,
         });
         return replaced ? 'replaced' : 'added';
-      }).immediate();
+      });
     } catch (err) {
       if (isForeignKeyViolation(err)) return 'missing';
       throw err;
@@ -295,17 +272,17 @@ export class MultipartRepo {
   }
 
   /** Up to `limit` parts numbered above `afterPartNumber`, in order. */
-  listParts(uploadId: string, afterPartNumber: number, limit: number): UploadPart[] {
-    return this.listPartsStmt.all(uploadId, afterPartNumber, limit).map(toPart);
+  async listParts(uploadId: string, afterPartNumber: number, limit: number): Promise<UploadPart[]> {
+    return (await this.db.all<PartRow>(LIST_PARTS, [uploadId, afterPartNumber, limit])).map(toPart);
   }
 
-  parts(uploadId: string): UploadPart[] {
-    return this.allPartsStmt.all(uploadId).map(toPart);
+  async parts(uploadId: string): Promise<UploadPart[]> {
+    return (await this.db.all<PartRow>(ALL_PARTS, [uploadId])).map(toPart);
   }
 
   /** Deletes the upload; its parts' blobs go to the trash. False when there was no such upload. */
-  abort(uploadId: string): boolean {
-    return this.deleteUploadStmt.run(uploadId).changes > 0;
+  async abort(uploadId: string): Promise<boolean> {
+    return (await this.db.run(DELETE_UPLOAD, [uploadId])).changes > 0;
   }
 
   /**
@@ -318,17 +295,18 @@ export class MultipartRepo {
     uploadId: string,
     plan: (upload: MultipartUpload, parts: UploadPart[]) => CompletionPlan,
     guard?: (current: ObjectRecord | undefined) => void,
-  ): { plan: CompletionPlan; replaced: string[] } | undefined {
-    return this.db.transaction(() => {
-      const upload = this.get(uploadId);
+  ): Promise<{ plan: CompletionPlan; replaced: string[] } | undefined> {
+    return this.db.transaction(async (tx) => {
+      const uploads = new MultipartRepo(tx);
+      const upload = await uploads.get(uploadId);
       if (!upload) return undefined;
-      const decided = plan(upload, this.parts(uploadId));
-      const written = this.objects.put(decided.record, guard);
+      const decided = plan(upload, await uploads.parts(uploadId));
+      const written = await new ObjectsRepo(tx).put(decided.record, guard);
       if (written.versionId !== undefined) decided.completed.versionId = written.versionId;
-      for (const n of decided.claimed) this.claimPartStmt.run(uploadId, n);
-      this.deleteUploadStmt.run(uploadId);
+      for (const n of decided.claimed) await tx.run(CLAIM_PART, [uploadId, n]);
+      await tx.run(DELETE_UPLOAD, [uploadId]);
       const c = decided.completed;
-      this.insertCompletedStmt.run({
+      await tx.run(INSERT_COMPLETED, {
         upload_id: c.uploadId,
         bucket_id: c.bucketId,
         key: c.key,
@@ -340,52 +318,52 @@ export class MultipartRepo {
         version_id: c.versionId ?? null,
       });
       return { plan: decided, replaced: written.replaced };
-    }).immediate();
+    });
   }
 
-  getCompleted(uploadId: string): CompletedUpload | undefined {
-    const r = this.getCompletedStmt.get(uploadId);
+  async getCompleted(uploadId: string): Promise<CompletedUpload | undefined> {
+    const r = await this.db.get<CompletedRow>(GET_COMPLETED, [uploadId]);
     return r && toCompleted(r);
   }
 
   /** Forgets completions older than `before`; returns how many. */
-  pruneCompleted(before: number): number {
-    return this.pruneCompletedStmt.run(before).changes;
+  async pruneCompleted(before: number): Promise<number> {
+    return (await this.db.run(PRUNE_COMPLETED, [before])).changes;
   }
 
   /** Ids of up to `limit` uploads initiated before `before`, oldest first. */
-  expired(before: number, limit: number): string[] {
-    return this.expiredStmt.all(before, limit).map((r) => r.upload_id);
+  async expired(before: number, limit: number): Promise<string[]> {
+    return (await this.db.all<{ upload_id: string }>(EXPIRED, [before, limit])).map((r) => r.upload_id);
   }
 
-  count(bucketId: string): number {
-    return this.countStmt.get(bucketId)?.n ?? 0;
+  async count(bucketId: string): Promise<number> {
+    return (await this.db.get<{ n: number }>(COUNT, [bucketId]))?.n ?? 0;
   }
 
   /** Up to `limit` blob ids waiting for removal. */
-  trash(limit: number): string[] {
-    return this.trashBatchStmt.all(limit).map((r) => r.blob_id);
+  async trash(limit: number): Promise<string[]> {
+    return (await this.db.all<{ blob_id: string }>(TRASH_BATCH, [limit])).map((r) => r.blob_id);
   }
 
   /** Call once the blob is gone from storage. */
-  untrash(blobId: string): void {
-    this.untrashStmt.run(blobId);
+  async untrash(blobId: string): Promise<void> {
+    await this.db.run(UNTRASH, [blobId]);
   }
 
   /**
    * One page of ListMultipartUploads: uploads under `prefix` ordered by key then age, after the
    * markers, with keys rolled up into common prefixes at the first `delimiter` past the prefix.
    */
-  listUploads(bucketId: string, q: UploadListQuery): UploadListPage {
+  async listUploads(bucketId: string, q: UploadListQuery): Promise<UploadListPage> {
     const page: UploadListPage = { uploads: [], commonPrefixes: [], isTruncated: false };
     const bound = markerPrefixBound(q.keyMarker, q.prefix, q.delimiter);
     const uploadId = q.keyMarker && q.uploadIdMarker ? q.uploadIdMarker : q.keyMarker ? AFTER_ALL_UPLOADS : '';
-    page.isTruncated = walkRolledUp<UploadRow, { key: string; uploadId: string }>({
+    page.isTruncated = await walkRolledUp<UploadRow, { key: string; uploadId: string }>({
       prefix: q.prefix,
       delimiter: q.delimiter,
       max: q.maxUploads,
       start: bound === undefined ? { key: q.keyMarker, uploadId } : { key: bound, uploadId: '' },
-      fetch: (c, limit) => this.listUploadsStmt.all({ bucketId, prefix: q.prefix, key: c.key, uploadId: c.uploadId, limit }),
+      fetch: (c, limit) => this.db.all<UploadRow>(LIST_UPLOADS, { bucketId, prefix: q.prefix, key: c.key, uploadId: c.uploadId, limit }),
       afterRow: (row) => ({ key: row.key, uploadId: row.upload_id }),
       afterPrefix: (upper) => ({ key: upper, uploadId: '' }),
       onRow: (row) => {

@@ -3,8 +3,7 @@
 // same transaction, and deleting the current version by id brings the newest one back. Used by
 // ObjectsRepo inside its write transactions, and by ListObjectVersions and reads by version id.
 import { randomBytes } from 'node:crypto';
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 import { markerPrefixBound, walkRolledUp } from './roll-up.js';
 
 /** A bucket's versioning state; null = never enabled (no version ids anywhere). */
@@ -85,107 +84,99 @@ interface Cursor {
   ord: number;
 }
 
-export class ObjectVersionsRepo {
-  private readonly moveStmt: Statement<{ bucketId: string; key: string }>;
-  private readonly promoteStmt: Statement<{ bucketId: string; key: string; ord: number }>;
-  private readonly deleteRowStmt: Statement<[string, string, number]>;
-  private readonly newestStmt: Statement<[string, string], { ord: number; is_delete_marker: number; version_id: string | null; last_modified: number }>;
-  private readonly markerStmt: Statement<{ bucketId: string; key: string; versionId: string | null; now: number }>;
-  private readonly byIdStmt: Statement<[string, string, string | null], VersionRow & { inline_data: Buffer | null }>;
-  private readonly nullStmt: Statement<[string, string], VersionRow>;
-  private readonly ordOfStmt: Statement<{ bucketId: string; key: string; versionId: string | null }, { ord: number }>;
-  private readonly listStmt: Statement<{ bucketId: string; prefix: string; key: string; ord: number; limit: number }, ListRow>;
-  private readonly hasAnyStmt: Statement<[string], { has: number }>;
-  private readonly setTaggingStmt: Statement<[string | null, string, string, string | null]>;
+const MOVE = `INSERT INTO object_versions (ord, ${VERSION_COLUMNS})
+  SELECT ${NEXT_ORD}, ${VERSION_COLUMNS} FROM objects WHERE bucket_id = @bucketId AND key = @key`;
+const PROMOTE = `INSERT INTO objects (${VERSION_COLUMNS})
+  SELECT ${VERSION_COLUMNS} FROM object_versions WHERE bucket_id = @bucketId AND key = @key AND ord = @ord`;
+const DELETE_ROW = 'DELETE FROM object_versions WHERE bucket_id = ? AND key = ? AND ord = ?';
+const NEWEST = `SELECT ord, is_delete_marker, version_id, last_modified FROM object_versions
+  WHERE bucket_id = ? AND key = ? ORDER BY ord LIMIT 1`;
+const MARKER = `INSERT INTO object_versions (bucket_id, key, ord, version_id, is_delete_marker, blob_id,
+    size, etag, sha256, last_modified)
+  VALUES (@bucketId, @key, ${NEXT_ORD}, @versionId, 1, '', 0, '', '', @now)`;
+const BY_ID = `SELECT v.*, i.data AS inline_data FROM object_versions v
+  LEFT JOIN inline_blobs i ON i.blob_id = v.blob_id WHERE v.bucket_id = ? AND v.key = ? AND v.version_id IS NOT DISTINCT FROM ?`;
+const NULL_ROWS = 'SELECT * FROM object_versions WHERE bucket_id = ? AND key = ? AND version_id IS NULL';
+const ORD_OF = `SELECT ${CURRENT_ORD} AS ord FROM objects
+    WHERE bucket_id = @bucketId AND key = @key AND version_id IS NOT DISTINCT FROM @versionId
+  UNION ALL SELECT ord FROM object_versions
+    WHERE bucket_id = @bucketId AND key = @key AND version_id IS NOT DISTINCT FROM @versionId LIMIT 1`;
+// Both arms are walked in (key, ord) order and bounded, so a page reads about `limit` rows of each.
+const LIST = `SELECT * FROM (
+    SELECT key, ${CURRENT_ORD} AS ord, version_id, 0 AS is_delete_marker, 1 AS is_latest, size, etag, last_modified
+      FROM objects WHERE bucket_id = @bucketId AND key >= @prefix AND key >= @key AND (key > @key OR @ord < ${CURRENT_ORD})
+      ORDER BY key LIMIT @limit) AS cur
+  UNION ALL SELECT * FROM (
+    SELECT v.key, v.ord, v.version_id, v.is_delete_marker,
+        CASE WHEN NOT EXISTS (SELECT 1 FROM objects o WHERE o.bucket_id = v.bucket_id AND o.key = v.key)
+          AND v.ord = (SELECT min(ord) FROM object_versions m WHERE m.bucket_id = v.bucket_id AND m.key = v.key) THEN 1 ELSE 0 END AS is_latest,
+        v.size, v.etag, v.last_modified
+      FROM object_versions v WHERE v.bucket_id = @bucketId AND v.key >= @prefix AND (v.key, v.ord) > (@key, @ord)
+      ORDER BY v.key, v.ord LIMIT @limit) AS noncur
+  ORDER BY key, ord LIMIT @limit`;
+const HAS_ANY = 'SELECT CASE WHEN EXISTS (SELECT 1 FROM object_versions WHERE bucket_id = ?) THEN 1 ELSE 0 END AS has';
+const SET_TAGGING = `UPDATE object_versions SET tagging = ?
+  WHERE bucket_id = ? AND key = ? AND version_id IS NOT DISTINCT FROM ? AND is_delete_marker = 0`;
 
-  constructor(db: Db) {
-    this.moveStmt = db.prepare(`INSERT INTO object_versions (ord, ${VERSION_COLUMNS})
-      SELECT ${NEXT_ORD}, ${VERSION_COLUMNS} FROM objects WHERE bucket_id = @bucketId AND key = @key`);
-    this.promoteStmt = db.prepare(`INSERT INTO objects (${VERSION_COLUMNS})
-      SELECT ${VERSION_COLUMNS} FROM object_versions WHERE bucket_id = @bucketId AND key = @key AND ord = @ord`);
-    this.deleteRowStmt = db.prepare('DELETE FROM object_versions WHERE bucket_id = ? AND key = ? AND ord = ?');
-    this.newestStmt = db.prepare(`SELECT ord, is_delete_marker, version_id, last_modified FROM object_versions
-      WHERE bucket_id = ? AND key = ? ORDER BY ord LIMIT 1`);
-    this.markerStmt = db.prepare(`INSERT INTO object_versions (bucket_id, key, ord, version_id, is_delete_marker, blob_id,
-        size, etag, sha256, last_modified)
-      VALUES (@bucketId, @key, ${NEXT_ORD}, @versionId, 1, '', 0, '', '', @now)`);
-    this.byIdStmt = db.prepare(`SELECT v.*, i.data AS inline_data FROM object_versions v
-      LEFT JOIN inline_blobs i ON i.blob_id = v.blob_id WHERE v.bucket_id = ? AND v.key = ? AND v.version_id IS ?`);
-    this.nullStmt = db.prepare('SELECT * FROM object_versions WHERE bucket_id = ? AND key = ? AND version_id IS NULL');
-    this.ordOfStmt = db.prepare(`SELECT ${CURRENT_ORD} AS ord FROM objects WHERE bucket_id = @bucketId AND key = @key AND version_id IS @versionId
-      UNION ALL SELECT ord FROM object_versions WHERE bucket_id = @bucketId AND key = @key AND version_id IS @versionId LIMIT 1`);
-    // Both arms are walked in (key, ord) order and bounded, so a page reads about `limit` rows of each.
-    this.listStmt = db.prepare(`SELECT * FROM (
-        SELECT key, ${CURRENT_ORD} AS ord, version_id, 0 AS is_delete_marker, 1 AS is_latest, size, etag, last_modified
-          FROM objects WHERE bucket_id = @bucketId AND key >= @prefix AND key >= @key AND (key > @key OR @ord < ${CURRENT_ORD})
-          ORDER BY key LIMIT @limit)
-      UNION ALL SELECT * FROM (
-        SELECT v.key, v.ord, v.version_id, v.is_delete_marker,
-            NOT EXISTS (SELECT 1 FROM objects o WHERE o.bucket_id = v.bucket_id AND o.key = v.key)
-              AND v.ord = (SELECT min(ord) FROM object_versions m WHERE m.bucket_id = v.bucket_id AND m.key = v.key) AS is_latest,
-            v.size, v.etag, v.last_modified
-          FROM object_versions v WHERE v.bucket_id = @bucketId AND v.key >= @prefix AND (v.key, v.ord) > (@key, @ord)
-          ORDER BY v.key, v.ord LIMIT @limit)
-      ORDER BY key, ord LIMIT @limit`);
-    this.hasAnyStmt = db.prepare('SELECT EXISTS (SELECT 1 FROM object_versions WHERE bucket_id = ?) AS has');
-    this.setTaggingStmt = db.prepare(`UPDATE object_versions SET tagging = ?
-      WHERE bucket_id = ? AND key = ? AND version_id IS ? AND is_delete_marker = 0`);
-  }
+type NewestRow = { ord: number; is_delete_marker: number; version_id: string | null; last_modified: number };
+
+export class ObjectVersionsRepo {
+  constructor(private readonly db: SqlExecutor) {}
 
   /** Moves the key's current row here as its newest noncurrent version (the caller replaces or deletes it). */
-  moveCurrent(bucketId: string, key: string): void {
-    this.moveStmt.run({ bucketId, key });
+  async moveCurrent(bucketId: string, key: string): Promise<void> {
+    await this.db.run(MOVE, { bucketId, key });
   }
 
   /** Adds a delete marker as the key's newest version. */
-  addDeleteMarker(bucketId: string, key: string, versionId: string | null, now: number): void {
-    this.markerStmt.run({ bucketId, key, versionId, now: Math.floor(now / 1000) * 1000 });
+  async addDeleteMarker(bucketId: string, key: string, versionId: string | null, now: number): Promise<void> {
+    await this.db.run(MARKER, { bucketId, key, versionId, now: Math.floor(now / 1000) * 1000 });
   }
 
   /**
    * Removes the key's noncurrent "null" version or null delete marker (a Suspended bucket's write
-   * replaces it); returns its rows so the caller can release their blobs.
+   * replaces it); returns its rows so the caller can release their blobs. Call inside a transaction.
    */
-  dropNull(bucketId: string, key: string): VersionRow[] {
-    const rows = this.nullStmt.all(bucketId, key);
-    for (const row of rows) this.deleteRowStmt.run(bucketId, key, row.ord);
+  async dropNull(bucketId: string, key: string): Promise<VersionRow[]> {
+    const rows = await this.db.all<VersionRow>(NULL_ROWS, [bucketId, key]);
+    for (const row of rows) await this.db.run(DELETE_ROW, [bucketId, key, row.ord]);
     return rows;
   }
 
   /** A noncurrent version or delete marker by id (null: the "null" one), with its inline bytes. */
-  byId(bucketId: string, key: string, versionId: string | null): (VersionRow & { inline_data: Buffer | null }) | undefined {
-    return this.byIdStmt.get(bucketId, key, versionId);
+  byId(bucketId: string, key: string, versionId: string | null): Promise<(VersionRow & { inline_data: Buffer | null }) | undefined> {
+    return this.db.get<VersionRow & { inline_data: Buffer | null }>(BY_ID, [bucketId, key, versionId]);
   }
 
   /** Sets a noncurrent version's tags column (not a delete marker's); false when there is no such version. */
-  setTagging(bucketId: string, key: string, versionId: string | null, tagging: string | null): boolean {
-    return this.setTaggingStmt.run(tagging, bucketId, key, versionId).changes > 0;
+  async setTagging(bucketId: string, key: string, versionId: string | null, tagging: string | null): Promise<boolean> {
+    return (await this.db.run(SET_TAGGING, [tagging, bucketId, key, versionId])).changes > 0;
   }
 
-  removeRow(bucketId: string, key: string, ord: number): void {
-    this.deleteRowStmt.run(bucketId, key, ord);
+  async removeRow(bucketId: string, key: string, ord: number): Promise<void> {
+    await this.db.run(DELETE_ROW, [bucketId, key, ord]);
   }
 
   /**
    * For a key with no current row: the newest noncurrent version becomes current again, unless it is
-   * a delete marker (which stays here as the latest).
+   * a delete marker (which stays here as the latest). Call inside a transaction.
    */
-  promoteNewest(bucketId: string, key: string): void {
-    const newest = this.newestStmt.get(bucketId, key);
+  async promoteNewest(bucketId: string, key: string): Promise<void> {
+    const newest = await this.db.get<NewestRow>(NEWEST, [bucketId, key]);
     if (!newest || newest.is_delete_marker === 1) return;
-    this.promoteStmt.run({ bucketId, key, ord: newest.ord });
-    this.deleteRowStmt.run(bucketId, key, newest.ord);
+    await this.db.run(PROMOTE, { bucketId, key, ord: newest.ord });
+    await this.db.run(DELETE_ROW, [bucketId, key, newest.ord]);
   }
 
   /** The key's latest delete marker, when its newest version is one (call only for a key with no current row). */
-  latestDeleteMarker(bucketId: string, key: string): { versionId: string | null; lastModified: number } | undefined {
-    const newest = this.newestStmt.get(bucketId, key);
+  async latestDeleteMarker(bucketId: string, key: string): Promise<{ versionId: string | null; lastModified: number } | undefined> {
+    const newest = await this.db.get<NewestRow>(NEWEST, [bucketId, key]);
     return newest && newest.is_delete_marker === 1 ? { versionId: newest.version_id, lastModified: newest.last_modified } : undefined;
   }
 
   /** Whether the bucket holds any noncurrent version or delete marker. */
-  hasAny(bucketId: string): boolean {
-    return Boolean(this.hasAnyStmt.get(bucketId)?.has);
+  async hasAny(bucketId: string): Promise<boolean> {
+    return (await this.db.get<{ has: number }>(HAS_ANY, [bucketId]))?.has === 1;
   }
 
   /**
@@ -193,7 +184,7 @@ export class ObjectVersionsRepo {
    * newest first within a key, after the markers; keys rolled up into common prefixes at the first
    * `delimiter` past the prefix (a common prefix counts once, whatever its versions).
    */
-  list(bucketId: string, q: VersionListQuery): VersionListPage {
+  async list(bucketId: string, q: VersionListQuery): Promise<VersionListPage> {
     const page: VersionListPage = { entries: [], commonPrefixes: [], isTruncated: false };
     const bound = markerPrefixBound(q.keyMarker, q.prefix, q.delimiter);
     let start: Cursor;
@@ -202,15 +193,16 @@ export class ObjectVersionsRepo {
     else if (q.versionIdMarker === undefined) start = { key: q.keyMarker, ord: 0 };
     else {
       // A version gone since the previous page: resume after every version of its key.
-      const at = this.ordOfStmt.get({ bucketId, key: q.keyMarker, versionId: q.versionIdMarker });
+      const at = await this.db.get<{ ord: number }>(ORD_OF, { bucketId, key: q.keyMarker, versionId: q.versionIdMarker });
       start = { key: q.keyMarker, ord: at ? at.ord : 0 };
     }
-    page.isTruncated = walkRolledUp<ListRow, Cursor>({
+    page.isTruncated = await walkRolledUp<ListRow, Cursor>({
       prefix: q.prefix,
       delimiter: q.delimiter,
       max: q.maxKeys,
       start,
-      fetch: (c, limit) => this.listStmt.all({ bucketId, prefix: q.prefix, key: c.key, ord: c.ord === -Infinity ? CURRENT_ORD - 1 : c.ord, limit }),
+      fetch: (c, limit) =>
+        this.db.all<ListRow>(LIST, { bucketId, prefix: q.prefix, key: c.key, ord: c.ord === -Infinity ? CURRENT_ORD - 1 : c.ord, limit }),
       afterRow: (row) => ({ key: row.key, ord: row.ord }),
       afterPrefix: (upper) => ({ key: upper, ord: -Infinity }),
       onRow: (row) => {

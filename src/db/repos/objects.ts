@@ -1,6 +1,6 @@
-// Object metadata rows. Statements are prepared once; listing walks the primary key in UTF-8 byte order.
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+// Object metadata rows (db/store: SQLite or PostgreSQL); listing walks the primary key in UTF-8 byte
+// order (PostgreSQL's key columns are COLLATE "C").
+import type { SqlExecutor } from '../store/types.js';
 import { isInlineBlobId } from '../../storage/blob-id.js';
 import { markerPrefixBound, prefixUpperBound, walkRolledUp } from './roll-up.js';
 import { newVersionId, ObjectVersionsRepo, type VersionRow, type Versioning } from './object-versions.js';
@@ -170,105 +170,64 @@ function versionIdText(id: string | null | undefined): string {
   return id ?? 'null';
 }
 
+const GET = 'SELECT * FROM objects WHERE bucket_id = ? AND key = ?';
+/** A write's one read: the current row and the bucket's versioning state, inside its transaction. */
+const WRITE_READ = `SELECT o.*, b.versioning AS bucket_versioning FROM buckets b
+  LEFT JOIN objects o ON o.bucket_id = b.id AND o.key = ? WHERE b.id = ?`;
+const GET_BY_VERSION = `SELECT o.*, i.data AS inline_data FROM objects o
+  LEFT JOIN inline_blobs i ON i.blob_id = o.blob_id WHERE o.bucket_id = ? AND o.key = ? AND o.version_id IS NOT DISTINCT FROM ?`;
+const UPSERT = `INSERT INTO objects (bucket_id, key, blob_id, blob_crc32c, size, etag, sha256,
+    checksum_algorithm, checksum_value, checksum_type, content_type, content_encoding, content_disposition,
+    content_language, cache_control, expires, user_metadata, last_modified, parts, tagging, version_id)
+  VALUES (@bucket_id, @key, @blob_id, @blob_crc32c, @size, @etag, @sha256, @checksum_algorithm, @checksum_value,
+    @checksum_type, @content_type, @content_encoding, @content_disposition, @content_language,
+    @cache_control, @expires, @user_metadata, @last_modified, @parts, @tagging, @version_id)
+  ON CONFLICT (bucket_id, key) DO UPDATE SET blob_id = excluded.blob_id, blob_crc32c = excluded.blob_crc32c, size = excluded.size,
+    etag = excluded.etag, sha256 = excluded.sha256, checksum_algorithm = excluded.checksum_algorithm,
+    checksum_value = excluded.checksum_value, checksum_type = excluded.checksum_type,
+    content_type = excluded.content_type, content_encoding = excluded.content_encoding,
+    content_disposition = excluded.content_disposition, content_language = excluded.content_language,
+    cache_control = excluded.cache_control, expires = excluded.expires,
+    user_metadata = excluded.user_metadata, last_modified = excluded.last_modified, parts = excluded.parts,
+    tagging = excluded.tagging,
+    version_id = excluded.version_id`;
+const SET_TAGGING = 'UPDATE objects SET tagging = ? WHERE bucket_id = ? AND key = ? AND version_id IS NOT DISTINCT FROM ?';
+const DELETE = 'DELETE FROM objects WHERE bucket_id = ? AND key = ?';
+// key >= prefix keeps the walk inside the prefix range without a second bound.
+const LIST_AFTER = `SELECT ${LIST_COLUMNS} FROM objects WHERE bucket_id = ? AND key > ? AND key >= ? ORDER BY key LIMIT ?`;
+const LIST_FROM = `SELECT ${LIST_COLUMNS} FROM objects WHERE bucket_id = ? AND key >= ? AND key >= ? ORDER BY key LIMIT ?`;
+const COUNT = 'SELECT count(*) AS n FROM objects WHERE bucket_id = ?';
+const INLINE_GET = 'SELECT data FROM inline_blobs WHERE blob_id = ?';
+const GET_WITH_INLINE = `SELECT o.*, i.data AS inline_data FROM objects o
+  LEFT JOIN inline_blobs i ON i.blob_id = o.blob_id WHERE o.bucket_id = ? AND o.key = ?`;
+const INLINE_INSERT = 'INSERT INTO inline_blobs (blob_id, data) VALUES (?, ?)';
+const INLINE_DELETE = 'DELETE FROM inline_blobs WHERE blob_id = ?';
+
+type InlineRow = ObjectRow & { inline_data: Buffer | null };
+
 export class ObjectsRepo {
   /** Noncurrent versions and delete markers. */
   readonly versions: ObjectVersionsRepo;
-  private readonly writeStmt: Statement<[string, string], WriteRow>;
-  private readonly getByVersionStmt: Statement<[string, string, string | null], ObjectRow & { inline_data: Buffer | null }>;
-  private readonly getStmt: Statement<[string, string], ObjectRow>;
-  private readonly upsertStmt: Statement<ObjectRow>;
-  private readonly deleteStmt: Statement<[string, string]>;
-  private readonly setTaggingStmt: Statement<[string | null, string, string, string | null]>;
-  private readonly afterStmt: Statement<[string, string, string, number], ListEntryRow>;
-  private readonly fromStmt: Statement<[string, string, string, number], ListEntryRow>;
-  private readonly countStmt: Statement<[string], { n: number }>;
-  private readonly inlineGetStmt: Statement<[string], { data: Buffer }>;
-  private readonly getWithInlineStmt: Statement<[string, string], ObjectRow & { inline_data: Buffer | null }>;
-  private readonly inlineInsertStmt: Statement<[string, Buffer]>;
-  private readonly inlineDeleteStmt: Statement<[string]>;
 
-  constructor(private readonly db: Db) {
+  constructor(private readonly db: SqlExecutor) {
     this.versions = new ObjectVersionsRepo(db);
-    this.getStmt = db.prepare('SELECT * FROM objects WHERE bucket_id = ? AND key = ?');
-    // A write's one read: the current row and the bucket's versioning state, inside its transaction.
-    this.writeStmt = db.prepare(`SELECT o.*, b.versioning AS bucket_versioning FROM buckets b
-      LEFT JOIN objects o ON o.bucket_id = b.id AND o.key = ? WHERE b.id = ?`);
-    this.getByVersionStmt = db.prepare(`SELECT o.*, i.data AS inline_data FROM objects o
-      LEFT JOIN inline_blobs i ON i.blob_id = o.blob_id WHERE o.bucket_id = ? AND o.key = ? AND o.version_id IS ?`);
-    this.upsertStmt = db.prepare(`INSERT INTO objects (bucket_id, key, blob_id, blob_crc32c, size, etag, sha256,
-        checksum_algorithm, checksum_value, checksum_type, content_type, content_encoding, content_disposition,
-        content_language, cache_control, expires, user_metadata, last_modified, parts, tagging, version_id)
-      VALUES (@bucket_id, @key, @blob_id, @blob_crc32c, @size, @etag, @sha256, @checksum_algorithm, @checksum_value,
-        @checksum_type, @content_type, @content_encoding, @content_disposition, @content_language,
-        @cache_control, @expires, @user_metadata, @last_modified, @parts, @tagging, @version_id)
-      ON CONFLICT (bucket_id, key) DO UPDATE SET blob_id = excluded.blob_id, blob_crc32c = excluded.blob_crc32c, size = excluded.size,
-        etag = excluded.etag, sha256 = excluded.sha256, checksum_algorithm = excluded.checksum_algorithm,
-        checksum_value = excluded.checksum_value, checksum_type = excluded.checksum_type,
-        content_type = excluded.content_type, content_encoding = excluded.content_encoding,
-        content_disposition = excluded.content_disposition, content_language = excluded.content_language,
-        cache_control = excluded.cache_control, expires = excluded.expires,
-        user_metadata = excluded.user_metadata, last_modified = excluded.last_modified, parts = excluded.parts,
-        tagging = excluded.tagging,
-        version_id = excluded.version_id`);
-    this.setTaggingStmt = db.prepare('UPDATE objects SET tagging = ? WHERE bucket_id = ? AND key = ? AND version_id IS ?');
-    this.deleteStmt = db.prepare('DELETE FROM objects WHERE bucket_id = ? AND key = ?');
-    // key >= prefix keeps the walk inside the prefix range without a second bound.
-    this.afterStmt = db.prepare(
-      `SELECT ${LIST_COLUMNS} FROM objects WHERE bucket_id = ? AND key > ? AND key >= ? ORDER BY key LIMIT ?`,
-    );
-    this.fromStmt = db.prepare(
-      `SELECT ${LIST_COLUMNS} FROM objects WHERE bucket_id = ? AND key >= ? AND key >= ? ORDER BY key LIMIT ?`,
-    );
-    this.countStmt = db.prepare('SELECT count(*) AS n FROM objects WHERE bucket_id = ?');
-    this.inlineGetStmt = db.prepare('SELECT data FROM inline_blobs WHERE blob_id = ?');
-    this.getWithInlineStmt = db.prepare(`SELECT o.*, i.data AS inline_data FROM objects o
-      LEFT JOIN inline_blobs i ON i.blob_id = o.blob_id WHERE o.bucket_id = ? AND o.key = ?`);
-    this.inlineInsertStmt = db.prepare('INSERT INTO inline_blobs (blob_id, data) VALUES (?, ?)');
-    this.inlineDeleteStmt = db.prepare('DELETE FROM inline_blobs WHERE blob_id = ?');
   }
 
   /** The record and, for a small object kept inline, its bytes: one statement for a GET. */
-  getWithInline(bucketId: string, key: string): { rec: ObjectRecord; inline?: Buffer } | undefined {
-    const row = this.getWithInlineStmt.get(bucketId, key);
+  async getWithInline(bucketId: string, key: string): Promise<{ rec: ObjectRecord; inline?: Buffer } | undefined> {
+    const row = await this.db.get<InlineRow>(GET_WITH_INLINE, [bucketId, key]);
     if (!row) return undefined;
     return row.inline_data === null ? { rec: toRecord(row) } : { rec: toRecord(row), inline: row.inline_data };
   }
 
   /** The bytes of an inline blob (a small object kept in the database), if it still exists. */
-  inlineData(blobId: string): Buffer | undefined {
-    return this.inlineGetStmt.get(blobId)?.data;
+  async inlineData(blobId: string): Promise<Buffer | undefined> {
+    return (await this.db.get<{ data: Buffer }>(INLINE_GET, [blobId]))?.data;
   }
 
-  /** Drops the inline blobs among `blobIds` (inside the caller's transaction); returns the backend ones. */
-  private dropInline(blobIds: readonly string[]): string[] {
-    const backend: string[] = [];
-    for (const id of blobIds) {
-      if (isInlineBlobId(id)) this.inlineDeleteStmt.run(id);
-      else backend.push(id);
-    }
-    return backend;
-  }
-
-  get(bucketId: string, key: string): ObjectRecord | undefined {
-    const row = this.getStmt.get(bucketId, key);
+  async get(bucketId: string, key: string): Promise<ObjectRecord | undefined> {
+    const row = await this.db.get<ObjectRow>(GET, [bucketId, key]);
     return row && toRecord(row);
-  }
-
-  /** The current row of a write and the bucket's versioning state (inside the caller's transaction). */
-  private currentForWrite(bucketId: string, key: string): { versioning: Versioning; old?: ObjectRecord } {
-    const row = this.writeStmt.get(key, bucketId);
-    if (!row) return { versioning: null };
-    return { versioning: row.bucket_versioning, old: row.key == null ? undefined : toRecord(row as ObjectRow) };
-  }
-
-  /** The blobs of noncurrent rows removed for good (inline ones dropped here; the backend ones returned). */
-  private releaseRows(rows: readonly VersionRow[]): string[] {
-    const ids: string[] = [];
-    for (const row of rows) {
-      if (row.is_delete_marker === 1) continue;
-      ids.push(...objectBlobIds({ blobId: row.blob_id, parts: row.parts === null ? undefined : (JSON.parse(row.parts) as ObjectPart[]) }));
-    }
-    return this.dropInline(ids);
   }
 
   /**
@@ -280,18 +239,19 @@ export class ObjectsRepo {
    * inside the transaction and may throw to refuse the write. `inline` is the body of a small object
    * whose rec.blobId is an inline blob id, stored with the row.
    */
-  put(rec: ObjectRecord, guard?: (current: ObjectRecord | undefined) => void, inline?: Buffer): WriteResult {
-    return this.db.transaction((): WriteResult => {
-      const { versioning, old } = this.currentForWrite(rec.bucketId, rec.key);
+  put(rec: ObjectRecord, guard?: (current: ObjectRecord | undefined) => void, inline?: Buffer): Promise<WriteResult> {
+    return this.db.transaction(async (tx): Promise<WriteResult> => {
+      const w = new ObjectWrites(tx);
+      const { versioning, old } = await w.currentForWrite(rec.bucketId, rec.key);
       guard?.(old);
-      if (inline) this.inlineInsertStmt.run(rec.blobId, inline);
+      if (inline) await tx.run(INLINE_INSERT, [rec.blobId, inline]);
       const versionId = versioning === 'Enabled' ? newVersionId() : null;
       let replaced: ObjectRecord | undefined;
       let released: string[] = [];
       if (old && (versioning === null || (versioning === 'Suspended' && old.versionId === null))) replaced = old;
-      else if (old) this.versions.moveCurrent(rec.bucketId, rec.key);
-      if (versioning === 'Suspended') released = this.releaseRows(this.versions.dropNull(rec.bucketId, rec.key));
-      this.upsertStmt.run({
+      else if (old) await w.versions.moveCurrent(rec.bucketId, rec.key);
+      if (versioning === 'Suspended') released = await w.releaseRows(await w.versions.dropNull(rec.bucketId, rec.key));
+      await tx.run(UPSERT, {
         bucket_id: rec.bucketId,
         key: rec.key,
         blob_id: rec.blobId,
@@ -316,10 +276,10 @@ export class ObjectsRepo {
       });
       if (replaced) {
         const kept = new Set(objectBlobIds(rec));
-        released.push(...this.dropInline(objectBlobIds(replaced).filter((id) => !kept.has(id))));
+        released.push(...(await w.dropInline(objectBlobIds(replaced).filter((id) => !kept.has(id)))));
       }
       return versioning === null ? { replaced: released } : { replaced: released, versionId: versionIdText(versionId) };
-    }).immediate();
+    });
   }
 
   /**
@@ -327,12 +287,12 @@ export class ObjectsRepo {
    * bytes, ETag, Last-Modified and the version's place stay, as on AWS. False when the key has no
    * such version (a delete marker has no tags).
    */
-  setTagging(bucketId: string, key: string, versionId: string | null, tags: readonly ObjectTag[] | undefined): boolean {
-    return this.db.transaction((): boolean => {
+  setTagging(bucketId: string, key: string, versionId: string | null, tags: readonly ObjectTag[] | undefined): Promise<boolean> {
+    return this.db.transaction(async (tx): Promise<boolean> => {
       const column = taggingColumn(tags);
-      if (this.setTaggingStmt.run(column, bucketId, key, versionId).changes > 0) return true;
-      return this.versions.setTagging(bucketId, key, versionId, column);
-    }).immediate();
+      if ((await tx.run(SET_TAGGING, [column, bucketId, key, versionId])).changes > 0) return true;
+      return new ObjectVersionsRepo(tx).setTagging(bucketId, key, versionId, column);
+    });
   }
 
   /**
@@ -342,23 +302,24 @@ export class ObjectsRepo {
    * Suspended: the "null" one, replacing the previous "null" version), the current version is kept
    * as noncurrent unless it was the "null" version of a Suspended bucket.
    */
-  delete(bucketId: string, key: string, now: number = Date.now()): RemoveResult {
-    return this.db.transaction((): RemoveResult => {
-      const { versioning, old } = this.currentForWrite(bucketId, key);
+  delete(bucketId: string, key: string, now: number = Date.now()): Promise<RemoveResult> {
+    return this.db.transaction(async (tx): Promise<RemoveResult> => {
+      const w = new ObjectWrites(tx);
+      const { versioning, old } = await w.currentForWrite(bucketId, key);
       if (versioning === null) {
         if (!old) return { existed: false, blobIds: [] };
-        this.deleteStmt.run(bucketId, key);
-        return { existed: true, blobIds: this.dropInline(objectBlobIds(old)) };
+        await tx.run(DELETE, [bucketId, key]);
+        return { existed: true, blobIds: await w.dropInline(objectBlobIds(old)) };
       }
       const blobIds: string[] = [];
-      if (old && versioning === 'Suspended' && old.versionId === null) blobIds.push(...this.dropInline(objectBlobIds(old)));
-      else if (old) this.versions.moveCurrent(bucketId, key);
-      if (old) this.deleteStmt.run(bucketId, key);
-      if (versioning === 'Suspended') blobIds.push(...this.releaseRows(this.versions.dropNull(bucketId, key)));
+      if (old && versioning === 'Suspended' && old.versionId === null) blobIds.push(...(await w.dropInline(objectBlobIds(old))));
+      else if (old) await w.versions.moveCurrent(bucketId, key);
+      if (old) await tx.run(DELETE, [bucketId, key]);
+      if (versioning === 'Suspended') blobIds.push(...(await w.releaseRows(await w.versions.dropNull(bucketId, key))));
       const versionId = versioning === 'Enabled' ? newVersionId() : null;
-      this.versions.addDeleteMarker(bucketId, key, versionId, now);
+      await w.versions.addDeleteMarker(bucketId, key, versionId, now);
       return { existed: old !== undefined, blobIds, versionId: versionIdText(versionId), deleteMarker: true };
-    }).immediate();
+    });
   }
 
   /**
@@ -366,51 +327,52 @@ export class ObjectsRepo {
    * for good; if it was the latest, the newest remaining version becomes current (a delete marker
    * stays the latest). A version that does not exist is no error (existed false).
    */
-  deleteVersion(bucketId: string, key: string, versionId: string | null): RemoveResult {
-    return this.db.transaction((): RemoveResult => {
+  deleteVersion(bucketId: string, key: string, versionId: string | null): Promise<RemoveResult> {
+    return this.db.transaction(async (tx): Promise<RemoveResult> => {
+      const w = new ObjectWrites(tx);
       const answer = versionIdText(versionId);
-      const current = this.getByVersionStmt.get(bucketId, key, versionId);
+      const current = await tx.get<InlineRow>(GET_BY_VERSION, [bucketId, key, versionId]);
       if (current) {
-        this.deleteStmt.run(bucketId, key);
-        const blobIds = this.dropInline(objectBlobIds(toRecord(current)));
-        this.versions.promoteNewest(bucketId, key);
+        await tx.run(DELETE, [bucketId, key]);
+        const blobIds = await w.dropInline(objectBlobIds(toRecord(current)));
+        await w.versions.promoteNewest(bucketId, key);
         return { existed: true, blobIds, versionId: answer, deleteMarker: false };
       }
-      const row = this.versions.byId(bucketId, key, versionId);
+      const row = await w.versions.byId(bucketId, key, versionId);
       if (!row) return { existed: false, blobIds: [], versionId: answer };
-      this.versions.removeRow(bucketId, key, row.ord);
-      const blobIds = this.releaseRows([row]);
-      if (!this.getStmt.get(bucketId, key)) this.versions.promoteNewest(bucketId, key);
+      await w.versions.removeRow(bucketId, key, row.ord);
+      const blobIds = await w.releaseRows([row]);
+      if (!(await tx.get<ObjectRow>(GET, [bucketId, key]))) await w.versions.promoteNewest(bucketId, key);
       return { existed: true, blobIds, versionId: answer, deleteMarker: row.is_delete_marker === 1 };
-    }).immediate();
+    });
   }
 
   /** A version or delete marker by id (null: the "null" version), current or not. */
-  getVersion(bucketId: string, key: string, versionId: string | null): VersionRead | undefined {
-    const row = this.getByVersionStmt.get(bucketId, key, versionId) ?? this.versions.byId(bucketId, key, versionId);
+  async getVersion(bucketId: string, key: string, versionId: string | null): Promise<VersionRead | undefined> {
+    const row = (await this.db.get<InlineRow>(GET_BY_VERSION, [bucketId, key, versionId])) ?? (await this.versions.byId(bucketId, key, versionId));
     if (!row) return undefined;
     if ('is_delete_marker' in row && row.is_delete_marker === 1) return { deleteMarker: true, versionId, lastModified: row.last_modified as number };
     const rec = toRecord(row as unknown as ObjectRow);
     return row.inline_data === null ? { deleteMarker: false, rec } : { deleteMarker: false, rec, inline: row.inline_data };
   }
 
-  count(bucketId: string): number {
-    return this.countStmt.get(bucketId)?.n ?? 0;
+  async count(bucketId: string): Promise<number> {
+    return (await this.db.get<{ n: number }>(COUNT, [bucketId]))?.n ?? 0;
   }
 
   /**
    * One page of a listing with S3 semantics: keys under `prefix`, after `after`, rolled up into common
    * prefixes at the first `delimiter` past the prefix. A common prefix counts as one entry of maxKeys.
    */
-  list(bucketId: string, q: ListQuery): ListPage {
+  async list(bucketId: string, q: ListQuery): Promise<ListPage> {
     const page: ListPage = { contents: [], commonPrefixes: [], isTruncated: false };
     const bound = markerPrefixBound(q.after, q.prefix, q.delimiter);
-    page.isTruncated = walkRolledUp<ListEntryRow, { key: string; inclusive: boolean }>({
+    page.isTruncated = await walkRolledUp<ListEntryRow, { key: string; inclusive: boolean }>({
       prefix: q.prefix,
       delimiter: q.delimiter,
       max: q.maxKeys,
       start: bound === undefined ? { key: q.after, inclusive: false } : { key: bound, inclusive: true },
-      fetch: (c, limit) => (c.inclusive ? this.fromStmt : this.afterStmt).all(bucketId, c.key, q.prefix, limit),
+      fetch: (c, limit) => this.db.all<ListEntryRow>(c.inclusive ? LIST_FROM : LIST_AFTER, [bucketId, c.key, q.prefix, limit]),
       afterRow: (row) => ({ key: row.key, inclusive: false }),
       afterPrefix: (upper) => ({ key: upper, inclusive: true }),
       onRow: (row) => {
@@ -423,6 +385,42 @@ export class ObjectsRepo {
       },
     });
     return page;
+  }
+}
+
+/** The statements of one write transaction that several of ObjectsRepo's writes share. */
+class ObjectWrites {
+  readonly versions: ObjectVersionsRepo;
+
+  constructor(private readonly tx: SqlExecutor) {
+    this.versions = new ObjectVersionsRepo(tx);
+  }
+
+  /** The current row of a write and the bucket's versioning state. */
+  async currentForWrite(bucketId: string, key: string): Promise<{ versioning: Versioning; old?: ObjectRecord }> {
+    const row = await this.tx.get<WriteRow>(WRITE_READ, [key, bucketId]);
+    if (!row) return { versioning: null };
+    return { versioning: row.bucket_versioning, old: row.key == null ? undefined : toRecord(row as ObjectRow) };
+  }
+
+  /** Drops the inline blobs among `blobIds`; returns the backend ones. */
+  async dropInline(blobIds: readonly string[]): Promise<string[]> {
+    const backend: string[] = [];
+    for (const id of blobIds) {
+      if (isInlineBlobId(id)) await this.tx.run(INLINE_DELETE, [id]);
+      else backend.push(id);
+    }
+    return backend;
+  }
+
+  /** The blobs of noncurrent rows removed for good (inline ones dropped here; the backend ones returned). */
+  releaseRows(rows: readonly VersionRow[]): Promise<string[]> {
+    const ids: string[] = [];
+    for (const row of rows) {
+      if (row.is_delete_marker === 1) continue;
+      ids.push(...objectBlobIds({ blobId: row.blob_id, parts: row.parts === null ? undefined : (JSON.parse(row.parts) as ObjectPart[]) }));
+    }
+    return this.dropInline(ids);
   }
 }
 

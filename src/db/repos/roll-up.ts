@@ -30,7 +30,7 @@ export interface RollUpWalk<R extends { key: string }, C> {
   max: number;
   start: C;
   /** Up to `limit` rows after `cursor`, in key order. */
-  fetch(cursor: C, limit: number): R[];
+  fetch(cursor: C, limit: number): Promise<R[]>;
   afterRow(row: R): C;
   /** The cursor that resumes at `upperBound`, past every key of a common prefix. */
   afterPrefix(upperBound: string): C;
@@ -39,13 +39,13 @@ export interface RollUpWalk<R extends { key: string }, C> {
 }
 
 /** Walks one page; returns whether entries were left over (the page is truncated). */
-export function walkRolledUp<R extends { key: string }, C>(w: RollUpWalk<R, C>): boolean {
+export async function walkRolledUp<R extends { key: string }, C>(w: RollUpWalk<R, C>): Promise<boolean> {
   if (w.max <= 0) return false;
   const limit = Math.min(w.max + 1, 1001);
   let cursor = w.start;
   let count = 0;
   for (;;) {
-    const rows = w.fetch(cursor, limit);
+    const rows = await w.fetch(cursor, limit);
     if (rows.length === 0) return false;
     let requery = false;
     for (const row of rows) {

@@ -75,31 +75,31 @@ async function putAcl(r: S3Request, ownerId: string): Promise<void> {
   checkOwnerOnlyAcl(body, ownerId);
 }
 
-function requireObject(r: S3Request, bucket: Bucket): void {
+async function requireObject(r: S3Request, bucket: Bucket): Promise<void> {
   const key = requireKey(r);
-  if (!r.ctx.objects.get(bucket.id, key)) throw new S3Error('NoSuchKey', undefined, { Key: key });
+  if (!(await r.ctx.objects.get(bucket.id, key))) throw new S3Error('NoSuchKey', undefined, { Key: key });
 }
 
 export const getBucketAcl: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
+  const bucket = await requireBucket(r, 'BucketRead');
   return xmlResponse(aclXml(bucket.ownerId));
 };
 
 export const putBucketAcl: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketAdmin');
+  const bucket = await requireBucket(r, 'BucketAdmin');
   await putAcl(r, bucket.ownerId);
   return { status: 200, headers: { 'content-length': 0 } };
 };
 
 export const getObjectAcl: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectRead');
-  requireObject(r, bucket);
+  const bucket = await requireBucket(r, 'ObjectRead');
+  await requireObject(r, bucket);
   return xmlResponse(aclXml(bucket.ownerId));
 };
 
 export const putObjectAcl: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
-  requireObject(r, bucket);
+  const bucket = await requireBucket(r, 'ObjectWrite');
+  await requireObject(r, bucket);
   await putAcl(r, bucket.ownerId);
   return { status: 200, headers: { 'content-length': 0 } };
 };

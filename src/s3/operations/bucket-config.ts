@@ -6,16 +6,16 @@ import { xmlResponse } from '../respond.js';
 import { toXml } from '../xml.js';
 
 export const getBucketPolicy: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
+  const bucket = await requireBucket(r, 'BucketRead');
   throw new S3Error('NoSuchBucketPolicy', undefined, { BucketName: bucket.name });
 };
 
 export const getBucketLifecycle: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
+  const bucket = await requireBucket(r, 'BucketRead');
   throw new S3Error('NoSuchLifecycleConfiguration', undefined, { BucketName: bucket.name });
 };
 
 export const getBucketRequestPayment: OperationHandler = async (r) => {
-  requireBucket(r, 'BucketRead');
+  await requireBucket(r, 'BucketRead');
   return xmlResponse(toXml('RequestPaymentConfiguration', { Payer: 'BucketOwner' }));
 };

@@ -12,21 +12,21 @@ import { toXml } from '../xml.js';
 const MAX_CORS_BYTES = 64 * 1024;
 
 export const putBucketCors: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketAdmin');
+  const bucket = await requireBucket(r, 'BucketAdmin');
   const rules = parseCorsConfiguration(await readVerifiedBody(r, { maxBytes: MAX_CORS_BYTES, requireDigest: true }));
-  r.ctx.repos.bucketCors.put(bucket.id, rules);
+  await r.ctx.repos.bucketCors.put(bucket.id, rules);
   return { status: 200, headers: { 'content-length': 0 } };
 };
 
 export const getBucketCors: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
-  const rules = r.ctx.repos.bucketCors.get(bucket.id);
+  const bucket = await requireBucket(r, 'BucketRead');
+  const rules = await r.ctx.repos.bucketCors.get(bucket.id);
   if (!rules) throw new S3Error('NoSuchCORSConfiguration', undefined, { BucketName: bucket.name });
   return xmlResponse(toXml('CORSConfiguration', corsConfigurationXml(rules)));
 };
 
 export const deleteBucketCors: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketAdmin');
-  r.ctx.repos.bucketCors.delete(bucket.id);
+  const bucket = await requireBucket(r, 'BucketAdmin');
+  await r.ctx.repos.bucketCors.delete(bucket.id);
   return { status: 204 };
 };

@@ -13,7 +13,7 @@ function owner(userId: string): { ID: string; DisplayName: string } {
 }
 
 export const listBuckets: OperationHandler = async (r) => {
-  const buckets = visibleBuckets(r.principal, r.ctx.repos);
+  const buckets = await visibleBuckets(r.principal, r.ctx.repos);
   return xmlResponse(
     toXml('ListAllMyBucketsResult', {
       Owner: owner(r.principal.userId),
@@ -44,7 +44,7 @@ export const createBucketOp: OperationHandler = async (r) => {
     // A bucket key may not create buckets, but its own bucket exists and it may use it: it gets the
     // owner's answer, which rclone (its check-bucket step), aws cli and restic take as success.
     // Any other name is AccessDenied, without learning whether that bucket exists.
-    const own = name === r.principal.bucketName ? r.ctx.repos.buckets.getByName(name) : undefined;
+    const own = name === r.principal.bucketName ? await r.ctx.repos.buckets.getByName(name) : undefined;
     if (!own) throw new S3Error('AccessDenied');
     return alreadyOwned(own);
   }
@@ -62,28 +62,28 @@ export const createBucketOp: OperationHandler = async (r) => {
     );
   }
   try {
-    return created(createBucket(r.ctx.repos, { name, ownerId: r.principal.userId, region }).name);
+    return created((await createBucket(r.ctx.repos, { name, ownerId: r.principal.userId, region })).name);
   } catch (err) {
-    const mine = err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou' ? r.ctx.repos.buckets.getByName(name) : undefined;
+    const mine = err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou' ? await r.ctx.repos.buckets.getByName(name) : undefined;
     if (mine) return alreadyOwned(mine);
     throw err;
   }
 };
 
 export const headBucket: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
+  const bucket = await requireBucket(r, 'BucketRead');
   return { status: 200, headers: { 'x-amz-bucket-region': bucket.region, 'content-length': 0 } };
 };
 
 export const deleteBucketOp: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'DeleteBucket');
-  deleteBucket(r.ctx.repos, bucket);
+  const bucket = await requireBucket(r, 'DeleteBucket');
+  await deleteBucket(r.ctx.repos, bucket);
   r.ctx.bucketDirectory.forget(bucket.name);
   return { status: 204 };
 };
 
 export const getBucketLocation: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
+  const bucket = await requireBucket(r, 'BucketRead');
   // AWS answers an empty constraint for us-east-1.
   return xmlResponse(toXml('LocationConstraint', { '#text': bucket.region === 'us-east-1' ? '' : bucket.region }));
 };

@@ -67,7 +67,7 @@ async function stageCopy(r: S3Request, source: ObjectRecord, algorithm: Checksum
 }
 
 export const copyObject: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
+  const bucket = await requireBucket(r, 'ObjectWrite');
   const key = requireKey(r);
   const { ctx } = r;
   const metadata = directive(r, 'metadata');
@@ -83,7 +83,7 @@ export const copyObject: OperationHandler = async (r) => {
   const buffers = new CopyBuffers(r);
   try {
     for (let attempt = 0; ; attempt++) {
-      const source = resolveCopySource(r);
+      const source = await resolveCopySource(r);
       const selfCopy = source.bucket.id === bucket.id && source.key === key;
       if (selfCopy && metadata === 'COPY' && (requested === undefined || requested === source.record.checksumAlgorithm)) {
         throw new S3Error('InvalidRequest', SELF_COPY_MESSAGE);
@@ -91,7 +91,7 @@ export const copyObject: OperationHandler = async (r) => {
       if (source.record.size > ctx.config.maxObjectSize) {
         throw new S3Error('InvalidRequest', `The specified copy source is larger than the maximum allowable size for a copy source: ${ctx.config.maxObjectSize}`);
       }
-      checkWriteCondition(ctx.objects.get(bucket.id, key), cond, 'request');
+      checkWriteCondition(await ctx.objects.get(bucket.id, key), cond, 'request');
       // The memory the copy holds, reserved in this tick; if it had to wait, the source is looked up again.
       if (!buffers.cover(source.record.size, { objectBody: true })) {
         await buffers.wait();

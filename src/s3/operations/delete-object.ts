@@ -6,7 +6,7 @@ import { requireBucket, requireKey, type OperationHandler } from '../operation.j
 import { versionHeaders, versionIdParam } from '../versioning.js';
 
 export const deleteObject: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
+  const bucket = await requireBucket(r, 'ObjectWrite');
   const versionId = versionIdParam(r.addr.query);
   const result = await removeObject(r.ctx, bucket.id, requireKey(r), versionId);
   const headers: Record<string, string> = versionHeaders(result.versionId);

@@ -48,7 +48,7 @@ export function parseDeleteRequest(body: Buffer): DeleteRequest {
 }
 
 export const deleteObjects: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
+  const bucket = await requireBucket(r, 'ObjectWrite');
   const request = parseDeleteRequest(await readVerifiedBody(r, { maxBytes: MAX_BODY_BYTES, requireDigest: true }));
   const deleted: XmlObject[] = [];
   const errors: XmlObject[] = [];

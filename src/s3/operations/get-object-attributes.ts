@@ -78,14 +78,14 @@ export function objectPartsXml(rec: ObjectRecord, maxParts: number, marker: numb
 }
 
 export const getObjectAttributes: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectRead');
+  const bucket = await requireBucket(r, 'ObjectRead');
   const key = requireKey(r);
   const wanted = parseObjectAttributes(header(r, 'x-amz-object-attributes'));
   const maxParts = intHeader('x-amz-max-parts', header(r, 'x-amz-max-parts'), MAX_PARTS);
   const marker = intHeader('x-amz-part-number-marker', header(r, 'x-amz-part-number-marker'), 0);
   // Any version by `?versionId=`; delete markers and missing versions answered as GetObject does.
   const versionId = versionIdParam(r.addr.query);
-  const { rec } = findVersion(r, bucket, key, versionId);
+  const { rec } = await findVersion(r, bucket, key, versionId);
   checkReadPreconditions(r.req, rec.etag, rec.lastModified);
   // Element order as in AWS's response syntax; attributes not asked for, or absent, are left out.
   const body: XmlObject = {

@@ -38,7 +38,7 @@ function partChecksum(rec: ObjectRecord, partNumber: number): ReadChecksum | und
 }
 
 async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
-  const bucket = requireBucket(r, 'ObjectRead');
+  const bucket = await requireBucket(r, 'ObjectRead');
   const key = requireKey(r);
   const versionId = versionIdParam(r.addr.query);
   const partQuery = r.addr.query.get('partNumber');
@@ -46,9 +46,9 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
   if (partNumber !== undefined && header(r, 'range') !== undefined) {
     throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter.');
   }
-  // Blobs are leased by openObjectBody in the tick of the lookup; the retry is a fallback only.
+  // Blobs are leased by openObjectBody right after the lookup; the retry is a fallback only.
   for (let attempt = 0; ; attempt++) {
-    const { rec, inline } = findVersion(r, bucket, key, versionId);
+    const { rec, inline } = await findVersion(r, bucket, key, versionId);
     checkReadPreconditions(r.req, rec.etag, rec.lastModified);
     const headers: Record<string, string | number> = { ...objectResponseHeaders(rec, r.addr.query), ...servedVersionHeaders(bucket, rec, versionId) };
     let range: ReadRange | undefined;

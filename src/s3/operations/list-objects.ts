@@ -42,7 +42,7 @@ function decodeToken(token: string): string {
 }
 
 export const listObjectsV2: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
+  const bucket = await requireBucket(r, 'BucketRead');
   const q = r.addr.query;
   const enc = encodingOf(r);
   const prefix = listParam(r, 'prefix');
@@ -51,7 +51,7 @@ export const listObjectsV2: OperationHandler = async (r) => {
   const token = q.get('continuation-token');
   const startAfter = listParam(r, 'start-after');
   const after = token !== undefined ? decodeToken(token) : startAfter;
-  const page = r.ctx.objects.list(bucket.id, { prefix, delimiter, after, maxKeys });
+  const page = await r.ctx.objects.list(bucket.id, { prefix, delimiter, after, maxKeys });
   const body: XmlObject = {
     Name: bucket.name,
     Prefix: enc(prefix),
@@ -70,14 +70,14 @@ export const listObjectsV2: OperationHandler = async (r) => {
 };
 
 export const listObjectsV1: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
+  const bucket = await requireBucket(r, 'BucketRead');
   const q = r.addr.query;
   const enc = encodingOf(r);
   const prefix = listParam(r, 'prefix');
   const delimiter = listParam(r, 'delimiter');
   const maxKeys = parseMaxKeys(q.get('max-keys'));
   const marker = listParam(r, 'marker');
-  const page = r.ctx.objects.list(bucket.id, { prefix, delimiter, after: marker, maxKeys });
+  const page = await r.ctx.objects.list(bucket.id, { prefix, delimiter, after: marker, maxKeys });
   const body: XmlObject = {
     Name: bucket.name,
     Prefix: enc(prefix),

@@ -16,9 +16,9 @@ import { toXml } from '../xml.js';
 const MAX_TAGGING_BYTES = 64 * 1024;
 
 /** The version the request names (errors as GetObject's), and the x-amz-version-id to answer with. */
-function target(r: S3Request, bucket: Bucket, key: string): { rec: ObjectRecord; headers: Record<string, string> } {
+async function target(r: S3Request, bucket: Bucket, key: string): Promise<{ rec: ObjectRecord; headers: Record<string, string> }> {
   const asked = versionIdParam(r.addr.query);
-  const { rec } = findVersion(r, bucket, key, asked);
+  const { rec } = await findVersion(r, bucket, key, asked);
   return { rec, headers: servedVersionHeaders(bucket, rec, asked) };
 }
 
@@ -28,35 +28,35 @@ function target(r: S3Request, bucket: Bucket, key: string): { rec: ObjectRecord;
  */
 async function setTags(r: S3Request, bucket: Bucket, key: string, rec: ObjectRecord, tags: ObjectTag[] | undefined): Promise<void> {
   const versionId = rec.versionId ?? null;
-  const found = await r.ctx.commits.run(() => r.ctx.objects.setTagging(bucket.id, key, versionId, tags));
+  const found = await r.ctx.commits.run((tx) => tx.objects.setTagging(bucket.id, key, versionId, tags));
   if (found) return;
   if (r.addr.query.get('versionId') === undefined) throw new S3Error('NoSuchKey', undefined, { Key: key });
   throw new S3Error('NoSuchVersion', undefined, { Key: key, VersionId: versionId ?? 'null' });
 }
 
 export const putObjectTagging: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
+  const bucket = await requireBucket(r, 'ObjectWrite');
   const key = requireKey(r);
   versionIdParam(r.addr.query); // a malformed id is refused before the body is read
   // AWS requires Content-MD5 or a checksum on this body (botocore: requestChecksumRequired).
   const tags = parseTaggingXml(await readVerifiedBody(r, { maxBytes: MAX_TAGGING_BYTES, requireDigest: true }));
   // Looked up once the body is in: the version current now is the one tagged.
-  const { rec, headers } = target(r, bucket, key);
+  const { rec, headers } = await target(r, bucket, key);
   await setTags(r, bucket, key, rec, tags);
   return { status: 200, headers: { 'content-length': 0, ...headers } };
 };
 
 export const getObjectTagging: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectRead');
+  const bucket = await requireBucket(r, 'ObjectRead');
   const key = requireKey(r);
-  const { rec, headers } = target(r, bucket, key);
+  const { rec, headers } = await target(r, bucket, key);
   return xmlResponse(toXml('Tagging', tagSetXml(rec.tagging)), 200, headers);
 };
 
 export const deleteObjectTagging: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
+  const bucket = await requireBucket(r, 'ObjectWrite');
   const key = requireKey(r);
-  const { rec, headers } = target(r, bucket, key);
+  const { rec, headers } = await target(r, bucket, key);
   await setTags(r, bucket, key, rec, undefined);
   return { status: 204, headers };
 };

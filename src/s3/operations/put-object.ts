@@ -10,7 +10,7 @@ import { taggingFromHeader } from '../tagging.js';
 import { versionHeaders } from '../versioning.js';
 
 export const putObject: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
+  const bucket = await requireBucket(r, 'ObjectWrite');
   const key = requireKey(r);
   const { ctx } = r;
   const maxSize = ctx.config.maxObjectSize;
@@ -18,7 +18,7 @@ export const putObject: OperationHandler = async (r) => {
   const meta = pickObjectHeaders(r.req);
   const tagging = taggingFromHeader(header(r, 'x-amz-tagging'));
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
-  if (cond.ifMatch !== undefined || cond.ifNoneMatch !== undefined) checkWriteCondition(ctx.objects.get(bucket.id, key), cond, 'request');
+  if (cond.ifMatch !== undefined || cond.ifNoneMatch !== undefined) checkWriteCondition(await ctx.objects.get(bucket.id, key), cond, 'request');
   const { staged, digests, release } = await receiveUpload(r, { maxSize, objectBody: true });
   const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
   if (tagging?.length) record.tagging = tagging;

@@ -33,10 +33,10 @@ export function parseVersioningConfiguration(body: Buffer): 'Enabled' | 'Suspend
 }
 
 export const putBucketVersioning: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketAdmin');
+  const bucket = await requireBucket(r, 'BucketAdmin');
   const status = parseVersioningConfiguration(await readVerifiedBody(r, { maxBytes: MAX_CONFIG_BYTES, requireDigest: false }));
   if (status !== undefined && status !== bucket.versioning) {
-    if (!r.ctx.repos.buckets.setVersioning(bucket.id, status)) throw new S3Error('NoSuchBucket', undefined, { BucketName: bucket.name });
+    if (!(await r.ctx.repos.buckets.setVersioning(bucket.id, status))) throw new S3Error('NoSuchBucket', undefined, { BucketName: bucket.name });
     // Writes read the state in their own transaction; answers (x-amz-version-id) from the cached bucket.
     r.ctx.bucketDirectory.forget(bucket.name);
   }
@@ -44,9 +44,9 @@ export const putBucketVersioning: OperationHandler = async (r) => {
 };
 
 export const getBucketVersioning: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
+  const bucket = await requireBucket(r, 'BucketRead');
   // Read fresh: a change by this request's predecessor must show at once.
-  const versioning = r.ctx.repos.buckets.getById(bucket.id)?.versioning ?? null;
+  const versioning = (await r.ctx.repos.buckets.getById(bucket.id))?.versioning ?? null;
   return xmlResponse(toXml('VersioningConfiguration', versioning === null ? {} : { Status: versioning }));
 };
 
@@ -65,7 +65,7 @@ function entries(page: VersionListPage, enc: (s: string) => string, ownerId: str
 }
 
 export const listObjectVersions: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
+  const bucket = await requireBucket(r, 'BucketRead');
   const q = r.addr.query;
   const enc = encodingOf(r);
   const prefix = listParam(r, 'prefix');
@@ -80,7 +80,7 @@ export const listObjectVersions: OperationHandler = async (r) => {
     });
   }
   const versionIdMarker = versionIdMarkerRaw === '' ? undefined : parseVersionId(versionIdMarkerRaw, 'version-id-marker');
-  const page = r.ctx.objects.versions.list(bucket.id, { prefix, delimiter, keyMarker, versionIdMarker, maxKeys });
+  const page = await r.ctx.objects.versions.list(bucket.id, { prefix, delimiter, keyMarker, versionIdMarker, maxKeys });
   const body: XmlObject = {
     Name: bucket.name,
     Prefix: enc(prefix),

@@ -15,9 +15,9 @@ export const MAX_MULTIPART_OBJECT_SIZE = 5 * 1024 * 1024 * 1024 * 1024;
 export const MAX_LIST = 1000;
 
 /** The upload named by ?uploadId, which must belong to the addressed bucket and key: else NoSuchUpload. */
-export function requireUpload(r: S3Request, bucket: Bucket): MultipartUpload {
+export async function requireUpload(r: S3Request, bucket: Bucket): Promise<MultipartUpload> {
   const uploadId = r.addr.query.get('uploadId') ?? '';
-  const upload = uploadId ? r.ctx.multipart.get(uploadId) : undefined;
+  const upload = uploadId ? await r.ctx.multipart.get(uploadId) : undefined;
   if (!upload || upload.bucketId !== bucket.id || upload.key !== requireKey(r)) {
     throw new S3Error('NoSuchUpload', undefined, { UploadId: uploadId });
   }

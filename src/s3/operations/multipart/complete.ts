@@ -257,39 +257,39 @@ function result(r: S3Request, bucketName: string, key: string, c: CompletedUploa
 }
 
 /** The earlier answer when this upload already completed at this bucket and key. */
-function earlierCompletion(r: S3Request, bucketId: string, key: string, uploadId: string): CompletedUpload | undefined {
-  const done = r.ctx.multipart.getCompleted(uploadId);
+async function earlierCompletion(r: S3Request, bucketId: string, key: string, uploadId: string): Promise<CompletedUpload | undefined> {
+  const done = await r.ctx.multipart.getCompleted(uploadId);
   return done && done.bucketId === bucketId && done.key === key ? done : undefined;
 }
 
 export const completeMultipartUpload: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
+  const bucket = await requireBucket(r, 'ObjectWrite');
   const key = requireKey(r);
   const uploadId = r.addr.query.get('uploadId') ?? '';
   const { ctx } = r;
   const noSuchUpload = (): S3Error => new S3Error('NoSuchUpload', undefined, { UploadId: uploadId });
 
-  const upload = uploadId ? ctx.multipart.get(uploadId) : undefined;
+  const upload = uploadId ? await ctx.multipart.get(uploadId) : undefined;
   if (!upload || upload.bucketId !== bucket.id || upload.key !== key) {
-    const done = upload ? undefined : earlierCompletion(r, bucket.id, key, uploadId);
+    const done = upload ? undefined : await earlierCompletion(r, bucket.id, key, uploadId);
     if (!done) throw noSuchUpload();
     await readBody(r);
     return result(r, bucket.name, key, done);
   }
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
-  checkWriteCondition(ctx.objects.get(bucket.id, key), cond, 'request');
+  checkWriteCondition(await ctx.objects.get(bucket.id, key), cond, 'request');
   const headers = parseCompleteHeaders(r);
   const wanted = parseCompleteXml(await readBody(r));
 
   const now = ctx.clock().getTime();
-  const outcome = ctx.multipart.complete(
+  const outcome = await ctx.multipart.complete(
     uploadId,
     (current, stored) => planCompletion(current, stored, wanted, headers, now),
     (existing) => checkWriteCondition(existing, cond, 'commit'),
   );
   if (!outcome) {
     // Completed (or aborted) by a concurrent request while this one read its body.
-    const done = earlierCompletion(r, bucket.id, key, uploadId);
+    const done = await earlierCompletion(r, bucket.id, key, uploadId);
     if (!done) throw noSuchUpload();
     return result(r, bucket.name, key, done);
   }

@@ -9,14 +9,14 @@ import { toXml } from '../../xml.js';
 import { parseChecksumSettings } from './common.js';
 
 export const createMultipartUpload: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
+  const bucket = await requireBucket(r, 'ObjectWrite');
   const key = requireKey(r);
   const meta = pickObjectHeaders(r.req);
   const tagging = taggingFromHeader(header(r, 'x-amz-tagging'));
   const checksum = parseChecksumSettings(header(r, 'x-amz-checksum-algorithm'), header(r, 'x-amz-checksum-type'));
   const initiated = r.ctx.clock().getTime();
   const uploadId = newUploadId(initiated);
-  r.ctx.multipart.create({
+  await r.ctx.multipart.create({
     uploadId,
     bucketId: bucket.id,
     key,

@@ -16,23 +16,23 @@ function parseMax(r: S3Request, name: string): number {
 }
 
 export const abortMultipartUpload: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
-  const upload = requireUpload(r, bucket);
-  if (!r.ctx.multipart.abort(upload.uploadId)) throw new S3Error('NoSuchUpload', undefined, { UploadId: upload.uploadId });
+  const bucket = await requireBucket(r, 'ObjectWrite');
+  const upload = await requireUpload(r, bucket);
+  if (!(await r.ctx.multipart.abort(upload.uploadId))) throw new S3Error('NoSuchUpload', undefined, { UploadId: upload.uploadId });
   scheduleTrashDrain(r);
   return { status: 204 };
 };
 
 export const listParts: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
-  const upload = requireUpload(r, bucket);
+  const bucket = await requireBucket(r, 'BucketRead');
+  const upload = await requireUpload(r, bucket);
   const maxParts = parseMax(r, 'max-parts');
   const markerRaw = r.addr.query.get('part-number-marker') ?? '';
   if (markerRaw !== '' && !/^\d+$/.test(markerRaw)) {
     throw new S3Error('InvalidArgument', 'Provided part-number-marker not an integer or within integer range', { ArgumentName: 'part-number-marker', ArgumentValue: markerRaw });
   }
   const marker = markerRaw === '' ? 0 : Number(markerRaw);
-  const rows = r.ctx.multipart.listParts(upload.uploadId, marker, maxParts + 1);
+  const rows = await r.ctx.multipart.listParts(upload.uploadId, marker, maxParts + 1);
   const page = rows.slice(0, maxParts);
   const last = page[page.length - 1];
   const body: XmlObject = {
@@ -60,7 +60,7 @@ export const listParts: OperationHandler = async (r) => {
 };
 
 export const listMultipartUploads: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'BucketRead');
+  const bucket = await requireBucket(r, 'BucketRead');
   const q = r.addr.query;
   const enc = encodingOf(r);
   const prefix = listParam(r, 'prefix');
@@ -69,7 +69,7 @@ export const listMultipartUploads: OperationHandler = async (r) => {
   // S3 ignores the upload id marker without a key marker.
   const uploadIdMarker = keyMarker ? listParam(r, 'upload-id-marker', false) : '';
   const maxUploads = parseMax(r, 'max-uploads');
-  const page = r.ctx.multipart.listUploads(bucket.id, { prefix, delimiter, keyMarker, uploadIdMarker, maxUploads });
+  const page = await r.ctx.multipart.listUploads(bucket.id, { prefix, delimiter, keyMarker, uploadIdMarker, maxUploads });
   const body: XmlObject = {
     Bucket: bucket.name,
     KeyMarker: enc(keyMarker),

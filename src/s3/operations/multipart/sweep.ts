@@ -24,7 +24,7 @@ export async function drainTrash(ctx: Pick<AppContext, 'multipart' | 'storage' |
   // bring back rows pointing at them).
   await ctx.durability.syncSoon();
   while (!stop()) {
-    const batch = ctx.multipart.trash(BATCH);
+    const batch = await ctx.multipart.trash(BATCH);
     let failure: unknown;
     for (const blobId of batch) {
       // Part blobs are never served to readers, so no lease can hold them.
@@ -34,7 +34,7 @@ export async function drainTrash(ctx: Pick<AppContext, 'multipart' | 'storage' |
         failure ??= err;
         continue;
       }
-      ctx.multipart.untrash(blobId);
+      await ctx.multipart.untrash(blobId);
       removed++;
     }
     if (failure !== undefined) throw failure;
@@ -48,11 +48,11 @@ export async function sweepMultipart(ctx: SweepContext, stop: () => boolean = ()
   const before = ctx.clock().getTime() - ctx.config.multipartMaxAgeSeconds * 1000;
   let aborted = 0;
   for (;;) {
-    const ids = ctx.multipart.expired(before, BATCH);
-    for (const id of ids) if (ctx.multipart.abort(id)) aborted++;
+    const ids = await ctx.multipart.expired(before, BATCH);
+    for (const id of ids) if (await ctx.multipart.abort(id)) aborted++;
     if (ids.length < BATCH) break;
   }
-  const completionsForgotten = ctx.multipart.pruneCompleted(before);
+  const completionsForgotten = await ctx.multipart.pruneCompleted(before);
   const blobsRemoved = await drainTrash(ctx, stop);
   if (aborted > 0) ctx.log.info({ aborted, blobsRemoved }, 'multipart: aborted abandoned uploads');
   return { aborted, blobsRemoved, completionsForgotten };

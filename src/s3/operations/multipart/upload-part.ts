@@ -28,8 +28,8 @@ async function commitPart(r: S3Request, upload: MultipartUpload, partNumber: num
   const { ctx } = r;
   const etag = `"${digests.md5Hex}"`;
   const lastModified = Math.floor(ctx.clock().getTime() / 1000) * 1000;
-  const outcome = await commitStaged(ctx, staged, () => {
-    const added = ctx.multipart.putPart({
+  const outcome = await commitStaged(ctx, staged, async () => {
+    const added = await ctx.multipart.putPart({
       uploadId: upload.uploadId,
       partNumber,
       blobId: staged.blobId,
@@ -53,9 +53,9 @@ function checksumHeaders(digests: UploadDigests): Record<string, string> {
 }
 
 export const uploadPart: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
+  const bucket = await requireBucket(r, 'ObjectWrite');
   const partNumber = requirePartNumber(r);
-  const upload = requireUpload(r, bucket);
+  const upload = await requireUpload(r, bucket);
   const named = parseUploadExpectations(r.req, r.auth.payload).checksumAlgorithm;
   const checksumAlgorithm = partChecksumAlgorithm(upload, named);
   // A part is never inline: its budget is back once it is received.
@@ -65,15 +65,15 @@ export const uploadPart: OperationHandler = async (r) => {
 };
 
 export const uploadPartCopy: OperationHandler = async (r) => {
-  const bucket = requireBucket(r, 'ObjectWrite');
+  const bucket = await requireBucket(r, 'ObjectWrite');
   const partNumber = requirePartNumber(r);
-  const upload = requireUpload(r, bucket);
+  const upload = await requireUpload(r, bucket);
   const { ctx } = r;
   const buffers = new CopyBuffers(r);
   try {
     // An overwrite of the source may remove its blobs between lookup and open: look again.
     for (let attempt = 0; ; attempt++) {
-      const source = resolveCopySource(r);
+      const source = await resolveCopySource(r);
       const range = parseCopySourceRange(header(r, 'x-amz-copy-source-range'), source.record.size);
       const length = range ? range.end - range.start + 1 : source.record.size;
       if (length > MAX_PART_SIZE) {
