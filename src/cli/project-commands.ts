@@ -57,18 +57,18 @@ function userNamed(repos: Repos, name: string | undefined): User {
   return user;
 }
 
-function projectNamed(projects: ProjectsService, user: User, idOrName: string): Project {
+async function projectNamed(projects: ProjectsService, user: User, idOrName: string): Promise<Project> {
   try {
-    return projects.projectOf(user.id, idOrName);
+    return await projects.projectOf(user.id, idOrName);
   } catch (err) {
     if (err instanceof ProjectError) throw new AdminError('NoSuchProject', `user '${user.name}' has no project '${idOrName}'`);
     throw err;
   }
 }
 
-function hostnameNamed(projects: ProjectsService, name: string): { hostname: ProjectHostname; project: Project } {
+async function hostnameNamed(projects: ProjectsService, name: string): Promise<{ hostname: ProjectHostname; project: Project }> {
   try {
-    return projects.hostnameByName(name);
+    return await projects.hostnameByName(name);
   } catch (err) {
     if (err instanceof ProjectError) throw new AdminError('NoSuchHostname', err.message);
     throw err;
@@ -110,13 +110,13 @@ function hostnameRow(projects: ProjectsService, repos: Repos, h: ProjectHostname
   };
 }
 
-function projectRow(repos: Repos, p: Project): Record<string, unknown> {
+async function projectRow(repos: Repos, p: Project): Promise<Record<string, unknown>> {
   return {
     id: p.id,
     name: p.name,
     user: userName(repos, p.userId),
-    hostnames: repos.projects.hostnamesOfProject(p.id).length,
-    deployments: repos.projects.deployments(p.id).length,
+    hostnames: (await repos.projects.hostnamesOfProject(p.id)).length,
+    deployments: (await repos.projects.deployments(p.id)).length,
     createdAt: iso(p.createdAt),
   };
 }
@@ -163,24 +163,28 @@ function rulesFlags(flags: RunContext['flags']): unknown {
   }
 }
 
-function listProjects({ repos, flags }: RunContext): Record<string, unknown>[] {
+async function listProjects({ repos, flags }: RunContext): Promise<Record<string, unknown>[]> {
   const users = flags.user === undefined ? repos.users.list() : [userNamed(repos, flags.user)];
-  return users.flatMap((u) => repos.projects.projectsOfUser(u.id)).map((p) => projectRow(repos, p));
+  const rows: Record<string, unknown>[] = [];
+  for (const u of users) for (const p of await repos.projects.projectsOfUser(u.id)) rows.push(await projectRow(repos, p));
+  return rows;
 }
 
-function listHostnames(ctx: RunContext): Record<string, unknown>[] {
+async function listHostnames(ctx: RunContext): Promise<Record<string, unknown>[]> {
   const { repos, flags } = ctx;
   const projects = service(ctx);
   if (flags.project !== undefined && flags.user === undefined) throw new AdminError('InvalidArgument', '--project needs --user (project names are per user)');
   const user = flags.user === undefined ? undefined : userNamed(repos, flags.user);
-  const project = user && flags.project !== undefined ? projectNamed(projects, user, flags.project) : undefined;
-  const hostnames = project ? projects.hostnames(project) : user ? projects.hostnamesOfUser(user.id) : projects.allHostnames();
+  const project = user && flags.project !== undefined ? await projectNamed(projects, user, flags.project) : undefined;
+  const hostnames = project ? await projects.hostnames(project) : user ? await projects.hostnamesOfUser(user.id) : await projects.allHostnames();
   const byId = new Map<string, Project | undefined>();
-  return hostnames.flatMap((h) => {
-    if (!byId.has(h.projectId)) byId.set(h.projectId, repos.projects.project(h.projectId));
+  const rows: Record<string, unknown>[] = [];
+  for (const h of hostnames) {
+    if (!byId.has(h.projectId)) byId.set(h.projectId, await repos.projects.project(h.projectId));
     const p = byId.get(h.projectId);
-    return p ? [hostnameRow(projects, repos, h, p)] : [];
-  });
+    if (p) rows.push(hostnameRow(projects, repos, h, p));
+  }
+  return rows;
 }
 
 export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
@@ -199,9 +203,9 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'create a project of a user (hostnames, deployments and assets belong to one)',
       example: 's3edge projects create website --user alice',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const user = userNamed(ctx.repos, ctx.flags.user);
-          return projectRow(ctx.repos, service(ctx).createProject(user.id, ctx.args.NAME, 'NAME'));
+          return projectRow(ctx.repos, await service(ctx).createProject(user.id, ctx.args.NAME, 'NAME'));
         }),
     },
     delete: {
@@ -211,10 +215,10 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'delete a project (by name or id) with its deployments and hostnames; its assets stay, unlinked',
       example: 's3edge projects delete website --user alice',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
-          const project = projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.args.PROJECT as string);
-          const { hostnames } = projects.deleteProject(project);
+          const project = await projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.args.PROJECT as string);
+          const { hostnames } = await projects.deleteProject(project);
           return { deleted: true, id: project.id, name: project.name, hostnames: hostnames.join(', ') };
         }),
     },
@@ -234,10 +238,10 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'add a hostname to a project; it is served once verified (publish the TXT record shown, then hostnames verify)',
       example: 's3edge hostnames add www.example.com --user alice --project website',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
-          const project = projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.flags.project as string);
-          const added = projects.addHostname(project, { hostname: ctx.args.HOSTNAME });
+          const project = await projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.flags.project as string);
+          const added = await projects.addHostname(project, { hostname: ctx.args.HOSTNAME });
           return hostnameRow(projects, ctx.repos, added, project);
         }),
     },
@@ -247,10 +251,10 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'remove a hostname: the proxy stops serving it',
       example: 's3edge hostnames remove www.example.com',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
-          const { hostname } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
-          projects.removeHostname(hostname);
+          const { hostname } = await hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          await projects.removeHostname(hostname);
           return { removed: hostname.hostname };
         }),
     },
@@ -262,8 +266,8 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       run: (ctx) =>
         refusals(async () => {
           const projects = service(ctx);
-          const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
-          const verified = ctx.flags.operator !== undefined ? projects.markVerified(hostname, 'operator') : await projects.verify(hostname);
+          const { hostname, project } = await hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          const verified = ctx.flags.operator !== undefined ? await projects.markVerified(hostname, 'operator') : await projects.verify(hostname);
           return hostnameRow(projects, ctx.repos, verified, project);
         }),
     },
@@ -273,10 +277,10 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: "where the hostname's requests go: --url http(s)://host[:port] [--preserve-host], or --bucket NAME of the owner's [--index KEY] [--error-document KEY]",
       example: 's3edge hostnames set-origin www.example.com --url https://origin.example.net',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
-          const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
-          return hostnameRow(projects, ctx.repos, projects.setOrigin(project, hostname, originFlags(ctx.flags)), project);
+          const { hostname, project } = await hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          return hostnameRow(projects, ctx.repos, await projects.setOrigin(project, hostname, originFlags(ctx.flags)), project);
         }),
     },
     'set-rules': {
@@ -285,10 +289,10 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'replace the hostname\'s protection rules (JSON, as PUT .../rules of the API takes them)',
       example: `s3edge hostnames set-rules www.example.com --rules '{"blockCountries":["XX"]}'`,
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
-          const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
-          return hostnameRow(projects, ctx.repos, projects.setRules(hostname, rulesFlags(ctx.flags)), project);
+          const { hostname, project } = await hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          return hostnameRow(projects, ctx.repos, await projects.setRules(hostname, rulesFlags(ctx.flags)), project);
         }),
     },
   },
