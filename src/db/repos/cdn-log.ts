@@ -66,15 +66,18 @@ export interface Expired {
 
 const REQUEST_COLUMNS = `time, host, asset_id, bucket, object_key, owner_id, status, bytes_sent, cache_status, client_ip, country,
   user_agent, duration_ms, surface, method, path, bytes_in, decision`;
-/** One flush's rows as one JSON array of objects (keys below), so a batch is one statement on either store. */
+/**
+ * One flush's rows as one JSON array of objects (keys below), so a batch is one statement on either
+ * store; `i` is the record's place in the batch, so ids and seqs follow the batch's order.
+ */
 const REQUEST_KEYS: [string, string][] = [
-  ['tm', 'BIGINT'], ['host', 'TEXT'], ['asset', 'TEXT'], ['bucket', 'TEXT'], ['okey', 'TEXT'], ['owner', 'TEXT'], ['status', 'BIGINT'],
+  ['i', 'BIGINT'], ['tm', 'BIGINT'], ['host', 'TEXT'], ['asset', 'TEXT'], ['bucket', 'TEXT'], ['okey', 'TEXT'], ['owner', 'TEXT'], ['status', 'BIGINT'],
   ['sent', 'BIGINT'], ['cache', 'TEXT'], ['ip', 'TEXT'], ['country', 'TEXT'], ['ua', 'TEXT'], ['dur', 'DOUBLE PRECISION'],
   ['surface', 'TEXT'], ['method', 'TEXT'], ['path', 'TEXT'], ['bin', 'BIGINT'], ['decision', 'TEXT'],
 ];
 const USAGE_COLUMNS = 'id, user_id, asset_id, event_type, source, bytes, hostname, country, status_code, client_ip, metadata, created_at';
 const USAGE_KEYS: [string, string][] = [
-  ['id', 'TEXT'], ['owner', 'TEXT'], ['asset', 'TEXT'], ['sent', 'BIGINT'], ['host', 'TEXT'], ['country', 'TEXT'], ['status', 'BIGINT'],
+  ['i', 'BIGINT'], ['id', 'TEXT'], ['owner', 'TEXT'], ['asset', 'TEXT'], ['sent', 'BIGINT'], ['host', 'TEXT'], ['country', 'TEXT'], ['status', 'BIGINT'],
   ['ip', 'TEXT'], ['meta', 'TEXT'], ['tm', 'BIGINT'],
 ];
 /** The rows of a JSON array parameter, one column per key. Dialect-specific: json_each / jsonb_to_recordset. */
@@ -82,7 +85,9 @@ function jsonRows(dialect: SqlDialect, keys: [string, string][]): string {
   if (dialect === 'postgres') return `SELECT ${keys.map(([k]) => k).join(', ')} FROM jsonb_to_recordset(CAST(? AS jsonb)) AS x(${keys.map(([k, t]) => `${k} ${t}`).join(', ')})`;
   return `SELECT ${keys.map(([k]) => `json_extract(value, '$.${k}') AS ${k}`).join(', ')} FROM json_each(?)`;
 }
-const INSERT_REQUESTS = (d: SqlDialect): string => `INSERT INTO cdn_requests (${REQUEST_COLUMNS}) ${jsonRows(d, REQUEST_KEYS)}`;
+const INSERT_REQUESTS = (d: SqlDialect): string =>
+  `INSERT INTO cdn_requests (${REQUEST_COLUMNS})
+   SELECT ${REQUEST_KEYS.slice(1).map(([k]) => k).join(', ')} FROM (${jsonRows(d, REQUEST_KEYS)}) r ORDER BY i`;
 /**
  * Download usage events: a user deleted since the request has none (its rows are skipped, the batch
  * goes on), so the foreign key never fails the flush.
@@ -90,7 +95,7 @@ const INSERT_REQUESTS = (d: SqlDialect): string => `INSERT INTO cdn_requests (${
 const INSERT_DOWNLOADS = (d: SqlDialect): string =>
   `INSERT INTO usage_events (${USAGE_COLUMNS})
    SELECT id, owner, asset, 'download', 'cdn', sent, host, country, status, ip, meta, tm FROM (${jsonRows(d, USAGE_KEYS)}) e
-   WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = e.owner)`;
+   WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = e.owner) ORDER BY e.i`;
 const SQL = {
   sqlite: { insertRequests: INSERT_REQUESTS('sqlite'), insertDownloads: INSERT_DOWNLOADS('sqlite') },
   postgres: { insertRequests: INSERT_REQUESTS('postgres'), insertDownloads: INSERT_DOWNLOADS('postgres') },
@@ -115,10 +120,10 @@ export class CdnLogRepo {
   async insertBatch(records: readonly CdnRequestRecord[]): Promise<void> {
     if (records.length === 0) return;
     const sql = SQL[this.db.dialect];
-    const rows = JSON.stringify(records.map(requestRow));
+    const rows = JSON.stringify(records.map((r, i) => ({ i, ...requestRow(r) })));
     const downloads = records.filter((r) => r.downloadKey !== undefined && r.ownerId !== null);
     // Ids are made before the transaction: a PostgreSQL re-run writes the same events.
-    const events = downloads.length > 0 ? JSON.stringify(downloads.map(downloadRow)) : undefined;
+    const events = downloads.length > 0 ? JSON.stringify(downloads.map((r, i) => ({ i, ...downloadRow(r) }))) : undefined;
     await this.db.transaction(async (tx) => {
       await tx.run(sql.insertRequests, [rows]);
       if (events !== undefined) await tx.run(sql.insertDownloads, [events]);
