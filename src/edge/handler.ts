@@ -29,8 +29,11 @@ import { openTunnel, Tunnels } from './websocket.js';
 type Served = Pick<ForwardResult, 'status' | 'bytesIn' | 'bytesOut'> & { cacheStatus?: CacheStatus | null };
 
 export interface EdgeHandler {
-  /** The route of a Host header, when it names a verified project hostname. */
-  route(host: string | undefined): EdgeRoute | undefined;
+  /**
+   * The route of a Host header, when it names a verified project hostname; a promise of it while the
+   * route table reloads after another process's change (edge/route.ts fresh()).
+   */
+  route(host: string | undefined): EdgeRoute | undefined | Promise<EdgeRoute | undefined>;
   /** Serves a request for `route`'s hostname (the request guard has run). */
   serve(req: IncomingMessage, res: ServerResponse, route: EdgeRoute): Promise<void>;
   /** Serves an upgrade request for `route`'s hostname: the server's 'upgrade' event. */
@@ -209,9 +212,13 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
 
   return {
     route: (host) => {
-      if (ctx.edgeRoutes.size === 0) return undefined;
-      const name = hostnameOf(host);
-      return ctx.edgeRoutes.lookup(name.endsWith('.') ? name.slice(0, -1) : name);
+      const pick = (): EdgeRoute | undefined => {
+        if (ctx.edgeRoutes.size === 0) return undefined;
+        const name = hostnameOf(host);
+        return ctx.edgeRoutes.lookup(name.endsWith('.') ? name.slice(0, -1) : name);
+      };
+      const loading = ctx.edgeRoutes.fresh();
+      return loading ? loading.then(pick) : pick();
     },
     serve,
     upgrade,

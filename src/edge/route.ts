@@ -1,9 +1,9 @@
-// Host -> the verified project hostname serving it. Every route is held in memory; lookups are
-// synchronous (the listener routes every request with one) and never wait for the database. The table
-// is reloaded, one load at a time: at once after this process's own writes (invalidate(), which the
-// writer awaits), and within CHECK_MS (plus one load) after another process's (an admin command): the
-// store's change version is read at most that often, not per request, and a move starts a load in the
-// background while lookups go on with the table they have.
+// Host -> the verified project hostname serving it. Every route is held in memory and read
+// synchronously (lookup, size). The table is reloaded, one load at a time: at once after this process's
+// own writes (invalidate(), which the writer awaits), and after another process's (an admin command)
+// once CHECK_MS have passed: fresh() reads the store's change version at most that often, not per
+// request, and only when it moved does a request wait for a load (the listener awaits fresh()'s promise
+// when there is one, so a request after a change sees it).
 import type { Repos } from '../db/repos/index.js';
 import type { EdgeRoute } from './model.js';
 
@@ -36,15 +36,26 @@ export class EdgeRoutes {
     this.now = opts.now ?? (() => performance.now());
   }
 
+  /**
+   * The cheap synchronous check before lookups: undefined when the table is current, else the load to
+   * wait for (under way, or started now because the change version moved). Its promise never rejects.
+   */
+  fresh(): Promise<void> | undefined {
+    if (this.queued || this.running) return this.queued ?? this.running;
+    const t = this.now();
+    if (t - this.checkedAt < CHECK_MS) return undefined;
+    this.checkedAt = t;
+    if (this.version !== undefined && this.repos.dataVersion() === this.version) return undefined;
+    return this.start();
+  }
+
   /** The route of a Host header's name (lower-case, no port, no trailing dot), if it is a verified project hostname. */
   lookup(hostname: string): EdgeRoute | undefined {
-    this.check();
     return this.byHost.get(hostname);
   }
 
   /** Whether any hostname is routed (lets the listener skip the lookup when there are none). */
   get size(): number {
-    this.check();
     return this.byHost.size;
   }
 
@@ -68,16 +79,6 @@ export class EdgeRoutes {
   /** Resolves when no load is under way or waiting (tests). */
   async settled(): Promise<void> {
     while (this.running || this.queued) await (this.queued ?? this.running);
-  }
-
-  /** The cheap synchronous check: at most every CHECK_MS, a load in the background when the version moved. */
-  private check(): void {
-    if (this.running || this.queued) return;
-    const t = this.now();
-    if (t - this.checkedAt < CHECK_MS) return;
-    this.checkedAt = t;
-    if (this.version !== undefined && this.repos.dataVersion() === this.version) return;
-    void this.start();
   }
 
   private start(): Promise<void> {

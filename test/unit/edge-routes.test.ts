@@ -1,8 +1,8 @@
 // The route table over a real SQLite file: verified hostnames only; lookups synchronous, from memory;
 // this connection's writes seen once invalidate() resolves, another connection's (an admin command)
-// after the store's change version moved and the check interval has passed (the load runs in the
-// background: lookups meanwhile answer from the table they have); one load at a time; hostnames
-// removed or given another origin reported stale (their cached answers purged).
+// once the check interval has passed and fresh()'s load is done (a load only when the store's change
+// version moved); one load at a time; hostnames removed or given another origin reported stale (their
+// cached answers purged).
 import t from 'tap';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.js';
@@ -28,8 +28,11 @@ t.test('lookups, reloads and stale hostnames', async (t) => {
   const project = await repos.projects.createProject(user.id, 'site');
   const a = await repos.projects.addHostname(project.id, 'a.example.com', 'tok', { kind: 'url', url: 'https://origin.example.net', preserveHost: false });
   const b = await repos.projects.addHostname(project.id, 'b.example.com', 'tok');
-  t.equal(routes.lookup('a.example.com'), undefined, 'nothing loaded yet: the first lookup starts the load');
-  await routes.settled();
+  const first = routes.fresh();
+  t.ok(first, 'nothing loaded yet: the first check starts the load');
+  t.equal(routes.fresh(), first, 'a check during a load waits for that load');
+  await first;
+  t.equal(routes.fresh(), undefined, 'current: nothing to wait for');
   t.equal(routes.lookup('a.example.com'), undefined, 'not verified: not routed');
 
   await repos.projects.markVerified(a.id, 'operator');
@@ -39,23 +42,26 @@ t.test('lookups, reloads and stale hostnames', async (t) => {
   t.match(routes.lookup('a.example.com'), { hostnameId: a.id, ownerId: user.id, projectId: project.id, origin: { kind: 'url' } });
   t.equal(routes.size, 2);
 
-  // Another process changes a's origin and removes b: seen once the interval has passed and the load is done.
+  // Another process changes a's origin and removes b: seen once the interval has passed.
   await cli.projects.setOrigin(a.id, { kind: 'url', url: 'https://new-origin.example.net', preserveHost: false });
   await cli.projects.deleteHostname(b.id);
+  t.equal(routes.fresh(), undefined, 'not checked again within the interval');
   t.ok(routes.lookup('b.example.com'), 'still the table of 0 ms ago');
   clock += 300;
-  t.ok(routes.lookup('b.example.com'), 'the load has started; the lookup answers from the table it has');
-  await routes.settled();
+  const reload = routes.fresh();
+  t.ok(reload, 'the change version moved: a load to wait for');
+  await reload;
   t.equal(routes.lookup('b.example.com'), undefined, 'removed by another process');
   t.match(routes.lookup('a.example.com'), { origin: { url: 'https://new-origin.example.net' } });
   t.same(stale.sort(), [a.id, b.id].sort(), 'the changed origin and the removed hostname are stale');
+  clock += 300;
+  t.equal(routes.fresh(), undefined, 'nothing changed since: no load');
 
   // Rules change: the same origin, nothing stale.
   stale.length = 0;
   await cli.projects.setRules(a.id, { ...routes.lookup('a.example.com')!.rules, blockCountries: ['KP'] });
   clock += 300;
-  routes.lookup('a.example.com');
-  await routes.settled();
+  await routes.fresh();
   t.same(routes.lookup('a.example.com')?.rules.blockCountries, ['KP']);
   t.same(stale, []);
 });
