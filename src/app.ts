@@ -162,8 +162,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   const guard = requestGuard(ctx);
   // Project hostnames first, on either listener: never the CDN hostname or an S3 domain (refused when added).
-  // The route is known at once, except while the route table reloads after another process's change:
-  // then the request is dispatched once the table is loaded.
+  // The route is known at once, except for a routed hostname while the route table reloads after
+  // another process's change: that request is dispatched once the table is loaded.
   const routed = (req: IncomingMessage, res: ServerResponse, next: (route: EdgeRoute | undefined) => void): void => {
     const route = edge.route(req.headers.host);
     if (!(route instanceof Promise)) return next(route);

@@ -2,8 +2,8 @@
 // synchronously (lookup, size). The table is reloaded, one load at a time: at once after this process's
 // own writes (invalidate(), which the writer awaits), and after another process's (an admin command)
 // once CHECK_MS have passed: fresh() reads the store's change version at most that often, not per
-// request, and only when it moved does a request wait for a load (the listener awaits fresh()'s promise
-// when there is one, so a request after a change sees it).
+// request, and starts a load only when it moved; a request for a routed hostname waits for that load
+// (edge/handler.ts), so one sent after a change of its rules or origin sees it.
 import type { Repos } from '../db/repos/index.js';
 import type { EdgeRoute } from './model.js';
 
