@@ -20,6 +20,7 @@ import { pathOf } from './http/request-target.js';
 import { requestRecordOf } from './s3/request-log.js';
 import { S3Error } from './errors/s3-errors.js';
 import { createEdgeHandler } from './edge/handler.js';
+import type { EdgeRoute } from './edge/model.js';
 import { dashboardFiles } from './web/static.js';
 import { answerHealth, type HealthEndpoint } from './health/endpoints.js';
 import { answerMetrics } from './metrics/endpoint.js';
@@ -161,8 +162,17 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   const guard = requestGuard(ctx);
   // Project hostnames first, on either listener: never the CDN hostname or an S3 domain (refused when added).
-  const proxied = (req: IncomingMessage, res: ServerResponse): boolean => {
+  // The route is known at once, except for a routed hostname while the route table reloads after
+  // another process's change: that request is dispatched once the table is loaded.
+  const routed = (req: IncomingMessage, res: ServerResponse, next: (route: EdgeRoute | undefined) => void): void => {
     const route = edge.route(req.headers.host);
+    if (!(route instanceof Promise)) return next(route);
+    void route.then(next).catch((err: unknown) => {
+      ctx.log.error({ err }, 'request dispatch failed');
+      res.destroy();
+    });
+  };
+  const proxied = (req: IncomingMessage, res: ServerResponse, route: EdgeRoute | undefined): boolean => {
     if (!route) return false;
     if (guard(req, res, 'proxy')) void edge.serve(req, res, route);
     return true;
@@ -175,8 +185,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     else void answerHealth(req, res, endpoint, ctx.readiness);
     return true;
   };
-  const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
-    if (proxied(req, res) || operations(req, res)) return;
+  const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) => routed(req, res, (route) => {
+    if (proxied(req, res, route) || operations(req, res)) return;
     if (isCdnHost(req.headers.host, cdnHostname)) {
       if (guard(req, res, 'cdn')) void cdn(req, res);
       return;
@@ -189,18 +199,22 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       return;
     }
     if (guard(req, res, 's3')) void s3(req, res);
-  };
-  const cdnListener: RequestListener = (req, res) => {
-    if (proxied(req, res) || operations(req, res)) return;
+  });
+  const cdnListener: RequestListener = (req, res) => routed(req, res, (route) => {
+    if (proxied(req, res, route) || operations(req, res)) return;
     if (!guard(req, res, 'cdn')) return;
     if (isCdnHost(req.headers.host, cdnHostname)) void cdn(req, res);
     else cdnNotFound(req, res);
-  };
+  });
   const upgradeListener = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    const upgrade = (route: EdgeRoute | undefined): void => {
+      // As node does without a listener: S3, the API and the CDN take no upgrades.
+      if (!route) socket.destroy();
+      else void edge.upgrade(req, socket, head, route);
+    };
     const route = edge.route(req.headers.host);
-    // As node does without a listener: S3, the API and the CDN take no upgrades.
-    if (!route) socket.destroy();
-    else void edge.upgrade(req, socket, head, route);
+    if (route instanceof Promise) void route.then(upgrade).catch(() => socket.destroy());
+    else upgrade(route);
   };
   return { listener, cdnListener, upgradeListener, closeTunnels: () => edge.closeTunnels(), close: () => fastify.close() };
 }

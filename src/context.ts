@@ -208,8 +208,12 @@ function rdapBootstrap(config: Config, repos: Repos, log: Logger): BootstrapSour
 }
 
 /** The TLD catalogue on the first start of a data directory; a bad seed file is a configuration error. */
-function seedTlds(repos: Repos, config: Config): void {
-  wrapConfigError('domains.seedFile', () => seedCatalogue(repos, config));
+async function seedTlds(repos: Repos, config: Config): Promise<void> {
+  try {
+    await seedCatalogue(repos, config);
+  } catch (err) {
+    throw err instanceof CatalogueError ? new ConfigError(`config: domains.seedFile: ${err.message}`) : err;
+  }
 }
 
 function wrapConfigError<T>(key: string, fn: () => T): T {
@@ -256,7 +260,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const checkpoints = checkpointer;
     await storage.init();
     const root = ensureRoot(config, repos, masterKey);
-    seedTlds(repos, config);
+    await seedTlds(repos, config);
     const bootstrap = rdapBootstrap(config, repos, log);
     const { objects } = repos;
     const shared = channel ? workerLeases(channel, log) : undefined;
@@ -280,7 +284,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
     const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime() });
     const commits = new CommitQueue(repos);
-    cachePurges = new CachePurges({ edge, proxyCache, repos, commits, now: () => clock().getTime(), log });
+    cachePurges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), log });
     const purges = cachePurges;
     const requestMetrics = new RequestMetrics();
     let sweeper: Sweeper | undefined;
@@ -316,11 +320,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       assetDirectory: new AssetDirectory(repos),
       edge,
       cachePurges: purges,
-      requestLog: new RequestLog(db, config.cdn.log, {
+      requestLog: new RequestLog(repos.store, config.cdn.log, {
         maintain: runsJobs,
         clock: () => clock().getTime(),
         log,
-        usage: repos.usage,
         observe: (r) => {
           logRequestLine(log, r);
           requestMetrics.observe({
@@ -350,7 +353,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       proxyCache,
       // A hostname removed, or given another origin, by this process or another: its cached answers go.
       // Every process sees that in the route table itself, so the purge is not appended to the feed.
-      edgeRoutes: new EdgeRoutes(repos, { onStale: (hostnameId) => purges.local({ kind: 'hostname', hostnameId }) }),
+      edgeRoutes: new EdgeRoutes(repos, {
+        onStale: (hostnameId) => purges.local({ kind: 'hostname', hostnameId }),
+        onError: (err) => log.warn({ err }, 'edge: the route table could not be loaded (tried again shortly)'),
+      }),
       edgeMonitor: channel
         ? new MonitorForwarder(channel, log)
         : new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
@@ -385,6 +391,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         db.close();
       },
     };
+    // Project hostnames are routed from the first request.
+    await ctx.edgeRoutes.reload();
     if (!runsJobs) return ctx;
     log.info({ role }, 'background jobs run in this process: multipart sweep, blob GC, scrub, request-log roll-ups, WAL checkpoints');
     // Abandoned multipart uploads: swept now and every hour.

@@ -12,8 +12,8 @@ export interface MaintenanceResult {
   expiredHours: number;
 }
 
-export function maintainLog(repo: CdnLogRepo, nowMs: number, retentionDays: number): MaintenanceResult {
-  const rolledHours = repo.rollUp(nowMs);
-  const expired = repo.expire(nowMs - retentionDays * DAY_MS);
+export async function maintainLog(repo: CdnLogRepo, nowMs: number, retentionDays: number): Promise<MaintenanceResult> {
+  const rolledHours = await repo.rollUp(nowMs);
+  const expired = await repo.expire(nowMs - retentionDays * DAY_MS);
   return { rolledHours, expiredRequests: expired.requests, expiredHours: expired.hours };
 }

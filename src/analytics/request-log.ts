@@ -1,13 +1,13 @@
 // The CDN request log: every CDN request is appended to a bounded in-memory buffer (never blocking the
-// response, never throwing); a timer writes the buffer to SQLite in one transaction. A full buffer drops
+// response, never throwing); a timer writes the buffer to the metadata store in one transaction (one
+// flush at a time). A full buffer drops
 // what does not fit and counts it (metrics), so a stalled disk costs log rows, never requests. Hourly,
 // complete hours are rolled up per owner and old rows expire (log-maintenance.ts).
 import type { Logger } from 'pino';
 import type { CdnLogConfig } from '../config/schema.js';
-import type { Db } from '../db/open.js';
 import { CdnLogRepo } from '../db/repos/cdn-log.js';
 import { CdnTrafficRepo } from '../db/repos/cdn-traffic.js';
-import { UsageRepo } from '../db/repos/usage.js';
+import type { SqlExecutor } from '../db/store/types.js';
 import { maintainLog, type MaintenanceResult } from './log-maintenance.js';
 import { HOUR_MS } from './traffic.js';
 
@@ -81,8 +81,6 @@ export interface RequestLogOptions {
   clock?: () => number;
   log?: Pick<Logger, 'warn'>;
   scheduler?: Scheduler;
-  /** The server's usage repository, for download events (a private one when absent, as in unit tests). */
-  usage?: UsageRepo;
   /** Sees every record as it is appended, kept or dropped (the request metrics). */
   observe?: (r: CdnRequestRecord) => void;
   /** Roll up and expire hourly (default). Off in cluster workers: their supervisor does it, once. */
@@ -95,7 +93,7 @@ export interface RequestLogStats {
   capacity: number;
   /** Records lost: the buffer was full, the record was malformed, or the log was closed. */
   dropped: number;
-  /** Records written to SQLite. */
+  /** Records written to the store. */
   flushed: number;
   /** Flush transactions committed. */
   flushes: number;
@@ -157,25 +155,31 @@ export class RequestLog {
   private earlyFlushQueued = false;
   private readonly scheduler: Scheduler;
   private readonly observe: ((r: CdnRequestRecord) => void) | undefined;
+  /** The flush being written (flushes never overlap: the next one waits for it). */
+  private flushing: Promise<number> | undefined;
+  /** Records of the flush being written (still counted as buffered). */
+  private inFlight = 0;
+  /** The maintenance under way (one at a time; close() waits for it). */
+  private maintaining: Promise<void> | undefined;
 
   constructor(
-    db: Db,
+    store: SqlExecutor,
     private readonly config: CdnLogConfig,
     opts: RequestLogOptions = {},
   ) {
     this.clock = opts.clock ?? Date.now;
-    this.repo = new CdnLogRepo(db, opts.usage ?? new UsageRepo(db));
-    this.traffic = new CdnTrafficRepo(db);
+    this.repo = new CdnLogRepo(store);
+    this.traffic = new CdnTrafficRepo(store);
     this.log = opts.log;
     this.observe = opts.observe;
     this.capacity = config.bufferSize;
     const scheduler = opts.scheduler ?? UNREF_TIMERS;
     this.scheduler = scheduler;
-    this.stops = [scheduler.every(config.flushIntervalMs, () => this.flush())];
+    this.stops = [scheduler.every(config.flushIntervalMs, () => void this.flush())];
     if (opts.maintain !== false) {
       // Roll up and expire what accumulated while the server was down, then hourly.
-      this.maintainQuietly();
-      this.stops.push(scheduler.every(HOUR_MS, () => this.maintainQuietly()));
+      void this.maintainQuietly();
+      this.stops.push(scheduler.every(HOUR_MS, () => void this.maintainQuietly()));
     }
   }
 
@@ -192,7 +196,7 @@ export class RequestLog {
         this.earlyFlushQueued = true;
         this.scheduler.soon(() => {
           this.earlyFlushQueued = false;
-          if (!this.closed) this.flush();
+          if (!this.closed) void this.flush();
         });
       }
     } catch {
@@ -200,13 +204,27 @@ export class RequestLog {
     }
   }
 
-  /** Writes the buffer in one transaction; returns the records written (0 when it failed: they stay buffered). */
-  flush(): number {
+  /**
+   * Writes the buffer in one transaction, after the flush in progress if any; resolves to the records
+   * written (0 when it failed: they stay buffered). Never rejects.
+   */
+  async flush(): Promise<number> {
+    while (this.flushing !== undefined) await this.flushing;
     if (this.buffer.length === 0) return 0;
+    this.flushing = this.write();
+    try {
+      return await this.flushing;
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  private async write(): Promise<number> {
     const batch = this.buffer;
     this.buffer = [];
+    this.inFlight = batch.length;
     try {
-      this.repo.insertBatch(batch);
+      await this.repo.insertBatch(batch);
     } catch (err) {
       // Nothing was written (one transaction); keep the records for the next flush. Requests that
       // arrive meanwhile are dropped once the buffer is full.
@@ -214,6 +232,8 @@ export class RequestLog {
       this.counters.flushErrors++;
       this.log?.warn({ err, records: batch.length }, 'cdn request log flush failed');
       return 0;
+    } finally {
+      this.inFlight = 0;
     }
     this.counters.flushed += batch.length;
     this.counters.flushes++;
@@ -221,30 +241,36 @@ export class RequestLog {
   }
 
   /** Flushes, rolls complete hours up and deletes what is past the retention. */
-  maintain(): MaintenanceResult {
-    this.flush();
+  async maintain(): Promise<MaintenanceResult> {
+    await this.flush();
     return maintainLog(this.repo, this.clock(), this.config.retentionDays);
   }
 
   stats(): RequestLogStats {
-    return { buffered: this.buffer.length, capacity: this.capacity, ...this.counters };
+    return { buffered: this.buffer.length + this.inFlight, capacity: this.capacity, ...this.counters };
   }
 
-  /** Stops the timers and writes what is buffered; later records are dropped. */
+  /** Stops the timers, waits for the maintenance under way and writes what is buffered; later records are dropped. */
   async close(): Promise<void> {
     if (this.closed) return;
     for (const stop of this.stops) stop();
-    this.flush();
+    await this.maintaining;
+    await this.flush();
     this.closed = true;
     this.counters.dropped += this.buffer.length;
     this.buffer = [];
   }
 
-  private maintainQuietly(): void {
-    try {
-      this.maintain();
-    } catch (err) {
-      this.log?.warn({ err }, 'cdn request log maintenance failed');
-    }
+  /** One run at a time (a slow one is not overlapped by the next hour's); never rejects. */
+  private maintainQuietly(): Promise<void> {
+    if (this.maintaining) return this.maintaining;
+    const run = this.maintain().then(
+      () => undefined,
+      (err: unknown) => this.log?.warn({ err }, 'cdn request log maintenance failed'),
+    );
+    this.maintaining = run.finally(() => {
+      this.maintaining = undefined;
+    });
+    return this.maintaining;
   }
 }

@@ -200,7 +200,7 @@ async function receiveForm(
       throw err;
     }
     if (!file) throw badRequest("The form must carry exactly one file part, named 'file'");
-    return { file, fields: { ...fields, ...linkedProject(ctx, input.userId, fields) } };
+    return { file, fields: { ...fields, ...(await linkedProject(ctx, input.userId, fields)) } };
   } catch (err) {
     await file?.staged.abort();
     throw err;
@@ -208,9 +208,9 @@ async function receiveForm(
 }
 
 /** projectId and deploymentId must name the uploader's project and a deployment of it. */
-function linkedProject(ctx: AppContext, userId: string, fields: FormFields): AssetLinks {
+async function linkedProject(ctx: AppContext, userId: string, fields: FormFields): Promise<AssetLinks> {
   try {
-    return checkAssetLinks(ctx.repos, userId, { projectId: fields.projectId, deploymentId: fields.deploymentId });
+    return await checkAssetLinks(ctx.repos, userId, { projectId: fields.projectId, deploymentId: fields.deploymentId });
   } catch (err) {
     if (err instanceof ProjectError) throw badRequest(err.message);
     throw err;

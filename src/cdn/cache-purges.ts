@@ -3,14 +3,13 @@
 // Each gateway process on a data directory has its own caches (issue 21: `serve --workers N`), so a
 // purge is applied here at once and appended to the invalidation feed (cache_invalidations, migration
 // 017); every process tails the feed every TAIL_MS and applies the purges the others appended. The
-// feed is read only when SQLite's data_version moved (another connection committed), from where this
-// process started: a purge from before the start is never applied again. The append is batched with
-// the hot-path writes (db/commit-queue.ts) and may fail without failing the purge: it is logged, and
-// the local purge stands. Rows older than RETENTION_MS are pruned by whoever appends, at most every
+// feed is read only when the store's change version moved (another connection or node committed), from
+// where this process started: a purge from before the start is never applied again. The append is
+// written after the local purge and may fail without failing the purge: it is logged, and the local
+// purge stands. One read of the feed at a time. Rows older than RETENTION_MS are pruned by whoever appends, at most every
 // PRUNE_EVERY_MS.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { CommitQueue } from '../db/commit-queue.js';
 import type { Invalidation, NewInvalidation, Repos } from '../db/repos/index.js';
 import type { ProxyResponseCache } from '../edge/response-cache.js';
 import type { EdgeCache } from './edge-cache.js';
@@ -37,8 +36,6 @@ export interface CachePurgesOptions {
   edge: Pick<EdgeCache, 'purgeAsset' | 'purgeObject' | 'purgePrefix' | 'purgeOwner'>;
   proxyCache: Pick<ProxyResponseCache, 'purgeHostname'>;
   repos: Pick<Repos, 'cacheInvalidations' | 'dataVersion'>;
-  /** Appends ride the batched hot-path transaction. */
-  commits: Pick<CommitQueue, 'run'>;
   /** Unix milliseconds (rows' `at`, pruning). */
   now: () => number;
   log: Pick<Logger, 'warn'>;
@@ -93,8 +90,12 @@ function fromRow(r: Invalidation): CachePurge | undefined {
 export class CachePurges {
   /** Tells this process's rows from the others' (a pid may be reused; this is not). */
   readonly instance = randomUUID();
-  private position: number;
+  /** Undefined until the start's position is read (a failed read is tried again by the next poll). */
+  private position: number | undefined;
   private version: number;
+  private starting: Promise<void> | undefined;
+  /** The feed read in progress: polls never overlap. */
+  private polling: Promise<number> | undefined;
   private lastPruneAt = -Infinity;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly appends = new Set<Promise<void>>();
@@ -105,10 +106,10 @@ export class CachePurges {
   constructor(private readonly opts: CachePurgesOptions) {
     // data_version first: a row committed in between is then behind the start and is never applied.
     this.version = opts.repos.dataVersion();
-    this.position = opts.repos.cacheInvalidations.lastSeq();
+    this.starting = this.start();
     const tailMs = opts.tailMs ?? TAIL_MS;
     if (tailMs > 0) {
-      this.timer = setInterval(() => this.tick(), tailMs);
+      this.timer = setInterval(() => void this.tick(), tailMs);
       this.timer.unref();
     }
   }
@@ -140,15 +141,41 @@ export class CachePurges {
     }
   }
 
-  /** Reads the feed if another connection committed since the last read; how many purges were applied. */
-  poll(): number {
+  /**
+   * Reads the feed if another connection committed since the last read (after the read in progress,
+   * if any); how many purges were applied.
+   */
+  async poll(): Promise<number> {
+    while (this.polling !== undefined) await this.polling.catch(() => 0);
+    if (this.position !== undefined && this.opts.repos.dataVersion() === this.version) return 0;
+    this.polling = this.read();
+    try {
+      return await this.polling;
+    } finally {
+      this.polling = undefined;
+    }
+  }
+
+  /** Where this process starts reading; never rejects (a failure is logged, and tried again by the next poll). */
+  private async start(): Promise<void> {
+    try {
+      this.position = await this.opts.repos.cacheInvalidations.lastSeq();
+    } catch (err) {
+      this.opts.log.warn({ err }, 'cache purges: the invalidation feed cannot be read; purges by other processes wait');
+    } finally {
+      this.starting = undefined;
+    }
+  }
+
+  private async read(): Promise<number> {
     const { repos } = this.opts;
+    if (this.position === undefined) await (this.starting ?? this.start());
+    if (this.position === undefined) return 0;
     const version = repos.dataVersion();
     if (version === this.version) return 0;
-    this.version = version;
     let applied = 0;
     for (;;) {
-      const rows = repos.cacheInvalidations.after(this.position, READ_BATCH);
+      const rows = await repos.cacheInvalidations.after(this.position as number, READ_BATCH);
       for (const row of rows) {
         this.position = row.seq;
         if (row.writer === this.instance) continue;
@@ -159,12 +186,14 @@ export class CachePurges {
       }
       if (rows.length < READ_BATCH) break;
     }
+    // Moved only once every row is read: a failed read is tried again by the next poll.
+    this.version = version;
     this.counters.applied += applied;
     return applied;
   }
 
   stats(): CachePurgesStats {
-    return { ...this.counters, position: this.position };
+    return { ...this.counters, position: this.position ?? 0 };
   }
 
   /** Resolves once the appends under way are committed or have failed. */
@@ -175,12 +204,13 @@ export class CachePurges {
   /** Stops the tail and waits for the appends under way (call before the database closes). */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    await this.polling?.catch(() => 0);
     await this.idle();
   }
 
-  private tick(): void {
+  private async tick(): Promise<void> {
     try {
-      this.poll();
+      await this.poll();
       this.tailFailing = false;
     } catch (err) {
       if (!this.tailFailing) this.opts.log.warn({ err }, 'cache purges: the invalidation feed cannot be read; purges by other processes wait');
@@ -189,17 +219,17 @@ export class CachePurges {
   }
 
   private append(p: CachePurge): void {
-    const { now } = this.opts;
+    const { repos, now } = this.opts;
     const row = { ...toRow(p), writer: this.instance };
-    const write = async (r: Repos): Promise<void> => {
+    const write = async (): Promise<void> => {
       const at = now();
-      r.cacheInvalidations.append({ ...row, at });
+      await repos.cacheInvalidations.append({ ...row, at });
       if (at - this.lastPruneAt >= PRUNE_EVERY_MS) {
         this.lastPruneAt = at;
-        r.cacheInvalidations.pruneBefore(at - RETENTION_MS);
+        await repos.cacheInvalidations.pruneBefore(at - RETENTION_MS);
       }
     };
-    const appending = this.opts.commits.run(write).then(
+    const appending = write().then(
       () => void this.counters.appended++,
       (err: unknown) => {
         this.counters.appendFailures++;

@@ -51,9 +51,9 @@ export const DOMAIN_GROUPS: Readonly<Record<string, { section: string; summary: 
 };
 
 /** The catalogue as the server seeds it: a command on a fresh data directory sees the same TLDs. */
-function catalogue({ repos, config }: Pick<RunContext, 'repos' | 'config'>): Repos {
+async function catalogue({ repos, config }: Pick<RunContext, 'repos' | 'config'>): Promise<Repos> {
   try {
-    seedCatalogue(repos, config);
+    await seedCatalogue(repos, config);
   } catch (err) {
     if (err instanceof CatalogueError) throw new AdminError('InvalidCatalogue', err.message);
     throw err;
@@ -67,9 +67,9 @@ function tldArg(raw: string | undefined): string {
   return tld;
 }
 
-function requireTld(repos: Repos, raw: string | undefined): TldRecord {
+async function requireTld(repos: Repos, raw: string | undefined): Promise<TldRecord> {
   const tld = tldArg(raw);
-  const found = repos.tlds.get(tld);
+  const found = await repos.tlds.get(tld);
   if (!found) throw new AdminError('NoSuchTld', `no TLD '.${tld}' in the catalogue (see s3edge tlds list)`);
   return found;
 }
@@ -139,10 +139,10 @@ function today(): string {
   return utcDate(new Date());
 }
 
-function setTld({ repos, config, args, flags }: RunContext): Record<string, unknown> {
-  const db = catalogue({ repos, config });
+async function setTld({ repos, config, args, flags }: RunContext): Promise<Record<string, unknown>> {
+  const db = await catalogue({ repos, config });
   const tld = tldArg(args.TLD);
-  const current = db.tlds.get(tld);
+  const current = await db.tlds.get(tld);
   const pick = (flag: string, fallback: number | null | undefined): number | null | undefined => {
     const v = money(flag, flags[flag]);
     return v === undefined ? fallback : v;
@@ -176,23 +176,23 @@ function setTld({ repos, config, args, flags }: RunContext): Record<string, unkn
     if (err instanceof CatalogueError) throw new AdminError('InvalidTld', err.message);
     throw err;
   }
-  db.tlds.upsert([{ ...entry, popularRank: current?.popularRank ?? null }]);
-  return tldRow(db.tlds.get(tld) as TldRecord, db.tlds.promotions(tld), exchangeRate(db, config), today());
+  await db.tlds.upsert([{ ...entry, popularRank: current?.popularRank ?? null }]);
+  return tldRow((await db.tlds.get(tld)) as TldRecord, await db.tlds.promotions(tld), exchangeRate(db, config), today());
 }
 
 function optionalNgn(field: string, value: number | null | undefined): Record<string, string> {
   return value === null || value === undefined ? {} : { [field]: formatMinor(value) };
 }
 
-function listTlds({ repos, config }: RunContext): Record<string, unknown>[] {
-  const db = catalogue({ repos, config });
+async function listTlds({ repos, config }: RunContext): Promise<Record<string, unknown>[]> {
+  const db = await catalogue({ repos, config });
   const rate = exchangeRate(db, config);
-  const promotions = db.tlds.promotionsByTld();
-  return db.tlds.list().map((t) => tldRow(t, promotions.get(t.tld) ?? [], rate, today()));
+  const promotions = await db.tlds.promotionsByTld();
+  return (await db.tlds.list()).map((t) => tldRow(t, promotions.get(t.tld) ?? [], rate, today()));
 }
 
-function importTlds({ repos, config, args }: RunContext): Record<string, unknown> {
-  const db = catalogue({ repos, config });
+async function importTlds({ repos, config, args }: RunContext): Promise<Record<string, unknown>> {
+  const db = await catalogue({ repos, config });
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(args.FILE as string, 'utf8'));
@@ -208,30 +208,31 @@ function importTlds({ repos, config, args }: RunContext): Record<string, unknown
   }
   // A file with popular places sets the whole popular list; one without leaves it as it is.
   const setsPopular = tlds.some((t) => t.popularRank !== null);
-  db.transaction(() => {
-    db.tlds.upsert(tlds.map((t) => (setsPopular ? t : { ...t, popularRank: db.tlds.get(t.tld)?.popularRank ?? null })));
+  await db.transact(async (r) => {
+    const kept = setsPopular ? tlds : await Promise.all(tlds.map(async (t) => ({ ...t, popularRank: (await r.tlds.get(t.tld))?.popularRank ?? null })));
+    await r.tlds.upsert(kept);
     if (setsPopular) {
       const ordered = tlds.filter((t) => t.popularRank !== null).sort((a, b) => (a.popularRank as number) - (b.popularRank as number));
-      db.tlds.setPopular(ordered.map((t) => t.tld));
+      await r.tlds.setPopular(ordered.map((t) => t.tld));
     }
   });
-  return { imported: tlds.length, popularListSet: setsPopular, total: db.tlds.count() };
+  return { imported: tlds.length, popularListSet: setsPopular, total: await db.tlds.count() };
 }
 
-function setPopular({ repos, config, args }: RunContext): Record<string, unknown>[] {
-  const db = catalogue({ repos, config });
+async function setPopular({ repos, config, args }: RunContext): Promise<Record<string, unknown>[]> {
+  const db = await catalogue({ repos, config });
   const tlds = (args.TLDS as string).split(',').map((t) => tldArg(t));
   if (new Set(tlds).size !== tlds.length) throw new AdminError('InvalidArgument', 'a TLD appears twice in the list');
   try {
-    db.tlds.setPopular(tlds);
+    await db.tlds.setPopular(tlds);
   } catch (err) {
     if (err instanceof UnknownTld) throw new AdminError('NoSuchTld', err.message);
     throw err;
   }
-  return db.tlds.popular().map((t) => ({ rank: t.popularRank, tld: `.${t.tld}` }));
+  return (await db.tlds.popular()).map((t) => ({ rank: t.popularRank, tld: `.${t.tld}` }));
 }
 
-function nameArg(raw: string | undefined, db: Repos): { name: string; tld: string } {
+async function nameArg(raw: string | undefined, db: Repos): Promise<{ name: string; tld: string }> {
   let q;
   try {
     q = normalizeQuery(raw ?? '');
@@ -240,7 +241,7 @@ function nameArg(raw: string | undefined, db: Repos): { name: string; tld: strin
     throw err;
   }
   if (q.kind !== 'domain') throw new AdminError('InvalidName', `give a full name such as ${q.ascii}.com`);
-  if (!db.tlds.get(q.suffix)) throw new AdminError('NoSuchTld', `no TLD '.${q.suffix}' in the catalogue`);
+  if (!(await db.tlds.get(q.suffix))) throw new AdminError('NoSuchTld', `no TLD '.${q.suffix}' in the catalogue`);
   return { name: q.registrable, tld: q.suffix };
 }
 
@@ -267,10 +268,10 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'take a TLD out of the catalogue, with its promotions',
       example: 's3edge tlds remove mobi',
-      run: ({ repos, config, args }) => {
-        const db = catalogue({ repos, config });
-        const tld = requireTld(db, args.TLD).tld;
-        db.tlds.delete(tld);
+      run: async ({ repos, config, args }) => {
+        const db = await catalogue({ repos, config });
+        const tld = (await requireTld(db, args.TLD)).tld;
+        await db.tlds.delete(tld);
         return { removed: `.${tld}` };
       },
     },
@@ -286,8 +287,8 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['out'],
       summary: 'the catalogue as a file to edit and import (JSON; to standard output or --out FILE)',
       example: 's3edge tlds export --out prices.json',
-      run: ({ repos, config, flags }) => {
-        const file = catalogueFile(catalogue({ repos, config }).tlds.list());
+      run: async ({ repos, config, flags }) => {
+        const file = catalogueFile(await (await catalogue({ repos, config })).tlds.list());
         if (flags.out === undefined) return file;
         writeFileSync(flags.out, JSON.stringify(file, null, 1) + '\n');
         return { exported: file.tlds.length, file: flags.out };
@@ -308,13 +309,13 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       required: ['ends'],
       summary: 'a bonus on a TLD (naira and/or dollars) through a date (UTC, inclusive)',
       example: 's3edge promotions create cv --bonus-ngn 5000 --bonus-usd 3.50 --ends 2026-12-31',
-      run: ({ repos, config, args, flags }) => {
-        const db = catalogue({ repos, config });
-        const tld = requireTld(db, args.TLD).tld;
+      run: async ({ repos, config, args, flags }) => {
+        const db = await catalogue({ repos, config });
+        const tld = (await requireTld(db, args.TLD)).tld;
         const bonusNgn = money('bonus-ngn', flags['bonus-ngn']) ?? null;
         const bonusUsd = money('bonus-usd', flags['bonus-usd']) ?? null;
         if ((bonusNgn ?? 0) <= 0 && (bonusUsd ?? 0) <= 0) throw new AdminError('InvalidArgument', 'give --bonus-ngn and/or --bonus-usd, above zero');
-        const p = db.tlds.addPromotion({ tld, bonusNgn: bonusNgn || null, bonusUsd: bonusUsd || null, endsOn: dateArg(flags.ends) });
+        const p = await db.tlds.addPromotion({ tld, bonusNgn: bonusNgn || null, bonusUsd: bonusUsd || null, endsOn: dateArg(flags.ends) });
         return promotionRow(p, today());
       },
     },
@@ -323,10 +324,10 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['tld'],
       summary: 'promotions (active, expired, ended), of one TLD with --tld',
       example: 's3edge promotions list --tld cv',
-      run: ({ repos, config, flags }) => {
-        const db = catalogue({ repos, config });
-        const tld = flags.tld === undefined ? undefined : requireTld(db, flags.tld).tld;
-        return db.tlds.promotions(tld).map((p) => promotionRow(p, today()));
+      run: async ({ repos, config, flags }) => {
+        const db = await catalogue({ repos, config });
+        const tld = flags.tld === undefined ? undefined : (await requireTld(db, flags.tld)).tld;
+        return (await db.tlds.promotions(tld)).map((p) => promotionRow(p, today()));
       },
     },
     end: {
@@ -334,11 +335,11 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'end a promotion now',
       example: 's3edge promotions end 3',
-      run: ({ repos, config, args }) => {
-        const db = catalogue({ repos, config });
+      run: async ({ repos, config, args }) => {
+        const db = await catalogue({ repos, config });
         const id = Number(args.ID);
-        if (!Number.isSafeInteger(id) || !db.tlds.endPromotion(id)) throw new AdminError('NoSuchPromotion', `no running promotion ${args.ID}`);
-        return promotionRow(db.tlds.getPromotion(id) as Promotion, today());
+        if (!Number.isSafeInteger(id) || !(await db.tlds.endPromotion(id))) throw new AdminError('NoSuchPromotion', `no running promotion ${args.ID}`);
+        return promotionRow((await db.tlds.getPromotion(id)) as Promotion, today());
       },
     },
   },
@@ -370,9 +371,9 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       required: ['status'],
       summary: 'reserve a name, record it as sold, or offer it as premium at its own yearly price',
       example: 's3edge domain-names add gold.io --status premium --price 2500.00',
-      run: ({ repos, config, args, flags }) => {
-        const db = catalogue({ repos, config });
-        const { name } = nameArg(args.NAME, db);
+      run: async ({ repos, config, args, flags }) => {
+        const db = await catalogue({ repos, config });
+        const { name } = await nameArg(args.NAME, db);
         const status = STATUSES.find((s) => s === flags.status);
         if (!status) throw new AdminError('InvalidArgument', `--status must be reserved, sold or premium (got '${flags.status ?? ''}')`);
         const priceUsd = money('price', flags.price) ?? null;
@@ -381,7 +382,7 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
         if (status !== 'premium' && (priceUsd !== null || priceNgn !== null)) throw new AdminError('InvalidArgument', 'only a premium name has a price');
         const note = flags.note ?? '';
         if (note.length > 200 || /[\u0000-\u001f\u007f]/.test(note)) throw new AdminError('InvalidArgument', '--note must be one line of at most 200 characters');
-        return nameRow(db.tlds.putName({ name, status, priceUsd, priceNgn, note }));
+        return nameRow(await db.tlds.putName({ name, status, priceUsd, priceNgn, note }));
       },
     },
     list: {
@@ -389,17 +390,17 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'the names on the operator\'s list',
       example: 's3edge domain-names list',
-      run: ({ repos, config }) => catalogue({ repos, config }).tlds.names().map(nameRow),
+      run: async ({ repos, config }) => (await (await catalogue({ repos, config })).tlds.names()).map(nameRow),
     },
     remove: {
       args: ['NAME'],
       flags: [],
       summary: 'take a name off the list: the registry answers for it again',
       example: 's3edge domain-names remove gold.io',
-      run: ({ repos, config, args }) => {
-        const db = catalogue({ repos, config });
-        const { name } = nameArg(args.NAME, db);
-        if (!db.tlds.deleteName(name)) throw new AdminError('NoSuchName', `'${name}' is not on the list`);
+      run: async ({ repos, config, args }) => {
+        const db = await catalogue({ repos, config });
+        const { name } = await nameArg(args.NAME, db);
+        if (!(await db.tlds.deleteName(name))) throw new AdminError('NoSuchName', `'${name}' is not on the list`);
         return { removed: name };
       },
     },

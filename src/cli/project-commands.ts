@@ -57,18 +57,18 @@ function userNamed(repos: Repos, name: string | undefined): User {
   return user;
 }
 
-function projectNamed(projects: ProjectsService, user: User, idOrName: string): Project {
+async function projectNamed(projects: ProjectsService, user: User, idOrName: string): Promise<Project> {
   try {
-    return projects.projectOf(user.id, idOrName);
+    return await projects.projectOf(user.id, idOrName);
   } catch (err) {
     if (err instanceof ProjectError) throw new AdminError('NoSuchProject', `user '${user.name}' has no project '${idOrName}'`);
     throw err;
   }
 }
 
-function hostnameNamed(projects: ProjectsService, name: string): { hostname: ProjectHostname; project: Project } {
+async function hostnameNamed(projects: ProjectsService, name: string): Promise<{ hostname: ProjectHostname; project: Project }> {
   try {
-    return projects.hostnameByName(name);
+    return await projects.hostnameByName(name);
   } catch (err) {
     if (err instanceof ProjectError) throw new AdminError('NoSuchHostname', err.message);
     throw err;
@@ -110,13 +110,13 @@ async function hostnameRow(projects: ProjectsService, repos: Repos, h: ProjectHo
   };
 }
 
-function projectRow(repos: Repos, p: Project): Record<string, unknown> {
+async function projectRow(repos: Repos, p: Project): Promise<Record<string, unknown>> {
   return {
     id: p.id,
     name: p.name,
     user: userName(repos, p.userId),
-    hostnames: repos.projects.hostnamesOfProject(p.id).length,
-    deployments: repos.projects.deployments(p.id).length,
+    hostnames: (await repos.projects.hostnamesOfProject(p.id)).length,
+    deployments: (await repos.projects.deployments(p.id)).length,
     createdAt: iso(p.createdAt),
   };
 }
@@ -163,9 +163,11 @@ function rulesFlags(flags: RunContext['flags']): unknown {
   }
 }
 
-function listProjects({ repos, flags }: RunContext): Record<string, unknown>[] {
+async function listProjects({ repos, flags }: RunContext): Promise<Record<string, unknown>[]> {
   const users = flags.user === undefined ? repos.users.list() : [userNamed(repos, flags.user)];
-  return users.flatMap((u) => repos.projects.projectsOfUser(u.id)).map((p) => projectRow(repos, p));
+  const rows: Record<string, unknown>[] = [];
+  for (const u of users) for (const p of await repos.projects.projectsOfUser(u.id)) rows.push(await projectRow(repos, p));
+  return rows;
 }
 
 async function listHostnames(ctx: RunContext): Promise<Record<string, unknown>[]> {
@@ -173,12 +175,12 @@ async function listHostnames(ctx: RunContext): Promise<Record<string, unknown>[]
   const projects = service(ctx);
   if (flags.project !== undefined && flags.user === undefined) throw new AdminError('InvalidArgument', '--project needs --user (project names are per user)');
   const user = flags.user === undefined ? undefined : userNamed(repos, flags.user);
-  const project = user && flags.project !== undefined ? projectNamed(projects, user, flags.project) : undefined;
-  const hostnames = project ? projects.hostnames(project) : user ? projects.hostnamesOfUser(user.id) : projects.allHostnames();
+  const project = user && flags.project !== undefined ? await projectNamed(projects, user, flags.project) : undefined;
+  const hostnames = project ? await projects.hostnames(project) : user ? await projects.hostnamesOfUser(user.id) : await projects.allHostnames();
   const byId = new Map<string, Project | undefined>();
   const rows: Record<string, unknown>[] = [];
   for (const h of hostnames) {
-    if (!byId.has(h.projectId)) byId.set(h.projectId, repos.projects.project(h.projectId));
+    if (!byId.has(h.projectId)) byId.set(h.projectId, await repos.projects.project(h.projectId));
     const p = byId.get(h.projectId);
     if (p) rows.push(await hostnameRow(projects, repos, h, p));
   }
@@ -201,9 +203,9 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'create a project of a user (hostnames, deployments and assets belong to one)',
       example: 's3edge projects create website --user alice',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const user = userNamed(ctx.repos, ctx.flags.user);
-          return projectRow(ctx.repos, service(ctx).createProject(user.id, ctx.args.NAME, 'NAME'));
+          return projectRow(ctx.repos, await service(ctx).createProject(user.id, ctx.args.NAME, 'NAME'));
         }),
     },
     delete: {
@@ -215,7 +217,7 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       run: (ctx) =>
         refusals(async () => {
           const projects = service(ctx);
-          const project = projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.args.PROJECT as string);
+          const project = await projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.args.PROJECT as string);
           const { hostnames } = await projects.deleteProject(project);
           return { deleted: true, id: project.id, name: project.name, hostnames: hostnames.join(', ') };
         }),
@@ -238,7 +240,7 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       run: (ctx) =>
         refusals(async () => {
           const projects = service(ctx);
-          const project = projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.flags.project as string);
+          const project = await projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.flags.project as string);
           const added = await projects.addHostname(project, { hostname: ctx.args.HOSTNAME });
           return hostnameRow(projects, ctx.repos, added, project);
         }),
@@ -249,10 +251,10 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'remove a hostname: the proxy stops serving it',
       example: 's3edge hostnames remove www.example.com',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
-          const { hostname } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
-          projects.removeHostname(hostname);
+          const { hostname } = await hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          await projects.removeHostname(hostname);
           return { removed: hostname.hostname };
         }),
     },
@@ -264,8 +266,8 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       run: (ctx) =>
         refusals(async () => {
           const projects = service(ctx);
-          const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
-          const verified = ctx.flags.operator !== undefined ? projects.markVerified(hostname, 'operator') : await projects.verify(hostname);
+          const { hostname, project } = await hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          const verified = ctx.flags.operator !== undefined ? await projects.markVerified(hostname, 'operator') : await projects.verify(hostname);
           return hostnameRow(projects, ctx.repos, verified, project);
         }),
     },
@@ -277,7 +279,7 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       run: (ctx) =>
         refusals(async () => {
           const projects = service(ctx);
-          const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          const { hostname, project } = await hostnameNamed(projects, ctx.args.HOSTNAME as string);
           return hostnameRow(projects, ctx.repos, await projects.setOrigin(project, hostname, originFlags(ctx.flags)), project);
         }),
     },
@@ -289,8 +291,8 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       run: (ctx) =>
         refusals(async () => {
           const projects = service(ctx);
-          const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
-          return hostnameRow(projects, ctx.repos, projects.setRules(hostname, rulesFlags(ctx.flags)), project);
+          const { hostname, project } = await hostnameNamed(projects, ctx.args.HOSTNAME as string);
+          return hostnameRow(projects, ctx.repos, await projects.setRules(hostname, rulesFlags(ctx.flags)), project);
         }),
     },
   },

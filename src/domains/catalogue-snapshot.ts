@@ -1,6 +1,6 @@
 // The catalogue as one search reads it: TLDs, promotions, the operator's names and the exchange rate,
-// loaded together and kept until another process changes the database (SQLite's data_version, checked
-// on every read: a CLI change is still seen by the next request). Only admin commands write these
+// loaded together and kept until another process changes the database (the store's change version,
+// checked on every read: a CLI change is still seen by the next request). Only admin commands write these
 // tables, so a steady server reads them from memory: one pragma per request instead of a statement per
 // TLD, per name and per promotion.
 import type { Config } from '../config/schema.js';
@@ -23,25 +23,42 @@ export interface Catalogue {
 export class CatalogueSnapshot {
   private version: number | undefined;
   private loaded: Catalogue | undefined;
+  /** The reload in progress: one at a time. */
+  private reloading: Promise<unknown> | undefined;
 
   constructor(
     private readonly repos: Repos,
     private readonly config: Config,
   ) {}
 
-  current(): Catalogue {
+  /** The catalogue: from memory while the store's change version holds still, else reloaded. */
+  async current(): Promise<Catalogue> {
+    if (this.loaded && this.repos.dataVersion() === this.version) return this.loaded;
+    while (this.reloading !== undefined) await this.reloading.catch(() => undefined);
+    if (this.loaded && this.repos.dataVersion() === this.version) return this.loaded;
+    const reload = this.load();
+    this.reloading = reload;
+    try {
+      return await reload;
+    } finally {
+      this.reloading = undefined;
+    }
+  }
+
+  private async load(): Promise<Catalogue> {
+    // The version first: a change committed while loading moves it again, so the next read reloads.
     const version = this.repos.dataVersion();
-    if (this.loaded && version === this.version) return this.loaded;
-    const tlds = this.repos.tlds.list();
-    this.loaded = {
+    const tlds = await this.repos.tlds.list();
+    const loaded: Catalogue = {
       tlds,
       byTld: new Map(tlds.map((t) => [t.tld, t])),
-      popular: this.repos.tlds.popular(),
-      promotions: this.repos.tlds.promotionsByTld(),
-      names: new Map(this.repos.tlds.names().map((n) => [n.name, n])),
+      popular: await this.repos.tlds.popular(),
+      promotions: await this.repos.tlds.promotionsByTld(),
+      names: new Map((await this.repos.tlds.names()).map((n) => [n.name, n])),
       rate: exchangeRate(this.repos, this.config),
     };
+    this.loaded = loaded;
     this.version = version;
-    return this.loaded;
+    return loaded;
   }
 }

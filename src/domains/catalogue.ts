@@ -171,12 +171,13 @@ function seedFilePath(config: Config): string {
  * Seeds the catalogue on the first start of a data directory (once: a catalogue the operator emptied
  * stays empty). Returns how many TLDs were seeded, 0 when it had been done.
  */
-export function seedCatalogue(repos: Repos, config: Config): number {
+export async function seedCatalogue(repos: Repos, config: Config): Promise<number> {
   if (repos.settings.get(SEEDED) !== undefined) return 0;
   const tlds = readCatalogueFile(seedFilePath(config));
-  repos.transaction(() => {
-    repos.tlds.upsert(tlds);
-    repos.settings.set(SEEDED, new Date().toISOString());
+  const at = new Date().toISOString();
+  await repos.transact(async (r) => {
+    await r.tlds.upsert(tlds);
+    r.settings.set(SEEDED, at);
   });
   return tlds.length;
 }

@@ -13,6 +13,7 @@ import type { CacheStatus, CdnRequestRecord } from '../analytics/request-log.js'
 import type { ClientInfo, ForwardingClient } from '../cdn/client-info.js';
 import { hostnameOf } from '../assets/delivery.js';
 import { pathOf } from '../http/request-target.js';
+import { reservedHostnames } from '../projects/hostname.js';
 import { repeatedHeader } from '../http/request-guard.js';
 import { blockedAnswer, rawAnswer, sendBlocked, sendGatewayFailure } from './answers.js';
 import { requestHeadersFor, type RawHeaders } from './forward-headers.js';
@@ -29,8 +30,12 @@ import { openTunnel, Tunnels } from './websocket.js';
 type Served = Pick<ForwardResult, 'status' | 'bytesIn' | 'bytesOut'> & { cacheStatus?: CacheStatus | null };
 
 export interface EdgeHandler {
-  /** The route of a Host header, when it names a verified project hostname. */
-  route(host: string | undefined): EdgeRoute | undefined;
+  /**
+   * The route of a Host header, when it names a verified project hostname; a promise of it while the
+   * route table reloads after another process's change (edge/route.ts fresh()), unless the name cannot
+   * be a project hostname.
+   */
+  route(host: string | undefined): EdgeRoute | undefined | Promise<EdgeRoute | undefined>;
   /** Serves a request for `route`'s hostname (the request guard has run). */
   serve(req: IncomingMessage, res: ServerResponse, route: EdgeRoute): Promise<void>;
   /** Serves an upgrade request for `route`'s hostname: the server's 'upgrade' event. */
@@ -57,6 +62,10 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
   const tunnels = new Tunnels();
   const answers = ctx.proxyCache;
   const site = createBucketSite(ctx);
+  const reserved = reservedHostnames(ctx.config);
+  /** False for a name no project hostname can have: an address, a single label, the gateway's own names. */
+  const mayBeProject = (name: string): boolean =>
+    name.includes('.') && !/^[0-9.]+$/.test(name) && !name.startsWith('[') && !reserved.some((r) => name === r || name.endsWith(`.${r}`));
 
   const headersFor = (req: IncomingMessage, origin: Extract<Origin, { kind: 'url' }>, client: ForwardingClient): RawHeaders => {
     return requestHeadersFor(req.rawHeaders, {
@@ -209,9 +218,14 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
 
   return {
     route: (host) => {
-      if (ctx.edgeRoutes.size === 0) return undefined;
+      const routes = ctx.edgeRoutes;
+      const loading = routes.fresh();
+      if (routes.size === 0 && !loading) return undefined;
       const name = hostnameOf(host);
-      return ctx.edgeRoutes.lookup(name.endsWith('.') ? name.slice(0, -1) : name);
+      const key = name.endsWith('.') ? name.slice(0, -1) : name;
+      // S3, API and CDN requests (the gateway's own names, addresses) never wait for a load: their
+      // handlers count the body from its first byte.
+      return loading && mayBeProject(key) ? loading.then(() => routes.lookup(key)) : routes.lookup(key);
     },
     serve,
     upgrade,

@@ -10,15 +10,15 @@ export interface AssetLinks {
 }
 
 /** The links to store, or ProjectError 'invalid' naming the field. */
-export function checkAssetLinks(repos: Pick<Repos, 'projects'>, userId: string, given: AssetLinks): AssetLinks {
+export async function checkAssetLinks(repos: Pick<Repos, 'projects'>, userId: string, given: AssetLinks): Promise<AssetLinks> {
   let projectId = given.projectId;
   if (projectId !== null) {
-    const project = repos.projects.project(projectId);
+    const project = await repos.projects.project(projectId);
     if (!project || project.userId !== userId) throw invalid('projectId does not name one of your projects');
   }
   if (given.deploymentId === null) return { projectId, deploymentId: null };
-  const deployment = repos.projects.deployment(given.deploymentId);
-  const owner = deployment && repos.projects.project(deployment.projectId);
+  const deployment = await repos.projects.deployment(given.deploymentId);
+  const owner = deployment && (await repos.projects.project(deployment.projectId));
   if (!deployment || !owner || owner.userId !== userId) throw invalid('deploymentId does not name a deployment of your projects');
   if (projectId !== null && deployment.projectId !== projectId) throw invalid('deploymentId is a deployment of another project than projectId');
   projectId = deployment.projectId;

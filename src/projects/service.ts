@@ -18,8 +18,8 @@ export interface ProjectsDeps {
   repos: Repos;
   config: Pick<Config, 'edge' | 'cdn' | 's3Domains' | 'publicUrl'>;
   lookupTxt: TxtLookup;
-  /** After every write (the server reloads its route table); none in the CLI. */
-  changed?: () => void;
+  /** After every write, awaited (the server reloads its route table); none in the CLI. */
+  changed?: () => void | Promise<void>;
   /**
    * Drops a hostname's cached proxy answers (by hostname id), returning how many; none in the CLI. A
    * hostname removed or given another origin, by any process, is purged by the route table anyway.
@@ -65,20 +65,20 @@ export class ProjectsService {
     return this.deps.repos;
   }
 
-  private changed(): void {
-    this.deps.changed?.();
+  private async changed(): Promise<void> {
+    await this.deps.changed?.();
   }
 
   // --- projects ------------------------------------------------------------------------------------
 
-  projectsOf(userId: string): Project[] {
+  async projectsOf(userId: string): Promise<Project[]> {
     return this.repos.projects.projectsOfUser(userId);
   }
 
-  createProject(userId: string, rawName: unknown, field = 'name'): Project {
+  async createProject(userId: string, rawName: unknown, field = 'name'): Promise<Project> {
     const name = checkedName(rawName, field);
     try {
-      return this.repos.projects.createProject(userId, name);
+      return await this.repos.projects.createProject(userId, name);
     } catch (err) {
       if (err instanceof ConstraintError && err.reason === 'duplicate') {
         throw new ProjectError('conflict', 'project_exists', `You already have a project named '${name}'`);
@@ -88,17 +88,17 @@ export class ProjectsService {
   }
 
   /** The user's project; another user's is "not found" too. */
-  ownedProject(userId: string, projectId: string): Project {
-    const project = this.repos.projects.project(projectId);
+  async ownedProject(userId: string, projectId: string): Promise<Project> {
+    const project = await this.repos.projects.project(projectId);
     if (!project || project.userId !== userId) throw notFound('Project');
     return project;
   }
 
   /** The user's project by id or by name (the CLI). */
-  projectOf(userId: string, idOrName: string): Project {
-    const byId = this.repos.projects.project(idOrName);
+  async projectOf(userId: string, idOrName: string): Promise<Project> {
+    const byId = await this.repos.projects.project(idOrName);
     if (byId && byId.userId === userId) return byId;
-    const byName = this.repos.projects.projectByName(userId, idOrName.trim());
+    const byName = await this.repos.projects.projectByName(userId, idOrName.trim());
     if (!byName) throw notFound('Project');
     return byName;
   }
@@ -109,25 +109,25 @@ export class ProjectsService {
    */
   async deleteProject(project: Project): Promise<{ hostnames: string[] }> {
     const hostnames = await this.repos.transact(async (r) => {
-      const names = r.projects.hostnamesOfProject(project.id).map((h) => h.hostname);
+      const names = (await r.projects.hostnamesOfProject(project.id)).map((h) => h.hostname);
       await r.assets.unlinkProject(project.id);
-      if (!r.projects.deleteProject(project.id)) throw notFound('Project');
+      if (!(await r.projects.deleteProject(project.id))) throw notFound('Project');
       return names;
     });
-    this.changed();
+    await this.changed();
     return { hostnames };
   }
 
   // --- deployments ---------------------------------------------------------------------------------
 
-  deployments(project: Project): Deployment[] {
+  async deployments(project: Project): Promise<Deployment[]> {
     return this.repos.projects.deployments(project.id);
   }
 
-  createDeployment(project: Project, rawName: unknown, field = 'name'): Deployment {
+  async createDeployment(project: Project, rawName: unknown, field = 'name'): Promise<Deployment> {
     const name = checkedName(rawName, field);
     try {
-      return this.repos.projects.createDeployment(project.id, name);
+      return await this.repos.projects.createDeployment(project.id, name);
     } catch (err) {
       if (err instanceof ConstraintError && err.reason === 'in_use') throw notFound('Project');
       throw err;
@@ -135,39 +135,39 @@ export class ProjectsService {
   }
 
   /** A deployment of this project. */
-  deploymentOf(project: Project, deploymentId: string): Deployment {
-    const deployment = this.repos.projects.deployment(deploymentId);
+  async deploymentOf(project: Project, deploymentId: string): Promise<Deployment> {
+    const deployment = await this.repos.projects.deployment(deploymentId);
     if (!deployment || deployment.projectId !== project.id) throw notFound('Deployment');
     return deployment;
   }
 
   // --- hostnames -----------------------------------------------------------------------------------
 
-  hostnames(project: Project): ProjectHostname[] {
+  async hostnames(project: Project): Promise<ProjectHostname[]> {
     return this.repos.projects.hostnamesOfProject(project.id);
   }
 
-  hostnamesOfUser(userId: string): ProjectHostname[] {
+  async hostnamesOfUser(userId: string): Promise<ProjectHostname[]> {
     return this.repos.projects.hostnamesOfUser(userId);
   }
 
-  allHostnames(): ProjectHostname[] {
+  async allHostnames(): Promise<ProjectHostname[]> {
     return this.repos.projects.allHostnames();
   }
 
   /** A hostname of this project. */
-  hostnameOf(project: Project, hostnameId: string): ProjectHostname {
-    const hostname = this.repos.projects.hostname(hostnameId);
+  async hostnameOf(project: Project, hostnameId: string): Promise<ProjectHostname> {
+    const hostname = await this.repos.projects.hostname(hostnameId);
     if (!hostname || hostname.projectId !== project.id) throw notFound('Hostname');
     return hostname;
   }
 
   /** A hostname by name, whoever owns it (the operator's CLI), with its project. */
-  hostnameByName(raw: string): { hostname: ProjectHostname; project: Project } {
+  async hostnameByName(raw: string): Promise<{ hostname: ProjectHostname; project: Project }> {
     // Looked up, not validated: a stored name stays reachable even if the gateway's own names changed.
     const name = domainToASCII(raw.trim().toLowerCase().replace(/\.$/, '')) || raw.trim().toLowerCase();
-    const hostname = this.repos.projects.hostnameByName(name);
-    const project = hostname && this.repos.projects.project(hostname.projectId);
+    const hostname = await this.repos.projects.hostnameByName(name);
+    const project = hostname && (await this.repos.projects.project(hostname.projectId));
     if (!hostname || !project) throw new ProjectError('not_found', 'not_found', `No project hostname '${name.slice(0, 253)}'`);
     return { hostname, project };
   }
@@ -188,34 +188,34 @@ export class ProjectsService {
     const rules = input.rules === undefined ? NO_RULES : checkedRules(input.rules);
     let added: ProjectHostname;
     try {
-      added = this.repos.projects.addHostname(project.id, name, newVerificationToken(), origin, rules);
+      added = await this.repos.projects.addHostname(project.id, name, newVerificationToken(), origin, rules);
     } catch (err) {
       if (err instanceof ConstraintError && err.reason === 'duplicate') {
         throw new ProjectError('conflict', 'hostname_taken', `The hostname ${name} is already used by a project`);
       }
       throw err;
     }
-    this.changed();
+    await this.changed();
     return added;
   }
 
   /** Stops serving the hostname at once and drops its cached answers. */
-  removeHostname(hostname: ProjectHostname): void {
-    if (!this.repos.projects.deleteHostname(hostname.id)) throw notFound('Hostname');
-    this.changed();
+  async removeHostname(hostname: ProjectHostname): Promise<void> {
+    if (!(await this.repos.projects.deleteHostname(hostname.id))) throw notFound('Hostname');
+    await this.changed();
   }
 
   async setOrigin(project: Project, hostname: ProjectHostname, input: unknown, where = ''): Promise<ProjectHostname> {
     const origin = await this.resolveOrigin(project, input, where);
-    if (!this.repos.projects.setOrigin(hostname.id, origin)) throw notFound('Hostname');
-    this.changed();
+    if (!(await this.repos.projects.setOrigin(hostname.id, origin))) throw notFound('Hostname');
+    await this.changed();
     return this.reread(hostname);
   }
 
-  setRules(hostname: ProjectHostname, input: unknown): ProjectHostname {
+  async setRules(hostname: ProjectHostname, input: unknown): Promise<ProjectHostname> {
     const rules = checkedRules(input);
-    if (!this.repos.projects.setRules(hostname.id, rules)) throw notFound('Hostname');
-    this.changed();
+    if (!(await this.repos.projects.setRules(hostname.id, rules))) throw notFound('Hostname');
+    await this.changed();
     return this.reread(hostname);
   }
 
@@ -236,9 +236,9 @@ export class ProjectsService {
   }
 
   /** The operator's override: verified without DNS. */
-  markVerified(hostname: ProjectHostname, by: 'dns' | 'operator'): ProjectHostname {
-    if (!this.repos.projects.markVerified(hostname.id, by)) throw notFound('Hostname');
-    this.changed();
+  async markVerified(hostname: ProjectHostname, by: 'dns' | 'operator'): Promise<ProjectHostname> {
+    if (!(await this.repos.projects.markVerified(hostname.id, by))) throw notFound('Hostname');
+    await this.changed();
     return this.reread(hostname);
   }
 
@@ -273,8 +273,8 @@ export class ProjectsService {
     return { kind: 'bucket', bucketId: bucket.id, indexDocument: given.indexDocument, errorDocument: given.errorDocument };
   }
 
-  private reread(hostname: ProjectHostname): ProjectHostname {
-    const now = this.repos.projects.hostname(hostname.id);
+  private async reread(hostname: ProjectHostname): Promise<ProjectHostname> {
+    const now = await this.repos.projects.hostname(hostname.id);
     if (!now) throw notFound('Hostname');
     return now;
   }

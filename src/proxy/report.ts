@@ -36,7 +36,7 @@ export class ProxyReports {
   private readonly traffic: EdgeTrafficRepo;
 
   constructor(private readonly ctx: AppContext) {
-    this.traffic = new EdgeTrafficRepo(ctx.db);
+    this.traffic = new EdgeTrafficRepo(ctx.repos.store);
   }
 
   /** The longest window a report may ask for: what the request log keeps. */
@@ -45,8 +45,8 @@ export class ProxyReports {
   }
 
   /** The user's project hostnames (verified or not) and the CDN hostname. */
-  hostnamesOf(userId: string): ReportedHostname[] {
-    const projects = this.ctx.repos.projects.hostnamesOfUser(userId).map((h) => ({
+  async hostnamesOf(userId: string): Promise<ReportedHostname[]> {
+    const projects = (await this.ctx.repos.projects.hostnamesOfUser(userId)).map((h) => ({
       hostname: h.hostname,
       kind: 'project' as const,
       projectId: h.projectId,
@@ -57,20 +57,20 @@ export class ProxyReports {
 
   /** Undefined when `q.hostname` is not one of the user's. */
   async report(userId: string, q: ReportQuery): Promise<ProxyLogs | undefined> {
-    const hostnames = this.hostnamesOf(userId);
+    const hostnames = await this.hostnamesOf(userId);
     if (q.hostname !== null && !hostnames.some((h) => h.hostname === q.hostname)) return undefined;
     const listed = q.hostname === null ? hostnames : hostnames.filter((h) => h.hostname === q.hostname);
     const w = this.window(q);
     const query: EdgeTrafficQuery = { ownerId: userId, fromMs: w.fromMs, toMs: w.toMs, hostname: q.hostname ?? '' };
-    this.ctx.requestLog.flush();
+    await this.ctx.requestLog.flush();
     const anomalies = await this.events(userId, query, 'all', ANOMALIES_MAX_LIMIT);
-    const groups = this.traffic.groups(query);
+    const groups = await this.traffic.groups(query);
     if (groups.length > 0) {
       const facts = {
         groups,
-        series: this.traffic.series(query, w.bucketMs),
-        byRequests: this.traffic.topSources(query, 'requests', TOP_SOURCES),
-        byBytes: this.traffic.topSources(query, 'bytes', TOP_SOURCES),
+        series: await this.traffic.series(query, w.bucketMs),
+        byRequests: await this.traffic.topSources(query, 'requests', TOP_SOURCES),
+        byBytes: await this.traffic.topSources(query, 'bytes', TOP_SOURCES),
       };
       return buildProxyLogs(facts, true, w, listed, anomalies);
     }
@@ -82,7 +82,7 @@ export class ProxyReports {
 
   /** Anomaly events overlapping the window, newest first; undefined when the hostname is not one of the user's. */
   async anomalies(userId: string, q: ReportQuery & { state: 'open' | 'all'; limit: number }): Promise<Anomaly[] | undefined> {
-    if (q.hostname !== null && !this.hostnamesOf(userId).some((h) => h.hostname === q.hostname)) return undefined;
+    if (q.hostname !== null && !(await this.hostnamesOf(userId)).some((h) => h.hostname === q.hostname)) return undefined;
     const w = this.window(q);
     return this.events(userId, { ownerId: userId, fromMs: w.fromMs, toMs: w.toMs, hostname: q.hostname ?? '' }, q.state, q.limit);
   }
@@ -90,7 +90,7 @@ export class ProxyReports {
   private async events(userId: string, q: EdgeTrafficQuery, state: 'open' | 'all', limit: number): Promise<Anomaly[]> {
     // A cluster worker's monitor asks the supervisor's (which sees every worker's traffic) to evaluate.
     await this.ctx.edgeMonitor.evaluate();
-    const events = this.ctx.repos.anomalies.list({
+    const events = await this.ctx.repos.anomalies.list({
       ownerId: userId,
       fromMs: q.fromMs,
       toMs: q.toMs,

@@ -94,7 +94,7 @@ t.test('a purge through one worker reaches the cached copy of the other', async 
   // The PUT purged the key in worker 1 and appended that to the feed: worker 2 applies it within a
   // tick of its tail, which must be over before it caches (or it would drop its fresh copy).
   await ctx1.cachePurges.idle();
-  await until('worker 2 read the feed to its end', () => ctx2.cachePurges.stats().position === ctx2.repos.cacheInvalidations.lastSeq());
+  await until('worker 2 read the feed to its end', async () => ctx2.cachePurges.stats().position === (await ctx2.repos.cacheInvalidations.lastSeq()));
 
   // Both workers cache it (memory and their own disk directory).
   const target = '/b/coherent/pics/a.bin';

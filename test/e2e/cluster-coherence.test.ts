@@ -33,7 +33,7 @@ t.teardown(() => new Promise<void>((resolve) => origin.close(() => resolve())));
 
 const OWNER = 'cora';
 const dataDir = join(tempDir(t), 'data');
-addProjectHostnames(dataDir, OWNER, [{ hostname: 'coherent.test', origin: urlOrigin(`http://127.0.0.1:${(origin.address() as AddressInfo).port}`) }]);
+await addProjectHostnames(dataDir, OWNER, [{ hostname: 'coherent.test', origin: urlOrigin(`http://127.0.0.1:${(origin.address() as AddressInfo).port}`) }]);
 const server = await startServer({ dataDir, workers: 2, env: { S3EDGE_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' } });
 t.teardown(() => server.stop());
 const cora = await apiUser(

@@ -27,7 +27,7 @@ const MIN_REQUESTS = 6;
 const WATCHED_REQUESTS = 6;
 
 const dataDir = join(tempDir(t), 'data');
-addProjectHostnames(dataDir, 'ana', [
+await addProjectHostnames(dataDir, 'ana', [
   {
     hostname: 'rated.test',
     origin: urlOrigin(originUrl),

@@ -184,7 +184,7 @@ const kaOrigin = await new Origin().listen();
 const refused = await closedPort();
 const root = mkdtempSync(join(tmpdir(), 's3edge-edge-'));
 const dataDir = join(root, 'data');
-const ownerId = addProjectHostnames(dataDir, 'edge-owner', [
+const ownerId = await addProjectHostnames(dataDir, 'edge-owner', [
   { hostname: 'app.test', origin: urlOrigin(origin.url) },
   { hostname: 'preserve.test', origin: urlOrigin(origin.url, true) },
   { hostname: 'ka.test', origin: urlOrigin(kaOrigin.url) },
@@ -627,7 +627,7 @@ t.test("a bucket origin is served as a static site of the owner's bucket", async
   const [bucket] = query<{ id: string }>(server, "SELECT id FROM buckets WHERE name = 'edge-site'");
   if (!bucket) throw new Error('no bucket row');
   // Added while the server runs (the root user exists only now): it routes it within 250 ms.
-  addProjectHostnames(dataDir, 'root', [{ hostname: 'site.test', origin: { kind: 'bucket', bucketId: bucket.id, indexDocument: 'index.html', errorDocument: null } }]);
+  await addProjectHostnames(dataDir, 'root', [{ hostname: 'site.test', origin: { kind: 'bucket', bucketId: bucket.id, indexDocument: 'index.html', errorDocument: null } }]);
   let res: RawResponse | undefined;
   await eventually(async () => {
     res = await get('site.test', '/');
@@ -725,7 +725,7 @@ t.test('every proxied request is also one JSON log line, under the request id it
 t.test('the default address policy: loopback, link-local, private and names resolving to them are refused, WebSocket too', async (t) => {
   const guarded = await new Origin().listen();
   const dir = mkdtempSync(join(tmpdir(), 's3edge-edge-strict-'));
-  addProjectHostnames(join(dir, 'data'), 'edge-owner', [
+  await addProjectHostnames(join(dir, 'data'), 'edge-owner', [
     { hostname: 'loop.test', origin: urlOrigin(guarded.url) },
     { hostname: 'named.test', origin: urlOrigin(`http://localhost:${guarded.port}`) },
     { hostname: 'v6.test', origin: urlOrigin(`http://[::1]:${guarded.port}`) },

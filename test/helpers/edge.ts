@@ -30,16 +30,16 @@ export function urlOrigin(url: string, preserveHost = false): Origin {
  * (created with its meta.db if new: call before the server starts, so it routes them from its first
  * request). Returns the owner's user id.
  */
-export function addProjectHostnames(dataDir: string, owner: string, hosts: readonly HostnameFixture[]): string {
+export async function addProjectHostnames(dataDir: string, owner: string, hosts: readonly HostnameFixture[]): Promise<string> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const db = openDatabase(join(dataDir, 'meta.db'));
   try {
     const repos = createRepos(db);
     const user = repos.users.getByName(owner) ?? repos.users.create(owner);
-    const project = repos.projects.createProject(user.id, `site-${repos.projects.routes().length}-${Date.now()}`);
+    const project = await repos.projects.createProject(user.id, `site-${(await repos.projects.routes()).length}-${Date.now()}`);
     for (const h of hosts) {
-      const row = repos.projects.addHostname(project.id, h.hostname, `token-${h.hostname}`, h.origin, { ...NO_RULES, ...h.rules });
-      if (h.verified ?? true) repos.projects.markVerified(row.id, 'operator');
+      const row = await repos.projects.addHostname(project.id, h.hostname, `token-${h.hostname}`, h.origin, { ...NO_RULES, ...h.rules });
+      if (h.verified ?? true) await repos.projects.markVerified(row.id, 'operator');
     }
     return user.id;
   } finally {

@@ -1,6 +1,6 @@
 // The invalidation feed between gateway processes (src/cdn/cache-purges.ts): "processes" here are
-// separate connections to one SQLite file, each with its own real edge cache, proxy cache, commit queue
-// and CachePurges, whose feed the test reads by calling poll() (no timer). Another process's purges are
+// separate connections to one SQLite file, each with its own real edge cache, proxy cache and
+// CachePurges, whose feed the test reads by calling poll() (no timer). Another process's purges are
 // applied, its own are not, a process that starts later does not replay older ones, long feeds are read
 // in batches, old rows are pruned, and a failed append does not fail the purge. Also: how a process's
 // share of the cache and upload budget is computed, and the removal of other cache layouts' files.
@@ -12,7 +12,6 @@ import { CachePurges, RETENTION_MS } from '../../src/cdn/cache-purges.js';
 import { removeOtherShares } from '../../src/cdn/cache/shares.js';
 import { assetCacheKey, EdgeCache, objectCacheKey, type CacheObject } from '../../src/cdn/edge-cache.js';
 import { shareLimits } from '../../src/context.js';
-import { CommitQueue } from '../../src/db/commit-queue.js';
 import { openDatabase, type Db } from '../../src/db/open.js';
 import { createRepos, type Repos } from '../../src/db/repos/index.js';
 import { proxyCacheOwner } from '../../src/edge/model.js';
@@ -38,7 +37,7 @@ async function startProc(t: Test, file: string, cacheDir: string, clock: Clock):
   const log = { warn: (obj: unknown) => void warnings.push(obj) };
   const edge = await EdgeCache.open({ dir: cacheDir, memoryBytes: 1 << 20, memoryEntryMaxBytes: 64 * 1024, diskBytes: 4 << 20, now: () => clock.now, log });
   const proxyCache = new ProxyResponseCache(edge, { maxEntries: 100, now: () => clock.now });
-  const purges = new CachePurges({ edge, proxyCache, repos, commits: new CommitQueue(repos), now: () => clock.now, log, tailMs: 0 });
+  const purges = new CachePurges({ edge, proxyCache, repos, now: () => clock.now, log, tailMs: 0 });
   t.teardown(async () => {
     await purges.close();
     await edge.close();
@@ -85,18 +84,18 @@ t.test("another process's purges are applied there; a process's own are not appl
   t.notOk(holds(a, X), 'gone here');
   t.ok(holds(b, X), 'still there until B reads the feed');
   await a.purges.idle();
-  t.equal(b.purges.poll(), 1, 'B applies it');
+  t.equal(await b.purges.poll(), 1, 'B applies it');
   t.notOk(holds(b, X), 'gone there');
   t.ok(holds(b, Y), 'the other object stays');
-  t.equal(b.purges.poll(), 0, 'nothing new: nothing applied');
+  t.equal(await b.purges.poll(), 0, 'nothing new: nothing applied');
 
   // A caches X again; B's next purge makes A read the feed, its own row included.
   await fill(a, X);
   t.equal(b.purges.purge({ kind: 'owner', userId: 'nobody' }), 0);
   await b.purges.idle();
-  t.equal(a.purges.poll(), 1, "only B's purge is applied");
+  t.equal(await a.purges.poll(), 1, "only B's purge is applied");
   t.ok(holds(a, X), "A's own purge was not applied again to what it cached since");
-  t.same(a.purges.stats(), { appended: 1, appendFailures: 0, applied: 1, position: a.repos.cacheInvalidations.lastSeq() }, 'A has read the feed to its end');
+  t.same(a.purges.stats(), { appended: 1, appendFailures: 0, applied: 1, position: await a.repos.cacheInvalidations.lastSeq() }, 'A has read the feed to its end');
   t.equal(b.purges.stats().appended, 1);
   t.same(a.warnings, []);
 });
@@ -114,7 +113,7 @@ t.test('every kind of purge reaches the other process', async (t) => {
     for (const obj of [X, Y, ASSET, BOBS, PROXIED]) await fill(b, obj);
     a.purges.purge(c.purge);
     await a.purges.idle();
-    t.equal(b.purges.poll(), 1, `${c.purge.kind}: applied`);
+    t.equal(await b.purges.poll(), 1, `${c.purge.kind}: applied`);
     for (const obj of [X, Y, ASSET, BOBS, PROXIED]) {
       t.equal(holds(b, obj), !c.gone.includes(obj), `${c.purge.kind}: ${obj.key} ${c.gone.includes(obj) ? 'purged' : 'kept'}`);
     }
@@ -126,11 +125,12 @@ t.test('a process that starts later does not replay the purges made before it st
   a.purges.purge({ kind: 'object', bucketId: 'B1', key: 'img/x.png' });
   await a.purges.idle();
   const late = await startProc(t, file, join(dir, 'cache-late'), clock);
-  t.equal(late.purges.stats().position, a.repos.cacheInvalidations.lastSeq(), 'it starts at the end of the feed');
+  t.equal(await late.purges.poll(), 0, 'nothing to apply at its start');
+  t.equal(late.purges.stats().position, await a.repos.cacheInvalidations.lastSeq(), 'it starts at the end of the feed');
   await fill(late, X);
   a.purges.purge({ kind: 'object', bucketId: 'B1', key: 'doc/y.txt' });
   await a.purges.idle();
-  t.equal(late.purges.poll(), 1, 'only the purge made after its start');
+  t.equal(await late.purges.poll(), 1, 'only the purge made after its start');
   t.ok(holds(late, X), 'the older purge of X was not applied');
 });
 
@@ -138,8 +138,8 @@ t.test('a long feed is read to its end in one poll', async (t) => {
   const { a, b } = await twoProcs(t);
   for (let i = 0; i < 1203; i++) a.purges.purge({ kind: 'object', bucketId: 'B1', key: `k${i}` });
   await a.purges.idle();
-  t.equal(b.purges.poll(), 1203);
-  t.equal(b.purges.stats().position, a.repos.cacheInvalidations.lastSeq());
+  t.equal(await b.purges.poll(), 1203);
+  t.equal(b.purges.stats().position, await a.repos.cacheInvalidations.lastSeq());
 });
 
 t.test('rows older than the retention are pruned by the next append', async (t) => {
@@ -149,22 +149,22 @@ t.test('rows older than the retention are pruned by the next append', async (t) 
   clock.now += 30_000;
   b.purges.purge({ kind: 'asset', assetId: '2'.repeat(32) });
   await b.purges.idle();
-  t.equal(a.repos.cacheInvalidations.after(0, 100).length, 2, 'both rows are young');
+  t.equal((await a.repos.cacheInvalidations.after(0, 100)).length, 2, 'both rows are young');
   clock.now += RETENTION_MS - 10_000;
   a.purges.purge({ kind: 'asset', assetId: '3'.repeat(32) });
   await a.purges.idle();
-  const left = a.repos.cacheInvalidations.after(0, 100);
+  const left = await a.repos.cacheInvalidations.after(0, 100);
   t.same(left.map((r) => r.a), ['2'.repeat(32), '3'.repeat(32)], 'the row older than the retention went');
-  t.equal(b.purges.poll(), 1, "B still reads A's rows that are left");
+  t.equal(await b.purges.poll(), 1, "B still reads A's rows that are left");
   // seq is never reused: a reader's position stays valid after everything was pruned.
   clock.now += 2 * RETENTION_MS;
-  const before = a.repos.cacheInvalidations.lastSeq();
+  const before = await a.repos.cacheInvalidations.lastSeq();
   a.purges.purge({ kind: 'asset', assetId: '4'.repeat(32) });
   await a.purges.idle();
-  const rows = a.repos.cacheInvalidations.after(0, 100);
+  const rows = await a.repos.cacheInvalidations.after(0, 100);
   t.equal(rows.length, 1, 'only the newest row is left');
   t.ok((rows[0]?.seq ?? 0) > before, 'with a seq after every earlier one');
-  t.equal(b.purges.poll(), 1);
+  t.equal(await b.purges.poll(), 1);
 });
 
 t.test('a purge whose append fails still purges here, and the failure is logged', async (t) => {

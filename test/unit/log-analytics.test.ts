@@ -3,6 +3,7 @@
 // undefined (the caller then falls back to usage events). Records go through a real RequestLog.
 import t from 'tap';
 import { openDatabase } from '../../src/db/open.js';
+import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import { RequestLog, type Scheduler } from '../../src/analytics/request-log.js';
 import { logAnalytics, windowStart } from '../../src/analytics/log-analytics.js';
 import { emptyHour } from '../../src/analytics/traffic.js';
@@ -10,20 +11,20 @@ import { HOUR, LOG_NOW as NOW, logRecord as rec } from '../helpers/log-records.j
 
 const NO_TIMERS: Scheduler = { every: () => () => undefined, soon: () => undefined };
 
-function logWith(records: Parameters<RequestLog['record']>[0][]): RequestLog {
+async function logWith(records: Parameters<RequestLog['record']>[0][]): Promise<RequestLog> {
   const db = openDatabase(':memory:');
   t.teardown(() => db.close());
   // Started a day earlier, so the traffic below is rolled up by maintain() (not merged as late rows).
   const clock = { now: NOW - 30 * HOUR };
-  const log = new RequestLog(db, { bufferSize: 1000, flushIntervalMs: 1000, retentionDays: 7 }, { clock: () => clock.now, scheduler: NO_TIMERS });
+  const log = new RequestLog(new SqliteStore(db), { bufferSize: 1000, flushIntervalMs: 1000, retentionDays: 7 }, { clock: () => clock.now, scheduler: NO_TIMERS });
   for (const r of records) log.record(r);
   clock.now = NOW;
-  log.maintain();
+  await log.maintain();
   return log;
 }
 
 t.test('analytics from the log: totals, cache figures, statuses, countries and the hourly series', async (t) => {
-  const log = logWith([
+  const log = await logWith([
     rec({ bytesSent: 1000, cacheStatus: 'HIT', country: 'DE' }),
     rec({ bytesSent: 1000, cacheStatus: 'MISS', country: 'DE' }),
     rec({ bytesSent: 500, cacheStatus: 'HIT', country: 'NG', status: 206, time: NOW - 2 * HOUR }),
@@ -34,7 +35,7 @@ t.test('analytics from the log: totals, cache figures, statuses, countries and t
     rec({ bytesSent: 999, ownerId: 'someone-else' }),
     rec({ bytesSent: 999, ownerId: null }),
   ]);
-  const a = logAnalytics(log.traffic.ownerHours('u1', windowStart(NOW), NOW), NOW, 'cdn.example');
+  const a = logAnalytics(await log.traffic.ownerHours('u1', windowStart(NOW), NOW), NOW, 'cdn.example');
   t.ok(a);
   if (!a) return;
   t.match(a, { enabled: true, available: true, hostname: 'cdn.example' });
@@ -57,13 +58,13 @@ t.test('analytics from the log: totals, cache figures, statuses, countries and t
 t.test('no requests of the user in the window: undefined (the usage-event fallback applies)', async (t) => {
   t.equal(logAnalytics([], NOW, 'cdn.example'), undefined);
   t.equal(logAnalytics([emptyHour('u1', NOW - 30 * HOUR)], NOW, 'cdn.example'), undefined, 'an hour outside the window');
-  const log = logWith([rec({ ownerId: 'other' }), rec({ time: NOW - 25 * HOUR })]);
-  t.equal(logAnalytics(log.traffic.ownerHours('u1', windowStart(NOW), NOW), NOW, 'cdn.example'), undefined);
+  const log = await logWith([rec({ ownerId: 'other' }), rec({ time: NOW - 25 * HOUR })]);
+  t.equal(logAnalytics(await log.traffic.ownerHours('u1', windowStart(NOW), NOW), NOW, 'cdn.example'), undefined);
 });
 
 t.test('no request reached the cache: the hit ratio is 0', async (t) => {
-  const log = logWith([rec({ cacheStatus: null, status: 403 })]);
-  const a = logAnalytics(log.traffic.ownerHours('u1', windowStart(NOW), NOW), NOW, 'cdn.example');
+  const log = await logWith([rec({ cacheStatus: null, status: 403 })]);
+  const a = logAnalytics(await log.traffic.ownerHours('u1', windowStart(NOW), NOW), NOW, 'cdn.example');
   t.match(a, { requests: 1, cacheHitRatio: 0, cachedBytes: 0 });
 });
 

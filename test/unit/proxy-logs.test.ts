@@ -3,6 +3,7 @@
 // risk, the series with its empty buckets, and the usage-event fallback; the risk index's signals.
 import t from 'tap';
 import { openDatabase } from '../../src/db/open.js';
+import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import { RequestLog, type Scheduler } from '../../src/analytics/request-log.js';
 import { EdgeTrafficRepo, type EdgeTrafficQuery } from '../../src/db/repos/edge-traffic.js';
 import { bucketMsFor, buildProxyLogs, factsFromUsage, TOP_SOURCES, type ReportWindow } from '../../src/proxy/proxy-logs.js';
@@ -17,13 +18,14 @@ function proxied(over: Parameters<typeof logRecord>[0] = {}): ReturnType<typeof 
   return logRecord({ surface: 'proxy', host: 'shop.example.com', assetId: null, cacheStatus: null, method: 'GET', path: '/', ...over });
 }
 
-function trafficOf(records: ReturnType<typeof logRecord>[]): EdgeTrafficRepo {
+async function trafficOf(records: ReturnType<typeof logRecord>[]): Promise<EdgeTrafficRepo> {
   const db = openDatabase(':memory:');
   t.teardown(() => db.close());
-  const log = new RequestLog(db, { bufferSize: 1000, flushIntervalMs: 1000, retentionDays: 7 }, { clock: () => NOW, scheduler: NO_TIMERS });
+  const store = new SqliteStore(db);
+  const log = new RequestLog(store, { bufferSize: 1000, flushIntervalMs: 1000, retentionDays: 7 }, { clock: () => NOW, scheduler: NO_TIMERS });
   for (const r of records) log.record(r);
-  log.flush();
-  return new EdgeTrafficRepo(db);
+  await log.flush();
+  return new EdgeTrafficRepo(store);
 }
 
 const window = (hostname: string | null, hours = 24): ReportWindow => ({
@@ -34,14 +36,14 @@ const window = (hostname: string | null, hours = 24): ReportWindow => ({
   hostname,
 });
 
-function report(repo: EdgeTrafficRepo, hostname: string | null, hours = 24): ReturnType<typeof buildProxyLogs> {
+async function report(repo: EdgeTrafficRepo, hostname: string | null, hours = 24): Promise<ReturnType<typeof buildProxyLogs>> {
   const w = window(hostname, hours);
   const q: EdgeTrafficQuery = { ownerId: 'u1', fromMs: w.fromMs, toMs: w.toMs, hostname: hostname ?? '' };
   const facts = {
-    groups: repo.groups(q),
-    series: repo.series(q, w.bucketMs),
-    byRequests: repo.topSources(q, 'requests', TOP_SOURCES),
-    byBytes: repo.topSources(q, 'bytes', TOP_SOURCES),
+    groups: await repo.groups(q),
+    series: await repo.series(q, w.bucketMs),
+    byRequests: await repo.topSources(q, 'requests', TOP_SOURCES),
+    byBytes: await repo.topSources(q, 'bytes', TOP_SOURCES),
   };
   const hostnames = [
     { hostname: 'shop.example.com', kind: 'project' as const, projectId: 'p1', verified: true },
@@ -51,7 +53,7 @@ function report(repo: EdgeTrafficRepo, hostname: string | null, hours = 24): Ret
 }
 
 t.test('counts by decision, CDN refusals, origin errors, hostnames, bytes', async (t) => {
-  const repo = trafficOf([
+  const repo = await trafficOf([
     proxied({ clientIp: '198.51.100.1', bytesSent: 100, country: 'DE' }),
     proxied({ clientIp: '198.51.100.1', bytesSent: 100, country: 'DE', status: 502 }),
     proxied({ clientIp: '198.51.100.2', bytesSent: 10, country: 'NG', status: 429, decision: 'rate-limited' }),
@@ -61,14 +63,14 @@ t.test('counts by decision, CDN refusals, origin errors, hostnames, bytes', asyn
     proxied({ ownerId: 'u2', host: 'other.example.com' }), // someone else's
     proxied({ time: NOW - 25 * HOUR }), // before the window
   ]);
-  const all = report(repo, null);
+  const all = await report(repo, null);
   t.same(all.requests, { total: 6, allowed: 3, blocked: 3, blockedBy: { 'rate-limited': 1, 'country-blocked': 1, refused: 1 }, serverErrors: 1 });
   t.equal(all.bytes, 5220);
   t.same(all.hostnames, [
     { hostname: 'shop.example.com', kind: 'project', projectId: 'p1', verified: true, requests: 4, blocked: 2 },
     { hostname: 'cdn.localhost', kind: 'cdn', projectId: null, verified: true, requests: 2, blocked: 1 },
   ]);
-  const shop = report(repo, 'shop.example.com');
+  const shop = await report(repo, 'shop.example.com');
   t.same(shop.requests, { total: 4, allowed: 2, blocked: 2, blockedBy: { 'rate-limited': 1, 'country-blocked': 1 }, serverErrors: 1 });
   t.equal(shop.hostname, 'shop.example.com');
   t.same(shop.topSources.map((s) => [s.ip, s.requests, s.bytes, s.blocked]), [
@@ -86,18 +88,18 @@ t.test('counts by decision, CDN refusals, origin errors, hostnames, bytes', asyn
 });
 
 t.test('the series covers every bucket of the window, oldest first, and adds up', async (t) => {
-  const repo = trafficOf([
+  const repo = await trafficOf([
     proxied({ time: NOW }),
     proxied({ time: NOW - 1 * MIN, decision: 'ip-blocked', status: 403 }),
     proxied({ time: NOW - 3 * HOUR, bytesSent: 7 }),
   ]);
-  const p = report(repo, null);
+  const p = await report(repo, null);
   t.equal(p.series.bucketSeconds, 300);
   t.equal(p.series.points.length, 24 * 12 + 1, 'a partial bucket at each end');
   t.equal(p.series.points.at(-1)?.start, new Date(Math.floor(NOW / (5 * MIN)) * 5 * MIN).toISOString());
   t.equal(p.series.points.reduce((n, x) => n + x.requests, 0), 3);
   t.equal(p.series.points.reduce((n, x) => n + x.blocked, 0), 1);
-  const week = report(repo, null, 168);
+  const week = await report(repo, null, 168);
   t.equal(week.series.bucketSeconds, 3600);
   t.equal(week.series.points.reduce((n, x) => n + x.requests, 0), 3);
 });

@@ -3,6 +3,7 @@
 // readers get the same numbers from roll-ups as from raw rows, and old rows and roll-ups expire.
 import t from 'tap';
 import { openDatabase, type Db } from '../../src/db/open.js';
+import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import { RequestLog, type Scheduler } from '../../src/analytics/request-log.js';
 import type { HourTraffic } from '../../src/analytics/traffic.js';
 import { HOUR, LOG_NOW, logRecord as rec } from '../helpers/log-records.js';
@@ -12,7 +13,7 @@ const H12 = Date.parse('2026-11-21T12:00:00Z');
 
 function setup(clock: { now: number }): { db: Db; log: RequestLog } {
   const db = openDatabase(':memory:');
-  const log = new RequestLog(db, { bufferSize: 1000, flushIntervalMs: 1000, retentionDays: 7 }, { clock: () => clock.now, scheduler: NO_TIMERS });
+  const log = new RequestLog(new SqliteStore(db), { bufferSize: 1000, flushIntervalMs: 1000, retentionDays: 7 }, { clock: () => clock.now, scheduler: NO_TIMERS });
   return { db, log };
 }
 
@@ -43,13 +44,13 @@ t.test('complete hours roll up per owner; the current hour stays raw; readers se
   const { db, log } = setup(clock);
   t.teardown(() => db.close());
   recordTraffic(log);
-  log.flush();
+  await log.flush();
   t.equal(hourly(db).length, 0, 'nothing rolled up yet');
   clock.now = LOG_NOW;
-  const before = log.traffic.ownerHours('u1', H12 - 23 * HOUR, LOG_NOW);
+  const before = (await log.traffic.ownerHours('u1', H12 - 23 * HOUR, LOG_NOW));
   t.same(before.map(({ ownerId: _o, ...h }) => h), EXPECTED_U1, 'from raw rows only');
 
-  const result = log.maintain();
+  const result = await log.maintain();
   t.equal(result.rolledHours, 4, 'u1 x 2 hours, u2 and no owner x 1 hour');
   const rows = hourly(db);
   t.same(rows.map((r) => [r['owner_id'], r['hour']]), [['u1', H12 - 2 * HOUR], ['', H12 - HOUR], ['u1', H12 - HOUR], ['u2', H12 - HOUR]]);
@@ -57,11 +58,11 @@ t.test('complete hours roll up per owner; the current hour stays raw; readers se
   t.match(rows[1], { requests: 1, bytes: 9, status_counts: '{"404":1}', country_counts: '{}' }, 'requests of no owner are rolled up under ""');
   t.equal(db.prepare('SELECT rolled_until FROM cdn_rollup_state').pluck().get(), H12, 'rolled up to the current hour');
 
-  const after = log.traffic.ownerHours('u1', H12 - 23 * HOUR, LOG_NOW);
+  const after = (await log.traffic.ownerHours('u1', H12 - 23 * HOUR, LOG_NOW));
   t.same(after.map(({ ownerId: _o, ...h }) => h), EXPECTED_U1, 'roll-ups + raw rows give what raw rows gave');
-  t.same(log.traffic.ownerHours('u2', H12 - 23 * HOUR, LOG_NOW).map((h) => [h.hour, h.requests, h.cacheLookups, h.hits]), [[H12 - HOUR, 1, 1, 0]]);
+  t.same((await log.traffic.ownerHours('u2', H12 - 23 * HOUR, LOG_NOW)).map((h) => [h.hour, h.requests, h.cacheLookups, h.hits]), [[H12 - HOUR, 1, 1, 0]]);
 
-  t.same(log.maintain(), { rolledHours: 0, expiredRequests: 0, expiredHours: 0 }, 'running again changes nothing');
+  t.same(await log.maintain(), { rolledHours: 0, expiredRequests: 0, expiredHours: 0 }, 'running again changes nothing');
   t.same(hourly(db), rows, 'the roll-ups are unchanged');
 });
 
@@ -71,18 +72,18 @@ t.test('a request recorded after its hour was rolled up is added to that roll-up
   t.teardown(() => db.close());
   recordTraffic(log);
   clock.now = LOG_NOW;
-  log.maintain();
+  await log.maintain();
   // A long download that started at 11:59 and ended now.
   log.record(rec({ time: H12 - 60_000, status: 200, bytesSent: 5000, cacheStatus: 'HIT', country: 'NG' }));
-  log.flush();
-  const hour11 = log.traffic.ownerHours('u1', H12 - HOUR, H12 - 1);
+  await log.flush();
+  const hour11 = (await log.traffic.ownerHours('u1', H12 - HOUR, H12 - 1));
   t.same(hour11.map(({ ownerId: _o, ...h }) => h), [
     { hour: H12 - HOUR, requests: 3, bytes: 5010, cachedBytes: 5010, hits: 2, cacheLookups: 2, statusCounts: { '206': 1, '404': 1, '200': 1 }, countryCounts: { NG: 2 } },
   ]);
   clock.now = LOG_NOW + HOUR;
-  log.maintain();
-  t.equal(log.traffic.ownerHours('u1', H12 - HOUR, H12 - 1)[0]?.requests, 3, 'not counted again by the next roll-up');
-  t.equal(log.traffic.ownerHours('u1', H12, clock.now)[0]?.requests, 1, 'the 12:00 hour, now rolled up');
+  await log.maintain();
+  t.equal((await log.traffic.ownerHours('u1', H12 - HOUR, H12 - 1))[0]?.requests, 3, 'not counted again by the next roll-up');
+  t.equal((await log.traffic.ownerHours('u1', H12, clock.now))[0]?.requests, 1, 'the 12:00 hour, now rolled up');
 });
 
 t.test('a roll-up after a long pause covers every hour since the last one', async (t) => {
@@ -91,9 +92,9 @@ t.test('a roll-up after a long pause covers every hour since the last one', asyn
   t.teardown(() => db.close());
   recordTraffic(log);
   log.record(rec({ time: LOG_NOW + 30 * HOUR, status: 200, bytesSent: 1 }));
-  log.flush();
+  await log.flush();
   clock.now = LOG_NOW + 31 * HOUR;
-  log.maintain();
+  await log.maintain();
   t.equal(db.prepare("SELECT sum(requests) FROM cdn_hourly WHERE owner_id = 'u1'").pluck().get(), 6);
 });
 
@@ -102,21 +103,21 @@ t.test('rows and roll-ups older than retentionDays expire; younger ones stay', a
   const { db, log } = setup(clock);
   t.teardown(() => db.close());
   recordTraffic(log);
-  log.maintain();
+  await log.maintain();
   const rawCount = db.prepare('SELECT count(*) FROM cdn_requests').pluck();
   const hourCount = db.prepare('SELECT count(*) FROM cdn_hourly').pluck();
   t.equal(rawCount.get(), 7);
 
   // Seven days after 11:00:00.005: the 10:xx rows and the 10:00 roll-up are past the retention, the rest not.
   clock.now = H12 - HOUR + 7 * 24 * HOUR + 5;
-  const r = log.maintain();
+  const r = await log.maintain();
   t.equal(r.expiredRequests, 2, 'the two requests of 10:xx');
   t.equal(r.expiredHours, 1, 'the 10:00 roll-up (it ended more than 7 days ago)');
   t.equal(rawCount.get(), 5);
   t.same(db.prepare('SELECT DISTINCT hour FROM cdn_hourly ORDER BY hour').pluck().all().slice(0, 1), [H12 - HOUR]);
 
   clock.now = LOG_NOW + 8 * 24 * HOUR;
-  log.maintain();
+  await log.maintain();
   t.equal(rawCount.get(), 0, 'everything expired after eight days');
   t.equal(hourCount.get(), 0);
 });
@@ -124,11 +125,12 @@ t.test('rows and roll-ups older than retentionDays expire; younger ones stay', a
 t.test('startup rolls up and expires what accumulated while the server was down', async (t) => {
   const db = openDatabase(':memory:');
   t.teardown(() => db.close());
-  const first = new RequestLog(db, { bufferSize: 10, flushIntervalMs: 1000, retentionDays: 7 }, { clock: () => H12 - 3 * HOUR, scheduler: NO_TIMERS });
+  const first = new RequestLog(new SqliteStore(db), { bufferSize: 10, flushIntervalMs: 1000, retentionDays: 7 }, { clock: () => H12 - 3 * HOUR, scheduler: NO_TIMERS });
   recordTraffic(first);
   await first.close();
   t.equal(db.prepare('SELECT count(*) FROM cdn_hourly').pluck().get(), 0, 'closing rolls nothing up');
-  new RequestLog(db, { bufferSize: 10, flushIntervalMs: 1000, retentionDays: 7 }, { clock: () => LOG_NOW + HOUR, scheduler: NO_TIMERS });
+  const second = new RequestLog(new SqliteStore(db), { bufferSize: 10, flushIntervalMs: 1000, retentionDays: 7 }, { clock: () => LOG_NOW + HOUR, scheduler: NO_TIMERS });
+  await second.close(); // waits for the maintenance its construction started
   t.equal(db.prepare('SELECT rolled_until FROM cdn_rollup_state').pluck().get(), H12 + HOUR, 'rolled up at construction');
   t.equal(db.prepare('SELECT sum(requests) FROM cdn_hourly').pluck().get(), 7);
 });

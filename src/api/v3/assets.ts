@@ -132,7 +132,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
       userId,
       ...(q.search !== undefined ? { search: q.search } : {}),
       ...(q.kind !== undefined ? { kind: q.kind } : {}),
-      ...(q.projectId !== undefined ? { projectId: ownedProject(ctx, userId, q.projectId).id } : {}),
+      ...(q.projectId !== undefined ? { projectId: (await ownedProject(ctx, userId, q.projectId)).id } : {}),
       limit: q.limit,
       offset: (q.page - 1) * q.limit,
     });

@@ -20,8 +20,8 @@ export async function ownedAsset(ctx: AppContext, userId: string, id: string): P
 }
 
 /** The project filter of the asset list and the summary: the caller's project, else 404. */
-export function ownedProject(ctx: AppContext, userId: string, id: string): Project {
-  const project = ctx.repos.projects.project(id);
+export async function ownedProject(ctx: AppContext, userId: string, id: string): Promise<Project> {
+  const project = await ctx.repos.projects.project(id);
   if (!project || project.userId !== userId) throw notFound('Project not found');
   return project;
 }

@@ -82,12 +82,12 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     updatedAt: iso(h.updatedAt),
   });
 
-  const callersProject = (request: FastifyRequest<{ Params: ProjectParams }>): ProjectRecord =>
+  const callersProject = (request: FastifyRequest<{ Params: ProjectParams }>): Promise<ProjectRecord> =>
     projects.ownedProject(principalOf(request).userId, request.params.projectId);
 
-  const callersHostname = (request: FastifyRequest<{ Params: HostnameParams }>): { project: ProjectRecord; hostname: ProjectHostname } => {
-    const project = projects.ownedProject(principalOf(request).userId, request.params.projectId);
-    return { project, hostname: projects.hostnameOf(project, request.params.hostnameId) };
+  const callersHostname = async (request: FastifyRequest<{ Params: HostnameParams }>): Promise<{ project: ProjectRecord; hostname: ProjectHostname }> => {
+    const project = await projects.ownedProject(principalOf(request).userId, request.params.projectId);
+    return { project, hostname: await projects.hostnameOf(project, request.params.hostnameId) };
   };
 
   // --- projects ------------------------------------------------------------------------------------
@@ -95,15 +95,15 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.get(
     '/api/v3/projects',
     { onRequest: read, schema: { response: { 200: Type.Object({ success: Type.Boolean(), projects: Type.Array(Project) }), ...RESPONSES } } },
-    async (request) => ({ success: true, projects: projects.projectsOf(principalOf(request).userId).map(projectView) }),
+    async (request) => ({ success: true, projects: (await projects.projectsOf(principalOf(request).userId)).map(projectView) }),
   );
 
   app.post<{ Body: Static<typeof NameBody> }>(
     '/api/v3/projects',
     { onRequest: write, schema: { body: NameBody, response: { 201: ProjectResponse, ...RESPONSES } } },
     async (request, reply) =>
-      answered(() => {
-        const project = projects.createProject(principalOf(request).userId, request.body.name, 'body/name');
+      answered(async () => {
+        const project = await projects.createProject(principalOf(request).userId, request.body.name, 'body/name');
         void reply.code(201);
         return { success: true, project: projectView(project) };
       }),
@@ -112,7 +112,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.get<{ Params: ProjectParams }>(
     '/api/v3/projects/:projectId',
     { onRequest: read, schema: { params: ProjectParams, response: { 200: ProjectResponse, ...RESPONSES } } },
-    async (request) => answered(() => ({ success: true, project: projectView(callersProject(request)) })),
+    async (request) => answered(async () => ({ success: true, project: projectView(await callersProject(request)) })),
   );
 
   app.delete<{ Params: ProjectParams }>(
@@ -120,7 +120,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     { onRequest: write, schema: { params: ProjectParams, response: { 200: SuccessMessage, ...RESPONSES } } },
     async (request) =>
       answered(async () => {
-        await projects.deleteProject(callersProject(request));
+        await projects.deleteProject(await callersProject(request));
         return { success: true, message: 'Project deleted' };
       }),
   );
@@ -133,15 +133,15 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
       onRequest: read,
       schema: { params: ProjectParams, response: { 200: Type.Object({ success: Type.Boolean(), deployments: Type.Array(Deployment) }), ...RESPONSES } },
     },
-    async (request) => answered(() => ({ success: true, deployments: projects.deployments(callersProject(request)).map(deploymentView) })),
+    async (request) => answered(async () => ({ success: true, deployments: (await projects.deployments(await callersProject(request))).map(deploymentView) })),
   );
 
   app.post<{ Params: ProjectParams; Body: Static<typeof NameBody> }>(
     '/api/v3/projects/:projectId/deployments',
     { onRequest: write, schema: { params: ProjectParams, body: NameBody, response: { 201: DeploymentResponse, ...RESPONSES } } },
     async (request, reply) =>
-      answered(() => {
-        const deployment = projects.createDeployment(callersProject(request), request.body.name, 'body/name');
+      answered(async () => {
+        const deployment = await projects.createDeployment(await callersProject(request), request.body.name, 'body/name');
         void reply.code(201);
         return { success: true, deployment: deploymentView(deployment) };
       }),
@@ -156,7 +156,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
       schema: { params: ProjectParams, response: { 200: Type.Object({ success: Type.Boolean(), hostnames: Type.Array(Hostname) }), ...RESPONSES } },
     },
     async (request) =>
-      answered(async () => ({ success: true, hostnames: await Promise.all(projects.hostnames(callersProject(request)).map(hostnameView)) })),
+      answered(async () => ({ success: true, hostnames: await Promise.all((await projects.hostnames(await callersProject(request))).map(hostnameView)) })),
   );
 
   app.post<{ Params: ProjectParams; Body: Static<typeof HostnameBody> }>(
@@ -164,7 +164,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     { onRequest: write, schema: { params: ProjectParams, body: HostnameBody, response: { 201: HostnameResponse, ...RESPONSES } } },
     async (request, reply) =>
       answered(async () => {
-        const added = await projects.addHostname(callersProject(request), request.body, 'body');
+        const added = await projects.addHostname(await callersProject(request), request.body, 'body');
         void reply.code(201);
         return { success: true, hostname: await hostnameView(added) };
       }),
@@ -173,15 +173,15 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.get<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId',
     { onRequest: read, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
-    async (request) => answered(async () => ({ success: true, hostname: await hostnameView(callersHostname(request).hostname) })),
+    async (request) => answered(async () => ({ success: true, hostname: await hostnameView((await callersHostname(request)).hostname) })),
   );
 
   app.delete<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId',
     { onRequest: write, schema: { params: HostnameParams, response: { 200: SuccessMessage, ...RESPONSES } } },
     async (request) =>
-      answered(() => {
-        projects.removeHostname(callersHostname(request).hostname);
+      answered(async () => {
+        await projects.removeHostname((await callersHostname(request)).hostname);
         return { success: true, message: 'Hostname removed' };
       }),
   );
@@ -192,7 +192,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     { onRequest: write, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
     async (request) =>
       answered(async () => {
-        const { project, hostname } = callersHostname(request);
+        const { project, hostname } = await callersHostname(request);
         return { success: true, hostname: await hostnameView(await projects.setOrigin(project, hostname, request.body, 'body')) };
       }),
   );
@@ -201,19 +201,19 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/projects/:projectId/hostnames/:hostnameId/rules',
     { onRequest: write, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
     async (request) =>
-      answered(async () => ({ success: true, hostname: await hostnameView(projects.setRules(callersHostname(request).hostname, request.body)) })),
+      answered(async () => ({ success: true, hostname: await hostnameView(await projects.setRules((await callersHostname(request)).hostname, request.body)) })),
   );
 
   app.post<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId/verify',
     { onRequest: write, config: { rateLimit: VERIFY_LIMIT }, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES, 429: ErrorBody } } },
     async (request) =>
-      answered(async () => ({ success: true, hostname: await hostnameView(await projects.verify(callersHostname(request).hostname)) })),
+      answered(async () => ({ success: true, hostname: await hostnameView(await projects.verify((await callersHostname(request)).hostname)) })),
   );
 
   app.post<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId/purge',
     { onRequest: write, schema: { params: HostnameParams, response: { 200: Type.Object({ success: Type.Boolean(), purged: Type.Integer() }), ...RESPONSES } } },
-    async (request) => answered(() => ({ success: true, purged: projects.purge(callersHostname(request).hostname) })),
+    async (request) => answered(async () => ({ success: true, purged: projects.purge((await callersHostname(request)).hostname) })),
   );
 };

@@ -25,7 +25,7 @@ export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
       const limit = intParam(request.query.limit, USAGE_DEFAULT_LIMIT, 1, USAGE_MAX_LIMIT);
       const { repos } = ctx;
       // CDN downloads become usage events when the request log flushes: include the ones still buffered.
-      ctx.requestLog.flush();
+      await ctx.requestLog.flush();
       return {
         success: true,
         events: repos.usage.recent(userId, limit).map(usageEventView),

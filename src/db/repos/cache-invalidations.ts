@@ -1,7 +1,6 @@
 // The cache invalidation feed (cache_invalidations, migration 017): purges appended by the process that
 // made them and read back by every other process on the data directory (src/cdn/cache-purges.ts).
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 
 export type InvalidationKind = 'asset' | 'object' | 'prefix' | 'owner' | 'hostname';
 
@@ -19,36 +18,32 @@ export interface Invalidation extends NewInvalidation {
   seq: number;
 }
 
-export class CacheInvalidationsRepo {
-  private readonly appendStmt: Statement<[number, string, string, string, string | null]>;
-  private readonly afterStmt: Statement<[number, number], Invalidation>;
-  private readonly lastSeqStmt: Statement<[]>;
-  private readonly pruneStmt: Statement<[number]>;
+const APPEND = 'INSERT INTO cache_invalidations (at, writer, kind, a, b) VALUES (?, ?, ?, ?, ?) RETURNING seq';
+const AFTER = 'SELECT seq, at, writer, kind, a, b FROM cache_invalidations WHERE seq > ? ORDER BY seq LIMIT ?';
+const LAST_SEQ = 'SELECT COALESCE(MAX(seq), 0) AS seq FROM cache_invalidations';
+const PRUNE = 'DELETE FROM cache_invalidations WHERE at < ?';
 
-  constructor(db: Db) {
-    this.appendStmt = db.prepare('INSERT INTO cache_invalidations (at, writer, kind, a, b) VALUES (?, ?, ?, ?, ?)');
-    this.afterStmt = db.prepare('SELECT seq, at, writer, kind, a, b FROM cache_invalidations WHERE seq > ? ORDER BY seq LIMIT ?');
-    this.lastSeqStmt = db.prepare('SELECT COALESCE(MAX(seq), 0) FROM cache_invalidations').pluck();
-    this.pruneStmt = db.prepare('DELETE FROM cache_invalidations WHERE at < ?');
-  }
+export class CacheInvalidationsRepo {
+  constructor(private readonly db: SqlExecutor) {}
 
   /** Appends one purge; its seq. */
-  append(i: NewInvalidation): number {
-    return Number(this.appendStmt.run(i.at, i.writer, i.kind, i.a, i.b).lastInsertRowid);
+  async append(i: NewInvalidation): Promise<number> {
+    const r = await this.db.get<{ seq: number }>(APPEND, [i.at, i.writer, i.kind, i.a, i.b]);
+    return Number(r?.seq);
   }
 
   /** Up to `limit` rows after `seq`, oldest first. */
-  after(seq: number, limit: number): Invalidation[] {
-    return this.afterStmt.all(seq, limit);
+  async after(seq: number, limit: number): Promise<Invalidation[]> {
+    return this.db.all<Invalidation>(AFTER, [seq, limit]);
   }
 
   /** The seq of the newest row (0 when there is none): where a reader that starts now begins. */
-  lastSeq(): number {
-    return this.lastSeqStmt.get() as number;
+  async lastSeq(): Promise<number> {
+    return Number((await this.db.get<{ seq: number }>(LAST_SEQ))?.seq ?? 0);
   }
 
   /** Deletes the rows appended before `at`; how many. */
-  pruneBefore(at: number): number {
-    return this.pruneStmt.run(at).changes;
+  async pruneBefore(at: number): Promise<number> {
+    return (await this.db.run(PRUNE, [at])).changes;
   }
 }

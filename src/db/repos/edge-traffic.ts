@@ -2,8 +2,7 @@
 // requests the edge proxy handled for their project hostnames and the CDN requests for their assets,
 // optionally of one hostname. A request is blocked when a rule refused it (decision), or, on the CDN,
 // when its answer was a refusal (401, 403, 429, 451).
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 
 /** Statuses that mean the CDN refused the request (rather than the object being absent). */
 export const CDN_REFUSALS: readonly number[] = [401, 403, 429, 451];
@@ -46,42 +45,42 @@ export interface SourceRow {
 }
 
 const WHERE = `owner_id = :ownerId AND time >= :fromMs AND time <= :toMs AND (:hostname = '' OR host = :hostname)`;
+/** 1 for a blocked row, else 0 (a comparison is a boolean on PostgreSQL). */
+const BLOCKED_01 = `CASE WHEN ${BLOCKED} THEN 1 ELSE 0 END`;
+// Aliases are quoted: PostgreSQL folds bare ones to lower case.
+const GROUPS = `SELECT host, CASE WHEN decision <> 'allowed' THEN decision WHEN ${BLOCKED} THEN 'refused' ELSE 'allowed' END AS decision,
+    CASE WHEN status >= 500 AND NOT ${BLOCKED} THEN 1 ELSE 0 END AS "serverError", country, count(*) AS requests,
+    coalesce(sum(bytes_sent), 0) AS bytes
+  FROM cdn_requests WHERE ${WHERE} GROUP BY 1, 2, 3, 4`;
+const SERIES = `SELECT (time / CAST(:bucketMs AS BIGINT)) * CAST(:bucketMs AS BIGINT) AS start, count(*) AS requests,
+    sum(${BLOCKED_01}) AS blocked, coalesce(sum(bytes_sent), 0) AS bytes
+  FROM cdn_requests WHERE ${WHERE} GROUP BY 1 ORDER BY 1`;
+const sources = (order: string): string =>
+  `SELECT client_ip AS ip, count(*) AS requests, coalesce(sum(bytes_sent), 0) AS bytes, sum(${BLOCKED_01}) AS blocked
+   FROM cdn_requests WHERE ${WHERE} AND client_ip <> '' GROUP BY client_ip ORDER BY ${order}, client_ip LIMIT :limit`;
+const BY_REQUESTS = sources('requests DESC, bytes DESC');
+const BY_BYTES = sources('bytes DESC, requests DESC');
 
 export class EdgeTrafficRepo {
-  private readonly groupsStmt: Statement<[EdgeTrafficQuery], TrafficGroupRow>;
-  private readonly seriesStmt: Statement<[EdgeTrafficQuery & { bucketMs: number }], SeriesRow>;
-  private readonly byRequestsStmt: Statement<[EdgeTrafficQuery & { limit: number }], SourceRow>;
-  private readonly byBytesStmt: Statement<[EdgeTrafficQuery & { limit: number }], SourceRow>;
-
-  constructor(db: Db) {
-    this.groupsStmt = db.prepare(
-      `SELECT host, CASE WHEN decision <> 'allowed' THEN decision WHEN ${BLOCKED} THEN 'refused' ELSE 'allowed' END AS decision,
-         (status >= 500 AND NOT ${BLOCKED}) AS serverError, country, count(*) AS requests, coalesce(sum(bytes_sent), 0) AS bytes
-       FROM cdn_requests WHERE ${WHERE} GROUP BY 1, 2, 3, 4`,
-    );
-    this.seriesStmt = db.prepare(
-      `SELECT (time / CAST(:bucketMs AS INTEGER)) * CAST(:bucketMs AS INTEGER) AS start, count(*) AS requests, sum(${BLOCKED}) AS blocked, coalesce(sum(bytes_sent), 0) AS bytes
-       FROM cdn_requests WHERE ${WHERE} GROUP BY 1 ORDER BY 1`,
-    );
-    const sources = (order: string): string =>
-      `SELECT client_ip AS ip, count(*) AS requests, coalesce(sum(bytes_sent), 0) AS bytes, sum(${BLOCKED}) AS blocked
-       FROM cdn_requests WHERE ${WHERE} AND client_ip <> '' GROUP BY client_ip ORDER BY ${order}, client_ip LIMIT :limit`;
-    this.byRequestsStmt = db.prepare(sources('requests DESC, bytes DESC'));
-    this.byBytesStmt = db.prepare(sources('bytes DESC, requests DESC'));
-  }
+  constructor(private readonly db: SqlExecutor) {}
 
   /** Requests and bytes by hostname, decision, server error and country. */
-  groups(q: EdgeTrafficQuery): TrafficGroupRow[] {
-    return this.groupsStmt.all(q);
+  async groups(q: EdgeTrafficQuery): Promise<TrafficGroupRow[]> {
+    return this.db.all<TrafficGroupRow>(GROUPS, params(q));
   }
 
   /** Buckets of `bucketMs` (aligned to the epoch) that have requests, oldest first. */
-  series(q: EdgeTrafficQuery, bucketMs: number): SeriesRow[] {
-    return this.seriesStmt.all({ ...q, bucketMs });
+  async series(q: EdgeTrafficQuery, bucketMs: number): Promise<SeriesRow[]> {
+    return this.db.all<SeriesRow>(SERIES, { ...params(q), bucketMs });
   }
 
   /** The busiest client IPs by requests (then bytes), or by bytes (then requests); ties by address. */
-  topSources(q: EdgeTrafficQuery, by: 'requests' | 'bytes', limit: number): SourceRow[] {
-    return (by === 'requests' ? this.byRequestsStmt : this.byBytesStmt).all({ ...q, limit });
+  async topSources(q: EdgeTrafficQuery, by: 'requests' | 'bytes', limit: number): Promise<SourceRow[]> {
+    return this.db.all<SourceRow>(by === 'requests' ? BY_REQUESTS : BY_BYTES, { ...params(q), limit });
   }
+}
+
+/** Only the statement's own names (a caller's query object may carry more). */
+function params(q: EdgeTrafficQuery): Record<string, unknown> {
+  return { ownerId: q.ownerId, fromMs: q.fromMs, toMs: q.toMs, hostname: q.hostname };
 }

@@ -113,11 +113,7 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
     usage: new UsageRepo(db, clock),
     credits: new CreditsRepo(db, clock),
     creditReservations: new CreditReservationsRepo(db),
-    projects: new ProjectsRepo(db, clock),
-    anomalies: new AnomaliesRepo(db),
     sessions: new SessionsRepo(db),
-    cacheInvalidations: new CacheInvalidationsRepo(db),
-    tlds: new TldsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     dataVersion: () => store.changeVersion(),
   };
@@ -131,6 +127,10 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
       integrity: new IntegrityRepo(exec),
       objects: new ObjectsRepo(exec),
       store: exec,
+      tlds: new TldsRepo(exec, clock),
+      projects: new ProjectsRepo(exec, clock),
+      anomalies: new AnomaliesRepo(exec),
+      cacheInvalidations: new CacheInvalidationsRepo(exec),
       transact: <T>(fn: (repos: Repos) => Promise<T>): Promise<T> => exec.transaction((tx) => fn(bound(tx))),
     };
     return repos;

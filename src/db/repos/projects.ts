@@ -1,10 +1,9 @@
 // Projects, their deployments and hostnames (migration 012). Origins and rules are stored as JSON that
 // src/projects validates before it is written; rows read back are trusted to have that shape, with
 // defaults for missing rule fields (rules written by an older version stay readable).
-import type { Statement } from '../sqlite/index.js';
 import { newId } from '../../auth/ids.js';
 import { NO_RULES, type EdgeRoute, type HostRules, type Origin } from '../../edge/model.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 
 export interface Project {
@@ -107,173 +106,142 @@ const PROJECT_COLUMNS = 'id, user_id, name, created_at';
 const HOSTNAME_COLUMNS = 'id, hostname, project_id, origin, rules, verification_token, verified_at, verified_by, created_at, updated_at';
 const DEPLOYMENT_COLUMNS = 'id, project_id, name, created_at';
 
-export class ProjectsRepo {
-  private readonly insertProjectStmt: Statement<[string, string, string, number]>;
-  private readonly projectStmt: Statement<[string], ProjectRow>;
-  private readonly insertHostnameStmt: Statement<[string, string, string, string | null, string, string, number, number]>;
-  private readonly hostnameStmt: Statement<[string], HostnameRow>;
-  private readonly hostnameByNameStmt: Statement<[string], HostnameRow>;
-  private readonly setOriginStmt: Statement<[string | null, number, string]>;
-  private readonly setRulesStmt: Statement<[string, number, string]>;
-  private readonly verifyStmt: Statement<[number, 'dns' | 'operator', number, string]>;
-  private readonly routesStmt: Statement<[], RouteRow>;
-  private readonly projectsOfUserStmt: Statement<[string], ProjectRow>;
-  private readonly projectByNameStmt: Statement<[string, string], ProjectRow>;
-  private readonly deleteProjectStmt: Statement<[string]>;
-  private readonly insertDeploymentStmt: Statement<[string, string, string, number]>;
-  private readonly deploymentStmt: Statement<[string], DeploymentRow>;
-  private readonly deploymentsStmt: Statement<[string], DeploymentRow>;
-  private readonly hostnamesOfProjectStmt: Statement<[string], HostnameRow>;
-  private readonly hostnamesOfUserStmt: Statement<[string], HostnameRow>;
-  private readonly allHostnamesStmt: Statement<[], HostnameRow>;
-  private readonly deleteHostnameStmt: Statement<[string]>;
+const INSERT_PROJECT = `INSERT INTO projects (id, user_id, name, created_at) VALUES (?, ?, ?, ?) RETURNING ${PROJECT_COLUMNS}`;
+const PROJECT = `SELECT ${PROJECT_COLUMNS} FROM projects WHERE id = ?`;
+const INSERT_HOSTNAME = `INSERT INTO project_hostnames (id, hostname, project_id, origin, rules, verification_token, created_at, updated_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${HOSTNAME_COLUMNS}`;
+const HOSTNAME = `SELECT ${HOSTNAME_COLUMNS} FROM project_hostnames WHERE id = ?`;
+const HOSTNAME_BY_NAME = `SELECT ${HOSTNAME_COLUMNS} FROM project_hostnames WHERE hostname = ?`;
+const SET_ORIGIN = 'UPDATE project_hostnames SET origin = ?, updated_at = ? WHERE id = ?';
+const SET_RULES = 'UPDATE project_hostnames SET rules = ?, updated_at = ? WHERE id = ?';
+const VERIFY = 'UPDATE project_hostnames SET verified_at = ?, verified_by = ?, updated_at = ? WHERE id = ?';
+const ROUTES = `SELECT h.id, h.hostname, h.project_id, p.user_id, h.origin, h.rules
+  FROM project_hostnames h JOIN projects p ON p.id = h.project_id WHERE h.verified_at IS NOT NULL ORDER BY h.hostname`;
+const PROJECTS_OF_USER = `SELECT ${PROJECT_COLUMNS} FROM projects WHERE user_id = ? ORDER BY created_at, id`;
+const PROJECT_BY_NAME = `SELECT ${PROJECT_COLUMNS} FROM projects WHERE user_id = ? AND name = ?`;
+const DELETE_PROJECT = 'DELETE FROM projects WHERE id = ?';
+const INSERT_DEPLOYMENT = `INSERT INTO deployments (id, project_id, name, created_at) VALUES (?, ?, ?, ?) RETURNING ${DEPLOYMENT_COLUMNS}`;
+const DEPLOYMENT = `SELECT ${DEPLOYMENT_COLUMNS} FROM deployments WHERE id = ?`;
+const DEPLOYMENTS = `SELECT ${DEPLOYMENT_COLUMNS} FROM deployments WHERE project_id = ? ORDER BY created_at DESC, id`;
+const HOSTNAMES_OF_PROJECT = `SELECT ${HOSTNAME_COLUMNS} FROM project_hostnames WHERE project_id = ? ORDER BY hostname`;
+const HOSTNAMES_OF_USER = `SELECT ${HOSTNAME_COLUMNS.split(', ').map((c) => `h.${c}`).join(', ')}
+  FROM project_hostnames h JOIN projects p ON p.id = h.project_id WHERE p.user_id = ? ORDER BY h.hostname`;
+const ALL_HOSTNAMES = `SELECT ${HOSTNAME_COLUMNS} FROM project_hostnames ORDER BY hostname`;
+const DELETE_HOSTNAME = 'DELETE FROM project_hostnames WHERE id = ?';
 
+export class ProjectsRepo {
   constructor(
-    db: Db,
+    private readonly db: SqlExecutor,
     private readonly clock: () => number = Date.now,
-  ) {
-    this.insertProjectStmt = db.prepare('INSERT INTO projects (id, user_id, name, created_at) VALUES (?, ?, ?, ?)');
-    this.projectStmt = db.prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE id = ?`);
-    this.insertHostnameStmt = db.prepare(
-      `INSERT INTO project_hostnames (id, hostname, project_id, origin, rules, verification_token, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    this.hostnameStmt = db.prepare(`SELECT ${HOSTNAME_COLUMNS} FROM project_hostnames WHERE id = ?`);
-    this.hostnameByNameStmt = db.prepare(`SELECT ${HOSTNAME_COLUMNS} FROM project_hostnames WHERE hostname = ?`);
-    this.setOriginStmt = db.prepare('UPDATE project_hostnames SET origin = ?, updated_at = ? WHERE id = ?');
-    this.setRulesStmt = db.prepare('UPDATE project_hostnames SET rules = ?, updated_at = ? WHERE id = ?');
-    this.verifyStmt = db.prepare('UPDATE project_hostnames SET verified_at = ?, verified_by = ?, updated_at = ? WHERE id = ?');
-    this.routesStmt = db.prepare(
-      `SELECT h.id, h.hostname, h.project_id, p.user_id, h.origin, h.rules
-       FROM project_hostnames h JOIN projects p ON p.id = h.project_id WHERE h.verified_at IS NOT NULL`,
-    );
-    this.projectsOfUserStmt = db.prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE user_id = ? ORDER BY created_at, id`);
-    this.projectByNameStmt = db.prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE user_id = ? AND name = ?`);
-    this.deleteProjectStmt = db.prepare('DELETE FROM projects WHERE id = ?');
-    this.insertDeploymentStmt = db.prepare('INSERT INTO deployments (id, project_id, name, created_at) VALUES (?, ?, ?, ?)');
-    this.deploymentStmt = db.prepare(`SELECT ${DEPLOYMENT_COLUMNS} FROM deployments WHERE id = ?`);
-    this.deploymentsStmt = db.prepare(`SELECT ${DEPLOYMENT_COLUMNS} FROM deployments WHERE project_id = ? ORDER BY created_at DESC, id`);
-    this.hostnamesOfProjectStmt = db.prepare(`SELECT ${HOSTNAME_COLUMNS} FROM project_hostnames WHERE project_id = ? ORDER BY hostname`);
-    this.hostnamesOfUserStmt = db.prepare(
-      `SELECT ${HOSTNAME_COLUMNS.split(', ').map((c) => `h.${c}`).join(', ')}
-       FROM project_hostnames h JOIN projects p ON p.id = h.project_id WHERE p.user_id = ? ORDER BY h.hostname`,
-    );
-    this.allHostnamesStmt = db.prepare(`SELECT ${HOSTNAME_COLUMNS} FROM project_hostnames ORDER BY hostname`);
-    this.deleteHostnameStmt = db.prepare('DELETE FROM project_hostnames WHERE id = ?');
-  }
+  ) {}
 
   /** A new project; ConstraintError('duplicate') when the user has one of that name. */
-  createProject(userId: string, name: string): Project {
-    const id = newId();
+  async createProject(userId: string, name: string): Promise<Project> {
     try {
-      this.insertProjectStmt.run(id, userId, name, this.clock());
+      return toProject((await this.db.get<ProjectRow>(INSERT_PROJECT, [newId(), userId, name, this.clock()])) as ProjectRow);
     } catch (err) {
       if (isUniqueViolation(err)) throw new ConstraintError('duplicate', `project ${name} exists`);
       throw err;
     }
-    return this.project(id) as Project;
   }
 
-  project(id: string): Project | undefined {
-    const r = this.projectStmt.get(id);
+  async project(id: string): Promise<Project | undefined> {
+    const r = await this.db.get<ProjectRow>(PROJECT, [id]);
     return r && toProject(r);
   }
 
   /** The user's projects, oldest first. */
-  projectsOfUser(userId: string): Project[] {
-    return this.projectsOfUserStmt.all(userId).map(toProject);
+  async projectsOfUser(userId: string): Promise<Project[]> {
+    return (await this.db.all<ProjectRow>(PROJECTS_OF_USER, [userId])).map(toProject);
   }
 
-  projectByName(userId: string, name: string): Project | undefined {
-    const r = this.projectByNameStmt.get(userId, name);
+  async projectByName(userId: string, name: string): Promise<Project | undefined> {
+    const r = await this.db.get<ProjectRow>(PROJECT_BY_NAME, [userId, name]);
     return r && toProject(r);
   }
 
   /** Deletes the project; its deployments and hostnames go with it (ON DELETE CASCADE). */
-  deleteProject(id: string): boolean {
-    return this.deleteProjectStmt.run(id).changes === 1;
+  async deleteProject(id: string): Promise<boolean> {
+    return (await this.db.run(DELETE_PROJECT, [id])).changes === 1;
   }
 
   /** A new deployment; ConstraintError('in_use') when the project is gone. */
-  createDeployment(projectId: string, name: string): Deployment {
-    const id = newId();
+  async createDeployment(projectId: string, name: string): Promise<Deployment> {
     try {
-      this.insertDeploymentStmt.run(id, projectId, name, this.clock());
+      return toDeployment((await this.db.get<DeploymentRow>(INSERT_DEPLOYMENT, [newId(), projectId, name, this.clock()])) as DeploymentRow);
     } catch (err) {
       if (isForeignKeyViolation(err)) throw new ConstraintError('in_use', 'the project was deleted');
       throw err;
     }
-    return this.deployment(id) as Deployment;
   }
 
-  deployment(id: string): Deployment | undefined {
-    const r = this.deploymentStmt.get(id);
+  async deployment(id: string): Promise<Deployment | undefined> {
+    const r = await this.db.get<DeploymentRow>(DEPLOYMENT, [id]);
     return r && toDeployment(r);
   }
 
   /** A project's deployments, newest first. */
-  deployments(projectId: string): Deployment[] {
-    return this.deploymentsStmt.all(projectId).map(toDeployment);
+  async deployments(projectId: string): Promise<Deployment[]> {
+    return (await this.db.all<DeploymentRow>(DEPLOYMENTS, [projectId])).map(toDeployment);
   }
 
   /** A project's hostnames, by name. */
-  hostnamesOfProject(projectId: string): ProjectHostname[] {
-    return this.hostnamesOfProjectStmt.all(projectId).map(toHostname);
+  async hostnamesOfProject(projectId: string): Promise<ProjectHostname[]> {
+    return (await this.db.all<HostnameRow>(HOSTNAMES_OF_PROJECT, [projectId])).map(toHostname);
   }
 
   /** Every hostname of every project of the user, by name (verified or not). */
-  hostnamesOfUser(userId: string): ProjectHostname[] {
-    return this.hostnamesOfUserStmt.all(userId).map(toHostname);
+  async hostnamesOfUser(userId: string): Promise<ProjectHostname[]> {
+    return (await this.db.all<HostnameRow>(HOSTNAMES_OF_USER, [userId])).map(toHostname);
   }
 
   /** Every hostname, by name (the operator's list). */
-  allHostnames(): ProjectHostname[] {
-    return this.allHostnamesStmt.all().map(toHostname);
+  async allHostnames(): Promise<ProjectHostname[]> {
+    return (await this.db.all<HostnameRow>(ALL_HOSTNAMES)).map(toHostname);
   }
 
-  deleteHostname(id: string): boolean {
-    return this.deleteHostnameStmt.run(id).changes === 1;
+  async deleteHostname(id: string): Promise<boolean> {
+    return (await this.db.run(DELETE_HOSTNAME, [id])).changes === 1;
   }
 
   /** A new, unverified hostname; ConstraintError('duplicate') when any project has it. */
-  addHostname(projectId: string, hostname: string, verificationToken: string, origin: Origin | null = null, rules: HostRules = NO_RULES): ProjectHostname {
-    const id = newId();
+  async addHostname(projectId: string, hostname: string, verificationToken: string, origin: Origin | null = null, rules: HostRules = NO_RULES): Promise<ProjectHostname> {
     const now = this.clock();
     try {
-      this.insertHostnameStmt.run(id, hostname, projectId, origin && JSON.stringify(origin), JSON.stringify(rules), verificationToken, now, now);
+      const r = await this.db.get<HostnameRow>(INSERT_HOSTNAME, [newId(), hostname, projectId, origin && JSON.stringify(origin), JSON.stringify(rules), verificationToken, now, now]);
+      return toHostname(r as HostnameRow);
     } catch (err) {
       if (isUniqueViolation(err)) throw new ConstraintError('duplicate', `hostname ${hostname} is taken`);
       throw err;
     }
-    return this.hostname(id) as ProjectHostname;
   }
 
-  hostname(id: string): ProjectHostname | undefined {
-    const r = this.hostnameStmt.get(id);
+  async hostname(id: string): Promise<ProjectHostname | undefined> {
+    const r = await this.db.get<HostnameRow>(HOSTNAME, [id]);
     return r && toHostname(r);
   }
 
-  hostnameByName(hostname: string): ProjectHostname | undefined {
-    const r = this.hostnameByNameStmt.get(hostname);
+  async hostnameByName(hostname: string): Promise<ProjectHostname | undefined> {
+    const r = await this.db.get<HostnameRow>(HOSTNAME_BY_NAME, [hostname]);
     return r && toHostname(r);
   }
 
-  setOrigin(hostnameId: string, origin: Origin | null): boolean {
-    return this.setOriginStmt.run(origin && JSON.stringify(origin), this.clock(), hostnameId).changes === 1;
+  async setOrigin(hostnameId: string, origin: Origin | null): Promise<boolean> {
+    return (await this.db.run(SET_ORIGIN, [origin && JSON.stringify(origin), this.clock(), hostnameId])).changes === 1;
   }
 
-  setRules(hostnameId: string, rules: HostRules): boolean {
-    return this.setRulesStmt.run(JSON.stringify(rules), this.clock(), hostnameId).changes === 1;
+  async setRules(hostnameId: string, rules: HostRules): Promise<boolean> {
+    return (await this.db.run(SET_RULES, [JSON.stringify(rules), this.clock(), hostnameId])).changes === 1;
   }
 
-  markVerified(hostnameId: string, by: 'dns' | 'operator'): boolean {
+  async markVerified(hostnameId: string, by: 'dns' | 'operator'): Promise<boolean> {
     const now = this.clock();
-    return this.verifyStmt.run(now, by, now, hostnameId).changes === 1;
+    return (await this.db.run(VERIFY, [now, by, now, hostnameId])).changes === 1;
   }
 
   /** Every verified hostname with what the proxy needs (src/edge/route.ts). */
-  routes(): EdgeRoute[] {
-    return this.routesStmt.all().map((r) => ({
+  async routes(): Promise<EdgeRoute[]> {
+    return (await this.db.all<RouteRow>(ROUTES)).map((r) => ({
       hostnameId: r.id,
       hostname: r.hostname,
       projectId: r.project_id,

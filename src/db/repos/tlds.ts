@@ -1,7 +1,6 @@
 // The TLD catalogue, its promotions and the operator's own names (migration 011). Amounts are minor
 // units (cents, kobo); what they mean to a buyer is src/domains/catalogue.ts's business.
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 
 export interface TldRecord {
   /** ASCII, no leading dot: 'com', 'co.uk'. */
@@ -116,83 +115,68 @@ function toName(r: NameRow): DomainNameRecord {
 const TLD_COLUMNS = `tld, register_usd, renew_usd, transfer_usd, register_ngn, renew_ngn, transfer_ngn, min_years, max_years,
   restrictions, requires_local_presence, rdap_not_found_reliable, popular_rank, updated_at`;
 
+const ALL = `SELECT ${TLD_COLUMNS} FROM tlds ORDER BY tld`;
+const GET = `SELECT ${TLD_COLUMNS} FROM tlds WHERE tld = ?`;
+const POPULAR = `SELECT ${TLD_COLUMNS} FROM tlds WHERE popular_rank IS NOT NULL ORDER BY popular_rank, tld`;
+const UPSERT = `INSERT INTO tlds (${TLD_COLUMNS}) VALUES (@tld, @register_usd, @renew_usd, @transfer_usd,
+    @register_ngn, @renew_ngn, @transfer_ngn, @min_years, @max_years, @restrictions, @requires_local_presence,
+    @rdap_not_found_reliable, @popular_rank, @updated_at)
+  ON CONFLICT (tld) DO UPDATE SET register_usd = excluded.register_usd, renew_usd = excluded.renew_usd,
+    transfer_usd = excluded.transfer_usd, register_ngn = excluded.register_ngn, renew_ngn = excluded.renew_ngn,
+    transfer_ngn = excluded.transfer_ngn, min_years = excluded.min_years, max_years = excluded.max_years,
+    restrictions = excluded.restrictions, requires_local_presence = excluded.requires_local_presence,
+    rdap_not_found_reliable = excluded.rdap_not_found_reliable, popular_rank = excluded.popular_rank,
+    updated_at = excluded.updated_at`;
+const DELETE = 'DELETE FROM tlds WHERE tld = ?';
+const COUNT = 'SELECT count(*) AS n FROM tlds';
+const CLEAR_POPULAR = 'UPDATE tlds SET popular_rank = NULL, updated_at = ? WHERE popular_rank IS NOT NULL';
+const SET_RANK = 'UPDATE tlds SET popular_rank = ?, updated_at = ? WHERE tld = ?';
+const PROMOTION_COLUMNS = 'id, tld, bonus_ngn, bonus_usd, ends_on, created_at, ended_at';
+const PROMOTIONS = `SELECT ${PROMOTION_COLUMNS} FROM tld_promotions ORDER BY tld, id`;
+const PROMOTIONS_OF = `SELECT ${PROMOTION_COLUMNS} FROM tld_promotions WHERE tld = ? ORDER BY id`;
+const ADD_PROMOTION = `INSERT INTO tld_promotions (tld, bonus_ngn, bonus_usd, ends_on, created_at) VALUES (?, ?, ?, ?, ?)
+  RETURNING ${PROMOTION_COLUMNS}`;
+const END_PROMOTION = 'UPDATE tld_promotions SET ended_at = ? WHERE id = ? AND ended_at IS NULL';
+const GET_PROMOTION = `SELECT ${PROMOTION_COLUMNS} FROM tld_promotions WHERE id = ?`;
+const NAME_COLUMNS = 'name, status, price_usd, price_ngn, note, created_at';
+const NAME = `SELECT ${NAME_COLUMNS} FROM domain_names WHERE name = ?`;
+const NAMES = `SELECT ${NAME_COLUMNS} FROM domain_names ORDER BY name`;
+const PUT_NAME = `INSERT INTO domain_names (${NAME_COLUMNS}) VALUES (@name, @status, @price_usd, @price_ngn, @note, @created_at)
+  ON CONFLICT (name) DO UPDATE SET status = excluded.status, price_usd = excluded.price_usd,
+    price_ngn = excluded.price_ngn, note = excluded.note
+  RETURNING ${NAME_COLUMNS}`;
+const DELETE_NAME = 'DELETE FROM domain_names WHERE name = ?';
+
 export class TldsRepo {
-  private readonly allStmt: Statement<[], TldRow>;
-  private readonly getStmt: Statement<[string], TldRow>;
-  private readonly popularStmt: Statement<[], TldRow>;
-  private readonly upsertStmt: Statement<TldRow>;
-  private readonly deleteStmt: Statement<[string]>;
-  private readonly countStmt: Statement<[], { n: number }>;
-  private readonly clearPopularStmt: Statement<[number]>;
-  private readonly setRankStmt: Statement<[number, number, string]>;
-  private readonly promotionsStmt: Statement<[], PromotionRow>;
-  private readonly promotionsOfStmt: Statement<[string], PromotionRow>;
-  private readonly addPromotionStmt: Statement<[string, number | null, number | null, string, number]>;
-  private readonly endPromotionStmt: Statement<[number, number]>;
-  private readonly getPromotionStmt: Statement<[number], PromotionRow>;
-  private readonly nameStmt: Statement<[string], NameRow>;
-  private readonly namesStmt: Statement<[], NameRow>;
-  private readonly upsertNameStmt: Statement<NameRow>;
-  private readonly deleteNameStmt: Statement<[string]>;
-
   constructor(
-    private readonly db: Db,
+    private readonly db: SqlExecutor,
     private readonly clock: () => number = Date.now,
-  ) {
-    this.allStmt = db.prepare(`SELECT ${TLD_COLUMNS} FROM tlds ORDER BY tld`);
-    this.getStmt = db.prepare(`SELECT ${TLD_COLUMNS} FROM tlds WHERE tld = ?`);
-    this.popularStmt = db.prepare(`SELECT ${TLD_COLUMNS} FROM tlds WHERE popular_rank IS NOT NULL ORDER BY popular_rank, tld`);
-    this.upsertStmt = db.prepare(`INSERT INTO tlds (${TLD_COLUMNS}) VALUES (@tld, @register_usd, @renew_usd, @transfer_usd,
-        @register_ngn, @renew_ngn, @transfer_ngn, @min_years, @max_years, @restrictions, @requires_local_presence,
-        @rdap_not_found_reliable, @popular_rank, @updated_at)
-      ON CONFLICT (tld) DO UPDATE SET register_usd = excluded.register_usd, renew_usd = excluded.renew_usd,
-        transfer_usd = excluded.transfer_usd, register_ngn = excluded.register_ngn, renew_ngn = excluded.renew_ngn,
-        transfer_ngn = excluded.transfer_ngn, min_years = excluded.min_years, max_years = excluded.max_years,
-        restrictions = excluded.restrictions, requires_local_presence = excluded.requires_local_presence,
-        rdap_not_found_reliable = excluded.rdap_not_found_reliable, popular_rank = excluded.popular_rank,
-        updated_at = excluded.updated_at`);
-    this.deleteStmt = db.prepare('DELETE FROM tlds WHERE tld = ?');
-    this.countStmt = db.prepare('SELECT count(*) AS n FROM tlds');
-    this.clearPopularStmt = db.prepare('UPDATE tlds SET popular_rank = NULL, updated_at = ? WHERE popular_rank IS NOT NULL');
-    this.setRankStmt = db.prepare('UPDATE tlds SET popular_rank = ?, updated_at = ? WHERE tld = ?');
-    this.promotionsStmt = db.prepare('SELECT * FROM tld_promotions ORDER BY tld, id');
-    this.promotionsOfStmt = db.prepare('SELECT * FROM tld_promotions WHERE tld = ? ORDER BY id');
-    this.addPromotionStmt = db.prepare('INSERT INTO tld_promotions (tld, bonus_ngn, bonus_usd, ends_on, created_at) VALUES (?, ?, ?, ?, ?)');
-    this.endPromotionStmt = db.prepare('UPDATE tld_promotions SET ended_at = ? WHERE id = ? AND ended_at IS NULL');
-    this.getPromotionStmt = db.prepare('SELECT * FROM tld_promotions WHERE id = ?');
-    this.nameStmt = db.prepare('SELECT * FROM domain_names WHERE name = ?');
-    this.namesStmt = db.prepare('SELECT * FROM domain_names ORDER BY name');
-    this.upsertNameStmt = db.prepare(`INSERT INTO domain_names (name, status, price_usd, price_ngn, note, created_at)
-      VALUES (@name, @status, @price_usd, @price_ngn, @note, @created_at)
-      ON CONFLICT (name) DO UPDATE SET status = excluded.status, price_usd = excluded.price_usd,
-        price_ngn = excluded.price_ngn, note = excluded.note`);
-    this.deleteNameStmt = db.prepare('DELETE FROM domain_names WHERE name = ?');
+  ) {}
+
+  async list(): Promise<TldRecord[]> {
+    return (await this.db.all<TldRow>(ALL)).map(toTld);
   }
 
-  list(): TldRecord[] {
-    return this.allStmt.all().map(toTld);
-  }
-
-  get(tld: string): TldRecord | undefined {
-    const r = this.getStmt.get(tld);
+  async get(tld: string): Promise<TldRecord | undefined> {
+    const r = await this.db.get<TldRow>(GET, [tld]);
     return r && toTld(r);
   }
 
   /** The popular list, in its order. */
-  popular(): TldRecord[] {
-    return this.popularStmt.all().map(toTld);
+  async popular(): Promise<TldRecord[]> {
+    return (await this.db.all<TldRow>(POPULAR)).map(toTld);
   }
 
-  count(): number {
-    return this.countStmt.get()?.n ?? 0;
+  async count(): Promise<number> {
+    return (await this.db.get<{ n: number }>(COUNT))?.n ?? 0;
   }
 
   /** Inserts or replaces every TLD given, in one transaction; updatedAt is now. */
-  upsert(tlds: readonly Omit<TldRecord, 'updatedAt'>[]): void {
+  async upsert(tlds: readonly Omit<TldRecord, 'updatedAt'>[]): Promise<void> {
     const now = this.clock();
-    this.db.transaction(() => {
+    await this.db.transaction(async (tx) => {
       for (const t of tlds) {
-        this.upsertStmt.run({
+        await tx.run(UPSERT, {
           tld: t.tld,
           register_usd: t.registerUsd,
           renew_usd: t.renewUsd,
@@ -209,34 +193,35 @@ export class TldsRepo {
           updated_at: now,
         });
       }
-    }).immediate();
+    });
   }
 
   /** Removes a TLD and its promotions; false when there was none. */
-  delete(tld: string): boolean {
-    return this.deleteStmt.run(tld).changes > 0;
+  async delete(tld: string): Promise<boolean> {
+    return (await this.db.run(DELETE, [tld])).changes > 0;
   }
 
-  /** Makes `tlds` the popular list, in that order (every other TLD leaves it); false if one is not in the catalogue. */
-  setPopular(tlds: readonly string[]): boolean {
+  /** Makes `tlds` the popular list, in that order (every other TLD leaves it); UnknownTld (nothing changed) if one is not in the catalogue. */
+  async setPopular(tlds: readonly string[]): Promise<boolean> {
     const now = this.clock();
-    return this.db.transaction(() => {
-      this.clearPopularStmt.run(now);
+    return this.db.transaction(async (tx) => {
+      await tx.run(CLEAR_POPULAR, [now]);
       for (const [i, tld] of tlds.entries()) {
-        if (this.setRankStmt.run(i + 1, now, tld).changes === 0) throw new UnknownTld(tld);
+        if ((await tx.run(SET_RANK, [i + 1, now, tld])).changes === 0) throw new UnknownTld(tld);
       }
       return true;
-    }).immediate();
+    });
   }
 
-  promotions(tld?: string): Promotion[] {
-    return (tld === undefined ? this.promotionsStmt.all() : this.promotionsOfStmt.all(tld)).map(toPromotion);
+  async promotions(tld?: string): Promise<Promotion[]> {
+    const rows = tld === undefined ? await this.db.all<PromotionRow>(PROMOTIONS) : await this.db.all<PromotionRow>(PROMOTIONS_OF, [tld]);
+    return rows.map(toPromotion);
   }
 
   /** Every promotion, grouped by TLD (for a whole-catalogue answer: one statement). */
-  promotionsByTld(): Map<string, Promotion[]> {
+  async promotionsByTld(): Promise<Map<string, Promotion[]>> {
     const out = new Map<string, Promotion[]>();
-    for (const p of this.promotions()) {
+    for (const p of await this.promotions()) {
       const list = out.get(p.tld);
       if (list) list.push(p);
       else out.set(p.tld, [p]);
@@ -244,37 +229,37 @@ export class TldsRepo {
     return out;
   }
 
-  addPromotion(p: { tld: string; bonusNgn: number | null; bonusUsd: number | null; endsOn: string }): Promotion {
-    const id = Number(this.addPromotionStmt.run(p.tld, p.bonusNgn, p.bonusUsd, p.endsOn, this.clock()).lastInsertRowid);
-    return this.getPromotion(id) as Promotion;
+  async addPromotion(p: { tld: string; bonusNgn: number | null; bonusUsd: number | null; endsOn: string }): Promise<Promotion> {
+    const r = await this.db.get<PromotionRow>(ADD_PROMOTION, [p.tld, p.bonusNgn, p.bonusUsd, p.endsOn, this.clock()]);
+    return toPromotion(r as PromotionRow);
   }
 
-  getPromotion(id: number): Promotion | undefined {
-    const r = this.getPromotionStmt.get(id);
+  async getPromotion(id: number): Promise<Promotion | undefined> {
+    const r = await this.db.get<PromotionRow>(GET_PROMOTION, [id]);
     return r && toPromotion(r);
   }
 
   /** Ends a promotion now; false when there is none with that id still running. */
-  endPromotion(id: number): boolean {
-    return this.endPromotionStmt.run(this.clock(), id).changes > 0;
+  async endPromotion(id: number): Promise<boolean> {
+    return (await this.db.run(END_PROMOTION, [this.clock(), id])).changes > 0;
   }
 
-  name(name: string): DomainNameRecord | undefined {
-    const r = this.nameStmt.get(name);
+  async name(name: string): Promise<DomainNameRecord | undefined> {
+    const r = await this.db.get<NameRow>(NAME, [name]);
     return r && toName(r);
   }
 
-  names(): DomainNameRecord[] {
-    return this.namesStmt.all().map(toName);
+  async names(): Promise<DomainNameRecord[]> {
+    return (await this.db.all<NameRow>(NAMES)).map(toName);
   }
 
-  putName(n: Omit<DomainNameRecord, 'createdAt'>): DomainNameRecord {
-    this.upsertNameStmt.run({ name: n.name, status: n.status, price_usd: n.priceUsd, price_ngn: n.priceNgn, note: n.note, created_at: this.clock() });
-    return this.name(n.name) as DomainNameRecord;
+  async putName(n: Omit<DomainNameRecord, 'createdAt'>): Promise<DomainNameRecord> {
+    const r = await this.db.get<NameRow>(PUT_NAME, { name: n.name, status: n.status, price_usd: n.priceUsd, price_ngn: n.priceNgn, note: n.note, created_at: this.clock() });
+    return toName(r as NameRow);
   }
 
-  deleteName(name: string): boolean {
-    return this.deleteNameStmt.run(name).changes > 0;
+  async deleteName(name: string): Promise<boolean> {
+    return (await this.db.run(DELETE_NAME, [name])).changes > 0;
   }
 }
 

@@ -1,7 +1,7 @@
 // Watches the proxied traffic for anomalies. observe() runs on the request path: O(1), never throws,
 // only counts into the hostname's open bucket. evaluate() (a timer, and readers before they list
 // events, so an injected clock needs no timer) closes the buckets that have ended, runs the detectors
-// and opens, worsens or ends events through the repository. One open event per (hostname, kind): it
+// and opens, worsens or ends events through the repository (one evaluation at a time). One open event per (hostname, kind): it
 // lasts while the buckets keep showing it and ends at the start of the first closed bucket that does
 // not (= the end of the last one that did). Memory: hostnames in an LRU, each with a bounded history.
 import { LRUCache } from 'lru-cache';
@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { newId } from '../../auth/ids.js';
 import type { EdgeConfig } from '../../config/schema.js';
 import type { AnomaliesRepo } from '../../db/repos/anomalies.js';
-import { detect, type Finding } from './detectors.js';
+import { detect, type Finding, type Outcomes } from './detectors.js';
 import { ANOMALY_KINDS, type AnomalyEvent, type AnomalyKind } from './event.js';
 import { HostSeries, type BucketSummary, type ObservedRequest } from './series.js';
 
@@ -71,6 +71,8 @@ export class EdgeMonitor implements TrafficMonitor {
   private readonly timer: NodeJS.Timeout;
   private observed = 0;
   private dropped = 0;
+  /** The open events restored at start, then every evaluation: each runs after the one before. */
+  private chain: Promise<void>;
 
   constructor(private readonly deps: EdgeMonitorDeps) {
     this.widthMs = Math.max(1, deps.config.bucketSeconds) * 1000;
@@ -82,12 +84,8 @@ export class EdgeMonitor implements TrafficMonitor {
         for (const event of state.open.values()) this.orphans.push({ event, endedAt: state.series.closedUntil });
       },
     });
-    const nowBucket = this.bucketOf(deps.now());
-    for (const event of deps.repo.open()) {
-      const state = this.hosts.get(event.hostname) ?? this.track(event.hostname, event.ownerId, nowBucket);
-      state.open.set(event.kind, event);
-    }
-    this.timer = setInterval(() => this.evaluate(), Math.min(this.widthMs / 5, 10_000));
+    this.chain = this.restore(this.bucketOf(deps.now()));
+    this.timer = setInterval(() => void this.evaluate(), Math.min(this.widthMs / 5, 10_000));
     this.timer.unref();
   }
 
@@ -107,16 +105,40 @@ export class EdgeMonitor implements TrafficMonitor {
     }
   }
 
-  /** Closes every bucket that has ended by now() and records what the detectors found. Never throws. */
-  evaluate(): void {
+  /**
+   * Closes every bucket that has ended by now() and records what the detectors found, after the
+   * evaluation under way if any. Never rejects.
+   */
+  evaluate(): Promise<void> {
+    const run = this.chain.then(() => this.run()).catch((err: unknown) => this.deps.log.warn({ err }, 'edge anomaly evaluation failed'));
+    this.chain = run;
+    return run;
+  }
+
+  private async run(): Promise<void> {
     const before = this.bucketOf(this.deps.now());
-    this.endOrphans();
+    await this.endOrphans();
+    // The detectors run as the buckets close (they read the history as it was then); the writes follow.
+    const closed: { state: HostState; start: number; outcomes: Outcomes }[] = [];
     for (const state of this.hosts.values()) {
       try {
-        state.series.closeUntil(before, (start, bucket, history) => this.judge(state, start, bucket, history));
+        state.series.closeUntil(before, (start, bucket, history) => closed.push({ state, start, outcomes: detect(bucket, history, this.deps.config) }));
       } catch (err) {
         this.deps.log.warn({ err, hostname: state.series.hostname }, 'edge anomaly evaluation failed');
       }
+    }
+    for (const c of closed) await this.judge(c.state, c.start, c.outcomes);
+  }
+
+  /** The events still open from before the start, so an ongoing one is not reported twice. Never rejects. */
+  private async restore(nowBucket: number): Promise<void> {
+    try {
+      for (const event of await this.deps.repo.open()) {
+        const state = this.hosts.get(event.hostname) ?? this.track(event.hostname, event.ownerId, nowBucket);
+        if (!state.open.has(event.kind)) state.open.set(event.kind, event);
+      }
+    } catch (err) {
+      this.deps.log.warn({ err }, 'edge anomaly: the open events could not be read');
     }
   }
 
@@ -140,11 +162,11 @@ export class EdgeMonitor implements TrafficMonitor {
     return state;
   }
 
-  private endOrphans(): void {
+  private async endOrphans(): Promise<void> {
     while (this.orphans.length > 0) {
       const o = this.orphans[0] as { event: AnomalyEvent; endedAt: number };
       try {
-        this.deps.repo.close(o.event.id, o.endedAt);
+        await this.deps.repo.close(o.event.id, o.endedAt);
       } catch (err) {
         this.deps.log.warn({ err, hostname: o.event.hostname, kind: o.event.kind }, 'edge anomaly could not be ended');
         return; // the database is failing: try again next time
@@ -154,8 +176,7 @@ export class EdgeMonitor implements TrafficMonitor {
   }
 
   /** One closed bucket of one hostname: open, worsen or end its events. */
-  private judge(state: HostState, start: number, bucket: BucketSummary, history: readonly BucketSummary[]): void {
-    const outcomes = detect(bucket, history, this.deps.config);
+  private async judge(state: HostState, start: number, outcomes: Outcomes): Promise<void> {
     const { repo, log } = this.deps;
     const hostname = state.series.hostname;
     for (const kind of ANOMALY_KINDS) {
@@ -165,15 +186,15 @@ export class EdgeMonitor implements TrafficMonitor {
         if (outcome === 'unknown') continue;
         if (outcome === 'none') {
           if (open) {
-            repo.close(open.id, start);
+            await repo.close(open.id, start);
             state.open.delete(kind);
           }
         } else if (!open) {
           const event: AnomalyEvent = { id: newId(), hostname, ownerId: state.series.ownerId, kind, startedAt: start, endedAt: null, ...outcome };
-          repo.insert(event);
+          await repo.insert(event);
           state.open.set(kind, event);
         } else if (worse(kind, open, outcome)) {
-          repo.update(open.id, outcome.severity, outcome.observed, outcome.detail);
+          await repo.update(open.id, outcome.severity, outcome.observed, outcome.detail);
           state.open.set(kind, { ...open, severity: outcome.severity, observed: outcome.observed, detail: outcome.detail });
         }
       } catch (err) {
