@@ -7,7 +7,6 @@ import type { CdnLogConfig } from '../config/schema.js';
 import type { Db } from '../db/open.js';
 import { CdnLogRepo } from '../db/repos/cdn-log.js';
 import { CdnTrafficRepo } from '../db/repos/cdn-traffic.js';
-import { UsageRepo } from '../db/repos/usage.js';
 import { maintainLog, type MaintenanceResult } from './log-maintenance.js';
 import { HOUR_MS } from './traffic.js';
 
@@ -81,8 +80,6 @@ export interface RequestLogOptions {
   clock?: () => number;
   log?: Pick<Logger, 'warn'>;
   scheduler?: Scheduler;
-  /** The server's usage repository, for download events (a private one when absent, as in unit tests). */
-  usage?: UsageRepo;
   /** Sees every record as it is appended, kept or dropped (the request metrics). */
   observe?: (r: CdnRequestRecord) => void;
   /** Roll up and expire hourly (default). Off in cluster workers: their supervisor does it, once. */
@@ -164,7 +161,7 @@ export class RequestLog {
     opts: RequestLogOptions = {},
   ) {
     this.clock = opts.clock ?? Date.now;
-    this.repo = new CdnLogRepo(db, opts.usage ?? new UsageRepo(db));
+    this.repo = new CdnLogRepo(db);
     this.traffic = new CdnTrafficRepo(db);
     this.log = opts.log;
     this.observe = opts.observe;

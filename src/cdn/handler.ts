@@ -33,7 +33,7 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
 
   /** One attempt: 'retry' when the bytes vanished before anything was sent. */
   const attempt = async (req: IncomingMessage, res: ServerResponse, facts: RequestFacts): Promise<'done' | 'retry'> => {
-    const resolution = resolver.resolve(req, facts);
+    const resolution = await resolver.resolve(req, facts);
     if (resolution.kind === 'not-found') {
       notFound(req, res);
       return 'done';
@@ -42,7 +42,7 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       plain(res, req, 403, 'Forbidden');
       return 'done';
     }
-    // Same tick as the lookup in resolve(): a fill or bypass opens (and leases) the bytes of that row.
+    // A fill or bypass opens (and leases) the bytes of the row resolve() read; bytes removed meanwhile are a retry.
     const sent = await send(req, res, resolution.served, facts);
     if (sent === 'retry') return 'retry';
     // Each body served is also a download usage event, written with the request's log row: an asset's

@@ -51,10 +51,10 @@ export class CdnResolver {
   }
 
   /**
-   * Call read() on the result's cache object in the same tick: the metadata row was read here, and
-   * opening its bytes then leases them before anything can remove them.
+   * Call read() on the result's cache object at once: opening its bytes leases them. Bytes removed
+   * since the row was read here make the send a 'retry' (cdn/handler.ts).
    */
-  resolve(req: IncomingMessage, facts: TargetFacts): Resolution {
+  async resolve(req: IncomingMessage, facts: TargetFacts): Promise<Resolution> {
     const asset = parseCdnTarget(req.url);
     if (asset) return this.asset(asset, facts);
     const object = parseBucketTarget(req.url);
@@ -62,7 +62,7 @@ export class CdnResolver {
     return NOT_FOUND;
   }
 
-  private asset(target: AssetTarget, facts: TargetFacts): Resolution {
+  private async asset(target: AssetTarget, facts: TargetFacts): Promise<Resolution> {
     const { ctx } = this;
     const asset = ctx.assetDirectory.byId(target.id);
     if (!asset || asset.fileName !== target.fileName) return NOT_FOUND;
@@ -72,7 +72,7 @@ export class CdnResolver {
       target.expires !== undefined && target.signature !== undefined && this.signer.verify(asset, target.expires, target.signature);
     if (!signed && asset.visibility !== 'public') return NOT_FOUND;
     // 403 only for what this caller could otherwise see: it reveals nothing a 404 would hide.
-    if (this.suspended.has(asset.userId)) return { kind: 'forbidden' };
+    if (await this.suspended.has(asset.userId)) return { kind: 'forbidden' };
     // Active content (HTML, SVG, XML, JS, PDF, wasm) is only ever a download, even through a signed URL.
     const active = asset.activeContent || servesAsAttachment({ contentType: asset.contentType, fileName: asset.fileName });
     const rep: Representation = {
@@ -96,7 +96,7 @@ export class CdnResolver {
     return { kind: 'found', served: { rep, cache, asset } };
   }
 
-  private object(target: BucketObjectTarget, facts: TargetFacts): Resolution {
+  private async object(target: BucketObjectTarget, facts: TargetFacts): Promise<Resolution> {
     const { ctx } = this;
     // Straight from the database, not the S3 path's bucket directory: making a bucket private takes
     // effect on the next request.
@@ -109,7 +109,7 @@ export class CdnResolver {
     facts.bucket = bucket.name;
     facts.key = rec.key;
     facts.ownerId = bucket.ownerId;
-    if (this.suspended.has(bucket.ownerId)) return { kind: 'forbidden' };
+    if (await this.suspended.has(bucket.ownerId)) return { kind: 'forbidden' };
     return { kind: 'found', served: objectVersion(ctx, bucket, rec, 'cdn') };
   }
 }

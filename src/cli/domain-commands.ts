@@ -51,9 +51,9 @@ export const DOMAIN_GROUPS: Readonly<Record<string, { section: string; summary: 
 };
 
 /** The catalogue as the server seeds it: a command on a fresh data directory sees the same TLDs. */
-function catalogue({ repos, config }: Pick<RunContext, 'repos' | 'config'>): Repos {
+async function catalogue({ repos, config }: Pick<RunContext, 'repos' | 'config'>): Promise<Repos> {
   try {
-    seedCatalogue(repos, config);
+    await seedCatalogue(repos, config);
   } catch (err) {
     if (err instanceof CatalogueError) throw new AdminError('InvalidCatalogue', err.message);
     throw err;
@@ -139,8 +139,8 @@ function today(): string {
   return utcDate(new Date());
 }
 
-function setTld({ repos, config, args, flags }: RunContext): Record<string, unknown> {
-  const db = catalogue({ repos, config });
+async function setTld({ repos, config, args, flags }: RunContext): Promise<Record<string, unknown>> {
+  const db = await catalogue({ repos, config });
   const tld = tldArg(args.TLD);
   const current = db.tlds.get(tld);
   const pick = (flag: string, fallback: number | null | undefined): number | null | undefined => {
@@ -177,22 +177,22 @@ function setTld({ repos, config, args, flags }: RunContext): Record<string, unkn
     throw err;
   }
   db.tlds.upsert([{ ...entry, popularRank: current?.popularRank ?? null }]);
-  return tldRow(db.tlds.get(tld) as TldRecord, db.tlds.promotions(tld), exchangeRate(db, config), today());
+  return tldRow(db.tlds.get(tld) as TldRecord, db.tlds.promotions(tld), await exchangeRate(db, config), today());
 }
 
 function optionalNgn(field: string, value: number | null | undefined): Record<string, string> {
   return value === null || value === undefined ? {} : { [field]: formatMinor(value) };
 }
 
-function listTlds({ repos, config }: RunContext): Record<string, unknown>[] {
-  const db = catalogue({ repos, config });
-  const rate = exchangeRate(db, config);
+async function listTlds({ repos, config }: RunContext): Promise<Record<string, unknown>[]> {
+  const db = await catalogue({ repos, config });
+  const rate = await exchangeRate(db, config);
   const promotions = db.tlds.promotionsByTld();
   return db.tlds.list().map((t) => tldRow(t, promotions.get(t.tld) ?? [], rate, today()));
 }
 
-function importTlds({ repos, config, args }: RunContext): Record<string, unknown> {
-  const db = catalogue({ repos, config });
+async function importTlds({ repos, config, args }: RunContext): Promise<Record<string, unknown>> {
+  const db = await catalogue({ repos, config });
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(args.FILE as string, 'utf8'));
@@ -218,8 +218,8 @@ function importTlds({ repos, config, args }: RunContext): Record<string, unknown
   return { imported: tlds.length, popularListSet: setsPopular, total: db.tlds.count() };
 }
 
-function setPopular({ repos, config, args }: RunContext): Record<string, unknown>[] {
-  const db = catalogue({ repos, config });
+async function setPopular({ repos, config, args }: RunContext): Promise<Record<string, unknown>[]> {
+  const db = await catalogue({ repos, config });
   const tlds = (args.TLDS as string).split(',').map((t) => tldArg(t));
   if (new Set(tlds).size !== tlds.length) throw new AdminError('InvalidArgument', 'a TLD appears twice in the list');
   try {
@@ -267,8 +267,8 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'take a TLD out of the catalogue, with its promotions',
       example: 's3edge tlds remove mobi',
-      run: ({ repos, config, args }) => {
-        const db = catalogue({ repos, config });
+      run: async ({ repos, config, args }) => {
+        const db = await catalogue({ repos, config });
         const tld = requireTld(db, args.TLD).tld;
         db.tlds.delete(tld);
         return { removed: `.${tld}` };
@@ -286,8 +286,8 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['out'],
       summary: 'the catalogue as a file to edit and import (JSON; to standard output or --out FILE)',
       example: 's3edge tlds export --out prices.json',
-      run: ({ repos, config, flags }) => {
-        const file = catalogueFile(catalogue({ repos, config }).tlds.list());
+      run: async ({ repos, config, flags }) => {
+        const file = catalogueFile((await catalogue({ repos, config })).tlds.list());
         if (flags.out === undefined) return file;
         writeFileSync(flags.out, JSON.stringify(file, null, 1) + '\n');
         return { exported: file.tlds.length, file: flags.out };
@@ -308,8 +308,8 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       required: ['ends'],
       summary: 'a bonus on a TLD (naira and/or dollars) through a date (UTC, inclusive)',
       example: 's3edge promotions create cv --bonus-ngn 5000 --bonus-usd 3.50 --ends 2026-12-31',
-      run: ({ repos, config, args, flags }) => {
-        const db = catalogue({ repos, config });
+      run: async ({ repos, config, args, flags }) => {
+        const db = await catalogue({ repos, config });
         const tld = requireTld(db, args.TLD).tld;
         const bonusNgn = money('bonus-ngn', flags['bonus-ngn']) ?? null;
         const bonusUsd = money('bonus-usd', flags['bonus-usd']) ?? null;
@@ -323,8 +323,8 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['tld'],
       summary: 'promotions (active, expired, ended), of one TLD with --tld',
       example: 's3edge promotions list --tld cv',
-      run: ({ repos, config, flags }) => {
-        const db = catalogue({ repos, config });
+      run: async ({ repos, config, flags }) => {
+        const db = await catalogue({ repos, config });
         const tld = flags.tld === undefined ? undefined : requireTld(db, flags.tld).tld;
         return db.tlds.promotions(tld).map((p) => promotionRow(p, today()));
       },
@@ -334,8 +334,8 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'end a promotion now',
       example: 's3edge promotions end 3',
-      run: ({ repos, config, args }) => {
-        const db = catalogue({ repos, config });
+      run: async ({ repos, config, args }) => {
+        const db = await catalogue({ repos, config });
         const id = Number(args.ID);
         if (!Number.isSafeInteger(id) || !db.tlds.endPromotion(id)) throw new AdminError('NoSuchPromotion', `no running promotion ${args.ID}`);
         return promotionRow(db.tlds.getPromotion(id) as Promotion, today());
@@ -348,15 +348,15 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'the naira per dollar in use, and where it comes from',
       example: 's3edge exchange-rate show',
-      run: ({ repos, config }) => rateView(repos, config),
+      run: async ({ repos, config }) => rateView(repos, config),
     },
     set: {
       args: ['NGN_PER_USD'],
       flags: [],
       summary: 'set the naira per dollar (two decimals at most); the API uses it at once',
       example: 's3edge exchange-rate set 1580.50',
-      run: ({ repos, config, args }) => {
-        if (!setExchangeRate(repos, args.NGN_PER_USD as string)) {
+      run: async ({ repos, config, args }) => {
+        if (!(await setExchangeRate(repos, args.NGN_PER_USD as string))) {
           throw new AdminError('InvalidRate', `the rate must be a positive amount like 1580.50 (got '${args.NGN_PER_USD}')`);
         }
         return rateView(repos, config);
@@ -370,8 +370,8 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       required: ['status'],
       summary: 'reserve a name, record it as sold, or offer it as premium at its own yearly price',
       example: 's3edge domain-names add gold.io --status premium --price 2500.00',
-      run: ({ repos, config, args, flags }) => {
-        const db = catalogue({ repos, config });
+      run: async ({ repos, config, args, flags }) => {
+        const db = await catalogue({ repos, config });
         const { name } = nameArg(args.NAME, db);
         const status = STATUSES.find((s) => s === flags.status);
         if (!status) throw new AdminError('InvalidArgument', `--status must be reserved, sold or premium (got '${flags.status ?? ''}')`);
@@ -389,15 +389,15 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'the names on the operator\'s list',
       example: 's3edge domain-names list',
-      run: ({ repos, config }) => catalogue({ repos, config }).tlds.names().map(nameRow),
+      run: async ({ repos, config }) => (await catalogue({ repos, config })).tlds.names().map(nameRow),
     },
     remove: {
       args: ['NAME'],
       flags: [],
       summary: 'take a name off the list: the registry answers for it again',
       example: 's3edge domain-names remove gold.io',
-      run: ({ repos, config, args }) => {
-        const db = catalogue({ repos, config });
+      run: async ({ repos, config, args }) => {
+        const db = await catalogue({ repos, config });
         const { name } = nameArg(args.NAME, db);
         if (!db.tlds.deleteName(name)) throw new AdminError('NoSuchName', `'${name}' is not on the list`);
         return { removed: name };
@@ -410,9 +410,9 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'the bootstrap in use: where it comes from, its publication date, how many TLDs it covers',
       example: 's3edge rdap-bootstrap show',
-      run: (ctx) => {
+      run: async (ctx) => {
         try {
-          return bootstrapView(ctx);
+          return await bootstrapView(ctx);
         } catch (err) {
           if (err instanceof BootstrapError) throw new AdminError('InvalidBootstrap', err.message);
           throw err;
@@ -440,17 +440,17 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
 };
 
 /** Which RDAP bootstrap the server uses: the configured file, a refreshed copy, or the one shipped. */
-function bootstrapView({ repos, config }: Pick<RunContext, 'repos' | 'config'>): Record<string, unknown> {
+async function bootstrapView({ repos, config }: Pick<RunContext, 'repos' | 'config'>): Promise<Record<string, unknown>> {
   const configured = config.domains.rdap.bootstrapFile;
-  const stored = repos.settings.get(BOOTSTRAP_SETTING);
+  const stored = await repos.settings.get(BOOTSTRAP_SETTING);
   const source = configured !== '' ? `configured file ${configured}` : stored !== undefined ? 'refreshed copy in the data directory' : `shipped file ${SHIPPED_BOOTSTRAP_FILE}`;
   const bootstrap = configured !== '' ? readBootstrapFile(configured) : stored !== undefined ? Bootstrap.parse(stored) : readBootstrapFile(SHIPPED_BOOTSTRAP_FILE);
   return { source, publication: bootstrap.publication, services: bootstrap.serviceCount, entries: bootstrap.entryCount };
 }
 
-function rateView(repos: Repos, config: Config): Record<string, unknown> {
-  const set = repos.settings.get('domains.ngnPerUsd');
-  return { ngnPerUsd: formatMinor(exchangeRate(repos, config)), source: set === undefined ? 'configuration (domains.ngnPerUsd)' : 'set with s3edge exchange-rate set' };
+async function rateView(repos: Repos, config: Config): Promise<Record<string, unknown>> {
+  const set = await repos.settings.get('domains.ngnPerUsd');
+  return { ngnPerUsd: formatMinor(await exchangeRate(repos, config)), source: set === undefined ? 'configuration (domains.ngnPerUsd)' : 'set with s3edge exchange-rate set' };
 }
 
 function nameRow(n: { name: string; status: string; priceUsd: number | null; priceNgn: number | null; note: string; createdAt: number }): Record<string, unknown> {

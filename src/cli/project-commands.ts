@@ -51,8 +51,8 @@ async function refusals<T>(fn: () => T | Promise<T>): Promise<T> {
   }
 }
 
-function userNamed(repos: Repos, name: string | undefined): User {
-  const user = repos.users.getByName(name ?? '');
+async function userNamed(repos: Repos, name: string | undefined): Promise<User> {
+  const user = await repos.users.getByName(name ?? '');
   if (!user) throw new AdminError('NoSuchUser', `no user named '${name ?? ''}'`);
   return user;
 }
@@ -75,8 +75,8 @@ function hostnameNamed(projects: ProjectsService, name: string): { hostname: Pro
   }
 }
 
-function userName(repos: Repos, id: string): string {
-  return repos.users.getById(id)?.name ?? id;
+async function userName(repos: Repos, id: string): Promise<string> {
+  return (await repos.users.getById(id))?.name ?? id;
 }
 
 /** One line of text: `https://origin.example.com (preserve host)`, `bucket site (index index.html)`. */
@@ -94,12 +94,12 @@ function rulesText(h: ProjectHostname): string {
   return set.length === 0 ? '' : JSON.stringify(Object.fromEntries(set));
 }
 
-function hostnameRow(projects: ProjectsService, repos: Repos, h: ProjectHostname, project: Project): Record<string, unknown> {
+async function hostnameRow(projects: ProjectsService, repos: Repos, h: ProjectHostname, project: Project): Promise<Record<string, unknown>> {
   const record = projects.verificationRecord(h);
   return {
     hostname: h.hostname,
     id: h.id,
-    user: userName(repos, project.userId),
+    user: await userName(repos, project.userId),
     project: project.name,
     verified: h.verifiedAt !== null,
     verifiedBy: h.verifiedBy ?? '',
@@ -110,11 +110,11 @@ function hostnameRow(projects: ProjectsService, repos: Repos, h: ProjectHostname
   };
 }
 
-function projectRow(repos: Repos, p: Project): Record<string, unknown> {
+async function projectRow(repos: Repos, p: Project): Promise<Record<string, unknown>> {
   return {
     id: p.id,
     name: p.name,
-    user: userName(repos, p.userId),
+    user: await userName(repos, p.userId),
     hostnames: repos.projects.hostnamesOfProject(p.id).length,
     deployments: repos.projects.deployments(p.id).length,
     createdAt: iso(p.createdAt),
@@ -163,24 +163,28 @@ function rulesFlags(flags: RunContext['flags']): unknown {
   }
 }
 
-function listProjects({ repos, flags }: RunContext): Record<string, unknown>[] {
-  const users = flags.user === undefined ? repos.users.list() : [userNamed(repos, flags.user)];
-  return users.flatMap((u) => repos.projects.projectsOfUser(u.id)).map((p) => projectRow(repos, p));
+async function listProjects({ repos, flags }: RunContext): Promise<Record<string, unknown>[]> {
+  const users = flags.user === undefined ? await repos.users.list() : [await userNamed(repos, flags.user)];
+  const rows: Record<string, unknown>[] = [];
+  for (const p of users.flatMap((u) => repos.projects.projectsOfUser(u.id))) rows.push(await projectRow(repos, p));
+  return rows;
 }
 
-function listHostnames(ctx: RunContext): Record<string, unknown>[] {
+async function listHostnames(ctx: RunContext): Promise<Record<string, unknown>[]> {
   const { repos, flags } = ctx;
   const projects = service(ctx);
   if (flags.project !== undefined && flags.user === undefined) throw new AdminError('InvalidArgument', '--project needs --user (project names are per user)');
-  const user = flags.user === undefined ? undefined : userNamed(repos, flags.user);
+  const user = flags.user === undefined ? undefined : await userNamed(repos, flags.user);
   const project = user && flags.project !== undefined ? projectNamed(projects, user, flags.project) : undefined;
   const hostnames = project ? projects.hostnames(project) : user ? projects.hostnamesOfUser(user.id) : projects.allHostnames();
   const byId = new Map<string, Project | undefined>();
-  return hostnames.flatMap((h) => {
+  const rows: Record<string, unknown>[] = [];
+  for (const h of hostnames) {
     if (!byId.has(h.projectId)) byId.set(h.projectId, repos.projects.project(h.projectId));
     const p = byId.get(h.projectId);
-    return p ? [hostnameRow(projects, repos, h, p)] : [];
-  });
+    if (p) rows.push(await hostnameRow(projects, repos, h, p));
+  }
+  return rows;
 }
 
 export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
@@ -199,8 +203,8 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'create a project of a user (hostnames, deployments and assets belong to one)',
       example: 's3edge projects create website --user alice',
       run: (ctx) =>
-        refusals(() => {
-          const user = userNamed(ctx.repos, ctx.flags.user);
+        refusals(async () => {
+          const user = await userNamed(ctx.repos, ctx.flags.user);
           return projectRow(ctx.repos, service(ctx).createProject(user.id, ctx.args.NAME, 'NAME'));
         }),
     },
@@ -211,9 +215,9 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'delete a project (by name or id) with its deployments and hostnames; its assets stay, unlinked',
       example: 's3edge projects delete website --user alice',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
-          const project = projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.args.PROJECT as string);
+          const project = projectNamed(projects, await userNamed(ctx.repos, ctx.flags.user), ctx.args.PROJECT as string);
           const { hostnames } = projects.deleteProject(project);
           return { deleted: true, id: project.id, name: project.name, hostnames: hostnames.join(', ') };
         }),
@@ -234,9 +238,9 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'add a hostname to a project; it is served once verified (publish the TXT record shown, then hostnames verify)',
       example: 's3edge hostnames add www.example.com --user alice --project website',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
-          const project = projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.flags.project as string);
+          const project = projectNamed(projects, await userNamed(ctx.repos, ctx.flags.user), ctx.flags.project as string);
           const added = projects.addHostname(project, { hostname: ctx.args.HOSTNAME });
           return hostnameRow(projects, ctx.repos, added, project);
         }),
@@ -247,7 +251,7 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'remove a hostname: the proxy stops serving it',
       example: 's3edge hostnames remove www.example.com',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
           const { hostname } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
           projects.removeHostname(hostname);
@@ -273,7 +277,7 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: "where the hostname's requests go: --url http(s)://host[:port] [--preserve-host], or --bucket NAME of the owner's [--index KEY] [--error-document KEY]",
       example: 's3edge hostnames set-origin www.example.com --url https://origin.example.net',
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
           const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
           return hostnameRow(projects, ctx.repos, projects.setOrigin(project, hostname, originFlags(ctx.flags)), project);
@@ -285,7 +289,7 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'replace the hostname\'s protection rules (JSON, as PUT .../rules of the API takes them)',
       example: `s3edge hostnames set-rules www.example.com --rules '{"blockCountries":["XX"]}'`,
       run: (ctx) =>
-        refusals(() => {
+        refusals(async () => {
           const projects = service(ctx);
           const { hostname, project } = hostnameNamed(projects, ctx.args.HOSTNAME as string);
           return hostnameRow(projects, ctx.repos, projects.setRules(hostname, rulesFlags(ctx.flags)), project);

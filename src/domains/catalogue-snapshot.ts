@@ -29,9 +29,10 @@ export class CatalogueSnapshot {
     private readonly config: Config,
   ) {}
 
-  current(): Catalogue {
+  async current(): Promise<Catalogue> {
     const version = this.repos.dataVersion();
     if (this.loaded && version === this.version) return this.loaded;
+    const rate = await exchangeRate(this.repos, this.config);
     const tlds = this.repos.tlds.list();
     this.loaded = {
       tlds,
@@ -39,7 +40,7 @@ export class CatalogueSnapshot {
       popular: this.repos.tlds.popular(),
       promotions: this.repos.tlds.promotionsByTld(),
       names: new Map(this.repos.tlds.names().map((n) => [n.name, n])),
-      rate: exchangeRate(this.repos, this.config),
+      rate,
     };
     this.version = version;
     return this.loaded;

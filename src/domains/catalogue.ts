@@ -171,27 +171,27 @@ function seedFilePath(config: Config): string {
  * Seeds the catalogue on the first start of a data directory (once: a catalogue the operator emptied
  * stays empty). Returns how many TLDs were seeded, 0 when it had been done.
  */
-export function seedCatalogue(repos: Repos, config: Config): number {
-  if (repos.settings.get(SEEDED) !== undefined) return 0;
+export async function seedCatalogue(repos: Repos, config: Config): Promise<number> {
+  if ((await repos.settings.get(SEEDED)) !== undefined) return 0;
   const tlds = readCatalogueFile(seedFilePath(config));
-  repos.transaction(() => {
-    repos.tlds.upsert(tlds);
-    repos.settings.set(SEEDED, new Date().toISOString());
+  await repos.transact(async (r) => {
+    r.tlds.upsert(tlds);
+    await r.settings.set(SEEDED, new Date().toISOString());
   });
   return tlds.length;
 }
 
 /** Kobo per dollar: the rate set at run time (`s3edge exchange-rate set`), else domains.ngnPerUsd. */
-export function exchangeRate(repos: Repos, config: Config): number {
-  const set = repos.settings.get(RATE);
+export async function exchangeRate(repos: Pick<Repos, 'settings'>, config: Config): Promise<number> {
+  const set = await repos.settings.get(RATE);
   return (set !== undefined ? parseRate(set) : undefined) ?? (parseRate(config.domains.ngnPerUsd) as number);
 }
 
 /** Sets the run-time rate (`"1600.50"`); false when it is not a positive amount with at most two decimals. */
-export function setExchangeRate(repos: Repos, text: string): boolean {
+export async function setExchangeRate(repos: Pick<Repos, 'settings'>, text: string): Promise<boolean> {
   const rate = parseRate(text);
   if (rate === undefined) return false;
-  repos.settings.set(RATE, formatMinor(rate));
+  await repos.settings.set(RATE, formatMinor(rate));
   return true;
 }
 

@@ -62,14 +62,14 @@ export class DomainSearch {
   }
 
   /** Every TLD of the catalogue with its prices and active promotion. */
-  tlds(): TldView[] {
-    const c = this.catalogue.current();
+  async tlds(): Promise<TldView[]> {
+    const c = await this.catalogue.current();
     return this.views(c, c.tlds);
   }
 
   /** The popular list, in its order. */
-  popular(): TldView[] {
-    const c = this.catalogue.current();
+  async popular(): Promise<TldView[]> {
+    const c = await this.catalogue.current();
     return this.views(c, c.popular);
   }
 
@@ -78,7 +78,7 @@ export class DomainSearch {
    * (`co` finds `co.uk`, `com.co`), then TLDs with a label starting with it (`onl` finds `online`); each
    * group in popular order, then alphabetically. Throws DomainQueryError for text that is no extension.
    */
-  searchTlds(raw: string): { query: string; tlds: (TldView & { match: TldMatch })[] } {
+  async searchTlds(raw: string): Promise<{ query: string; tlds: (TldView & { match: TldMatch })[] }> {
     const ext = normalizeExtension(raw);
     const rank = (t: TldRecord): TldMatch | undefined => {
       if (t.tld === ext) return 'exact';
@@ -87,7 +87,7 @@ export class DomainSearch {
       return labels.some((l) => l.startsWith(ext)) || t.tld.startsWith(ext) ? 'prefix' : undefined;
     };
     const order: Record<TldMatch, number> = { exact: 0, label: 1, prefix: 2 };
-    const c = this.catalogue.current();
+    const c = await this.catalogue.current();
     const matched = c.tlds
       .flatMap((t) => {
         const match = rank(t);
@@ -106,7 +106,7 @@ export class DomainSearch {
   /** POST /api/v3/domains/search: rejects with DomainQueryError for a query that cannot be searched. */
   async search(raw: string): Promise<SearchResult> {
     const q = normalizeQuery(raw);
-    const c = this.catalogue.current();
+    const c = await this.catalogue.current();
     const today = this.today();
     // One deadline for the whole search, however many registries it asks.
     const signal = AbortSignal.timeout(this.o.config.domains.rdap.searchDeadlineMs);

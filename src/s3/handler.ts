@@ -168,14 +168,16 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
       return;
     }
     const signed = { method: req.method ?? 'GET', rawPath: addr.rawPath, rawQuery: addr.rawQuery, headers: req.headers };
-    const getSecret = (id: string): string | undefined => ctx.keys.lookup(id)?.secretKey;
-    const auth = isPresignedV2(addr.rawQuery)
-      ? verifyPresignedV2(signed, addr.virtualHost ? `/${addr.bucket}${addr.rawPath}` : addr.rawPath, { now: ctx.clock(), getSecret })
-      : verifyRequest(signed, { region: ctx.config.region, now: ctx.clock(), maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret });
+    const now = ctx.clock();
+    const v2Path = addr.virtualHost ? `/${addr.bucket}${addr.rawPath}` : addr.rawPath;
+    const { value: auth, key: found } = await ctx.keys.verify((getSecret) =>
+      isPresignedV2(signed.rawQuery)
+        ? verifyPresignedV2(signed, v2Path, { now, getSecret })
+        : verifyRequest(signed, { region: ctx.config.region, now, maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret }),
+    );
     if (!auth) throw new S3Error('AccessDenied');
     record.accessKeyId = auth.accessKeyId;
-    const found = ctx.keys.lookup(auth.accessKeyId);
-    if (!found) throw new S3Error('InvalidAccessKeyId');
+    if (!found || found.principal.accessKeyId !== auth.accessKeyId) throw new S3Error('InvalidAccessKeyId');
     const principal = found.principal;
     const result = await HANDLERS[op]({
       ctx, req, addr, auth, principal, requestId,

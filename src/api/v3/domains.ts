@@ -25,12 +25,12 @@ export const domainRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get('/api/v3/domains/tlds', { onRequest: requireScope('domains:read'), config: limited(limits.tlds), schema: { response: { 200: TldsResponse, ...RESPONSES } } }, async () => ({
     success: true,
-    tlds: search.tlds(),
+    tlds: await search.tlds(),
   }));
 
   app.get('/api/v3/domains/tlds/popular', { onRequest: requireScope('domains:read'), config: limited(limits.popular), schema: { response: { 200: TldsResponse, ...RESPONSES } } }, async () => ({
     success: true,
-    tlds: search.popular(),
+    tlds: await search.popular(),
   }));
 
   app.get<{ Querystring: Record<string, unknown> }>(
@@ -40,7 +40,7 @@ export const domainRoutes: RouteModule = (app, { ctx, requireScope }) => {
       const q = request.query.q;
       if (typeof q !== 'string' || q.trim() === '') throw new ApiError(400, 'invalid_request', "Give the extension to look for as ?q= (for example ?q=io)");
       try {
-        return { success: true, ...search.searchTlds(q) };
+        return { success: true, ...(await search.searchTlds(q)) };
       } catch (err) {
         return badQuery(err);
       }

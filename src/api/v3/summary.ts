@@ -20,21 +20,21 @@ export function spaceView(s: Space): SpaceView {
  * window (flush the buffer first, so every request that has ended is counted), else from the
  * download usage events (`available: false`).
  */
-function userAnalytics(ctx: AppContext, userId: string, now: number): Analytics {
+async function userAnalytics(ctx: AppContext, userId: string, now: number): Promise<Analytics> {
   const hostname = ctx.config.cdn.hostname;
   const fromLog = logAnalytics(ctx.requestLog.traffic.ownerHours(userId, windowStart(now), now), now, hostname);
-  return fromLog ?? usageFallbackAnalytics(ctx.repos.usage.since(userId, 'download', now - WINDOW_MS + 1), now, hostname);
+  return fromLog ?? usageFallbackAnalytics(await ctx.repos.usage.since(userId, 'download', now - WINDOW_MS + 1), now, hostname);
 }
 
 /** `projectId` (the caller's project) narrows the asset counts and recent assets to it; the rest is the account's. */
-export function buildSummary(ctx: AppContext, userId: string, projectId?: string): SummaryData {
+export async function buildSummary(ctx: AppContext, userId: string, projectId?: string): Promise<SummaryData> {
   const now = ctx.clock().getTime();
   const { repos, config } = ctx;
   // Buffered CDN requests (and the download usage events among them) count too.
   ctx.requestLog.flush();
   const stats = repos.assets.stats(userId);
   const shown = projectId === undefined ? stats : repos.assets.stats(userId, projectId);
-  const totals = repos.usage.totals(userId);
+  const totals = await repos.usage.totals(userId);
   const view = { cdnBase: ctx.endpoints.cdn, storageName: config.storageName };
   return {
     totalFiles: shown.totalFiles,
@@ -45,12 +45,12 @@ export function buildSummary(ctx: AppContext, userId: string, projectId?: string
     recentAssets: repos.assets
       .page({ userId, limit: RECENT_ASSETS, offset: 0, ...(projectId === undefined ? {} : { projectId }) })
       .assets.map((a) => assetView(a, view)),
-    analytics: userAnalytics(ctx, userId, now),
+    analytics: await userAnalytics(ctx, userId, now),
     // Object storage is part of the gateway (local disk or an upstream store): always configured.
     configured: true,
     storageName: config.storageName,
-    space: spaceView(ctx.repos.spaces.ensure(userId)),
-    credits: ctx.credits.state(userId, stats.storageBytes),
+    space: spaceView(await ctx.repos.spaces.ensure(userId)),
+    credits: await ctx.credits.state(userId, stats.storageBytes),
   };
 }
 
@@ -62,7 +62,7 @@ export const summaryRoutes: RouteModule = (app, { ctx, requireScope }) => {
       const { userId } = principalOf(request);
       const raw = (request.query as Record<string, string | undefined>)['projectId'];
       // An unknown project, or another user's, is 404 (as on the asset list).
-      return { success: true, data: buildSummary(ctx, userId, raw ? ownedProject(ctx, userId, raw).id : undefined) };
+      return { success: true, data: await buildSummary(ctx, userId, raw ? ownedProject(ctx, userId, raw).id : undefined) };
     },
   );
 };

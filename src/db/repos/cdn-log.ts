@@ -6,7 +6,7 @@ import type { CdnRequestRecord } from '../../analytics/request-log.js';
 import { hoursOf, mergeHour, hourOf, HOUR_MS, type HourTraffic, type TrafficGroup } from '../../analytics/traffic.js';
 import type { Db } from '../open.js';
 import { isForeignKeyViolation } from './errors.js';
-import type { UsageRepo } from './usage.js';
+import { INSERT_USAGE_EVENT, newUsageEvent } from './usage.js';
 
 export interface HourRow {
   owner_id: string;
@@ -73,11 +73,11 @@ export class CdnLogRepo {
   private readonly insertBatchTx: Transaction<(records: readonly CdnRequestRecord[]) => void>;
   private readonly rollUpTx: Transaction<(untilHour: number) => number>;
 
-  constructor(
-    db: Db,
-    /** Where the downloads among the logged requests become usage events, in the same transaction. */
-    private readonly usage: UsageRepo,
-  ) {
+  /** The downloads among the logged requests become usage events, in the same transaction. */
+  private readonly usageInsertStmt: Statement<unknown[]>;
+
+  constructor(db: Db) {
+    this.usageInsertStmt = db.prepare(INSERT_USAGE_EVENT);
     this.insertStmt = db.prepare(
       `INSERT INTO cdn_requests (time, host, asset_id, bucket, object_key, owner_id, status, bytes_sent, cache_status, client_ip, country, user_agent, duration_ms,
          surface, method, path, bytes_in, decision)
@@ -123,13 +123,14 @@ export class CdnLogRepo {
    */
   private recordDownload(r: CdnRequestRecord, key: string, assetId: string, ownerId: string): void {
     try {
-      this.usage.record(
+      const { params } = newUsageEvent(
         {
           userId: ownerId, assetId, eventType: 'download', source: 'cdn', bytes: r.bytesSent, hostname: r.host,
           country: r.country, statusCode: r.status, clientIp: r.clientIp, metadata: { key },
         },
         r.time,
       );
+      this.usageInsertStmt.run(...params);
     } catch (err) {
       if (!isForeignKeyViolation(err)) throw err;
     }

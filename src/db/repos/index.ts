@@ -105,23 +105,14 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
   const clock = opts.clock ?? Date.now;
   const store = opts.store ?? new SqliteStore(db);
   const legacy = {
-    users: new UsersRepo(db, clock),
     buckets: new BucketsRepo(db, clock),
-    accessKeys: new AccessKeysRepo(db, clock),
-    settings: new SettingsRepo(db),
     bucketCors: new BucketCorsRepo(db, clock),
-    apiKeys: new ApiKeysRepo(db, clock),
-    spaces: new SpacesRepo(db, clock),
     assets: new AssetsRepo(db),
-    usage: new UsageRepo(db, clock),
-    credits: new CreditsRepo(db, clock),
-    creditReservations: new CreditReservationsRepo(db),
     blobRefs: new BlobRefsRepo(db),
     integrity: new IntegrityRepo(db),
     objects: new ObjectsRepo(db),
     projects: new ProjectsRepo(db, clock),
     anomalies: new AnomaliesRepo(db),
-    sessions: new SessionsRepo(db),
     cacheInvalidations: new CacheInvalidationsRepo(db),
     tlds: new TldsRepo(db, clock),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
@@ -130,6 +121,15 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
   const bound = (exec: SqlExecutor): Repos => {
     const repos: Repos = {
       ...legacy,
+      users: new UsersRepo(exec, clock),
+      accessKeys: new AccessKeysRepo(exec, clock),
+      settings: new SettingsRepo(exec),
+      apiKeys: new ApiKeysRepo(exec, clock),
+      spaces: new SpacesRepo(exec, clock),
+      usage: new UsageRepo(exec, clock),
+      credits: new CreditsRepo(exec, clock),
+      creditReservations: new CreditReservationsRepo(exec),
+      sessions: new SessionsRepo(exec),
       store: exec,
       transact: <T>(fn: (repos: Repos) => Promise<T>): Promise<T> => exec.transaction((tx) => fn(bound(tx))),
     };

@@ -61,13 +61,12 @@ function fieldsAsHeaders(fields: ReadonlyMap<string, FormField>): Record<string,
 }
 
 /** The principal a form's signature names, or AccessDenied for an anonymous form: no bucket is publicly writable. */
-function authenticate(r: PostObjectRequest, fields: ReadonlyMap<string, FormField>): { principal: Principal; policy: string } {
+async function authenticate(r: PostObjectRequest, fields: ReadonlyMap<string, FormField>): Promise<{ principal: Principal; policy: string }> {
   const { ctx } = r;
-  const signer = verifyPostSignature(fields, { region: ctx.config.region, getSecret: (id) => ctx.keys.lookup(id)?.secretKey });
+  const { value: signer, key: found } = await ctx.keys.verify((getSecret) => verifyPostSignature(fields, { region: ctx.config.region, getSecret }));
   if (!signer) throw new S3Error('AccessDenied');
   r.record.accessKeyId = signer.accessKeyId;
-  const found = ctx.keys.lookup(signer.accessKeyId);
-  if (!found) throw new S3Error('InvalidAccessKeyId', undefined, { AWSAccessKeyId: signer.accessKeyId });
+  if (!found || found.principal.accessKeyId !== signer.accessKeyId) throw new S3Error('InvalidAccessKeyId', undefined, { AWSAccessKeyId: signer.accessKeyId });
   return { principal: found.principal, policy: signer.policy };
 }
 
@@ -135,7 +134,7 @@ export async function postObject(r: PostObjectRequest): Promise<S3Response> {
   if (!file) throw new S3Error('InvalidArgument', 'POST requires exactly one file upload per request.', { ArgumentName: 'file', ArgumentValue: '0' });
   // From here on the file part waits unread: every answer below is given before a byte of it is stored.
   if (!fields.get('key')?.value) throw missingField('key');
-  const { principal, policy: policyText } = authenticate(r, fields);
+  const { principal, policy: policyText } = await authenticate(r, fields);
   const policy = parsePostPolicy(policyText);
   const bucket = bucketFor(ctx, principal, 'ObjectWrite', bucketName);
 
