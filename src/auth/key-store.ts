@@ -33,7 +33,7 @@ export class KeyStore {
   private generation = 0;
 
   constructor(
-    private readonly repos: Repos,
+    private readonly repos: Pick<Repos, 'accessKeys'>,
     private readonly masterKey: Buffer,
     opts: KeyStoreOptions = {},
   ) {

@@ -39,10 +39,32 @@ export async function pgStore(server: RunningPostgres, t: Test, max = 4): Promis
  * Runs `body` as one subtest per store: SQLite, then PostgreSQL (started once per test file, on the
  * first call). Returns what each subtest gets.
  */
-export function storeMatrix(root: Test): { each(name: string, body: (t: Test, open: StoreFactory, kind: StoreKind) => Promise<void>): void } {
+export function storeMatrix(root: Test): {
+  each(name: string, body: (t: Test, open: StoreFactory, kind: StoreKind) => Promise<void>): void;
+  /** Two stores of `kind` on one fresh migrated database, as two processes (or nodes) would have. */
+  pair(t: Test, kind: StoreKind): Promise<[SqlStore, SqlStore]>;
+} {
   let server: Promise<RunningPostgres> | undefined;
   const postgres = (): Promise<RunningPostgres> => (server ??= startPostgres(root));
   return {
+    async pair(t, kind) {
+      if (kind === 'sqlite') {
+        const file = join(tempDir(t), 'meta.db');
+        const stores = [new SqliteStore(openDatabase(file)), new SqliteStore(openDatabase(file))] as const;
+        t.teardown(async () => {
+          for (const s of stores) await s.close();
+        });
+        return [...stores];
+      }
+      const url = await (await postgres()).database();
+      const first = createPgPool(url, { max: 4 });
+      await migratePostgres(first);
+      const stores = [new PgStore(first), new PgStore(createPgPool(url, { max: 4 }))] as const;
+      t.teardown(async () => {
+        for (const s of stores) await s.close();
+      });
+      return [...stores];
+    },
     each(name, body) {
       root.test(`${name} [sqlite]`, (t) => body(t, sqliteStore, 'sqlite'));
       root.test(`${name} [postgres]`, async (t) => {
