@@ -22,7 +22,7 @@ t.test('lookups, reloads and stale hostnames', async (t) => {
   const stale: string[] = [];
   const routes = new EdgeRoutes(repos, { now: () => clock, onStale: (id) => stale.push(id) });
 
-  const user = repos.users.create('ana');
+  const user = await repos.users.create('ana');
   const project = repos.projects.createProject(user.id, 'site');
   const a = repos.projects.addHostname(project.id, 'a.example.com', 'tok', { kind: 'url', url: 'https://origin.example.net', preserveHost: false });
   const b = repos.projects.addHostname(project.id, 'b.example.com', 'tok');

@@ -4,6 +4,7 @@ import { openDatabase, type Db } from '../../src/db/open.js';
 import { createRepos } from '../../src/db/repos/index.js';
 import { ObjectsRepo, type ObjectRecord } from '../../src/db/repos/objects.js';
 import { MultipartRepo, newUploadId, type CompletionPlan, type MultipartUpload, type UploadPart } from '../../src/db/repos/multipart.js';
+import { userRow } from '../helpers/users.js';
 
 interface Setup {
   db: Db;
@@ -16,7 +17,7 @@ interface Setup {
 function setup(): Setup {
   const db = openDatabase(':memory:');
   const repos = createRepos(db);
-  const user = repos.users.create('u');
+  const user = userRow(db, 'u');
   const bucket = repos.buckets.insert({ name: 'b', ownerId: user.id, region: 'us-east-1' });
   const objects = new ObjectsRepo(db);
   return { db, objects, multipart: new MultipartRepo(db, objects), bucketId: bucket.id, deleteBucket: () => void repos.buckets.delete(bucket.id) };

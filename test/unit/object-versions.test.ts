@@ -9,12 +9,13 @@ import type { ObjectRecord } from '../../src/db/repos/objects.js';
 import { isVersionId } from '../../src/db/repos/object-versions.js';
 import { newInlineBlobId } from '../../src/storage/blob-id.js';
 import { tempDir } from '../helpers/temp-data.js';
+import { userRow } from '../helpers/users.js';
 
 function fresh(t: { teardown(fn: () => void): void }): { repos: Repos; bucketId: string } {
   const db = openDatabase(join(tempDir(t), 'meta.db'));
   t.teardown(() => db.close());
   const repos = createRepos(db);
-  const user = repos.users.create('u');
+  const user = userRow(db, 'u');
   return { repos, bucketId: repos.buckets.insert({ name: 'b', ownerId: user.id, region: 'us-east-1' }).id };
 }
 

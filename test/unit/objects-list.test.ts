@@ -4,11 +4,12 @@ import { openDatabase } from '../../src/db/open.js';
 import { newInlineBlobId } from '../../src/storage/blob-id.js';
 import { createRepos } from '../../src/db/repos/index.js';
 import { ObjectsRepo, prefixUpperBound, type ObjectRecord } from '../../src/db/repos/objects.js';
+import { userRow } from '../helpers/users.js';
 
 function setup(keys: string[]): { objects: ObjectsRepo; bucketId: string } {
   const db = openDatabase(':memory:');
   const repos = createRepos(db);
-  const user = repos.users.create('u');
+  const user = userRow(db, 'u');
   const bucket = repos.buckets.insert({ name: 'b', ownerId: user.id, region: 'us-east-1' });
   const objects = new ObjectsRepo(db);
   for (const key of keys) objects.put(record(bucket.id, key));
