@@ -212,7 +212,7 @@ async function seedTlds(repos: Repos, config: Config): Promise<void> {
   try {
     await seedCatalogue(repos, config);
   } catch (err) {
-    throw err instanceof CatalogueError ? new ConfigError(`config: domains.seedFile: ${err.message}`) : err;
+    throw asConfigError('domains.seedFile', err);
   }
 }
 
@@ -220,9 +220,12 @@ function wrapConfigError<T>(key: string, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof BootstrapError || err instanceof CatalogueError) throw new ConfigError(`config: ${key}: ${err.message}`);
-    throw err;
+    throw asConfigError(key, err);
   }
+}
+
+function asConfigError(key: string, err: unknown): unknown {
+  return err instanceof BootstrapError || err instanceof CatalogueError ? new ConfigError(`config: ${key}: ${err.message}`) : err;
 }
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
@@ -238,7 +241,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
   const storage = createStorage(config, { budget: uploadBudget });
   const clients = new ClientResolver(config.cdn);
-  const { db, repos, masterKey } = openDataDir(config);
+  const { db, repos, masterKey } = await openDataDir(config);
   const dbFile = join(config.dataDir, META_DB_FILE);
   let walSync: WalSync | undefined;
   let checkpointer: Checkpointer | undefined;
@@ -259,7 +262,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const durability = walSync;
     const checkpoints = checkpointer;
     await storage.init();
-    const root = ensureRoot(config, repos, masterKey);
+    const root = await ensureRoot(config, repos, masterKey);
     await seedTlds(repos, config);
     const bootstrap = rdapBootstrap(config, repos, log);
     const { objects } = repos;
@@ -382,7 +385,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         await purges.close();
         await ctx.edge.close();
         await ctx.originPools.close();
-        ctx.credits.close();
+        await ctx.credits.close();
         await storage.close();
         await rdapClient.close();
         await durability.close();

@@ -180,7 +180,7 @@ export async function startServer(ctx: AppContext, opts: StartOptions = {}): Pro
 
   // Admin commands (other processes) print these, and tell from who wrote them whether it still runs.
   const record = thisServer({ s3: url, s3Tls: tlsUrl ?? null, cdn: ctx.endpoints.cdn, region: config.region }, ctx.clock());
-  if (recording) ctx.repos.settings.setServerEndpoints(record);
+  if (recording) await ctx.repos.settings.setServerEndpoints(record);
   return {
     url,
     tlsUrl,
@@ -203,7 +203,7 @@ export async function startServer(ctx: AppContext, opts: StartOptions = {}): Pro
       clearTimeout(timer);
       ctx.log.info({ connections: open, cut, ms: Date.now() - started }, 'stopped: every connection closed');
       try {
-        if (recording) ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
+        if (recording) await ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
       } catch (err) {
         ctx.log.warn({ err }, 'could not record the stop in the settings table');
       }

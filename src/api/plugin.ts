@@ -140,7 +140,7 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
         const token = bearerToken(request);
         // A bearer token wins: a client sending one is not the dashboard, whatever cookies it has.
         // With the dashboard turned off, sessions opened before are worth nothing either.
-        const principal = token !== undefined ? ctx.apiKeys.verify(token) : dashboardOn ? sessionPrincipal(request, ctx.sessions) : undefined;
+        const principal = token !== undefined ? await ctx.apiKeys.verify(token) : dashboardOn ? await sessionPrincipal(request, ctx.sessions) : undefined;
         if (!principal) throw new ApiError(401, 'unauthorized', 'Missing or invalid API key');
         if (!principal.scopes.has(scope)) throw new ApiError(403, 'forbidden', `This API key lacks the '${scope}' scope`);
         request.apiPrincipal = principal;

@@ -152,7 +152,7 @@ async function stageFile(
     staged = await ctx.storage.stage(body, { signal: input.signal, sizeHint: input.declaredLength });
   } catch (err) {
     if (err instanceof UploadLimitError) {
-      throw err.limit === 'size' ? payloadTooLarge(maxSize) : reservation.refusal(err.size);
+      throw err.limit === 'size' ? payloadTooLarge(maxSize) : await reservation.refusal(err.size);
     }
     // A full disk destroys the body behind it, which must not read as the client's fault.
     if (isOutOfSpace(err)) throw err;
@@ -226,18 +226,18 @@ function isMultipartError(err: unknown): boolean {
 
 export async function uploadAsset(ctx: AppContext, input: UploadInput): Promise<AssetRecord> {
   const { userId } = input;
-  const space = ctx.repos.spaces.ensure(userId);
+  const space = await ctx.repos.spaces.ensure(userId);
   if (space.status === 'suspended') {
     throw new ApiError(403, 'space_suspended', 'This space is suspended: uploads are refused until an administrator resumes it');
   }
   const maxSize = ctx.config.maxObjectSize;
   const declared = input.declaredLength;
   if (declared !== undefined && declared > maxSize + MULTIPART_OVERHEAD) throw payloadTooLarge(maxSize);
-  const reservation = ctx.credits.reserveUpload(userId, declared);
+  const reservation = await ctx.credits.reserveUpload(userId, declared);
   try {
     // The file is at least the body minus the form's overhead: refuse now what the credits cannot pay.
     if (declared !== undefined && declared - MULTIPART_OVERHEAD > reservation.maxBytes) {
-      throw reservation.refusal(declared - MULTIPART_OVERHEAD);
+      throw await reservation.refusal(declared - MULTIPART_OVERHEAD);
     }
     // The memory the upload will hold, before the form is read (the file may be all of the body).
     const buffers = await reserveUploadBuffers(ctx, uploadBufferBytes(ctx, declared), { req: input.req, signal: input.signal });
@@ -249,7 +249,7 @@ export async function uploadAsset(ctx: AppContext, input: UploadInput): Promise<
     }
     return await commitAsset(ctx, input, reservation, received.file, received.fields);
   } finally {
-    reservation.release();
+    await reservation.release();
   }
 }
 
@@ -285,8 +285,8 @@ async function commitAsset(
   await commitStaged(ctx, file.staged, () =>
     ctx.repos.transact(async (r) => {
       await r.assets.insert(asset);
-      reservation.charge(asset.size, asset.id, key);
-      r.usage.record({
+      await reservation.charge(r, asset.size, asset.id, key);
+      await r.usage.record({
         userId: asset.userId, assetId: asset.id, eventType: 'upload', source: 'api', bytes: asset.size,
         hostname: input.hostname, statusCode: 201, metadata: { key }, clientIp: input.clientIp,
       });

@@ -17,12 +17,12 @@ export interface IssuedAccessKey {
  * Inserts a key with a fresh id; retries the (astronomically unlikely) id collision. Throws
  * ConstraintError('in_use') when the user or bucket of the key no longer exists.
  */
-export function issueAccessKey(repos: Pick<Repos, 'accessKeys'>, masterKey: Buffer, fields: AccessKeyFields): IssuedAccessKey {
+export async function issueAccessKey(repos: Pick<Repos, 'accessKeys'>, masterKey: Buffer, fields: AccessKeyFields): Promise<IssuedAccessKey> {
   for (let attempt = 0; ; attempt++) {
     const accessKeyId = newAccessKeyId();
     const secretAccessKey = newSecretKey();
     try {
-      const key = repos.accessKeys.insert({ ...fields, accessKeyId, secretEnc: encryptSecret(masterKey, secretAccessKey) });
+      const key = await repos.accessKeys.insert({ ...fields, accessKeyId, secretEnc: encryptSecret(masterKey, secretAccessKey) });
       return { key, secretAccessKey };
     } catch (err) {
       if (err instanceof ConstraintError && err.reason === 'duplicate' && attempt < 3) continue;

@@ -47,12 +47,12 @@ export interface MintedApiKey {
 }
 
 /** Creates a key for `userId`; retries the (astronomically unlikely) id collision. */
-export function mintApiKey(repo: ApiKeysRepo, userId: string, name: string, scopes: readonly Scope[]): MintedApiKey {
+export async function mintApiKey(repo: ApiKeysRepo, userId: string, name: string, scopes: readonly Scope[]): Promise<MintedApiKey> {
   for (let attempt = 0; ; attempt++) {
     const id = newId();
     const secret = randomBytes(32).toString('base64url');
     try {
-      const key = repo.insert({ id, userId, name, secretHash: hashSecret(secret), scopes });
+      const key = await repo.insert({ id, userId, name, secretHash: hashSecret(secret), scopes });
       return { key, token: `s3e_${id}_${secret}` };
     } catch (err) {
       if (err instanceof ConstraintError && err.reason === 'duplicate' && attempt < 3) continue;
@@ -83,13 +83,13 @@ export class ApiKeyVerifier {
   }
 
   /** The principal of a well-formed, known token whose secret matches; undefined otherwise. */
-  verify(token: string): ApiPrincipal | undefined {
+  async verify(token: string): Promise<ApiPrincipal | undefined> {
     const m = TOKEN.exec(token);
     if (!m) return undefined;
     const id = m[1] as string;
     let key = this.cache.get(id);
     if (key === undefined) {
-      key = this.repo.get(id) ?? false;
+      key = (await this.repo.get(id)) ?? false;
       this.cache.set(id, key);
     }
     if (!key) return undefined;

@@ -22,12 +22,18 @@ export interface KeyStoreOptions {
 /** Anything else cannot be a key id we issued or accept (see config rootAccessKey); not looked up, not cached. */
 const KEY_ID = /^[A-Za-z0-9]{3,128}$/;
 
+/** Thrown through a signature check by KeyStore.verify's getSecret for a key not cached yet. */
+const NOT_CACHED = Symbol('key not cached');
+
 export class KeyStore {
   private readonly found: LRUCache<string, KeyLookup>;
   private readonly missing: LRUCache<string, true>;
+  private readonly loading = new Map<string, Promise<KeyLookup | undefined>>();
+  /** Moves at every invalidate(). */
+  private generation = 0;
 
   constructor(
-    private readonly repos: Repos,
+    private readonly repos: Pick<Repos, 'accessKeys'>,
     private readonly masterKey: Buffer,
     opts: KeyStoreOptions = {},
   ) {
@@ -41,32 +47,61 @@ export class KeyStore {
 
   /** The secret and principal of a key, or undefined for an unknown key. Throws if the secret cannot be decrypted. */
   async lookup(accessKeyId: string): Promise<KeyLookup | undefined> {
-    if (!KEY_ID.test(accessKeyId)) return undefined;
-    const hit = this.found.get(accessKeyId);
-    if (hit) return hit;
-    if (this.missing.get(accessKeyId)) return undefined;
-    const loaded = await this.load(accessKeyId);
-    if (loaded) this.found.set(accessKeyId, loaded);
-    else this.missing.set(accessKeyId, true);
+    const cached = this.peek(accessKeyId);
+    if (cached !== undefined) return cached ?? undefined;
+    // Concurrent misses of one key share its load.
+    let loading = this.loading.get(accessKeyId);
+    if (!loading) {
+      loading = this.load(accessKeyId).finally(() => this.loading.delete(accessKeyId));
+      this.loading.set(accessKeyId, loading);
+    }
+    const generation = this.generation;
+    const loaded = await loading;
+    // Not cached when invalidated meanwhile: the row read may predate the change.
+    if (generation === this.generation) {
+      if (loaded) this.found.set(accessKeyId, loaded);
+      else this.missing.set(accessKeyId, true);
+    }
     return loaded;
   }
 
+  /** The cached answer: the key, null for a cached (or impossible) unknown key, undefined when not cached. */
+  peek(accessKeyId: string): KeyLookup | null | undefined {
+    if (!KEY_ID.test(accessKeyId)) return null;
+    const hit = this.found.get(accessKeyId);
+    if (hit) return hit;
+    return this.missing.get(accessKeyId) ? null : undefined;
+  }
+
   /**
-   * Runs a signature check whose getSecret is synchronous: at once when the key is cached (the hot
-   * path), else again once the key it asked for is loaded. Returns what `verify` returns.
+   * Runs `check`, a signature check that asks for a key's secret synchronously, over the cache: a key
+   * it asks for that is not cached is loaded (the one await) and `check` runs again. Returns its value
+   * and the key whose secret it was given (undefined when it asked for none, or an unknown one).
    */
-  async verify<T>(verify: (getSecret: (accessKeyId: string) => string | undefined) => T): Promise<T> {
-    let asked: string | undefined;
+  async verify<T>(check: (getSecret: (accessKeyId: string) => string | undefined) => T): Promise<{ value: T; key: KeyLookup | undefined }> {
+    let key: KeyLookup | undefined;
+    let wanted: string | undefined;
     try {
-      return verify((id) => {
-        asked = id;
-        return this.found.get(id)?.secretKey;
+      const value = check((id) => {
+        const cached = this.peek(id);
+        if (cached === undefined) {
+          wanted = id;
+          throw NOT_CACHED;
+        }
+        key = cached ?? undefined;
+        return key?.secretKey;
       });
+      return { value, key };
     } catch (err) {
-      if (asked === undefined || this.found.has(asked)) throw err;
+      if (err !== NOT_CACHED || wanted === undefined) throw err;
     }
-    const found = await this.lookup(asked);
-    return verify((id) => (id === asked ? found?.secretKey : undefined));
+    const loaded = await this.lookup(wanted);
+    const asked = wanted;
+    const value = check((id) => {
+      key = id === asked ? loaded : (this.peek(id) ?? undefined);
+      return key?.secretKey;
+    });
+    return { value, key };
   }
 
   /** Entries held (found + not found), for tests and metrics. */
@@ -76,6 +111,7 @@ export class KeyStore {
 
   /** Forgets cached answers (e.g. right after this process created or deleted a key). */
   invalidate(accessKeyId?: string): void {
+    this.generation++;
     if (accessKeyId === undefined) {
       this.found.clear();
       this.missing.clear();
@@ -85,19 +121,19 @@ export class KeyStore {
     }
   }
 
+  /** One statement: the key with its bucket's name. */
   private async load(accessKeyId: string): Promise<KeyLookup | undefined> {
-    const key = this.repos.accessKeys.get(accessKeyId);
+    const key = await this.repos.accessKeys.getWithBucket(accessKeyId);
     if (!key) return undefined;
     let principal: Principal;
     if (key.kind === 'bucket') {
-      const bucket = key.bucketId === null ? undefined : await this.repos.buckets.getById(key.bucketId);
-      if (!bucket || key.permission === null) return undefined;
+      if (key.bucketId === null || key.bucketName === null || key.permission === null) return undefined;
       principal = {
         kind: 'bucket',
         userId: key.userId,
         accessKeyId,
-        bucketId: bucket.id,
-        bucketName: bucket.name,
+        bucketId: key.bucketId,
+        bucketName: key.bucketName,
         permission: key.permission,
       };
     } else {

@@ -24,7 +24,7 @@ function sameSecret(masterKey: Buffer, enc: string, secret: string): boolean {
 }
 
 /** Makes sure the root user and exactly one root key exist; see RootCredentials for what is returned. */
-export function ensureRoot(config: Config, repos: Repos, masterKey: Buffer): RootCredentials {
+export async function ensureRoot(config: Config, repos: Repos, masterKey: Buffer): Promise<RootCredentials> {
   const wantId = config.rootAccessKey;
   const wantSecret = config.rootSecretKey;
   if ((wantId === '') !== (wantSecret === '')) {
@@ -33,19 +33,19 @@ export function ensureRoot(config: Config, repos: Repos, masterKey: Buffer): Roo
     throw new ConfigError(`config: ${missing} is required when ${given} is set`);
   }
 
-  return repos.transaction((): RootCredentials => {
-    const user = repos.users.getByName(ROOT_USER) ?? repos.users.create(ROOT_USER);
-    const existing = repos.accessKeys.list({ kind: 'root' });
+  return repos.transact(async (r): Promise<RootCredentials> => {
+    const user = (await r.users.getByName(ROOT_USER)) ?? (await r.users.create(ROOT_USER));
+    const existing = await r.accessKeys.list({ kind: 'root' });
 
     if (wantId !== '') {
       const [only] = existing;
       const unchanged =
         existing.length === 1 && only?.accessKeyId === wantId && only.userId === user.id && sameSecret(masterKey, only.secretEnc, wantSecret);
       if (!unchanged) {
-        repos.accessKeys.deleteByKind('root');
-        const taken = repos.accessKeys.get(wantId);
+        await r.accessKeys.deleteByKind('root');
+        const taken = await r.accessKeys.get(wantId);
         if (taken) throw new ConfigError('config: rootAccessKey is already the id of another access key');
-        repos.accessKeys.insert({
+        await r.accessKeys.insert({
           accessKeyId: wantId,
           kind: 'root',
           userId: user.id,
@@ -61,7 +61,7 @@ export function ensureRoot(config: Config, repos: Repos, masterKey: Buffer): Roo
 
     const accessKeyId = newAccessKeyId();
     const secretAccessKey = newSecretKey();
-    repos.accessKeys.insert({
+    await r.accessKeys.insert({
       accessKeyId,
       kind: 'root',
       userId: user.id,

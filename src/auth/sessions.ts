@@ -40,37 +40,37 @@ export class DashboardSessions {
     private readonly now: () => number,
   ) {}
 
-  open(userId: string): OpenedSession {
+  async open(userId: string): Promise<OpenedSession> {
     const at = this.now();
     // Sign-ins are rare: a good moment to forget sessions that ended by expiry.
-    this.repo.deleteExpired(at - this.policy.idleMs, at - this.policy.maxMs);
+    await this.repo.deleteExpired(at - this.policy.idleMs, at - this.policy.maxMs);
     const token = randomBytes(32).toString('base64url');
     const csrfToken = randomBytes(32).toString('base64url');
-    this.repo.insert({ tokenHash: hashToken(token), userId, csrfToken, createdAt: at, lastSeenAt: at });
+    await this.repo.insert({ tokenHash: hashToken(token), userId, csrfToken, createdAt: at, lastSeenAt: at });
     return { token, csrfToken };
   }
 
   /** The live session of a cookie token; undefined when unknown, ended or expired. */
-  resolve(token: string): LiveSession | undefined {
+  async resolve(token: string): Promise<LiveSession | undefined> {
     if (!TOKEN.test(token)) return undefined;
     const tokenHash = hashToken(token);
-    const row = this.repo.get(tokenHash);
+    const row = await this.repo.get(tokenHash);
     if (!row) return undefined;
     const at = this.now();
     if (at - row.lastSeenAt >= this.policy.idleMs || at - row.createdAt >= this.policy.maxMs) {
-      this.repo.delete(tokenHash);
+      await this.repo.delete(tokenHash);
       return undefined;
     }
-    if (at - row.lastSeenAt >= TOUCH_EVERY_MS) this.repo.touch(tokenHash, at);
+    if (at - row.lastSeenAt >= TOUCH_EVERY_MS) await this.repo.touch(tokenHash, at);
     return { userId: row.userId, csrfToken: row.csrfToken, id: tokenHash.slice(0, 16) };
   }
 
-  close(token: string): void {
-    if (TOKEN.test(token)) this.repo.delete(hashToken(token));
+  async close(token: string): Promise<void> {
+    if (TOKEN.test(token)) await this.repo.delete(hashToken(token));
   }
 
   /** Ends every session of the user (a new password, `users signout`); returns how many ended. */
-  closeAll(userId: string): number {
+  closeAll(userId: string): Promise<number> {
     return this.repo.deleteForUser(userId);
   }
 }

@@ -73,7 +73,7 @@ export class CdnResolver {
       target.expires !== undefined && target.signature !== undefined && this.signer.verify(asset, target.expires, target.signature);
     if (!signed && asset.visibility !== 'public') return NOT_FOUND;
     // 403 only for what this caller could otherwise see: it reveals nothing a 404 would hide.
-    if (this.suspended.has(asset.userId)) return { kind: 'forbidden' };
+    if (await this.suspended.has(asset.userId)) return { kind: 'forbidden' };
     // Active content (HTML, SVG, XML, JS, PDF, wasm) is only ever a download, even through a signed URL.
     const active = asset.activeContent || servesAsAttachment({ contentType: asset.contentType, fileName: asset.fileName });
     const rep: Representation = {
@@ -110,7 +110,7 @@ export class CdnResolver {
     facts.bucket = bucket.name;
     facts.key = rec.key;
     facts.ownerId = bucket.ownerId;
-    if (this.suspended.has(bucket.ownerId)) return { kind: 'forbidden' };
+    if (await this.suspended.has(bucket.ownerId)) return { kind: 'forbidden' };
     return { kind: 'found', served: objectVersion(ctx, bucket, rec, 'cdn') };
   }
 }

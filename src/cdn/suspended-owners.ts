@@ -13,10 +13,10 @@ export class SuspendedOwners {
    * effect within a second, as a key deleted with the CLI reaches S3. The row read was 10% of a 4 KiB
    * CDN GET.
    */
-  has(userId: string): boolean {
+  async has(userId: string): Promise<boolean> {
     let answer = this.answers.get(userId);
     if (answer === undefined) {
-      answer = this.repos.spaces.get(userId)?.status === 'suspended';
+      answer = (await this.repos.spaces.get(userId))?.status === 'suspended';
       this.answers.set(userId, answer);
     }
     return answer;

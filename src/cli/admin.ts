@@ -83,8 +83,8 @@ const MAX_LABEL = 128;
  * the server recorded when it last started (never a guess from host and port, which is wrong whenever
  * the server runs with other flags or on port 0), and whether that server still runs.
  */
-function serverView(config: Config, repos: Repos, regionGiven: boolean): ServerView {
-  const recorded = repos.settings.serverEndpoints();
+async function serverView(config: Config, repos: Repos, regionGiven: boolean): Promise<ServerView> {
+  const recorded = await repos.settings.serverEndpoints();
   const region = regionGiven ? config.region : (recorded?.region ?? config.region);
   if (config.publicUrl !== '') return { endpoint: config.publicUrl, endpointStatus: 'configured', region };
   if (!recorded) return { endpoint: null, endpointStatus: 'unknown', region };
@@ -100,8 +100,8 @@ function endpointLine(endpoint: unknown, status: unknown): string {
   return String(endpoint);
 }
 
-function requireUser(repos: Repos, name: string): User {
-  const user = repos.users.getByName(name);
+async function requireUser(repos: Repos, name: string): Promise<User> {
+  const user = await repos.users.getByName(name);
   if (!user) throw new AdminError('NoSuchUser', `no user named '${name}'`);
   return user;
 }
@@ -134,9 +134,9 @@ function permission(value: string | undefined): BucketPermission {
 }
 
 /** issueAccessKey, with a vanished user or bucket reported as a failed command. */
-function insertKey(repos: Repos, masterKey: Buffer, fields: AccessKeyFields): IssuedAccessKey {
+async function insertKey(repos: Repos, masterKey: Buffer, fields: AccessKeyFields): Promise<IssuedAccessKey> {
   try {
-    return issueAccessKey(repos, masterKey, fields);
+    return await issueAccessKey(repos, masterKey, fields);
   } catch (err) {
     if (err instanceof ConstraintError && err.reason === 'in_use') {
       throw new AdminError('Conflict', 'the user or bucket was deleted meanwhile');
@@ -145,17 +145,17 @@ function insertKey(repos: Repos, masterKey: Buffer, fields: AccessKeyFields): Is
   }
 }
 
-function deleteKey(repos: Repos, id: string, kind: 'account' | 'bucket') {
-  const key = repos.accessKeys.get(id);
+async function deleteKey(repos: Repos, id: string, kind: 'account' | 'bucket') {
+  const key = await repos.accessKeys.get(id);
   if (!key || key.kind !== kind) {
     throw new AdminError('NoSuchAccessKey', `no ${kind === 'account' ? 'account key' : 'bucket access key'} '${id}'`);
   }
-  repos.accessKeys.delete(id);
+  await repos.accessKeys.delete(id);
   return { deleted: true, accessKeyId: id };
 }
 
-function userNames(repos: Repos): (id: string) => string {
-  const names = new Map(repos.users.list().map((u) => [u.id, u.name]));
+async function userNames(repos: Repos): Promise<(id: string) => string> {
+  const names = new Map((await repos.users.list()).map((u) => [u.id, u.name]));
   return (id) => names.get(id) ?? id;
 }
 
@@ -189,8 +189,8 @@ const COMMANDS: Record<string, Record<string, Command>> = {
         // Read and checked first: a refused password creates no user.
         const hash = flags['password-stdin'] === 'true' ? await passwordHashFromStdin() : undefined;
         try {
-          const user = repos.users.create(name);
-          if (hash !== undefined) repos.users.setPasswordHash(user.id, hash);
+          const user = await repos.users.create(name);
+          if (hash !== undefined) await repos.users.setPasswordHash(user.id, hash);
           return { id: user.id, name: user.name, createdAt: iso(user.createdAt), hasPassword: hash !== undefined };
         } catch (err) {
           if (err instanceof ConstraintError && err.reason === 'duplicate') {
@@ -205,8 +205,12 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'list users',
       example: 's3edge users list --json',
-      run: ({ repos }) =>
-        repos.users.list().map((u) => ({ id: u.id, name: u.name, createdAt: iso(u.createdAt), hasPassword: repos.users.passwordHash(u.id) !== undefined })),
+      run: async ({ repos }) => {
+        const users = await repos.users.list();
+        const out = [];
+        for (const u of users) out.push({ id: u.id, name: u.name, createdAt: iso(u.createdAt), hasPassword: (await repos.users.passwordHash(u.id)) !== undefined });
+        return out;
+      },
     },
     passwd: {
       args: ['NAME'],
@@ -216,13 +220,13 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       run: async ({ repos, args }) => {
         const name = args.NAME as string;
         if (name === ROOT_USER) throw new AdminError('InvalidUserName', `'${ROOT_USER}' is the built-in root user: it has keys, not a password`);
-        const user = requireUser(repos, name);
+        const user = await requireUser(repos, name);
         const hash = await passwordHashFromStdin();
         // One transaction: no session opened with the old password outlives the change. A running
         // server reads the session row on every request, so the next one is refused.
-        const sessionsEnded = repos.transaction(() => {
-          repos.users.setPasswordHash(user.id, hash);
-          return repos.sessions.deleteForUser(user.id);
+        const sessionsEnded = await repos.transact(async (r) => {
+          await r.users.setPasswordHash(user.id, hash);
+          return r.sessions.deleteForUser(user.id);
         });
         return { name, hasPassword: true, sessionsEnded };
       },
@@ -232,9 +236,9 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: "end every dashboard session of a user (a lost or shared device); the password stays",
       example: 's3edge users signout alice',
-      run: ({ repos, args }) => {
-        const user = requireUser(repos, args.NAME as string);
-        return { name: user.name, sessionsEnded: repos.sessions.deleteForUser(user.id) };
+      run: async ({ repos, args }) => {
+        const user = await requireUser(repos, args.NAME as string);
+        return { name: user.name, sessionsEnded: await repos.sessions.deleteForUser(user.id) };
       },
     },
     delete: {
@@ -242,12 +246,12 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'delete a user and its keys (it must own no buckets and no assets)',
       example: 's3edge users delete alice',
-      run: ({ repos, args }) => {
+      run: async ({ repos, args }) => {
         const name = args.NAME as string;
         if (name === ROOT_USER) throw new AdminError('InvalidUserName', `'${ROOT_USER}' is the built-in root user and cannot be deleted`);
-        const user = requireUser(repos, name);
+        const user = await requireUser(repos, name);
         try {
-          if (!repos.users.delete(user.id)) throw new AdminError('NoSuchUser', `no user named '${name}'`);
+          if (!(await repos.users.delete(user.id))) throw new AdminError('NoSuchUser', `no user named '${name}'`);
         } catch (err) {
           if (err instanceof ConstraintError && err.reason === 'in_use') {
             throw new AdminError('UserHasBuckets', `user '${name}' owns buckets or assets: delete them first`);
@@ -265,11 +269,11 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       required: ['user'],
       summary: "create a key with the user's rights: its buckets, and creating buckets",
       example: 's3edge account-keys create --user alice --name laptop',
-      run: ({ repos, masterKey, server, flags }) => {
-        const user = requireUser(repos, flags.user as string);
+      run: async ({ repos, masterKey, server, flags }) => {
+        const user = await requireUser(repos, flags.user as string);
         const name = label(flags.name);
-        const { key, secretAccessKey } = insertKey(repos, masterKey, { kind: 'account', userId: user.id, bucketId: null, permission: null, name });
-        const { endpoint, endpointStatus, region } = server();
+        const { key, secretAccessKey } = await insertKey(repos, masterKey, { kind: 'account', userId: user.id, bucketId: null, permission: null, name });
+        const { endpoint, endpointStatus, region } = await server();
         return { accessKeyId: key.accessKeyId, secretAccessKey, user: user.name, name: key.name, endpoint, endpointStatus, region };
       },
     },
@@ -278,11 +282,10 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['user'],
       summary: 'list account keys (never their secrets)',
       example: 's3edge account-keys list --user alice',
-      run: ({ repos, flags }) => {
-        const userId = flags.user === undefined ? undefined : requireUser(repos, flags.user).id;
-        const nameOf = userNames(repos);
-        return repos.accessKeys
-          .list({ kind: 'account', ...(userId === undefined ? {} : { userId }) })
+      run: async ({ repos, flags }) => {
+        const userId = flags.user === undefined ? undefined : (await requireUser(repos, flags.user)).id;
+        const nameOf = await userNames(repos);
+        return (await repos.accessKeys.list({ kind: 'account', ...(userId === undefined ? {} : { userId }) }))
           .map((k) => ({ accessKeyId: k.accessKeyId, user: nameOf(k.userId), name: k.name, createdAt: iso(k.createdAt) }));
       },
     },
@@ -302,17 +305,18 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'create a bucket owned by a user',
       example: 's3edge buckets create photos --user alice',
       run: async ({ repos, server, args, flags }) => {
-        const user = requireUser(repos, flags.user as string);
+        const user = await requireUser(repos, flags.user as string);
         const name = args.NAME as string;
         const problem = bucketNameProblem(name);
         if (problem) throw new AdminError('InvalidBucketName', `invalid bucket name '${name}': the name ${problem}`);
+        const { region } = await server();
         let bucket: Bucket;
         try {
-          bucket = await createBucket(repos, { name, ownerId: user.id, region: server().region });
+          bucket = await createBucket(repos, { name, ownerId: user.id, region });
         } catch (err) {
           if (err instanceof S3Error && (err.code === 'BucketAlreadyExists' || err.code === 'BucketAlreadyOwnedByYou')) {
             const owner = await repos.buckets.getByName(name);
-            const ownerName = owner ? repos.users.getById(owner.ownerId)?.name : undefined;
+            const ownerName = owner ? (await repos.users.getById(owner.ownerId))?.name : undefined;
             throw new AdminError('BucketAlreadyExists', `bucket '${name}' already exists${ownerName ? ` (owner: ${ownerName})` : ''}`);
           }
           throw err;
@@ -326,8 +330,8 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       summary: 'list buckets with their object counts',
       example: 's3edge buckets list --user alice',
       run: async ({ repos, flags }) => {
-        const ownerId = flags.user === undefined ? undefined : requireUser(repos, flags.user).id;
-        const nameOf = userNames(repos);
+        const ownerId = flags.user === undefined ? undefined : (await requireUser(repos, flags.user)).id;
+        const nameOf = await userNames(repos);
         const rows = [];
         for (const b of await repos.buckets.list(ownerId)) {
           rows.push({
@@ -383,12 +387,12 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       required: ['user', 'scopes'],
       summary: `create a management API key (bearer token; --token-only prints it alone); scopes: ${ALL_SCOPES.join(',')}`,
       example: 's3edge api-keys create --user alice --scopes assets:read,assets:write --name backend',
-      run: ({ repos, flags }) => {
-        const user = requireUser(repos, flags.user as string);
+      run: async ({ repos, flags }) => {
+        const user = await requireUser(repos, flags.user as string);
         const { scopes, unknown } = parseScopes(flags.scopes ?? '');
         if (unknown.length > 0) throw new AdminError('InvalidScope', `unknown scope(s): ${unknown.join(', ')} (known: ${ALL_SCOPES.join(', ')})`);
         if (scopes.length === 0) throw new AdminError('InvalidScope', `--scopes needs at least one of: ${ALL_SCOPES.join(', ')}`);
-        const { key, token } = mintApiKey(repos.apiKeys, user.id, label(flags.name), scopes);
+        const { key, token } = await mintApiKey(repos.apiKeys, user.id, label(flags.name), scopes);
         // --token-only: the token alone, printed as is (TOKEN=$(...)).
         if (flags['token-only'] !== undefined) return token;
         return { id: key.id, token, user: user.name, name: key.name, scopes: key.scopes.join(','), createdAt: iso(key.createdAt) };
@@ -399,11 +403,10 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: ['user'],
       summary: 'list API keys (never their tokens)',
       example: 's3edge api-keys list --user alice',
-      run: ({ repos, flags }) => {
-        const userId = flags.user === undefined ? undefined : requireUser(repos, flags.user).id;
-        const nameOf = userNames(repos);
-        return repos.apiKeys
-          .list(userId)
+      run: async ({ repos, flags }) => {
+        const userId = flags.user === undefined ? undefined : (await requireUser(repos, flags.user)).id;
+        const nameOf = await userNames(repos);
+        return (await repos.apiKeys.list(userId))
           .map((k) => ({ id: k.id, user: nameOf(k.userId), name: k.name, scopes: k.scopes.join(','), createdAt: iso(k.createdAt) }));
       },
     },
@@ -412,9 +415,9 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'delete an API key (it stops working within a second)',
       example: 's3edge api-keys delete 3f2a9c0d1e4b5a6f7e8d9c0b1a2f3e4d',
-      run: ({ repos, args }) => {
+      run: async ({ repos, args }) => {
         const id = args.ID as string;
-        if (!repos.apiKeys.delete(id)) throw new AdminError('NoSuchApiKey', `no API key '${id}'`);
+        if (!(await repos.apiKeys.delete(id))) throw new AdminError('NoSuchApiKey', `no API key '${id}'`);
         return { deleted: true, id };
       },
     },
@@ -426,9 +429,9 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       required: ['user'],
       summary: "suspend a user's space: uploads are refused and its public assets are no longer served",
       example: 's3edge spaces suspend --user alice',
-      run: ({ repos, flags }) => {
-        const user = requireUser(repos, flags.user as string);
-        return spaceView(repos.spaces.setStatus(user.id, 'suspended'), user.name);
+      run: async ({ repos, flags }) => {
+        const user = await requireUser(repos, flags.user as string);
+        return spaceView(await repos.spaces.setStatus(user.id, 'suspended'), user.name);
       },
     },
     resume: {
@@ -437,9 +440,9 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       required: ['user'],
       summary: "resume a suspended space",
       example: 's3edge spaces resume --user alice',
-      run: ({ repos, flags }) => {
-        const user = requireUser(repos, flags.user as string);
-        return spaceView(repos.spaces.setStatus(user.id, 'active'), user.name);
+      run: async ({ repos, flags }) => {
+        const user = await requireUser(repos, flags.user as string);
+        return spaceView(await repos.spaces.setStatus(user.id, 'active'), user.name);
       },
     },
   },
@@ -450,12 +453,12 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       required: ['user', 'amount'],
       summary: 'add credits to a user (a ledger entry)',
       example: 's3edge credits grant --user alice --amount 100',
-      run: ({ repos, config, flags }) => {
-        const user = requireUser(repos, flags.user as string);
+      run: async ({ repos, config, flags }) => {
+        const user = await requireUser(repos, flags.user as string);
         const amount = creditAmount(flags.amount);
-        const credits = new CreditsService(repos, config.credits, () => new Date());
-        const entry = repos.transaction(() => {
-          credits.ensureMonthlyGrant(user.id);
+        const entry = await repos.transact(async (r) => {
+          const credits = new CreditsService(r, config.credits, () => new Date());
+          await credits.ensureMonthlyGrant(user.id);
           return credits.grant(user.id, amount, 'granted by an administrator');
         });
         return { user: user.name, entryId: entry.id, credits: amount, balance: fromMilli(entry.balanceAfterMilli), createdAt: iso(entry.createdAt) };
@@ -518,14 +521,14 @@ const COMMANDS: Record<string, Record<string, Command>> = {
         const perm = permission(flags.permission);
         const name = label(flags.name);
         const bucket = await requireBucket(repos, flags.bucket as string);
-        const { key, secretAccessKey } = insertKey(repos, masterKey, {
+        const { key, secretAccessKey } = await insertKey(repos, masterKey, {
           kind: 'bucket',
           userId: bucket.ownerId,
           bucketId: bucket.id,
           permission: perm,
           name,
         });
-        const { endpoint, endpointStatus } = server();
+        const { endpoint, endpointStatus } = await server();
         return {
           accessKeyId: key.accessKeyId,
           secretAccessKey,
@@ -547,7 +550,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
       run: async ({ repos, flags }) => {
         const bucketId = flags.bucket === undefined ? undefined : (await requireBucket(repos, flags.bucket)).id;
         const bucketNames = new Map((await repos.buckets.list()).map((b) => [b.id, b.name]));
-        return repos.accessKeys.list({ kind: 'bucket', ...(bucketId === undefined ? {} : { bucketId }) }).map((k) => ({
+        return (await repos.accessKeys.list({ kind: 'bucket', ...(bucketId === undefined ? {} : { bucketId }) })).map((k) => ({
           accessKeyId: k.accessKeyId,
           name: k.name,
           bucket: (k.bucketId !== null && bucketNames.get(k.bucketId)) || '',
@@ -754,7 +757,7 @@ export async function runAdmin(argv: string[]): Promise<number> {
     flags[flag] = typeof v === 'string' ? v : v === true ? 'true' : undefined;
   }
 
-  let dataDir: ReturnType<typeof openDataDir> | undefined;
+  let dataDir: Awaited<ReturnType<typeof openDataDir>> | undefined;
   try {
     const sources = { flags: configValues, ...(typeof values.config === 'string' ? { configFile: values.config } : {}) };
     const config = loadConfig(sources);
@@ -762,9 +765,9 @@ export async function runAdmin(argv: string[]): Promise<number> {
       // These commands work on meta.db: run on a PostgreSQL setting, they would change what no server reads.
       throw new ConfigError(`config: metadata is ${redactUrl(config.metadata)}, and admin commands on PostgreSQL are not there yet (only 'metadata copy' is): run them with metadata 'sqlite'`);
     }
-    dataDir = openDataDir(config, { mustExist: cmd.initialises !== true });
+    dataDir = await openDataDir(config, { mustExist: cmd.initialises !== true });
     const { repos } = dataDir;
-    const server = (): ServerView => serverView(config, repos, givenExplicitly('region', sources));
+    const server = (): Promise<ServerView> => serverView(config, repos, givenExplicitly('region', sources));
     if (dataDir.created) process.stderr.write(`s3edge: created a new data directory at ${resolve(config.dataDir)} (no server has used it yet)\n`);
     const returned: unknown = await cmd.run({ config, repos, db: dataDir.db, masterKey: dataDir.masterKey, args, flags, server });
     const result = returned instanceof FailedResult ? returned.result : returned;

@@ -37,7 +37,7 @@ export interface RunContext {
   /** Command flags given: their values; a switch (boolean flag) reads as 'true'. */
   flags: Record<string, string | undefined>;
   /** The data directory's server as recorded: endpoint, whether it runs, its region. */
-  server: () => ServerView;
+  server: () => Promise<ServerView>;
 }
 
 /** A failed operation: exit code 1, one line. */

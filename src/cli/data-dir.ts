@@ -35,11 +35,11 @@ export interface OpenDataDirOptions {
   mustExist?: boolean;
 }
 
-function verifyMasterKey(repos: Repos, masterKey: Buffer): void {
-  repos.transaction(() => {
-    const check = repos.settings.get(MASTER_KEY_CHECK);
+async function verifyMasterKey(repos: Repos, masterKey: Buffer): Promise<void> {
+  await repos.transact(async (r) => {
+    const check = await r.settings.get(MASTER_KEY_CHECK);
     if (check === undefined) {
-      repos.settings.set(MASTER_KEY_CHECK, encryptSecret(masterKey, CHECK_PLAINTEXT));
+      await r.settings.set(MASTER_KEY_CHECK, encryptSecret(masterKey, CHECK_PLAINTEXT));
       return;
     }
     let ok = false;
@@ -56,7 +56,7 @@ function verifyMasterKey(repos: Repos, masterKey: Buffer): void {
   });
 }
 
-export function openDataDir(config: Config, options: OpenDataDirOptions = {}): DataDir {
+export async function openDataDir(config: Config, options: OpenDataDirOptions = {}): Promise<DataDir> {
   // A configured master key is checked first: a bad one is the mistake to report, whatever the directory.
   const configuredKey = config.masterKey !== '' ? loadMasterKey(config) : undefined;
   const created = !existsSync(join(config.dataDir, META_DB_FILE));
@@ -75,7 +75,7 @@ export function openDataDir(config: Config, options: OpenDataDirOptions = {}): D
   }
   try {
     const repos = createRepos(db);
-    verifyMasterKey(repos, masterKey);
+    await verifyMasterKey(repos, masterKey);
     return { db, repos, masterKey, created };
   } catch (err) {
     db.close();

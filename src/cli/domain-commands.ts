@@ -177,7 +177,7 @@ async function setTld({ repos, config, args, flags }: RunContext): Promise<Recor
     throw err;
   }
   await db.tlds.upsert([{ ...entry, popularRank: current?.popularRank ?? null }]);
-  return tldRow((await db.tlds.get(tld)) as TldRecord, await db.tlds.promotions(tld), exchangeRate(db, config), today());
+  return tldRow((await db.tlds.get(tld)) as TldRecord, await db.tlds.promotions(tld), await exchangeRate(db, config), today());
 }
 
 function optionalNgn(field: string, value: number | null | undefined): Record<string, string> {
@@ -186,7 +186,7 @@ function optionalNgn(field: string, value: number | null | undefined): Record<st
 
 async function listTlds({ repos, config }: RunContext): Promise<Record<string, unknown>[]> {
   const db = await catalogue({ repos, config });
-  const rate = exchangeRate(db, config);
+  const rate = await exchangeRate(db, config);
   const promotions = await db.tlds.promotionsByTld();
   return (await db.tlds.list()).map((t) => tldRow(t, promotions.get(t.tld) ?? [], rate, today()));
 }
@@ -349,15 +349,15 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'the naira per dollar in use, and where it comes from',
       example: 's3edge exchange-rate show',
-      run: ({ repos, config }) => rateView(repos, config),
+      run: async ({ repos, config }) => rateView(repos, config),
     },
     set: {
       args: ['NGN_PER_USD'],
       flags: [],
       summary: 'set the naira per dollar (two decimals at most); the API uses it at once',
       example: 's3edge exchange-rate set 1580.50',
-      run: ({ repos, config, args }) => {
-        if (!setExchangeRate(repos, args.NGN_PER_USD as string)) {
+      run: async ({ repos, config, args }) => {
+        if (!(await setExchangeRate(repos, args.NGN_PER_USD as string))) {
           throw new AdminError('InvalidRate', `the rate must be a positive amount like 1580.50 (got '${args.NGN_PER_USD}')`);
         }
         return rateView(repos, config);
@@ -411,9 +411,9 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
       flags: [],
       summary: 'the bootstrap in use: where it comes from, its publication date, how many TLDs it covers',
       example: 's3edge rdap-bootstrap show',
-      run: (ctx) => {
+      run: async (ctx) => {
         try {
-          return bootstrapView(ctx);
+          return await bootstrapView(ctx);
         } catch (err) {
           if (err instanceof BootstrapError) throw new AdminError('InvalidBootstrap', err.message);
           throw err;
@@ -441,17 +441,17 @@ export const DOMAIN_COMMANDS: Record<string, Record<string, Command>> = {
 };
 
 /** Which RDAP bootstrap the server uses: the configured file, a refreshed copy, or the one shipped. */
-function bootstrapView({ repos, config }: Pick<RunContext, 'repos' | 'config'>): Record<string, unknown> {
+async function bootstrapView({ repos, config }: Pick<RunContext, 'repos' | 'config'>): Promise<Record<string, unknown>> {
   const configured = config.domains.rdap.bootstrapFile;
-  const stored = repos.settings.get(BOOTSTRAP_SETTING);
+  const stored = await repos.settings.get(BOOTSTRAP_SETTING);
   const source = configured !== '' ? `configured file ${configured}` : stored !== undefined ? 'refreshed copy in the data directory' : `shipped file ${SHIPPED_BOOTSTRAP_FILE}`;
   const bootstrap = configured !== '' ? readBootstrapFile(configured) : stored !== undefined ? Bootstrap.parse(stored) : readBootstrapFile(SHIPPED_BOOTSTRAP_FILE);
   return { source, publication: bootstrap.publication, services: bootstrap.serviceCount, entries: bootstrap.entryCount };
 }
 
-function rateView(repos: Repos, config: Config): Record<string, unknown> {
-  const set = repos.settings.get('domains.ngnPerUsd');
-  return { ngnPerUsd: formatMinor(exchangeRate(repos, config)), source: set === undefined ? 'configuration (domains.ngnPerUsd)' : 'set with s3edge exchange-rate set' };
+async function rateView(repos: Repos, config: Config): Promise<Record<string, unknown>> {
+  const set = await repos.settings.get('domains.ngnPerUsd');
+  return { ngnPerUsd: formatMinor(await exchangeRate(repos, config)), source: set === undefined ? 'configuration (domains.ngnPerUsd)' : 'set with s3edge exchange-rate set' };
 }
 
 function nameRow(n: { name: string; status: string; priceUsd: number | null; priceNgn: number | null; note: string; createdAt: number }): Record<string, unknown> {

@@ -45,7 +45,7 @@ export const METADATA_COMMANDS: Record<string, Record<string, Command>> = {
         }
         if (!isPostgresUrl(url)) throw new AdminError('InvalidTarget', `--to must be a postgres:// or postgresql:// URL (got ${redactUrl(url)})`);
         // A server writing on meanwhile would lose those writes to the copy.
-        const recorded = repos.settings.serverEndpoints();
+        const recorded = await repos.settings.serverEndpoints();
         if (recorded !== undefined && isRunning(recorded) === true) {
           throw new AdminError('ServerRunning', `the server on this data directory is running (pid ${String(recorded.pid)}): stop it first, then copy`);
         }

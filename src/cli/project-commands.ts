@@ -51,8 +51,8 @@ async function refusals<T>(fn: () => T | Promise<T>): Promise<T> {
   }
 }
 
-function userNamed(repos: Repos, name: string | undefined): User {
-  const user = repos.users.getByName(name ?? '');
+async function userNamed(repos: Repos, name: string | undefined): Promise<User> {
+  const user = await repos.users.getByName(name ?? '');
   if (!user) throw new AdminError('NoSuchUser', `no user named '${name ?? ''}'`);
   return user;
 }
@@ -75,8 +75,8 @@ async function hostnameNamed(projects: ProjectsService, name: string): Promise<{
   }
 }
 
-function userName(repos: Repos, id: string): string {
-  return repos.users.getById(id)?.name ?? id;
+async function userName(repos: Repos, id: string): Promise<string> {
+  return (await repos.users.getById(id))?.name ?? id;
 }
 
 /** One line of text: `https://origin.example.com (preserve host)`, `bucket site (index index.html)`. */
@@ -99,7 +99,7 @@ async function hostnameRow(projects: ProjectsService, repos: Repos, h: ProjectHo
   return {
     hostname: h.hostname,
     id: h.id,
-    user: userName(repos, project.userId),
+    user: await userName(repos, project.userId),
     project: project.name,
     verified: h.verifiedAt !== null,
     verifiedBy: h.verifiedBy ?? '',
@@ -114,7 +114,7 @@ async function projectRow(repos: Repos, p: Project): Promise<Record<string, unkn
   return {
     id: p.id,
     name: p.name,
-    user: userName(repos, p.userId),
+    user: await userName(repos, p.userId),
     hostnames: (await repos.projects.hostnamesOfProject(p.id)).length,
     deployments: (await repos.projects.deployments(p.id)).length,
     createdAt: iso(p.createdAt),
@@ -164,7 +164,7 @@ function rulesFlags(flags: RunContext['flags']): unknown {
 }
 
 async function listProjects({ repos, flags }: RunContext): Promise<Record<string, unknown>[]> {
-  const users = flags.user === undefined ? repos.users.list() : [userNamed(repos, flags.user)];
+  const users = flags.user === undefined ? await repos.users.list() : [await userNamed(repos, flags.user)];
   const rows: Record<string, unknown>[] = [];
   for (const u of users) for (const p of await repos.projects.projectsOfUser(u.id)) rows.push(await projectRow(repos, p));
   return rows;
@@ -174,7 +174,7 @@ async function listHostnames(ctx: RunContext): Promise<Record<string, unknown>[]
   const { repos, flags } = ctx;
   const projects = service(ctx);
   if (flags.project !== undefined && flags.user === undefined) throw new AdminError('InvalidArgument', '--project needs --user (project names are per user)');
-  const user = flags.user === undefined ? undefined : userNamed(repos, flags.user);
+  const user = flags.user === undefined ? undefined : await userNamed(repos, flags.user);
   const project = user && flags.project !== undefined ? await projectNamed(projects, user, flags.project) : undefined;
   const hostnames = project ? await projects.hostnames(project) : user ? await projects.hostnamesOfUser(user.id) : await projects.allHostnames();
   const byId = new Map<string, Project | undefined>();
@@ -204,7 +204,7 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       example: 's3edge projects create website --user alice',
       run: (ctx) =>
         refusals(async () => {
-          const user = userNamed(ctx.repos, ctx.flags.user);
+          const user = await userNamed(ctx.repos, ctx.flags.user);
           return projectRow(ctx.repos, await service(ctx).createProject(user.id, ctx.args.NAME, 'NAME'));
         }),
     },
@@ -217,7 +217,7 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       run: (ctx) =>
         refusals(async () => {
           const projects = service(ctx);
-          const project = await projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.args.PROJECT as string);
+          const project = await projectNamed(projects, await userNamed(ctx.repos, ctx.flags.user), ctx.args.PROJECT as string);
           const { hostnames } = await projects.deleteProject(project);
           return { deleted: true, id: project.id, name: project.name, hostnames: hostnames.join(', ') };
         }),
@@ -240,7 +240,7 @@ export const PROJECT_COMMANDS: Record<string, Record<string, Command>> = {
       run: (ctx) =>
         refusals(async () => {
           const projects = service(ctx);
-          const project = await projectNamed(projects, userNamed(ctx.repos, ctx.flags.user), ctx.flags.project as string);
+          const project = await projectNamed(projects, await userNamed(ctx.repos, ctx.flags.user), ctx.flags.project as string);
           const added = await projects.addHostname(project, { hostname: ctx.args.HOSTNAME });
           return hostnameRow(projects, ctx.repos, added, project);
         }),

@@ -142,14 +142,14 @@ export async function runSupervisor(config: Config, count: number, json: boolean
   announce(json, config, ctx.root, count, at);
   // Admin commands (other processes) print these, and tell from the supervisor's pid whether the server runs.
   const record = thisServer({ s3: at.s3, s3Tls: at.s3Tls, cdn: at.cdnBase, region: config.region }, ctx.clock());
-  ctx.repos.settings.setServerEndpoints(record);
+  await ctx.repos.settings.setServerEndpoints(record);
 
   await untilStopSignal(() => workers.kill());
   ctx.log.info({ workers: count }, 'stopping: every worker drains');
   await workers.stop();
   shared.close();
   try {
-    ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
+    await ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
   } catch (err) {
     ctx.log.warn({ err }, 'could not record the stop in the settings table');
   }

@@ -7,9 +7,9 @@
 // reservation goes in that same transaction.
 //
 // Reservations live in the database (migration 018), because several processes may serve one data
-// directory (`serve --workers N`, later several nodes on one database): one IMMEDIATE transaction
-// reads the balance minus every live reservation of the user and inserts the new one, so reservations
-// taken by any number of processes never add up to more than the balance.
+// directory (`serve --workers N`, several nodes on one PostgreSQL database): one transaction (IMMEDIATE
+// on SQLite, SERIALIZABLE on PostgreSQL) reads the balance minus every live reservation of the user and
+// inserts the new one, so reservations taken by any number of processes never add up to more than the balance.
 //
 // A process that crashes leaves its rows behind. Each row names its holder (this process instance:
 // `<host>:<pid>:<random>`, new at every start), and a holder that has reservations beats every 5 s
@@ -21,8 +21,7 @@
 // outcome is a late 402 for an upload whose credits others took meanwhile, never a negative balance.
 import type { CreditsConfig } from '../config/schema.js';
 import { hostname } from 'node:os';
-import type { CreditReservationsRepo } from '../db/repos/credit-reservations.js';
-import type { CreditsRepo, LedgerEntry } from '../db/repos/credits.js';
+import type { LedgerEntry } from '../db/repos/credits.js';
 import type { Repos } from '../db/repos/index.js';
 import { ApiError } from '../api/errors.js';
 import { newId } from '../auth/ids.js';
@@ -55,15 +54,19 @@ export interface UploadReservation {
   /** The largest file this reservation pays for (Infinity when credits are off). */
   readonly maxBytes: number;
   /** The 402 for an upload that turned out larger than maxBytes. */
-  refusal(size: number): ApiError;
+  refusal(size: number): Promise<ApiError>;
   /**
-   * Appends the ledger entry of a `size`-byte upload (call inside the commit transaction) and releases
-   * the reservation; undefined when credits are off. Throws the 402 if the size is above maxBytes.
+   * Appends the ledger entry of a `size`-byte upload and releases the reservation, through `repos`:
+   * those of the commit transaction (`transact`'s argument), where it is a savepoint. Undefined when
+   * credits are off. Throws the 402 if the size is above maxBytes.
    */
-  charge(size: number, assetId: string, key: string): LedgerEntry | undefined;
-  /** Returns the reserved credits; idempotent, call it whether or not the upload committed. */
-  release(): void;
+  charge(repos: CreditRepos, size: number, assetId: string, key: string): Promise<LedgerEntry | undefined>;
+  /** Returns the reserved credits; idempotent, never throws: call it whether or not the upload committed. */
+  release(): Promise<void>;
 }
+
+/** The repositories credits run on: the store's, or a transaction's. */
+export type CreditRepos = Pick<Repos, 'credits' | 'creditReservations' | 'transact'>;
 
 /** Storage is priced per decimal gigabyte per day. */
 const GB = 1_000_000_000;
@@ -82,26 +85,22 @@ export interface CreditsOptions {
 
 export class CreditsService {
   private readonly perUnitMilli: number;
-  private readonly repo: CreditsRepo;
-  private readonly reservations: CreditReservationsRepo;
-  private readonly transaction: Repos['transaction'];
   readonly holder: string;
   private readonly onError: (err: unknown) => void;
   /** Reservations of this process not released yet: the heartbeat runs while there are any. */
   private held = 0;
   private beat: NodeJS.Timeout | undefined;
+  /** A heartbeat in progress (the next tick skips rather than overlap it). */
+  private beating = false;
   /** Releases whose delete failed (the database was busy): retried by the next beat or reservation. */
   private readonly unreleased = new Set<string>();
 
   constructor(
-    repos: Pick<Repos, 'credits' | 'creditReservations' | 'transaction'>,
+    private readonly repos: CreditRepos,
     private readonly config: CreditsConfig,
     private readonly now: () => Date,
     options: CreditsOptions = {},
   ) {
-    this.repo = repos.credits;
-    this.reservations = repos.creditReservations;
-    this.transaction = repos.transaction;
     this.perUnitMilli = toMilli(config.uploadCreditsPerUnit);
     this.holder = options.holder ?? `${hostname()}:${process.pid}:${newId()}`;
     this.onError = options.onError ?? (() => {});
@@ -117,16 +116,16 @@ export class CreditsService {
   }
 
   /** Gives this month's free credits if not given yet (a ledger entry); call before reading a balance. */
-  ensureMonthlyGrant(userId: string): void {
+  async ensureMonthlyGrant(userId: string): Promise<void> {
     if (!this.config.enabled) return;
     const month = this.now().toISOString().slice(0, 7);
-    if (this.repo.account(userId).grantedMonth === month) return;
-    this.transaction(() => {
-      if (this.repo.account(userId).grantedMonth === month) return;
-      this.repo.markGranted(userId, month);
+    if ((await this.repos.credits.account(userId)).grantedMonth === month) return;
+    await this.repos.transact(async (r) => {
+      if ((await r.credits.account(userId)).grantedMonth === month) return;
+      await r.credits.markGranted(userId, month);
       const amount = toMilli(this.config.freeMonthlyCredits);
       if (amount > 0) {
-        this.repo.append({
+        await r.credits.append({
           userId, assetId: '', eventType: 'free_monthly_grant', bytes: 0, rateMilli: 0, creditsMilli: -amount,
           metadata: { note: `free credits for ${month}` },
         });
@@ -135,8 +134,8 @@ export class CreditsService {
   }
 
   /** Adds credits (the admin CLI's grant): a ledger entry with a negative charge. */
-  grant(userId: string, credits: number, note: string): LedgerEntry {
-    return this.repo.append({
+  grant(userId: string, credits: number, note: string): Promise<LedgerEntry> {
+    return this.repos.credits.append({
       userId, assetId: '', eventType: 'grant', bytes: 0, rateMilli: 0, creditsMilli: -toMilli(credits), metadata: { note },
     });
   }
@@ -147,30 +146,41 @@ export class CreditsService {
   }
 
   /** Balance minus what running uploads (of every process) have reserved, in milli-credits. */
-  private availableMilli(userId: string, exceptId?: string): number {
-    return this.repo.account(userId).balanceMilli - this.reservations.liveSum(userId, this.liveSince(), exceptId);
+  private async availableMilli(r: CreditRepos, userId: string, exceptId?: string): Promise<number> {
+    const balance = (await r.credits.account(userId)).balanceMilli;
+    return balance - (await r.creditReservations.liveSum(userId, this.liveSince(), exceptId));
   }
 
-  /** Says this holder is alive, drops dead holders' rows, retries failed releases. */
-  private heartbeat(): void {
-    this.reservations.beat(this.holder, this.now().getTime());
-    this.reservations.prune(this.liveSince());
-    for (const id of this.unreleased) {
-      this.reservations.delete(id);
-      this.unreleased.delete(id);
+  /**
+   * Says this holder is alive, drops dead holders' rows, deletes `unreleased` (a copy of the failed
+   * releases taken before the transaction: the caller forgets them once it has committed).
+   */
+  private async heartbeat(r: CreditRepos, unreleased: readonly string[]): Promise<void> {
+    await r.creditReservations.beat(this.holder, this.now().getTime());
+    await r.creditReservations.prune(this.liveSince());
+    for (const id of unreleased) await r.creditReservations.delete(id);
+  }
+
+  /** One heartbeat in its own transaction; failures go to onError (the next one retries). */
+  private async beatOnce(): Promise<void> {
+    if (this.beating) return;
+    this.beating = true;
+    try {
+      const retried = [...this.unreleased];
+      await this.repos.transact((r) => this.heartbeat(r, retried));
+      for (const id of retried) this.unreleased.delete(id);
+    } catch (err) {
+      this.onError(err);
+    } finally {
+      this.beating = false;
     }
   }
 
   private startBeating(): void {
     this.held++;
     if (this.beat) return;
-    this.beat = setInterval(() => {
-      try {
-        this.transaction(() => this.heartbeat());
-      } catch (err) {
-        this.onError(err);
-      }
-    }, HOLDER_BEAT_MS);
+    // beatOnce never rejects (it reports to onError).
+    this.beat = setInterval(() => void this.beatOnce(), HOLDER_BEAT_MS);
     this.beat.unref();
   }
 
@@ -182,22 +192,22 @@ export class CreditsService {
 
   /**
    * Stops the heartbeat and forgets this holder: a reservation still held no longer counts. Call when
-   * the process stops serving.
+   * the process stops serving. Never throws.
    */
-  close(): void {
+  async close(): Promise<void> {
     if (this.beat) clearInterval(this.beat);
     this.beat = undefined;
     try {
-      this.reservations.forgetHolder(this.holder);
+      await this.repos.creditReservations.forgetHolder(this.holder);
     } catch (err) {
       this.onError(err);
     }
   }
 
-  private insufficient(userId: string, requiredMilli: number): ApiError {
+  private async insufficient(r: CreditRepos, userId: string, requiredMilli: number): Promise<ApiError> {
     return new ApiError(402, 'insufficient_credits', 'Not enough credits for this upload', {
       requiredCredits: fromMilli(requiredMilli),
-      balance: fromMilli(this.repo.account(userId).balanceMilli),
+      balance: fromMilli((await r.credits.account(userId)).balanceMilli),
     });
   }
 
@@ -205,34 +215,45 @@ export class CreditsService {
    * Reserves credits for an upload whose request body is `declaredBytes` long (undefined when not
    * declared). Throws the 402 at once when not even one charging unit is available.
    */
-  reserveUpload(userId: string, declaredBytes: number | undefined): UploadReservation {
+  async reserveUpload(userId: string, declaredBytes: number | undefined): Promise<UploadReservation> {
     if (!this.config.enabled || this.perUnitMilli === 0) {
-      return { maxBytes: Infinity, refusal: () => this.insufficient(userId, 0), charge: () => undefined, release: () => {} };
+      return {
+        maxBytes: Infinity,
+        refusal: () => this.insufficient(this.repos, userId, 0),
+        charge: async () => undefined,
+        release: async () => {},
+      };
     }
-    this.ensureMonthlyGrant(userId);
+    await this.ensureMonthlyGrant(userId);
     const id = newId();
     const wanted = declaredBytes === undefined ? Infinity : this.uploadChargeMilli(declaredBytes);
-    // One IMMEDIATE transaction: no other process reserves between the sum and the insert.
-    const units = this.transaction(() => {
-      const amount = Math.min(wanted, Math.max(0, this.availableMilli(userId)));
+    // The first of a busy period also clears dead holders' rows and retries failed releases. Read
+    // before the transaction, which may run more than once (PostgreSQL) and so changes nothing here.
+    const first = this.held === 0;
+    const retried = first ? [...this.unreleased] : [];
+    // One transaction (IMMEDIATE on SQLite, SERIALIZABLE on PostgreSQL): no other process reserves
+    // between the sum and the insert.
+    const units = await this.repos.transact(async (r) => {
+      const amount = Math.min(wanted, Math.max(0, await this.availableMilli(r, userId)));
       const units = Math.floor(amount / this.perUnitMilli);
       if (units === 0) return 0;
-      if (this.held === 0) this.heartbeat(); // the first of a busy period: also clears dead holders' rows
-      else this.reservations.beat(this.holder, this.now().getTime());
-      this.reservations.insert({ id, userId, milli: units * this.perUnitMilli, holder: this.holder, createdAt: this.now().getTime() });
+      if (first) await this.heartbeat(r, retried);
+      else await r.creditReservations.beat(this.holder, this.now().getTime());
+      await r.creditReservations.insert({ id, userId, milli: units * this.perUnitMilli, holder: this.holder, createdAt: this.now().getTime() });
       return units;
     });
+    if (units > 0) for (const done of retried) this.unreleased.delete(done);
     // Thrown after the commit: the monthly grant above stays.
-    if (units === 0 && wanted > 0) throw this.insufficient(userId, Number.isFinite(wanted) ? wanted : this.perUnitMilli);
+    if (units === 0 && wanted > 0) throw await this.insufficient(this.repos, userId, Number.isFinite(wanted) ? wanted : this.perUnitMilli);
     // A zero-byte upload reserves nothing and has no row.
     if (units > 0) this.startBeating();
     const maxBytes = units * this.config.uploadCreditUnitBytes;
     let settled = units === 0;
-    const release = (): void => {
+    const release = async (): Promise<void> => {
       if (units === 0) return;
       // Deleted on every call: a charge whose transaction rolled back restored the row.
       try {
-        this.reservations.delete(id);
+        await this.repos.creditReservations.delete(id);
         this.unreleased.delete(id);
       } catch (err) {
         this.unreleased.add(id);
@@ -244,22 +265,22 @@ export class CreditsService {
     };
     return {
       maxBytes,
-      refusal: (size) => this.insufficient(userId, this.uploadChargeMilli(size)),
-      charge: (size, assetId, key) => {
+      refusal: (size) => this.insufficient(this.repos, userId, this.uploadChargeMilli(size)),
+      charge: async (repos, size, assetId, key) => {
         const charged = this.uploadChargeMilli(size);
-        if (size > maxBytes) throw this.insufficient(userId, charged);
-        // A savepoint in the caller's commit transaction (its own transaction when called alone).
-        return this.transaction(() => {
+        if (size > maxBytes) throw await this.insufficient(repos, userId, charged);
+        // A savepoint in the caller's commit transaction (its own transaction when given the store's repositories).
+        return repos.transact(async (r) => {
           // Normally true by construction; false only if this reservation was judged dead and others
           // reserved its credits meanwhile (see the module comment): then this upload is refused.
-          if (this.availableMilli(userId, id) < charged) throw this.insufficient(userId, charged);
-          const entry = this.repo.append({
+          if ((await this.availableMilli(r, userId, id)) < charged) throw await this.insufficient(r, userId, charged);
+          const entry = await r.credits.append({
             userId, assetId, eventType: 'upload', bytes: size, rateMilli: this.perUnitMilli,
             creditsMilli: charged, metadata: { key },
           });
           // The charge takes the reservation's place in the same transaction: held on until the
           // caller's release, it would count twice (lower balance and still reserved) and refuse others wrongly.
-          if (units > 0) this.reservations.delete(id);
+          if (units > 0) await r.creditReservations.delete(id);
           return entry;
         });
       },
@@ -268,9 +289,9 @@ export class CreditsService {
   }
 
   /** The Credits object for a user storing `storageBytes`. */
-  state(userId: string, storageBytes: number): CreditsState {
-    this.ensureMonthlyGrant(userId);
-    const account = this.repo.account(userId);
+  async state(userId: string, storageBytes: number): Promise<CreditsState> {
+    await this.ensureMonthlyGrant(userId);
+    const account = await this.repos.credits.account(userId);
     const c = this.config;
     return {
       enabled: c.enabled,

@@ -55,7 +55,7 @@ export class CatalogueSnapshot {
       popular: await this.repos.tlds.popular(),
       promotions: await this.repos.tlds.promotionsByTld(),
       names: new Map((await this.repos.tlds.names()).map((n) => [n.name, n])),
-      rate: exchangeRate(this.repos, this.config),
+      rate: await exchangeRate(this.repos, this.config),
     };
     this.loaded = loaded;
     this.version = version;

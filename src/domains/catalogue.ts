@@ -172,27 +172,27 @@ function seedFilePath(config: Config): string {
  * stays empty). Returns how many TLDs were seeded, 0 when it had been done.
  */
 export async function seedCatalogue(repos: Repos, config: Config): Promise<number> {
-  if (repos.settings.get(SEEDED) !== undefined) return 0;
+  if ((await repos.settings.get(SEEDED)) !== undefined) return 0;
   const tlds = readCatalogueFile(seedFilePath(config));
   const at = new Date().toISOString();
   await repos.transact(async (r) => {
     await r.tlds.upsert(tlds);
-    r.settings.set(SEEDED, at);
+    await r.settings.set(SEEDED, at);
   });
   return tlds.length;
 }
 
 /** Kobo per dollar: the rate set at run time (`s3edge exchange-rate set`), else domains.ngnPerUsd. */
-export function exchangeRate(repos: Repos, config: Config): number {
-  const set = repos.settings.get(RATE);
+export async function exchangeRate(repos: Pick<Repos, 'settings'>, config: Config): Promise<number> {
+  const set = await repos.settings.get(RATE);
   return (set !== undefined ? parseRate(set) : undefined) ?? (parseRate(config.domains.ngnPerUsd) as number);
 }
 
 /** Sets the run-time rate (`"1600.50"`); false when it is not a positive amount with at most two decimals. */
-export function setExchangeRate(repos: Repos, text: string): boolean {
+export async function setExchangeRate(repos: Pick<Repos, 'settings'>, text: string): Promise<boolean> {
   const rate = parseRate(text);
   if (rate === undefined) return false;
-  repos.settings.set(RATE, formatMinor(rate));
+  await repos.settings.set(RATE, formatMinor(rate));
   return true;
 }
 

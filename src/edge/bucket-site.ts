@@ -110,7 +110,7 @@ export function createBucketSite(ctx: AppContext): BucketSite {
     // Read on every request: a bucket deleted or given away stops being served at once.
     const bucket = await ctx.repos.buckets.getById(origin.bucketId);
     if (!bucket || bucket.ownerId !== ownerId) return notFound(req, res);
-    if (suspended.has(ownerId)) return plain(res, req, 403, 'Forbidden');
+    if (await suspended.has(ownerId)) return plain(res, req, 403, 'Forbidden');
     const target = siteTarget(req.url, origin.indexDocument);
     if (!target) return plain(res, req, 400, 'Bad Request');
     for (let i = 0; i < ATTEMPTS; i++) {

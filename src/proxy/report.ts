@@ -76,7 +76,7 @@ export class ProxyReports {
     }
     // Nothing in the log: downloads recorded as usage events (CDN traffic only), if the CDN is asked for.
     const cdnAsked = q.hostname === null || q.hostname === this.ctx.config.cdn.hostname;
-    const downloads = cdnAsked ? this.ctx.repos.usage.since(userId, 'download', w.fromMs).filter((e) => e.createdAt <= w.toMs) : [];
+    const downloads = cdnAsked ? (await this.ctx.repos.usage.since(userId, 'download', w.fromMs)).filter((e) => e.createdAt <= w.toMs) : [];
     return buildProxyLogs(factsFromUsage(downloads, w), false, w, listed, anomalies);
   }
 

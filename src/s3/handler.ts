@@ -170,16 +170,14 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
     const signed = { method: req.method ?? 'GET', rawPath: addr.rawPath, rawQuery: addr.rawQuery, headers: req.headers };
     const now = ctx.clock();
     const v2Path = addr.virtualHost ? `/${addr.bucket}${addr.rawPath}` : addr.rawPath;
-    const presignedV2 = isPresignedV2(addr.rawQuery);
-    const auth = await ctx.keys.verify((getSecret) =>
-      presignedV2
+    const { value: auth, key: found } = await ctx.keys.verify((getSecret) =>
+      isPresignedV2(signed.rawQuery)
         ? verifyPresignedV2(signed, v2Path, { now, getSecret })
         : verifyRequest(signed, { region: ctx.config.region, now, maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret }),
     );
     if (!auth) throw new S3Error('AccessDenied');
     record.accessKeyId = auth.accessKeyId;
-    const found = await ctx.keys.lookup(auth.accessKeyId);
-    if (!found) throw new S3Error('InvalidAccessKeyId');
+    if (!found || found.principal.accessKeyId !== auth.accessKeyId) throw new S3Error('InvalidAccessKeyId');
     const principal = found.principal;
     const result = await HANDLERS[op]({
       ctx, req, addr, auth, principal, requestId,

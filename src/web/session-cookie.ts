@@ -53,10 +53,10 @@ export function sameOrigin(request: FastifyRequest): boolean {
  * (the dashboard is the user's own console). A state-changing request without the session's CSRF
  * token, or from another origin, is refused 403 whatever its cookie.
  */
-export function sessionPrincipal(request: FastifyRequest, sessions: DashboardSessions): ApiPrincipal | undefined {
+export async function sessionPrincipal(request: FastifyRequest, sessions: DashboardSessions): Promise<ApiPrincipal | undefined> {
   const token = sessionToken(request);
   if (token === undefined) return undefined;
-  const session = sessions.resolve(token);
+  const session = await sessions.resolve(token);
   if (!session) return undefined;
   if (!SAFE_METHODS.has(request.method) && (!csrfMatches(session, request.headers[CSRF_HEADER]) || !sameOrigin(request))) {
     throw new ApiError(403, 'csrf_failed', 'This request lacks the CSRF token of its dashboard session');

@@ -71,15 +71,15 @@ export const sessionRoutes: RouteModule = (app, { ctx }) => {
     },
     async (request, reply) => {
       const { name, password } = request.body;
-      const user = ctx.repos.users.getByName(name);
-      const stored = user ? ctx.repos.users.passwordHash(user.id) : undefined;
+      const user = await ctx.repos.users.getByName(name);
+      const stored = user ? await ctx.repos.users.passwordHash(user.id) : undefined;
       decoy ??= hashPassword(randomBytes(24).toString('base64url'));
       const matches = await verifyPassword(password, stored ?? (await decoy));
       if (!user || stored === undefined || !matches) {
         request.log.info({ name: name.slice(0, 64), ip: clientIp(request) }, 'dashboard sign-in refused');
         throw new ApiError(401, 'invalid_credentials', 'Wrong user name or password');
       }
-      const session = ctx.sessions.open(user.id);
+      const session = await ctx.sessions.open(user.id);
       setSessionCookie(request, reply, session.token, ctx.config.dashboard.sessionMaxSeconds);
       void reply.headers(NO_STORE);
       return { success: true, user: { id: user.id, name: user.name }, csrfToken: session.csrfToken, scopes: SCOPE_LIST };
@@ -88,8 +88,8 @@ export const sessionRoutes: RouteModule = (app, { ctx }) => {
 
   app.get('/dashboard/session', { schema: { response: { 200: SessionView, ...ERROR_RESPONSES } } }, async (request, reply) => {
     const token = sessionToken(request);
-    const session = token === undefined ? undefined : ctx.sessions.resolve(token);
-    const user = session && ctx.repos.users.getById(session.userId);
+    const session = token === undefined ? undefined : await ctx.sessions.resolve(token);
+    const user = session && (await ctx.repos.users.getById(session.userId));
     if (!user || !session) throw new ApiError(401, 'unauthorized', 'Not signed in');
     void reply.headers(NO_STORE);
     return { success: true, user: { id: user.id, name: user.name }, csrfToken: session.csrfToken, scopes: SCOPE_LIST };
@@ -97,9 +97,9 @@ export const sessionRoutes: RouteModule = (app, { ctx }) => {
 
   app.delete('/dashboard/session', { schema: { response: ERROR_RESPONSES } }, async (request, reply) => {
     // Needs the CSRF token like any state change (sessionPrincipal throws 403 without it).
-    const principal = sessionPrincipal(request, ctx.sessions);
+    const principal = await sessionPrincipal(request, ctx.sessions);
     const token = sessionToken(request);
-    if (principal && token !== undefined) ctx.sessions.close(token);
+    if (principal && token !== undefined) await ctx.sessions.close(token);
     clearSessionCookie(request, reply);
     return { success: true, message: 'Signed out' };
   });

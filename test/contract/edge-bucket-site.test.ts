@@ -50,9 +50,9 @@ t.test('bucket site', async (t) => {
   for (const [key, body, headers] of puts) t.equal((await s3.putObject('site', key, Buffer.from(body), headers)).status, 200, `PUT ${key}`);
 
   const bucket = await ctx.repos.buckets.getByName('site');
-  const root = ctx.repos.users.getByName('root');
+  const root = await ctx.repos.users.getByName('root');
   if (!bucket || !root) throw new Error('bucket or root user missing');
-  const stranger = ctx.repos.users.create('stranger');
+  const stranger = await ctx.repos.users.create('stranger');
 
   // What the edge handler would pass: the hostname's origin and owner (changed by the tests).
   let origin: BucketOrigin = { kind: 'bucket', bucketId: bucket.id, indexDocument: 'index.html', errorDocument: '404.html' };

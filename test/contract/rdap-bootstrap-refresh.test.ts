@@ -19,17 +19,17 @@ t.test('refresh from a loopback URL stores the file; a running source sees it wi
   const { settings } = createRepos(db);
   let now = 0;
   const source = new BootstrapSource({ settings, now: () => now });
-  t.same(source.current().serversFor('a.test'), [], 'the shipped file has no .test');
+  t.same((await source.current()).serversFor('a.test'), [], 'the shipped file has no .test');
 
   const json = bootstrapJson(['test', 'example'], f.baseUrl);
   f.serve('/dns.json', 200, JSON.stringify(json));
   const summary = await refreshBootstrap(`${f.origin}/dns.json`, client, settings);
   t.same(summary, { url: `${f.origin}/dns.json`, publication: json.publication, services: 1, entries: 2 });
-  t.match(JSON.parse(settings.get(BOOTSTRAP_SETTING) ?? '{}'), { version: '1.0', services: [[['test', 'example'], [f.baseUrl]]] });
+  t.match(JSON.parse((await settings.get(BOOTSTRAP_SETTING)) ?? '{}'), { version: '1.0', services: [[['test', 'example'], [f.baseUrl]]] });
   now += 1000;
-  t.same(source.current().serversFor('a.test'), [f.baseUrl]);
+  t.same((await source.current()).serversFor('a.test'), [f.baseUrl]);
 
-  const before = settings.get(BOOTSTRAP_SETTING);
+  const before = await settings.get(BOOTSTRAP_SETTING);
   f.serve('/missing.json', 404, 'no');
   await t.rejects(refreshBootstrap(`${f.origin}/missing.json`, client, settings), { name: 'BootstrapError', message: /HTTP 404/ });
   f.serve('/broken.json', 200, '{"services": [');
@@ -38,7 +38,7 @@ t.test('refresh from a loopback URL stores the file; a running source sees it wi
   await t.rejects(refreshBootstrap(`${f.origin}/empty.json`, client, settings), { name: 'BootstrapError', message: /no services/ });
   f.serve('/huge.json', 200, JSON.stringify({ ...json, description: 'x'.repeat(5000) }));
   await t.rejects(refreshBootstrap(`${f.origin}/huge.json`, client, settings, { maxAnswerBytes: 4096 }), { name: 'OutboundError', kind: 'too-large' });
-  t.equal(settings.get(BOOTSTRAP_SETTING), before, 'nothing stored by the failures');
+  t.equal((await settings.get(BOOTSTRAP_SETTING)), before, 'nothing stored by the failures');
 });
 
 t.test('refresh goes through the address policy', async (t) => {
@@ -48,7 +48,7 @@ t.test('refresh goes through the address policy', async (t) => {
   const client = new OutboundClient({ allowPrivateAddresses: false, timeoutMs: 2000, maxAnswerBytes: 1 << 20 });
   t.teardown(() => client.close());
   const stored = new Map<string, string>();
-  await t.rejects(refreshBootstrap(`${f.origin}/dns.json`, client, { set: (k, v) => void stored.set(k, v) }), {
+  await t.rejects(refreshBootstrap(`${f.origin}/dns.json`, client, { set: async (k, v) => void stored.set(k, v) }), {
     name: 'OutboundError',
     kind: 'address-refused',
   });

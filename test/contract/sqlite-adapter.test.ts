@@ -199,12 +199,12 @@ for (const driver of drivers) {
       t.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.length);
       t.equal(db.pragma('foreign_keys', { simple: true }), 1);
       const repos = createRepos(db);
-      const user = repos.users.create('alice');
-      t.equal(repos.users.getByName('alice')?.id, user.id);
+      const user = await repos.users.create('alice');
+      t.equal((await repos.users.getByName('alice'))?.id, user.id);
       t.equal(
-        (() => {
+        await (async () => {
           try {
-            repos.users.create('alice');
+            await repos.users.create('alice');
           } catch (e) {
             return (e as { reason?: unknown }).reason;
           }
@@ -214,13 +214,13 @@ for (const driver of drivers) {
       );
       db.pragma('synchronous = NORMAL');
       const checkpointer = new Checkpointer(db, file, pino({ level: 'silent' }), 20, driver);
-      for (let i = 0; i < 20; i++) repos.users.create(`u${i}`);
+      for (let i = 0; i < 20; i++) await repos.users.create(`u${i}`);
       await new Promise((r) => setTimeout(r, 100));
       await checkpointer.close();
       db.close();
       const again = openDatabase(file, driver);
       t.teardown(() => again.close());
-      t.equal(createRepos(again).users.getByName('u19')?.name, 'u19');
+      t.equal((await createRepos(again).users.getByName('u19'))?.name, 'u19');
     });
   });
 }

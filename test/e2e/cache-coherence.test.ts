@@ -86,9 +86,9 @@ t.test('a purge through one worker reaches the cached copy of the other', async 
   t.equal((await s3.createBucket('coherent')).status, 200);
   const body = randomBytes(5000);
   t.equal((await s3.putObject('coherent', 'pics/a.bin', body)).status, 200);
-  const root = ctx1.repos.users.getByName('root');
+  const root = await ctx1.repos.users.getByName('root');
   if (!root) throw new Error('no root user');
-  const { token } = mintApiKey(ctx1.repos.apiKeys, root.id, 'coherence test', ['buckets:manage', 'assets:write']);
+  const { token } = await mintApiKey(ctx1.repos.apiKeys, root.id, 'coherence test', ['buckets:manage', 'assets:write']);
   t.equal((await api(s1, token, 'PUT', '/api/v3/buckets/coherent/public', { public: true })).status, 200);
 
   // The PUT purged the key in worker 1 and appended that to the feed: worker 2 applies it within a

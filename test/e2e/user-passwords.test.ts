@@ -5,7 +5,6 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.js';
-import { createRepos } from '../../src/db/repos/index.js';
 import { verifyPassword } from '../../src/auth/passwords.js';
 import { childProcessEnv, nodeCommand } from '../helpers/child-env.js';
 import { S3EDGE_BIN } from '../helpers/server.js';
@@ -30,9 +29,8 @@ function cli(args: string[], input: string): Promise<{ code: number; stdout: str
 function storedHash(name: string): string | undefined {
   const db = openDatabase(join(dataDir, 'meta.db'));
   try {
-    const repos = createRepos(db);
-    const user = repos.users.getByName(name);
-    return user && repos.users.passwordHash(user.id);
+    const row = db.prepare('SELECT password_hash FROM users WHERE name = ?').get(name) as { password_hash: string | null } | undefined;
+    return row?.password_hash ?? undefined;
   } finally {
     db.close();
   }

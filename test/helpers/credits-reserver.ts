@@ -33,7 +33,7 @@ let reserved = 0;
 let refused = 0;
 for (let i = 0; i < input.attempts; i++) {
   try {
-    credits.reserveUpload(input.userId, 1000);
+    await credits.reserveUpload(input.userId, 1000);
     reserved++;
   } catch (err) {
     if (!(err instanceof ApiError) || err.statusCode !== 402) throw err;

@@ -11,6 +11,7 @@ import { Agent } from 'undici';
 import { openDatabase } from '../../src/db/open.js';
 import { createRepos } from '../../src/db/repos/index.js';
 import { NO_RULES, type HostRules, type Origin } from '../../src/edge/model.js';
+import { userRow } from './users.js';
 
 export interface HostnameFixture {
   hostname: string;
@@ -35,7 +36,7 @@ export async function addProjectHostnames(dataDir: string, owner: string, hosts:
   const db = openDatabase(join(dataDir, 'meta.db'));
   try {
     const repos = createRepos(db);
-    const user = repos.users.getByName(owner) ?? repos.users.create(owner);
+    const user = (await repos.users.getByName(owner)) ?? (await repos.users.create(owner));
     const project = await repos.projects.createProject(user.id, `site-${(await repos.projects.routes()).length}-${Date.now()}`);
     for (const h of hosts) {
       const row = await repos.projects.addHostname(project.id, h.hostname, `token-${h.hostname}`, h.origin, { ...NO_RULES, ...h.rules });

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { openDatabase } from '../../src/db/open.js';
 import { openPgStore } from '../../src/db/store/open-pg.js';
-import type { PgStore } from '../../src/db/store/pg-store.js';
+import { PgStore } from '../../src/db/store/pg-store.js';
+import { migratePostgres } from '../../src/db/pg/migrate.js';
+import { createPgPool } from '../../src/db/pg/pool.js';
 import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import type { SqlStore } from '../../src/db/store/types.js';
 import { startPostgres, type RunningPostgres } from './postgres.js';
@@ -40,11 +42,31 @@ export function storeMatrix(root: Test): {
   each(name: string, body: (t: Test, open: StoreFactory, kind: StoreKind) => Promise<void>): void;
   /** The test file's PostgreSQL, started on first use. */
   postgres(): Promise<RunningPostgres>;
+  /** Two stores of `kind` on one fresh migrated database, as two processes (or nodes) would have. */
+  pair(t: Test, kind: StoreKind): Promise<[SqlStore, SqlStore]>;
 } {
   let server: Promise<RunningPostgres> | undefined;
   const postgres = (): Promise<RunningPostgres> => (server ??= startPostgres(root));
   return {
     postgres,
+    async pair(t, kind) {
+      if (kind === 'sqlite') {
+        const file = join(tempDir(t), 'meta.db');
+        const stores = [new SqliteStore(openDatabase(file)), new SqliteStore(openDatabase(file))] as const;
+        t.teardown(async () => {
+          for (const s of stores) await s.close();
+        });
+        return [...stores];
+      }
+      const url = await (await postgres()).database();
+      const first = createPgPool(url, { max: 4 });
+      await migratePostgres(first);
+      const stores = [new PgStore(first), new PgStore(createPgPool(url, { max: 4 }))] as const;
+      t.teardown(async () => {
+        for (const s of stores) await s.close();
+      });
+      return [...stores];
+    },
     each(name, body) {
       root.test(`${name} [sqlite]`, (t) => body(t, sqliteStore, 'sqlite'));
       root.test(`${name} [postgres]`, async (t) => {

@@ -26,9 +26,9 @@ const MASTER = randomBytes(32);
 
 t.test('a bucket key: encrypted at rest, resolved by the key store', async (t) => {
   const { db, repos } = freshDb(t);
-  const user = repos.users.create('ann');
+  const user = await repos.users.create('ann');
   const bucket = await repos.buckets.insert({ name: 'photos', ownerId: user.id, region: 'us-east-1' });
-  const { key, secretAccessKey } = issueAccessKey(repos, MASTER, {
+  const { key, secretAccessKey } = await issueAccessKey(repos, MASTER, {
     kind: 'bucket',
     userId: user.id,
     bucketId: bucket.id,
@@ -52,29 +52,29 @@ t.test('a bucket key: encrypted at rest, resolved by the key store', async (t) =
 
 t.test('an id collision is retried with a fresh id', async (t) => {
   const { db, repos } = freshDb(t);
-  const user = repos.users.create('ann');
+  const user = await repos.users.create('ann');
   const tried: string[] = [];
   // A real repository whose first insert reports the id as taken.
   const colliding = new (class extends AccessKeysRepo {
-    override insert(input: NewAccessKey) {
+    override async insert(input: NewAccessKey) {
       tried.push(input.accessKeyId);
       if (tried.length === 1) throw new ConstraintError('duplicate', 'access key id already exists');
       return super.insert(input);
     }
-  })(db);
-  const { key } = issueAccessKey({ accessKeys: colliding }, MASTER, { kind: 'account', userId: user.id, bucketId: null, permission: null, name: '' });
+  })(repos.store);
+  const { key } = await issueAccessKey({ accessKeys: colliding }, MASTER, { kind: 'account', userId: user.id, bucketId: null, permission: null, name: '' });
   t.equal(tried.length, 2, 'two attempts');
   t.not(tried[0], tried[1], 'with different ids');
   t.equal(key.accessKeyId, tried[1]);
-  t.ok(repos.accessKeys.get(key.accessKeyId), 'the second one is stored');
+  t.ok(await repos.accessKeys.get(key.accessKeyId), 'the second one is stored');
 });
 
 t.test('a bucket that no longer exists: ConstraintError in_use, nothing stored', async (t) => {
   const { repos } = freshDb(t);
-  const user = repos.users.create('ann');
-  t.throws(
-    () => issueAccessKey(repos, MASTER, { kind: 'bucket', userId: user.id, bucketId: 'f'.repeat(32), permission: 'read_write', name: '' }),
+  const user = await repos.users.create('ann');
+  await t.rejects(
+    issueAccessKey(repos, MASTER, { kind: 'bucket', userId: user.id, bucketId: 'f'.repeat(32), permission: 'read_write', name: '' }),
     { name: 'ConstraintError', reason: 'in_use' },
   );
-  t.same(repos.accessKeys.list({ kind: 'bucket' }), []);
+  t.same(await repos.accessKeys.list({ kind: 'bucket' }), []);
 });

@@ -10,22 +10,22 @@ t.test('tokens: minted once, stored hashed, verified in constant time, forgotten
   const db = openDatabase(join(tempDir(t), 'meta.db'));
   t.teardown(() => db.close());
   const repos = createRepos(db);
-  const user = repos.users.create('ana');
-  const { key, token } = mintApiKey(repos.apiKeys, user.id, 'ci', ['assets:read', 'usage:read']);
+  const user = await repos.users.create('ana');
+  const { key, token } = await mintApiKey(repos.apiKeys, user.id, 'ci', ['assets:read', 'usage:read']);
   t.match(token, /^s3e_[0-9a-f]{32}_[A-Za-z0-9_-]{43}$/);
   const stored = db.prepare('SELECT * FROM api_keys').all() as Record<string, unknown>[];
   t.equal(stored.length, 1);
   t.notOk(JSON.stringify(stored).includes(token.split('_')[2] as string), 'the secret is not stored');
   const verifier = new ApiKeyVerifier(repos.apiKeys);
-  const p = verifier.verify(token);
+  const p = await verifier.verify(token);
   t.equal(p?.userId, user.id);
   t.same([...(p?.scopes ?? [])], ['assets:read', 'usage:read']);
-  t.equal(verifier.verify(token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A')), undefined, 'a wrong secret');
-  t.equal(verifier.verify('s3e_nothex_x'), undefined, 'malformed');
-  t.equal(verifier.verify(''), undefined);
-  repos.apiKeys.delete(key.id);
+  t.equal(await verifier.verify(token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A')), undefined, 'a wrong secret');
+  t.equal(await verifier.verify('s3e_nothex_x'), undefined, 'malformed');
+  t.equal(await verifier.verify(''), undefined);
+  await repos.apiKeys.delete(key.id);
   verifier.forget(key.id);
-  t.equal(verifier.verify(token), undefined, 'deleted');
+  t.equal(await verifier.verify(token), undefined, 'deleted');
 });
 
 t.test('scope lists', async (t) => {

@@ -55,7 +55,7 @@ async function stage(ctx: AppContext, size = 100_000): Promise<StagedBlob> {
 
 t.test('a blob whose commit is in flight is never collected, however old it looks', async (t) => {
   const ctx = await context(t);
-  const bucket = await ctx.repos.buckets.insert({ name: 'b', ownerId: ctx.repos.users.create('u').id, region: 'us-east-1' });
+  const bucket = await ctx.repos.buckets.insert({ name: 'b', ownerId: (await ctx.repos.users.create('u')).id, region: 'us-east-1' });
   const staged = await stage(ctx);
   await commitStaged(ctx, staged, async () => {
     // Between the blob's commit and its row: the collector runs now.
@@ -71,7 +71,7 @@ t.test('a blob whose commit is in flight is never collected, however old it look
 
 t.test('a row written after the pass read its snapshot keeps its blob; an orphan in the same pass goes', async (t) => {
   const ctx = await context(t);
-  const bucket = await ctx.repos.buckets.insert({ name: 'b', ownerId: ctx.repos.users.create('u').id, region: 'us-east-1' });
+  const bucket = await ctx.repos.buckets.insert({ name: 'b', ownerId: (await ctx.repos.users.create('u')).id, region: 'us-east-1' });
   const late = await stage(ctx);
   await late.commit();
   age(ctx, late.blobId);
@@ -108,7 +108,7 @@ t.test('a file that is not a blob of ours is left alone and stops nothing', asyn
 
 t.test('a scrub pass stops in the middle of a blob when asked', async (t) => {
   const ctx = await context(t);
-  const bucket = await ctx.repos.buckets.insert({ name: 'b', ownerId: ctx.repos.users.create('u').id, region: 'us-east-1' });
+  const bucket = await ctx.repos.buckets.insert({ name: 'b', ownerId: (await ctx.repos.users.create('u')).id, region: 'us-east-1' });
   const size = 8 * 1024 * 1024;
   const staged = await stage(ctx, size);
   await commitStaged(ctx, staged, () => ctx.objects.put(objectRecord(bucket.id, 'big', staged)));

@@ -24,7 +24,7 @@ t.test('lookups, reloads and stale hostnames', async (t) => {
   const stale: string[] = [];
   const routes = new EdgeRoutes(repos, { now: () => clock, onStale: (id) => stale.push(id) });
 
-  const user = repos.users.create('ana');
+  const user = await repos.users.create('ana');
   const project = await repos.projects.createProject(user.id, 'site');
   const a = await repos.projects.addHostname(project.id, 'a.example.com', 'tok', { kind: 'url', url: 'https://origin.example.net', preserveHost: false });
   const b = await repos.projects.addHostname(project.id, 'b.example.com', 'tok');
@@ -89,7 +89,7 @@ t.test('one load at a time: a reload asked for during a load runs once after it,
     }),
   };
   const routes = new EdgeRoutes(counted);
-  const user = repos.users.create('ana');
+  const user = await repos.users.create('ana');
   const project = await repos.projects.createProject(user.id, 'site');
   const first = routes.reload();
   const h = await repos.projects.addHostname(project.id, 'late.example.com', 'tok');

@@ -115,7 +115,7 @@ t.test('an abandoned stream releases its lease', async (t) => {
 t.test('the sweep aborts uploads older than multipartMaxAgeSeconds and removes their parts', async (t) => {
   let now = Date.UTC(2030, 0, 1);
   const ctx = await context(t, () => new Date(now));
-  const user = ctx.repos.users.create('sweeper');
+  const user = await ctx.repos.users.create('sweeper');
   const bucket = await ctx.repos.buckets.insert({ name: 'sweep', ownerId: user.id, region: 'us-east-1' });
   const make = async (initiated: number): Promise<string> => {
     const uploadId = newUploadId(initiated);

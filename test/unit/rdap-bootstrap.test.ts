@@ -125,38 +125,38 @@ t.test('source: the settings copy when present (re-read at most once a second), 
   let now = 1_000_000;
   const invalid: Error[] = [];
   const source = new BootstrapSource({ settings, now: () => now, onInvalid: (e) => invalid.push(e) });
-  const shipped = source.current();
+  const shipped = (await source.current());
   t.same(shipped.serversFor('example.com'), ['https://rdap.verisign.com/com/v1/'], 'nothing stored: shipped');
 
-  settings.set(BOOTSTRAP_SETTING, JSON.stringify(bootstrapJson(['com', 'test'], 'http://127.0.0.1:1/rdap/')));
+  await settings.set(BOOTSTRAP_SETTING, JSON.stringify(bootstrapJson(['com', 'test'], 'http://127.0.0.1:1/rdap/')));
   now += 999;
-  t.equal(source.current(), shipped, 'not re-read within the second');
+  t.equal((await source.current()), shipped, 'not re-read within the second');
   now += 1;
-  t.same(source.current().serversFor('a.test'), ['http://127.0.0.1:1/rdap/'], 'the stored copy after a second');
-  const stored = source.current();
+  t.same((await source.current()).serversFor('a.test'), ['http://127.0.0.1:1/rdap/'], 'the stored copy after a second');
+  const stored = (await source.current());
   now += 5000;
-  t.equal(source.current(), stored, 'an unchanged row is not parsed again');
+  t.equal((await source.current()), stored, 'an unchanged row is not parsed again');
 
-  settings.set(BOOTSTRAP_SETTING, '{"version":"1.0"');
+  await settings.set(BOOTSTRAP_SETTING, '{"version":"1.0"');
   now += 1000;
-  t.equal(source.current(), shipped, 'a broken row: the shipped file serves');
+  t.equal((await source.current()), shipped, 'a broken row: the shipped file serves');
   now += 1000;
-  source.current();
+  await source.current();
   t.equal(invalid.length, 1, 'reported once per stored value');
 
-  settings.delete(BOOTSTRAP_SETTING);
+  await settings.delete(BOOTSTRAP_SETTING);
   now += 1000;
-  t.equal(source.current(), shipped);
+  t.equal((await source.current()), shipped);
 });
 
 t.test('source: a configured file is the only source and must be readable at start', async (t) => {
   const dir = tempDir(t);
   const path = join(dir, 'dns.json');
   writeFileSync(path, JSON.stringify(bootstrapJson(['test'], 'http://127.0.0.1:2/rdap/')));
-  const settings = { get: () => JSON.stringify(bootstrapJson(['test'], 'http://127.0.0.1:3/rdap/')) };
+  const settings = { get: async () => JSON.stringify(bootstrapJson(['test'], 'http://127.0.0.1:3/rdap/')) };
   const source = new BootstrapSource({ file: path, settings });
-  t.same(source.current().serversFor('a.test'), ['http://127.0.0.1:2/rdap/']);
-  t.same(source.current().serversFor('a.com'), [], 'the shipped file is not merged in');
+  t.same((await source.current()).serversFor('a.test'), ['http://127.0.0.1:2/rdap/']);
+  t.same((await source.current()).serversFor('a.com'), [], 'the shipped file is not merged in');
   t.throws(() => new BootstrapSource({ file: join(dir, 'missing.json') }), { name: 'BootstrapError', message: /cannot read/ });
   writeFileSync(join(dir, 'bad.json'), '{"version":"1.0","publication":"x","services":[]}');
   t.throws(() => new BootstrapSource({ file: join(dir, 'bad.json') }), { name: 'BootstrapError', message: /bad\.json: publication/ });

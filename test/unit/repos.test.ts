@@ -33,107 +33,10 @@ function putObjectRow(db: Db, bucketId: string, key: string): void {
 
 const MASTER = randomBytes(32);
 
-t.test('users: create, get, list, duplicate names, delete guarded by buckets', async (t) => {
-  let now = 1_700_000_000_000;
-  const { repos } = freshDb(t, () => now++);
-  const bob = repos.users.create('bob');
-  const alice = repos.users.create('alice');
-  t.match(bob, { name: 'bob', createdAt: 1_700_000_000_000 });
-  t.match(bob.id, /^[0-9a-f]{32}$/);
-  t.same(repos.users.getByName('alice'), alice);
-  t.same(repos.users.getById(bob.id), bob);
-  t.equal(repos.users.getByName('carol'), undefined);
-  t.same(repos.users.list().map((u) => u.name), ['alice', 'bob'], 'ordered by name');
-  t.throws(() => repos.users.create('bob'), new ConstraintError('duplicate', "user 'bob' already exists"));
-
-  const bucket = await repos.buckets.insert({ name: 'bobs-bucket', ownerId: bob.id, region: 'us-east-1' });
-  t.throws(() => repos.users.delete(bob.id), { name: 'ConstraintError', reason: 'in_use' });
-  t.ok(repos.users.getById(bob.id), 'still there');
-  t.equal(await repos.buckets.delete(bucket.id), 'deleted');
-  repos.accessKeys.insert({ accessKeyId: 'SEBOBKEY', kind: 'account', userId: bob.id, name: '', secretEnc: 'v1:x' });
-  t.equal(repos.users.delete(bob.id), true);
-  t.equal(repos.users.delete(bob.id), false, 'second delete finds nothing');
-  t.equal(repos.accessKeys.get('SEBOBKEY'), undefined, "the user's keys go with it");
-});
-
-t.test('access keys: kinds, filters, delete, deleteByKind, cascade from bucket', async (t) => {
-  let now = 1000;
-  const { repos } = freshDb(t, () => now++);
-  const u = repos.users.create('u');
-  const v = repos.users.create('v');
-  const b1 = await repos.buckets.insert({ name: 'b1-bucket', ownerId: u.id, region: 'us-east-1' });
-  const b2 = await repos.buckets.insert({ name: 'b2-bucket', ownerId: u.id, region: 'us-east-1' });
-  const root = repos.accessKeys.insert({ accessKeyId: 'ROOT1', kind: 'root', userId: u.id, name: 'root', secretEnc: 'v1:r' });
-  const acct = repos.accessKeys.insert({ accessKeyId: 'ACCT1', kind: 'account', userId: v.id, name: 'ci', secretEnc: 'v1:a' });
-  const k1 = repos.accessKeys.insert({
-    accessKeyId: 'BKT1', kind: 'bucket', userId: u.id, bucketId: b1.id, permission: 'read', name: 'reader', secretEnc: 'v1:b',
-  });
-  const k2 = repos.accessKeys.insert({
-    accessKeyId: 'BKT2', kind: 'bucket', userId: u.id, bucketId: b2.id, permission: 'read_write', name: '', secretEnc: 'v1:c',
-  });
-  t.same(root, { accessKeyId: 'ROOT1', kind: 'root', userId: u.id, bucketId: null, permission: null, name: 'root', secretEnc: 'v1:r', createdAt: 1004 });
-  t.same(repos.accessKeys.get('BKT1'), k1);
-  t.equal(repos.accessKeys.get('NOPE'), undefined);
-
-  t.same(repos.accessKeys.list().map((k) => k.accessKeyId), ['ROOT1', 'ACCT1', 'BKT1', 'BKT2'], 'oldest first');
-  t.same(repos.accessKeys.list({ kind: 'bucket' }).map((k) => k.accessKeyId), ['BKT1', 'BKT2']);
-  t.same(repos.accessKeys.list({ userId: v.id }), [acct]);
-  t.same(repos.accessKeys.list({ bucketId: b2.id }), [k2]);
-  t.same(repos.accessKeys.list({ kind: 'account', userId: u.id }), []);
-
-  t.throws(() => repos.accessKeys.insert({ accessKeyId: 'ACCT1', kind: 'account', userId: v.id, name: '', secretEnc: 'x' }), { name: 'ConstraintError', reason: 'duplicate' });
-  t.throws(() => repos.accessKeys.insert({ accessKeyId: 'X1', kind: 'bucket', userId: u.id, name: '', secretEnc: 'x' }), /bucket keys only/);
-  t.throws(() => repos.accessKeys.insert({ accessKeyId: 'X2', kind: 'account', userId: u.id, bucketId: b1.id, name: '', secretEnc: 'x' }), /bucket keys only/);
-  t.throws(() => repos.accessKeys.insert({ accessKeyId: 'X3', kind: 'bucket', userId: u.id, bucketId: b1.id, name: '', secretEnc: 'x' }), /bucket keys only/);
-  t.throws(() => repos.accessKeys.insert({ accessKeyId: 'X4', kind: 'account', userId: 'ghost', name: '', secretEnc: 'x' }), { name: 'ConstraintError', reason: 'in_use' });
-
-  t.equal(repos.accessKeys.delete('ACCT1'), true);
-  t.equal(repos.accessKeys.delete('ACCT1'), false);
-  t.equal(await repos.buckets.delete(b1.id), 'deleted');
-  t.equal(repos.accessKeys.get('BKT1'), undefined, 'bucket keys go with their bucket');
-  t.equal(repos.accessKeys.deleteByKind('root'), 1);
-  t.same(repos.accessKeys.list().map((k) => k.accessKeyId), ['BKT2']);
-});
-
-t.test('usage events: newest first by event time, even when written late (downloads ride the log flush)', async (t) => {
-  const { repos } = freshDb(t);
-  const user = repos.users.create('ana');
-  const event = (eventType: 'upload' | 'download' | 'delete', statusCode: number) => ({
-    userId: user.id, assetId: 'a1', eventType, source: 'api' as const, bytes: 1, hostname: 'h', statusCode, metadata: { key: 'a1/f' },
-  });
-  repos.usage.record(event('upload', 201), 1000);
-  repos.usage.record(event('delete', 200), 3000);
-  // Written after the delete, as a batched flush does, but it happened before it.
-  repos.usage.record(event('download', 200), 2000);
-  t.same(repos.usage.recent(user.id, 10).map((e) => e.eventType), ['delete', 'download', 'upload']);
-  t.same(repos.usage.recent(user.id, 1).map((e) => e.eventType), ['delete'], 'the limit applies after the order');
-});
-
-t.test('settings: get, set (upsert), delete', async (t) => {
-  const { repos } = freshDb(t);
-  t.equal(repos.settings.get('x'), undefined);
-  repos.settings.set('x', '1');
-  repos.settings.set('x', '2');
-  t.equal(repos.settings.get('x'), '2');
-  t.equal(repos.settings.delete('x'), true);
-  t.equal(repos.settings.get('x'), undefined);
-});
-
-t.test('transaction rolls back everything on a throw', async (t) => {
-  const { repos } = freshDb(t);
-  t.throws(() =>
-    repos.transaction(() => {
-      repos.users.create('temp');
-      throw new Error('boom');
-    }),
-  );
-  t.equal(repos.users.getByName('temp'), undefined);
-});
-
 t.test('bucket service: name rules, ownership-aware conflicts, BucketNotEmpty', async (t) => {
   const { db, repos } = freshDb(t);
-  const u = repos.users.create('u');
-  const v = repos.users.create('v');
+  const u = await repos.users.create('u');
+  const v = await repos.users.create('v');
   const b = await createBucket(repos, { name: 'photos', ownerId: u.id, region: 'eu-central-1' });
   t.match(b, { name: 'photos', ownerId: u.id, region: 'eu-central-1' });
   await t.rejects(createBucket(repos, { name: 'photos', ownerId: u.id, region: 'x' }), { code: 'BucketAlreadyOwnedByYou', status: 409 });
@@ -151,11 +54,11 @@ t.test('bucket service: name rules, ownership-aware conflicts, BucketNotEmpty', 
 
 t.test('KeyStore: principals for each kind, secrets decrypted', async (t) => {
   const { repos } = freshDb(t);
-  const u = repos.users.create('u');
+  const u = await repos.users.create('u');
   const bucket = await repos.buckets.insert({ name: 'data', ownerId: u.id, region: 'us-east-1' });
-  repos.accessKeys.insert({ accessKeyId: 'ROOTKEY', kind: 'root', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 'root-secret') });
-  repos.accessKeys.insert({ accessKeyId: 'ACCTKEY', kind: 'account', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 'acct-secret') });
-  repos.accessKeys.insert({
+  await repos.accessKeys.insert({ accessKeyId: 'ROOTKEY', kind: 'root', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 'root-secret') });
+  await repos.accessKeys.insert({ accessKeyId: 'ACCTKEY', kind: 'account', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 'acct-secret') });
+  await repos.accessKeys.insert({
     accessKeyId: 'BKTKEY', kind: 'bucket', userId: u.id, bucketId: bucket.id, permission: 'read', name: '', secretEnc: encryptSecret(MASTER, 'bkt-secret'),
   });
   const keys = new KeyStore(repos, MASTER);
@@ -179,12 +82,12 @@ t.test('KeyStore: a key deleted by another connection stops working within ~1 s'
   const other = openDatabase(file);
   t.teardown(() => other.close());
   const otherRepos = createRepos(other);
-  const u = repos.users.create('u');
-  repos.accessKeys.insert({ accessKeyId: 'GOINGAWAY', kind: 'account', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 's') });
+  const u = await repos.users.create('u');
+  await repos.accessKeys.insert({ accessKeyId: 'GOINGAWAY', kind: 'account', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 's') });
   let now = 1_000_000; // lru-cache treats a start time of 0 as "no TTL"
   const keys = new KeyStore(repos, MASTER, { now: () => now });
   t.ok(await keys.lookup('GOINGAWAY'));
-  t.ok(otherRepos.accessKeys.delete('GOINGAWAY'));
+  t.ok(await otherRepos.accessKeys.delete('GOINGAWAY'));
   now += 999;
   t.ok(await keys.lookup('GOINGAWAY'), 'still cached just under a second');
   now += 2;
@@ -193,11 +96,11 @@ t.test('KeyStore: a key deleted by another connection stops working within ~1 s'
 
 t.test('KeyStore: negative answers expire too, and garbage ids cannot grow the cache', async (t) => {
   const { repos } = freshDb(t);
-  const u = repos.users.create('u');
+  const u = await repos.users.create('u');
   let now = 1_000_000; // lru-cache treats a start time of 0 as "no TTL"
   const keys = new KeyStore(repos, MASTER, { max: 50, now: () => now });
   t.equal(await keys.lookup('LATECOMER'), undefined);
-  repos.accessKeys.insert({ accessKeyId: 'LATECOMER', kind: 'account', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 's') });
+  await repos.accessKeys.insert({ accessKeyId: 'LATECOMER', kind: 'account', userId: u.id, name: '', secretEnc: encryptSecret(MASTER, 's') });
   now += 1001;
   t.ok(await keys.lookup('LATECOMER'), 'a new key works once the negative answer (1 s) expires');
 
@@ -209,13 +112,13 @@ t.test('KeyStore: negative answers expire too, and garbage ids cannot grow the c
 t.test('ensureRoot: generated once, shown once, stored encrypted', async (t) => {
   const dir = tempDir(t);
   const config = testConfig({ dataDir: dir });
-  const first = openDataDir(config);
-  const gen = ensureRoot(config, first.repos, first.masterKey);
+  const first = await openDataDir(config);
+  const gen = await ensureRoot(config, first.repos, first.masterKey);
   t.equal(gen.generated, true);
   t.match(gen.accessKeyId, /^SE[A-Z2-7]{18}$/);
   t.match(gen.secretAccessKey, /^[A-Za-z0-9_-]{40}$/);
-  t.equal(first.repos.users.getById(gen.userId)?.name, 'root');
-  const again = ensureRoot(config, first.repos, first.masterKey);
+  t.equal((await first.repos.users.getById(gen.userId))?.name, 'root');
+  const again = await ensureRoot(config, first.repos, first.masterKey);
   t.same(again, { userId: gen.userId, accessKeyId: gen.accessKeyId, generated: false });
   t.same(await new KeyStore(first.repos, first.masterKey).lookup(gen.accessKeyId), {
     secretKey: gen.secretAccessKey,
@@ -224,9 +127,9 @@ t.test('ensureRoot: generated once, shown once, stored encrypted', async (t) => 
   first.db.close();
 
   // A restart (new process, same dir) finds it and does not print a secret.
-  const second = openDataDir(config);
-  t.same(ensureRoot(config, second.repos, second.masterKey), { userId: gen.userId, accessKeyId: gen.accessKeyId, generated: false });
-  t.equal(second.repos.accessKeys.list({ kind: 'root' }).length, 1);
+  const second = await openDataDir(config);
+  t.same(await ensureRoot(config, second.repos, second.masterKey), { userId: gen.userId, accessKeyId: gen.accessKeyId, generated: false });
+  t.equal((await second.repos.accessKeys.list({ kind: 'root' })).length, 1);
   second.db.close();
 
   // Nothing in the data dir (db, wal, shm) holds the secret in plaintext.
@@ -240,67 +143,64 @@ t.test('ensureRoot: generated once, shown once, stored encrypted', async (t) => 
 t.test('ensureRoot: configured root key replaces any other root key', async (t) => {
   const dir = tempDir(t);
   const plain = testConfig({ dataDir: dir });
-  const opened = openDataDir(plain);
+  const opened = await openDataDir(plain);
   t.teardown(() => opened.db.close());
   const { repos, masterKey } = opened;
-  const gen = ensureRoot(plain, repos, masterKey);
+  const gen = await ensureRoot(plain, repos, masterKey);
 
   const config = testConfig({ dataDir: dir, rootAccessKey: 'ADMINKEY123', rootSecretKey: 'configured-secret-value' });
-  t.same(ensureRoot(config, repos, masterKey), { userId: gen.userId, accessKeyId: 'ADMINKEY123', generated: false });
-  t.same(repos.accessKeys.list({ kind: 'root' }).map((k) => k.accessKeyId), ['ADMINKEY123']);
+  t.same(await ensureRoot(config, repos, masterKey), { userId: gen.userId, accessKeyId: 'ADMINKEY123', generated: false });
+  t.same((await repos.accessKeys.list({ kind: 'root' })).map((k) => k.accessKeyId), ['ADMINKEY123']);
   const keys = new KeyStore(repos, masterKey);
   t.equal((await keys.lookup('ADMINKEY123'))?.secretKey, 'configured-secret-value');
   t.equal(await keys.lookup(gen.accessKeyId), undefined, 'the generated key is gone');
-  t.notMatch(repos.accessKeys.get('ADMINKEY123')?.secretEnc ?? '', 'configured-secret-value');
+  t.notMatch((await repos.accessKeys.get('ADMINKEY123'))?.secretEnc ?? '', 'configured-secret-value');
 
-  const before = repos.accessKeys.get('ADMINKEY123');
-  ensureRoot(config, repos, masterKey);
-  t.same(repos.accessKeys.get('ADMINKEY123'), before, 'unchanged config: no rewrite');
+  const before = await repos.accessKeys.get('ADMINKEY123');
+  await ensureRoot(config, repos, masterKey);
+  t.same(await repos.accessKeys.get('ADMINKEY123'), before, 'unchanged config: no rewrite');
 
   const rotated = testConfig({ dataDir: dir, rootAccessKey: 'ADMINKEY123', rootSecretKey: 'rotated-secret-value' });
-  ensureRoot(rotated, repos, masterKey);
+  await ensureRoot(rotated, repos, masterKey);
   t.equal((await new KeyStore(repos, masterKey).lookup('ADMINKEY123'))?.secretKey, 'rotated-secret-value', 'secret rotation applies');
 
   // Back to no configured key: the configured one stays the root key, no new secret is generated.
-  t.same(ensureRoot(plain, repos, masterKey), { userId: gen.userId, accessKeyId: 'ADMINKEY123', generated: false });
+  t.same(await ensureRoot(plain, repos, masterKey), { userId: gen.userId, accessKeyId: 'ADMINKEY123', generated: false });
 
-  const u = repos.users.create('someone');
-  repos.accessKeys.insert({ accessKeyId: 'TAKENID', kind: 'account', userId: u.id, name: '', secretEnc: 'v1:x' });
-  t.throws(
-    () => ensureRoot(testConfig({ dataDir: dir, rootAccessKey: 'TAKENID', rootSecretKey: 'whatever-secret' }), repos, masterKey),
+  const u = await repos.users.create('someone');
+  await repos.accessKeys.insert({ accessKeyId: 'TAKENID', kind: 'account', userId: u.id, name: '', secretEnc: 'v1:x' });
+  await t.rejects(ensureRoot(testConfig({ dataDir: dir, rootAccessKey: 'TAKENID', rootSecretKey: 'whatever-secret' }), repos, masterKey),
     ConfigError,
   );
-  t.same(repos.accessKeys.list({ kind: 'root' }).map((k) => k.accessKeyId), ['ADMINKEY123'], 'failed replace rolled back');
+  t.same((await repos.accessKeys.list({ kind: 'root' })).map((k) => k.accessKeyId), ['ADMINKEY123'], 'failed replace rolled back');
 });
 
 t.test('ensureRoot: only one of the pair set is a ConfigError naming the missing one', async (t) => {
   const dir = tempDir(t);
-  const opened = openDataDir(testConfig({ dataDir: dir }));
+  const opened = await openDataDir(testConfig({ dataDir: dir }));
   t.teardown(() => opened.db.close());
-  t.throws(
-    () => ensureRoot(testConfig({ dataDir: dir, rootAccessKey: 'ONLYID' }), opened.repos, opened.masterKey),
+  await t.rejects(ensureRoot(testConfig({ dataDir: dir, rootAccessKey: 'ONLYID' }), opened.repos, opened.masterKey),
     { name: 'ConfigError', message: /rootSecretKey/ },
   );
-  t.throws(
-    () => ensureRoot(testConfig({ dataDir: dir, rootSecretKey: 'only-secret' }), opened.repos, opened.masterKey),
+  await t.rejects(ensureRoot(testConfig({ dataDir: dir, rootSecretKey: 'only-secret' }), opened.repos, opened.masterKey),
     { name: 'ConfigError', message: /rootAccessKey is required/ },
   );
-  t.same(opened.repos.accessKeys.list({ kind: 'root' }), [], 'nothing created');
+  t.same(await opened.repos.accessKeys.list({ kind: 'root' }), [], 'nothing created');
 });
 
 t.test('openDataDir: creates the dir 0700 and refuses a master key that does not match', async (t) => {
   const dir = join(tempDir(t), 'nested', 'data');
   const config = testConfig({ dataDir: dir });
-  const opened = openDataDir(config);
+  const opened = await openDataDir(config);
   opened.db.close();
   t.equal(statSync(dir).mode & 0o777, 0o700);
   t.equal(statSync(join(dir, 'master.key')).mode & 0o777, 0o600);
   t.ok(statSync(join(dir, 'meta.db')).isFile());
-  t.throws(() => openDataDir(testConfig({ dataDir: dir, masterKey: randomBytes(32).toString('hex') })), {
+  await t.rejects(openDataDir(testConfig({ dataDir: dir, masterKey: randomBytes(32).toString('hex') })), {
     name: 'ConfigError',
     message: /master key does not match/,
   });
-  const again = openDataDir(config);
+  const again = await openDataDir(config);
   again.db.close();
   t.pass('the right key still opens it');
 });

@@ -29,7 +29,7 @@ export const apiKeyRoutes: RouteModule = (app, { ctx, requireScope }) => {
     { onRequest: auth, schema: { response: { 200: Type.Object({ success: Type.Boolean(), apiKeys: Type.Array(ApiKeyInfo) }), ...ERROR_RESPONSES } } },
     async (request) => {
       const { userId } = principalOf(request);
-      return { success: true, apiKeys: ctx.repos.apiKeys.list(userId).map(apiKeyInfo) };
+      return { success: true, apiKeys: (await ctx.repos.apiKeys.list(userId)).map(apiKeyInfo) };
     },
   );
 
@@ -41,7 +41,7 @@ export const apiKeyRoutes: RouteModule = (app, { ctx, requireScope }) => {
       const scopes = request.body.scopes as Scope[];
       const missing = scopes.filter((s) => !principal.scopes.has(s));
       if (missing.length > 0) throw new ApiError(403, 'forbidden', `A key cannot grant scopes it does not hold: ${missing.join(', ')}`);
-      const { key, token } = mintApiKey(ctx.repos.apiKeys, principal.userId, request.body.name ?? '', scopes);
+      const { key, token } = await mintApiKey(ctx.repos.apiKeys, principal.userId, request.body.name ?? '', scopes);
       void reply.code(201);
       return { success: true, apiKey: { ...apiKeyInfo(key), token } };
     },
@@ -52,9 +52,9 @@ export const apiKeyRoutes: RouteModule = (app, { ctx, requireScope }) => {
     { onRequest: auth, schema: { params: IdParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
     async (request) => {
       const { userId } = principalOf(request);
-      const key = ctx.repos.apiKeys.get(request.params.id);
+      const key = await ctx.repos.apiKeys.get(request.params.id);
       if (!key || key.userId !== userId) throw notFound('API key not found');
-      ctx.repos.apiKeys.delete(key.id);
+      await ctx.repos.apiKeys.delete(key.id);
       ctx.apiKeys.forget(key.id);
       return { success: true, message: 'API key deleted' };
     },

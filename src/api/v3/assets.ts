@@ -157,7 +157,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
       const asset = await callersAsset(request, request.params.id);
       const deleted = await ctx.repos.transact(async (r) => {
         if (!(await r.assets.delete(asset.id))) return false;
-        r.usage.record({
+        await r.usage.record({
           userId: asset.userId, assetId: asset.id, eventType: 'delete', source: 'api', bytes: asset.size,
           hostname: hostnameOf(request.headers.host), statusCode: 200, metadata: { key: displayKey(asset) },
           clientIp: request.ip,
@@ -219,7 +219,7 @@ async function download(ctx: AppContext, request: FastifyRequest, reply: Fastify
   const sent = await sendAssetBody(reply.raw, decision, body, ctx.log);
   if (!head) {
     try {
-      ctx.repos.usage.record({
+      await ctx.repos.usage.record({
         userId: asset.userId, assetId: asset.id, eventType: 'download', source: 'api', bytes: sent.bytes,
         hostname: hostnameOf(request.headers.host), statusCode: sent.status, metadata: { key: displayKey(asset) },
         clientIp: request.ip,

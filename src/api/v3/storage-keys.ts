@@ -47,9 +47,9 @@ function storageAccessKey(key: AccessKey, permission: BucketPermission, bucket: 
   };
 }
 
-function issueBucketKey(ctx: AppContext, bucket: Bucket, permission: BucketPermission, name: string): IssuedAccessKey {
+async function issueBucketKey(ctx: AppContext, bucket: Bucket, permission: BucketPermission, name: string): Promise<IssuedAccessKey> {
   try {
-    return issueAccessKey(ctx.repos, ctx.masterKey, { kind: 'bucket', userId: bucket.ownerId, bucketId: bucket.id, permission, name });
+    return await issueAccessKey(ctx.repos, ctx.masterKey, { kind: 'bucket', userId: bucket.ownerId, bucketId: bucket.id, permission, name });
   } catch (err) {
     // The bucket was deleted between the lookup and the insert.
     if (err instanceof ConstraintError && err.reason === 'in_use') throw notFound(BUCKET_NOT_FOUND);
@@ -70,7 +70,7 @@ function register(app: FastifyInstance, { ctx, auth }: RouteDeps, prefix: string
     { onRequest: auth, schema: { params: BucketParams, response: { 200: ListResponse, ...ERROR_RESPONSES } } },
     async (request) => {
       const bucket = await ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
-      const keys = ctx.repos.accessKeys.list({ kind: 'bucket', bucketId: bucket.id });
+      const keys = await ctx.repos.accessKeys.list({ kind: 'bucket', bucketId: bucket.id });
       // Bucket keys always carry a permission (the repository enforces it); the guard satisfies the types.
       const accessKeys = keys.flatMap((k) => (k.permission === null ? [] : [storageAccessKey(k, k.permission, bucket)]));
       return { success: true, accessKeys };
@@ -83,7 +83,7 @@ function register(app: FastifyInstance, { ctx, auth }: RouteDeps, prefix: string
     async (request, reply) => {
       const bucket = await ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
       const { name, permission } = request.body;
-      const { key, secretAccessKey } = issueBucketKey(ctx, bucket, permission, name);
+      const { key, secretAccessKey } = await issueBucketKey(ctx, bucket, permission, name);
       // The key store may hold a cached "unknown" for this id: the key must work on its first request.
       ctx.keys.invalidate(key.accessKeyId);
       void reply.code(201);
@@ -105,10 +105,10 @@ function register(app: FastifyInstance, { ctx, auth }: RouteDeps, prefix: string
     { onRequest: auth, schema: { params: KeyParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
     async (request) => {
       const bucket = await ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
-      const key = ctx.repos.accessKeys.get(request.params.keyId);
+      const key = await ctx.repos.accessKeys.get(request.params.keyId);
       // Account and root keys, and keys of other buckets, are not this bucket's keys.
       if (!key || key.kind !== 'bucket' || key.bucketId !== bucket.id) throw notFound(KEY_NOT_FOUND);
-      const deleted = ctx.repos.accessKeys.delete(key.accessKeyId);
+      const deleted = await ctx.repos.accessKeys.delete(key.accessKeyId);
       // Drop the cached secret now, so the very next S3 request with this key is refused.
       ctx.keys.invalidate(key.accessKeyId);
       if (!deleted) throw notFound(KEY_NOT_FOUND);

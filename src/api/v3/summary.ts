@@ -23,7 +23,7 @@ export function spaceView(s: Space): SpaceView {
 async function userAnalytics(ctx: AppContext, userId: string, now: number): Promise<Analytics> {
   const hostname = ctx.config.cdn.hostname;
   const fromLog = logAnalytics(await ctx.requestLog.traffic.ownerHours(userId, windowStart(now), now), now, hostname);
-  return fromLog ?? usageFallbackAnalytics(ctx.repos.usage.since(userId, 'download', now - WINDOW_MS + 1), now, hostname);
+  return fromLog ?? usageFallbackAnalytics(await ctx.repos.usage.since(userId, 'download', now - WINDOW_MS + 1), now, hostname);
 }
 
 /** `projectId` (the caller's project) narrows the asset counts and recent assets to it; the rest is the account's. */
@@ -34,7 +34,7 @@ export async function buildSummary(ctx: AppContext, userId: string, projectId?: 
   await ctx.requestLog.flush();
   const stats = await repos.assets.stats(userId);
   const shown = projectId === undefined ? stats : await repos.assets.stats(userId, projectId);
-  const totals = repos.usage.totals(userId);
+  const totals = await repos.usage.totals(userId);
   const view = { cdnBase: ctx.endpoints.cdn, storageName: config.storageName };
   return {
     totalFiles: shown.totalFiles,
@@ -49,8 +49,8 @@ export async function buildSummary(ctx: AppContext, userId: string, projectId?: 
     // Object storage is part of the gateway (local disk or an upstream store): always configured.
     configured: true,
     storageName: config.storageName,
-    space: spaceView(ctx.repos.spaces.ensure(userId)),
-    credits: ctx.credits.state(userId, stats.storageBytes),
+    space: spaceView(await ctx.repos.spaces.ensure(userId)),
+    credits: await ctx.credits.state(userId, stats.storageBytes),
   };
 }
 

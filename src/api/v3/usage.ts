@@ -28,9 +28,9 @@ export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
       await ctx.requestLog.flush();
       return {
         success: true,
-        events: repos.usage.recent(userId, limit).map(usageEventView),
-        creditLedger: repos.credits.recent(userId, limit).map(ledgerEntryView),
-        credits: ctx.credits.state(userId, (await repos.assets.stats(userId)).storageBytes),
+        events: (await repos.usage.recent(userId, limit)).map(usageEventView),
+        creditLedger: (await repos.credits.recent(userId, limit)).map(ledgerEntryView),
+        credits: await ctx.credits.state(userId, (await repos.assets.stats(userId)).storageBytes),
       };
     },
   );

@@ -1,6 +1,5 @@
 // Access keys: root, account and bucket-scoped S3 credentials. Secrets are stored encrypted (secretEnc).
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 
 export type AccessKeyKind = 'root' | 'account' | 'bucket';
@@ -63,38 +62,30 @@ function toKey(r: AccessKeyRow): AccessKey {
 
 const COLUMNS = 'access_key_id, kind, user_id, bucket_id, permission, name, secret_enc, created_at';
 
-interface FilterParams {
-  kind: string | null;
-  userId: string | null;
-  bucketId: string | null;
-}
+const INSERT = `INSERT INTO access_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
+const GET = `SELECT ${COLUMNS} FROM access_keys WHERE access_key_id = ?`;
+const LIST = `SELECT ${COLUMNS} FROM access_keys
+  WHERE (CAST(@kind AS TEXT) IS NULL OR kind = @kind)
+    AND (CAST(@userId AS TEXT) IS NULL OR user_id = @userId)
+    AND (CAST(@bucketId AS TEXT) IS NULL OR bucket_id = @bucketId)
+  ORDER BY created_at, access_key_id`;
+const GET_WITH_BUCKET = `SELECT k.access_key_id, k.kind, k.user_id, k.bucket_id, k.permission, k.name, k.secret_enc, k.created_at,
+    b.name AS bucket_name
+  FROM access_keys k LEFT JOIN buckets b ON b.id = k.bucket_id WHERE k.access_key_id = ?`;
+const DELETE = 'DELETE FROM access_keys WHERE access_key_id = ?';
+const DELETE_BY_KIND = 'DELETE FROM access_keys WHERE kind = ?';
 
 export class AccessKeysRepo {
-  private readonly insertStmt: Statement<[string, string, string, string | null, string | null, string, string, number]>;
-  private readonly getStmt: Statement<[string], AccessKeyRow>;
-  private readonly listStmt: Statement<FilterParams, AccessKeyRow>;
-  private readonly deleteStmt: Statement<[string]>;
-  private readonly deleteByKindStmt: Statement<[string]>;
-
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
-    this.insertStmt = db.prepare(`INSERT INTO access_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM access_keys WHERE access_key_id = ?`);
-    this.listStmt = db.prepare(
-      `SELECT ${COLUMNS} FROM access_keys
-       WHERE (@kind IS NULL OR kind = @kind)
-         AND (@userId IS NULL OR user_id = @userId)
-         AND (@bucketId IS NULL OR bucket_id = @bucketId)
-       ORDER BY created_at, access_key_id`,
-    );
-    this.deleteStmt = db.prepare('DELETE FROM access_keys WHERE access_key_id = ?');
-    this.deleteByKindStmt = db.prepare('DELETE FROM access_keys WHERE kind = ?');
-  }
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /**
    * A bucket key needs bucketId and permission; root and account keys have neither. Throws
    * ConstraintError('duplicate') for a taken id, ('in_use') for an unknown user or bucket.
    */
-  insert(input: NewAccessKey): AccessKey {
+  async insert(input: NewAccessKey): Promise<AccessKey> {
     const bucketId = input.bucketId ?? null;
     const permission = input.permission ?? null;
     if ((input.kind === 'bucket') !== (bucketId !== null) || (input.kind === 'bucket') !== (permission !== null)) {
@@ -111,7 +102,7 @@ export class AccessKeysRepo {
       createdAt: this.clock(),
     };
     try {
-      this.insertStmt.run(key.accessKeyId, key.kind, key.userId, bucketId, permission, key.name, key.secretEnc, key.createdAt);
+      await this.db.run(INSERT, [key.accessKeyId, key.kind, key.userId, bucketId, permission, key.name, key.secretEnc, key.createdAt]);
     } catch (err) {
       if (isUniqueViolation(err)) throw new ConstraintError('duplicate', 'access key id already exists');
       if (isForeignKeyViolation(err)) throw new ConstraintError('in_use', 'the user or bucket of the key does not exist');
@@ -120,24 +111,29 @@ export class AccessKeysRepo {
     return key;
   }
 
-  get(accessKeyId: string): AccessKey | undefined {
-    const r = this.getStmt.get(accessKeyId);
+  async get(accessKeyId: string): Promise<AccessKey | undefined> {
+    const r = await this.db.get<AccessKeyRow>(GET, [accessKeyId]);
     return r && toKey(r);
   }
 
-  /** Keys matching every given filter, oldest first. */
-  list(filter: AccessKeyFilter = {}): AccessKey[] {
-    return this.listStmt
-      .all({ kind: filter.kind ?? null, userId: filter.userId ?? null, bucketId: filter.bucketId ?? null })
-      .map(toKey);
+  /** The key and, for a bucket key, its bucket's name (null when the bucket is gone), in one statement: S3 authentication's load. */
+  async getWithBucket(accessKeyId: string): Promise<(AccessKey & { bucketName: string | null }) | undefined> {
+    const r = await this.db.get<AccessKeyRow & { bucket_name: string | null }>(GET_WITH_BUCKET, [accessKeyId]);
+    return r && { ...toKey(r), bucketName: r.bucket_name };
   }
 
-  delete(accessKeyId: string): boolean {
-    return this.deleteStmt.run(accessKeyId).changes > 0;
+  /** Keys matching every given filter, oldest first. */
+  async list(filter: AccessKeyFilter = {}): Promise<AccessKey[]> {
+    const rows = await this.db.all<AccessKeyRow>(LIST, { kind: filter.kind ?? null, userId: filter.userId ?? null, bucketId: filter.bucketId ?? null });
+    return rows.map(toKey);
+  }
+
+  async delete(accessKeyId: string): Promise<boolean> {
+    return (await this.db.run(DELETE, [accessKeyId])).changes > 0;
   }
 
   /** Deletes every key of a kind; returns how many. */
-  deleteByKind(kind: AccessKeyKind): number {
-    return this.deleteByKindStmt.run(kind).changes;
+  async deleteByKind(kind: AccessKeyKind): Promise<number> {
+    return (await this.db.run(DELETE_BY_KIND, [kind])).changes;
   }
 }

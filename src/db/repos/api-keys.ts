@@ -1,6 +1,5 @@
 // API keys of the management API: bearer tokens with scopes. Only a hash of the secret is stored.
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 
 export interface ApiKey {
@@ -37,26 +36,23 @@ function toKey(r: ApiKeyRow): ApiKey {
 
 const COLUMNS = 'id, user_id, name, secret_hash, scopes, created_at';
 
-export class ApiKeysRepo {
-  private readonly insertStmt: Statement<[string, string, string, string, string, number]>;
-  private readonly getStmt: Statement<[string], ApiKeyRow>;
-  private readonly listAllStmt: Statement<[], ApiKeyRow>;
-  private readonly listByUserStmt: Statement<[string], ApiKeyRow>;
-  private readonly deleteStmt: Statement<[string]>;
+const INSERT = `INSERT INTO api_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`;
+const GET = `SELECT ${COLUMNS} FROM api_keys WHERE id = ?`;
+const LIST_ALL = `SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id`;
+const LIST_BY_USER = `SELECT ${COLUMNS} FROM api_keys WHERE user_id = ? ORDER BY created_at, id`;
+const DELETE = 'DELETE FROM api_keys WHERE id = ?';
 
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
-    this.insertStmt = db.prepare(`INSERT INTO api_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`);
-    this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE id = ?`);
-    this.listAllStmt = db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id`);
-    this.listByUserStmt = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE user_id = ? ORDER BY created_at, id`);
-    this.deleteStmt = db.prepare('DELETE FROM api_keys WHERE id = ?');
-  }
+export class ApiKeysRepo {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** Throws ConstraintError('duplicate') for a taken id, ('in_use') for an unknown user. */
-  insert(input: NewApiKey): ApiKey {
+  async insert(input: NewApiKey): Promise<ApiKey> {
     const key: ApiKey = { ...input, scopes: [...input.scopes], createdAt: this.clock() };
     try {
-      this.insertStmt.run(key.id, key.userId, key.name, key.secretHash, JSON.stringify(key.scopes), key.createdAt);
+      await this.db.run(INSERT, [key.id, key.userId, key.name, key.secretHash, JSON.stringify(key.scopes), key.createdAt]);
     } catch (err) {
       if (isUniqueViolation(err)) throw new ConstraintError('duplicate', 'api key id already exists');
       if (isForeignKeyViolation(err)) throw new ConstraintError('in_use', 'the user of the key does not exist');
@@ -65,17 +61,18 @@ export class ApiKeysRepo {
     return key;
   }
 
-  get(id: string): ApiKey | undefined {
-    const r = this.getStmt.get(id);
+  async get(id: string): Promise<ApiKey | undefined> {
+    const r = await this.db.get<ApiKeyRow>(GET, [id]);
     return r && toKey(r);
   }
 
   /** All keys, or those of one user, oldest first. */
-  list(userId?: string): ApiKey[] {
-    return (userId === undefined ? this.listAllStmt.all() : this.listByUserStmt.all(userId)).map(toKey);
+  async list(userId?: string): Promise<ApiKey[]> {
+    const rows = userId === undefined ? await this.db.all<ApiKeyRow>(LIST_ALL) : await this.db.all<ApiKeyRow>(LIST_BY_USER, [userId]);
+    return rows.map(toKey);
   }
 
-  delete(id: string): boolean {
-    return this.deleteStmt.run(id).changes > 0;
+  async delete(id: string): Promise<boolean> {
+    return (await this.db.run(DELETE, [id])).changes > 0;
   }
 }

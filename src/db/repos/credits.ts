@@ -1,8 +1,7 @@
 // The credit ledger (SPEC.md 2.8): an append-only list of entries in milli-credits, and each user's
 // running balance in credit_accounts, updated in the same statement group as the entry it follows.
-import type { Statement } from '../sqlite/index.js';
 import { newId } from '../../auth/ids.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 
 export interface CreditAccount {
   userId: string;
@@ -67,61 +66,52 @@ function toEntry(r: LedgerRow): LedgerEntry {
 
 const LEDGER_COLUMNS = 'id, user_id, asset_id, event_type, bytes, rate_milli, credits_milli, balance_after_milli, metadata, created_at';
 
-export class CreditsRepo {
-  private readonly accountStmt: Statement<[string], AccountRow>;
-  private readonly createAccountStmt: Statement<[string]>;
-  private readonly applyStmt: Statement<[number, number, string]>;
-  private readonly grantMonthStmt: Statement<[string, string]>;
-  private readonly insertStmt: Statement<unknown[]>;
-  private readonly recentStmt: Statement<[string, number], LedgerRow>;
-  private readonly appendTx: (entry: NewLedgerEntry) => LedgerEntry;
+const ACCOUNT = 'SELECT user_id, balance_milli, used_milli, granted_month FROM credit_accounts WHERE user_id = ?';
+const CREATE_ACCOUNT = 'INSERT INTO credit_accounts (user_id, balance_milli, used_milli) VALUES (?, 0, 0) ON CONFLICT (user_id) DO NOTHING';
+// The new balance comes back from the same statement.
+const APPLY = 'UPDATE credit_accounts SET balance_milli = balance_milli - ?, used_milli = used_milli + ? WHERE user_id = ? RETURNING balance_milli';
+const GRANT_MONTH = 'UPDATE credit_accounts SET granted_month = ? WHERE user_id = ?';
+const INSERT = `INSERT INTO credit_ledger (${LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const RECENT = `SELECT ${LEDGER_COLUMNS} FROM credit_ledger WHERE user_id = ? ORDER BY seq DESC LIMIT ?`;
 
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
-    this.accountStmt = db.prepare('SELECT user_id, balance_milli, used_milli, granted_month FROM credit_accounts WHERE user_id = ?');
-    this.createAccountStmt = db.prepare(
-      'INSERT INTO credit_accounts (user_id, balance_milli, used_milli) VALUES (?, 0, 0) ON CONFLICT (user_id) DO NOTHING',
-    );
-    this.applyStmt = db.prepare(
-      'UPDATE credit_accounts SET balance_milli = balance_milli - ?, used_milli = used_milli + ? WHERE user_id = ?',
-    );
-    this.grantMonthStmt = db.prepare('UPDATE credit_accounts SET granted_month = ? WHERE user_id = ?');
-    this.insertStmt = db.prepare(`INSERT INTO credit_ledger (${LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.recentStmt = db.prepare(`SELECT ${LEDGER_COLUMNS} FROM credit_ledger WHERE user_id = ? ORDER BY seq DESC LIMIT ?`);
-    this.appendTx = db.transaction((input: NewLedgerEntry): LedgerEntry => {
-      this.createAccountStmt.run(input.userId);
-      const charged = Math.max(0, input.creditsMilli);
-      this.applyStmt.run(input.creditsMilli, charged, input.userId);
-      const account = this.accountStmt.get(input.userId) as AccountRow;
-      const entry: LedgerEntry = { ...input, id: newId(), balanceAfterMilli: account.balance_milli, createdAt: this.clock() };
-      this.insertStmt.run(
-        entry.id, entry.userId, entry.assetId, entry.eventType, entry.bytes, entry.rateMilli, entry.creditsMilli,
-        entry.balanceAfterMilli, JSON.stringify(entry.metadata), entry.createdAt,
-      );
-      return entry;
-    });
-  }
+export class CreditsRepo {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** The user's account; a user who never had credit activity has a zero one (not stored). */
-  account(userId: string): CreditAccount {
-    const r = this.accountStmt.get(userId);
+  async account(userId: string): Promise<CreditAccount> {
+    const r = await this.db.get<AccountRow>(ACCOUNT, [userId]);
     return r
       ? { userId, balanceMilli: r.balance_milli, usedMilli: r.used_milli, grantedMonth: r.granted_month }
       : { userId, balanceMilli: 0, usedMilli: 0, grantedMonth: '' };
   }
 
   /** Appends an entry and applies it to the balance, atomically (a savepoint inside a caller's transaction). */
-  append(entry: NewLedgerEntry): LedgerEntry {
-    return this.appendTx(entry);
+  async append(input: NewLedgerEntry): Promise<LedgerEntry> {
+    return this.db.transaction(async (tx) => {
+      await tx.run(CREATE_ACCOUNT, [input.userId]);
+      const charged = Math.max(0, input.creditsMilli);
+      const account = await tx.get<{ balance_milli: number }>(APPLY, [input.creditsMilli, charged, input.userId]);
+      if (!account) throw new Error(`credits: no account for ${input.userId}`);
+      const entry: LedgerEntry = { ...input, id: newId(), balanceAfterMilli: account.balance_milli, createdAt: this.clock() };
+      await tx.run(INSERT, [
+        entry.id, entry.userId, entry.assetId, entry.eventType, entry.bytes, entry.rateMilli, entry.creditsMilli,
+        entry.balanceAfterMilli, JSON.stringify(entry.metadata), entry.createdAt,
+      ]);
+      return entry;
+    });
   }
 
   /** Records that `month`'s free grant was given; call in the same transaction as its entry. */
-  markGranted(userId: string, month: string): void {
-    this.createAccountStmt.run(userId);
-    this.grantMonthStmt.run(month, userId);
+  async markGranted(userId: string, month: string): Promise<void> {
+    await this.db.run(CREATE_ACCOUNT, [userId]);
+    await this.db.run(GRANT_MONTH, [month, userId]);
   }
 
   /** The user's latest `limit` entries, newest first. */
-  recent(userId: string, limit: number): LedgerEntry[] {
-    return this.recentStmt.all(userId, limit).map(toEntry);
+  async recent(userId: string, limit: number): Promise<LedgerEntry[]> {
+    return (await this.db.all<LedgerRow>(RECENT, [userId, limit])).map(toEntry);
   }
 }

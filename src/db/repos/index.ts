@@ -105,15 +105,6 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
   const clock = opts.clock ?? Date.now;
   const store = opts.store ?? new SqliteStore(db);
   const legacy = {
-    users: new UsersRepo(db, clock),
-    accessKeys: new AccessKeysRepo(db, clock),
-    settings: new SettingsRepo(db),
-    apiKeys: new ApiKeysRepo(db, clock),
-    spaces: new SpacesRepo(db, clock),
-    usage: new UsageRepo(db, clock),
-    credits: new CreditsRepo(db, clock),
-    creditReservations: new CreditReservationsRepo(db),
-    sessions: new SessionsRepo(db),
     transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
     dataVersion: () => store.changeVersion(),
   };
@@ -126,6 +117,15 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
       blobRefs: new BlobRefsRepo(exec),
       integrity: new IntegrityRepo(exec),
       objects: new ObjectsRepo(exec),
+      users: new UsersRepo(exec, clock),
+      accessKeys: new AccessKeysRepo(exec, clock),
+      settings: new SettingsRepo(exec),
+      apiKeys: new ApiKeysRepo(exec, clock),
+      spaces: new SpacesRepo(exec, clock),
+      usage: new UsageRepo(exec, clock),
+      credits: new CreditsRepo(exec, clock),
+      creditReservations: new CreditReservationsRepo(exec),
+      sessions: new SessionsRepo(exec),
       store: exec,
       tlds: new TldsRepo(exec, clock),
       projects: new ProjectsRepo(exec, clock),

@@ -1,6 +1,5 @@
 // Dashboard sessions (migration 014): rows keyed by the SHA-256 of the cookie's token.
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 
 export interface SessionRecord {
   tokenHash: string;
@@ -19,47 +18,40 @@ interface SessionRow {
   last_seen_at: number;
 }
 
+const INSERT = 'INSERT INTO dashboard_sessions (token_hash, user_id, csrf_token, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)';
+const GET = 'SELECT token_hash, user_id, csrf_token, created_at, last_seen_at FROM dashboard_sessions WHERE token_hash = ?';
+const TOUCH = 'UPDATE dashboard_sessions SET last_seen_at = ? WHERE token_hash = ?';
+const DELETE = 'DELETE FROM dashboard_sessions WHERE token_hash = ?';
+const DELETE_USER = 'DELETE FROM dashboard_sessions WHERE user_id = ?';
+const DELETE_EXPIRED = 'DELETE FROM dashboard_sessions WHERE last_seen_at <= ? OR created_at <= ?';
+
 export class SessionsRepo {
-  private readonly insertStmt: Statement<[string, string, string, number, number]>;
-  private readonly getStmt: Statement<[string], SessionRow>;
-  private readonly touchStmt: Statement<[number, string]>;
-  private readonly deleteStmt: Statement<[string]>;
-  private readonly deleteUserStmt: Statement<[string]>;
-  private readonly deleteExpiredStmt: Statement<[number, number]>;
+  constructor(private readonly db: SqlExecutor) {}
 
-  constructor(db: Db) {
-    this.insertStmt = db.prepare('INSERT INTO dashboard_sessions (token_hash, user_id, csrf_token, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)');
-    this.getStmt = db.prepare('SELECT token_hash, user_id, csrf_token, created_at, last_seen_at FROM dashboard_sessions WHERE token_hash = ?');
-    this.touchStmt = db.prepare('UPDATE dashboard_sessions SET last_seen_at = ? WHERE token_hash = ?');
-    this.deleteStmt = db.prepare('DELETE FROM dashboard_sessions WHERE token_hash = ?');
-    this.deleteUserStmt = db.prepare('DELETE FROM dashboard_sessions WHERE user_id = ?');
-    this.deleteExpiredStmt = db.prepare('DELETE FROM dashboard_sessions WHERE last_seen_at <= ? OR created_at <= ?');
+  async insert(s: SessionRecord): Promise<void> {
+    await this.db.run(INSERT, [s.tokenHash, s.userId, s.csrfToken, s.createdAt, s.lastSeenAt]);
   }
 
-  insert(s: SessionRecord): void {
-    this.insertStmt.run(s.tokenHash, s.userId, s.csrfToken, s.createdAt, s.lastSeenAt);
-  }
-
-  get(tokenHash: string): SessionRecord | undefined {
-    const r = this.getStmt.get(tokenHash);
+  async get(tokenHash: string): Promise<SessionRecord | undefined> {
+    const r = await this.db.get<SessionRow>(GET, [tokenHash]);
     return r && { tokenHash: r.token_hash, userId: r.user_id, csrfToken: r.csrf_token, createdAt: r.created_at, lastSeenAt: r.last_seen_at };
   }
 
-  touch(tokenHash: string, at: number): void {
-    this.touchStmt.run(at, tokenHash);
+  async touch(tokenHash: string, at: number): Promise<void> {
+    await this.db.run(TOUCH, [at, tokenHash]);
   }
 
-  delete(tokenHash: string): boolean {
-    return this.deleteStmt.run(tokenHash).changes > 0;
+  async delete(tokenHash: string): Promise<boolean> {
+    return (await this.db.run(DELETE, [tokenHash])).changes > 0;
   }
 
   /** Ends every session of the user; returns how many there were. */
-  deleteForUser(userId: string): number {
-    return this.deleteUserStmt.run(userId).changes;
+  async deleteForUser(userId: string): Promise<number> {
+    return (await this.db.run(DELETE_USER, [userId])).changes;
   }
 
   /** Deletes sessions last seen at or before `idleBefore` or created at or before `createdBefore` (what resolve() refuses). */
-  deleteExpired(idleBefore: number, createdBefore: number): number {
-    return this.deleteExpiredStmt.run(idleBefore, createdBefore).changes;
+  async deleteExpired(idleBefore: number, createdBefore: number): Promise<number> {
+    return (await this.db.run(DELETE_EXPIRED, [idleBefore, createdBefore])).changes;
   }
 }

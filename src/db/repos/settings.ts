@@ -1,6 +1,5 @@
 // Key-value settings (string values).
-import type { Statement } from '../sqlite/index.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 
 /** Where a server serves, as it recorded when it last started on this data directory (src/server-record.ts). */
 export interface ServerEndpoints {
@@ -21,48 +20,41 @@ export interface ServerEndpoints {
 
 const SERVER_ENDPOINTS = 'server.endpoints';
 
+const GET = 'SELECT value FROM settings WHERE name = ?';
+const SET = 'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value';
+const DELETE = 'DELETE FROM settings WHERE name = ?';
+const MARK_STOPPED = 'UPDATE settings SET value = ? WHERE name = ? AND value = ?';
+
 export class SettingsRepo {
-  private readonly getStmt: Statement<[string], { value: string }>;
-  private readonly setStmt: Statement<[string, string]>;
-  private readonly deleteStmt: Statement<[string]>;
-  private readonly markStoppedStmt: Statement<[string, string, string]>;
+  constructor(private readonly db: SqlExecutor) {}
 
-  constructor(db: Db) {
-    this.getStmt = db.prepare('SELECT value FROM settings WHERE name = ?');
-    this.setStmt = db.prepare(
-      'INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
-    );
-    this.deleteStmt = db.prepare('DELETE FROM settings WHERE name = ?');
-    this.markStoppedStmt = db.prepare('UPDATE settings SET value = ? WHERE name = ? AND value = ?');
+  async get(name: string): Promise<string | undefined> {
+    return (await this.db.get<{ value: string }>(GET, [name]))?.value;
   }
 
-  get(name: string): string | undefined {
-    return this.getStmt.get(name)?.value;
+  async set(name: string, value: string): Promise<void> {
+    await this.db.run(SET, [name, value]);
   }
 
-  set(name: string, value: string): void {
-    this.setStmt.run(name, value);
-  }
-
-  delete(name: string): boolean {
-    return this.deleteStmt.run(name).changes > 0;
+  async delete(name: string): Promise<boolean> {
+    return (await this.db.run(DELETE, [name])).changes > 0;
   }
 
   /** Written by the server once it listens, so admin commands (other processes) print the real endpoint. */
-  setServerEndpoints(endpoints: ServerEndpoints): void {
-    this.set(SERVER_ENDPOINTS, JSON.stringify(endpoints));
+  async setServerEndpoints(endpoints: ServerEndpoints): Promise<void> {
+    await this.set(SERVER_ENDPOINTS, JSON.stringify(endpoints));
   }
 
   /**
    * A clean stop: marks the record stopped if it is still `mine` (a later server on the same data
    * directory may have replaced it). One statement, so a concurrent start cannot be overwritten.
    */
-  markServerStopped(mine: ServerEndpoints, stoppedAt: number): boolean {
-    return this.markStoppedStmt.run(JSON.stringify({ ...mine, stoppedAt }), SERVER_ENDPOINTS, JSON.stringify(mine)).changes > 0;
+  async markServerStopped(mine: ServerEndpoints, stoppedAt: number): Promise<boolean> {
+    return (await this.db.run(MARK_STOPPED, [JSON.stringify({ ...mine, stoppedAt }), SERVER_ENDPOINTS, JSON.stringify(mine)])).changes > 0;
   }
 
-  serverEndpoints(): ServerEndpoints | undefined {
-    const raw = this.get(SERVER_ENDPOINTS);
+  async serverEndpoints(): Promise<ServerEndpoints | undefined> {
+    const raw = await this.get(SERVER_ENDPOINTS);
     if (raw === undefined) return undefined;
     try {
       const e = JSON.parse(raw) as Partial<Record<keyof ServerEndpoints, unknown>>;

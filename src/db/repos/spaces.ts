@@ -1,7 +1,6 @@
 // Spaces: every user has exactly one, created on first use; the admin CLI suspends and resumes it.
-import type { Statement } from '../sqlite/index.js';
 import { newId } from '../../auth/ids.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 
 export type SpaceStatus = 'active' | 'suspended';
 
@@ -30,41 +29,41 @@ function toSpace(r: SpaceRow): Space {
 
 const COLUMNS = 'id, user_id, name, status, suspended_at, created_at';
 
-export class SpacesRepo {
-  private readonly insertStmt: Statement<[string, number, string]>;
-  private readonly byUserStmt: Statement<[string], SpaceRow>;
-  private readonly setStatusStmt: Statement<[SpaceStatus, number | null, string]>;
+// Named after its user, read in the same statement.
+const INSERT = `INSERT INTO spaces (id, user_id, name, status, created_at)
+  SELECT ?, id, name, 'active', ? FROM users WHERE id = ? ON CONFLICT (user_id) DO NOTHING`;
+const BY_USER = `SELECT ${COLUMNS} FROM spaces WHERE user_id = ?`;
+const SET_STATUS = 'UPDATE spaces SET status = ?, suspended_at = ? WHERE user_id = ?';
 
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
-    // Named after its user, read in the same statement.
-    this.insertStmt = db.prepare(
-      `INSERT INTO spaces (id, user_id, name, status, created_at)
-       SELECT ?, id, name, 'active', ? FROM users WHERE id = ? ON CONFLICT (user_id) DO NOTHING`,
-    );
-    this.byUserStmt = db.prepare(`SELECT ${COLUMNS} FROM spaces WHERE user_id = ?`);
-    this.setStatusStmt = db.prepare('UPDATE spaces SET status = ?, suspended_at = ? WHERE user_id = ?');
-  }
+export class SpacesRepo {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** The user's space, created (active, named after the user) if it does not exist yet. The user must exist. */
-  ensure(userId: string): Space {
-    const existing = this.byUserStmt.get(userId);
+  async ensure(userId: string): Promise<Space> {
+    const existing = await this.db.get<SpaceRow>(BY_USER, [userId]);
     if (existing) return toSpace(existing);
-    this.insertStmt.run(newId(), this.clock(), userId);
-    const created = this.byUserStmt.get(userId);
+    await this.db.run(INSERT, [newId(), this.clock(), userId]);
+    const created = await this.db.get<SpaceRow>(BY_USER, [userId]);
     if (!created) throw new Error(`spaces: no user ${userId}`);
     return toSpace(created);
   }
 
-  get(userId: string): Space | undefined {
-    const r = this.byUserStmt.get(userId);
+  async get(userId: string): Promise<Space | undefined> {
+    const r = await this.db.get<SpaceRow>(BY_USER, [userId]);
     return r && toSpace(r);
   }
 
   /** Suspending an already suspended space keeps its original suspendedAt. */
-  setStatus(userId: string, status: SpaceStatus): Space {
-    const space = this.ensure(userId);
-    if (space.status === status) return space;
-    this.setStatusStmt.run(status, status === 'suspended' ? this.clock() : null, userId);
-    return this.ensure(userId);
+  async setStatus(userId: string, status: SpaceStatus): Promise<Space> {
+    return this.db.transaction(async (tx) => {
+      const spaces = new SpacesRepo(tx, this.clock);
+      const space = await spaces.ensure(userId);
+      if (space.status === status) return space;
+      await tx.run(SET_STATUS, [status, status === 'suspended' ? this.clock() : null, userId]);
+      return spaces.ensure(userId);
+    });
   }
 }

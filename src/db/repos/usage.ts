@@ -1,7 +1,6 @@
 // Usage events (SPEC.md 2.7): upload, download and delete of assets, appended, read newest first.
-import type { Statement } from '../sqlite/index.js';
 import { newId } from '../../auth/ids.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 
 export type UsageEventType = 'upload' | 'download' | 'delete';
 /** Where the event happened: the management API or the CDN edge. */
@@ -65,49 +64,51 @@ export interface UsageTotals {
   downloadedBytes: number;
 }
 
-export class UsageRepo {
-  private readonly insertStmt: Statement<unknown[]>;
-  private readonly recentStmt: Statement<[string, number], UsageRow>;
-  private readonly sinceStmt: Statement<[string, UsageEventType, number], UsageRow>;
-  private readonly totalsStmt: Statement<[string], { up: number | null; down: number | null }>;
+/** One event's INSERT, with usageEventParams: CdnLogRepo writes download events with it in its own (synchronous) transaction. */
+export const INSERT_USAGE_EVENT = `INSERT INTO usage_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
-    this.insertStmt = db.prepare(`INSERT INTO usage_events (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    // Newest first by when it happened: download events are written later, with their log's flush.
-    // (seq is the rowid, so usage_events_user_time serves this order without a sort.)
-    this.recentStmt = db.prepare(`SELECT ${COLUMNS} FROM usage_events WHERE user_id = ? ORDER BY created_at DESC, seq DESC LIMIT ?`);
-    this.sinceStmt = db.prepare(
-      `SELECT ${COLUMNS} FROM usage_events WHERE user_id = ? AND event_type = ? AND created_at >= ? ORDER BY seq`,
-    );
-    this.totalsStmt = db.prepare(
-      `SELECT sum(CASE WHEN event_type = 'upload' THEN bytes END) AS up,
-              sum(CASE WHEN event_type = 'download' THEN bytes END) AS down
-       FROM usage_events WHERE user_id = ?`,
-    );
-  }
+/** A new event (a fresh id, `createdAt` its time) and the parameters of INSERT_USAGE_EVENT for it. */
+export function newUsageEvent(input: NewUsageEvent, createdAt: number): { event: UsageEvent; params: unknown[] } {
+  const event: UsageEvent = { country: '', clientIp: '', ...input, id: newId(), createdAt };
+  const params = [
+    event.id, event.userId, event.assetId, event.eventType, event.source, event.bytes, event.hostname,
+    event.country, event.statusCode, event.clientIp, JSON.stringify(event.metadata), event.createdAt,
+  ];
+  return { event, params };
+}
+// Newest first by when it happened: download events are written later, with their log's flush.
+// (usage_events_user_time serves this order.)
+const RECENT = `SELECT ${COLUMNS} FROM usage_events WHERE user_id = ? ORDER BY created_at DESC, seq DESC LIMIT ?`;
+const SINCE = `SELECT ${COLUMNS} FROM usage_events WHERE user_id = ? AND event_type = ? AND created_at >= ? ORDER BY seq`;
+const TOTALS = `SELECT sum(CASE WHEN event_type = 'upload' THEN bytes END) AS up,
+       sum(CASE WHEN event_type = 'download' THEN bytes END) AS down
+  FROM usage_events WHERE user_id = ?`;
+
+export class UsageRepo {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** `createdAt` defaults to now (the CDN's events carry their request's time). */
-  record(input: NewUsageEvent, createdAt: number = this.clock()): UsageEvent {
-    const event: UsageEvent = { country: '', clientIp: '', ...input, id: newId(), createdAt };
-    this.insertStmt.run(
-      event.id, event.userId, event.assetId, event.eventType, event.source, event.bytes, event.hostname,
-      event.country, event.statusCode, event.clientIp, JSON.stringify(event.metadata), event.createdAt,
-    );
+  async record(input: NewUsageEvent, createdAt: number = this.clock()): Promise<UsageEvent> {
+    const { event, params } = newUsageEvent(input, createdAt);
+    await this.db.run(INSERT_USAGE_EVENT, params);
     return event;
   }
 
   /** The user's latest `limit` events, newest first. */
-  recent(userId: string, limit: number): UsageEvent[] {
-    return this.recentStmt.all(userId, limit).map(toEvent);
+  async recent(userId: string, limit: number): Promise<UsageEvent[]> {
+    return (await this.db.all<UsageRow>(RECENT, [userId, limit])).map(toEvent);
   }
 
   /** Events of one type at or after `sinceMs`, oldest first. */
-  since(userId: string, eventType: UsageEventType, sinceMs: number): UsageEvent[] {
-    return this.sinceStmt.all(userId, eventType, sinceMs).map(toEvent);
+  async since(userId: string, eventType: UsageEventType, sinceMs: number): Promise<UsageEvent[]> {
+    return (await this.db.all<UsageRow>(SINCE, [userId, eventType, sinceMs])).map(toEvent);
   }
 
-  totals(userId: string): UsageTotals {
-    const r = this.totalsStmt.get(userId);
+  async totals(userId: string): Promise<UsageTotals> {
+    const r = await this.db.get<{ up: number | null; down: number | null }>(TOTALS, [userId]);
     return { uploadedBytes: r?.up ?? 0, downloadedBytes: r?.down ?? 0 };
   }
 }

@@ -1,7 +1,6 @@
 // Users: accounts that own buckets and keys.
-import type { Statement } from '../sqlite/index.js';
 import { newId } from '../../auth/ids.js';
-import type { Db } from '../open.js';
+import type { SqlExecutor } from '../store/types.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 
 export interface User {
@@ -21,40 +20,27 @@ function toUser(r: UserRow): User {
   return { id: r.id, name: r.name, createdAt: r.created_at };
 }
 
-export class UsersRepo {
-  private readonly insertStmt: Statement<[string, string, number]>;
-  private readonly byNameStmt: Statement<[string], UserRow>;
-  private readonly byIdStmt: Statement<[string], UserRow>;
-  private readonly listStmt: Statement<[], UserRow>;
-  private readonly deleteStmt: Statement<[string]>;
-  private readonly ownsDataStmt: Statement<{ id: string }, { owns: number }>;
-  private readonly deleteTx: (id: string) => boolean;
-  private readonly setPasswordStmt: Statement<[string | null, string]>;
-  private readonly passwordStmt: Statement<[string], { password_hash: string | null }>;
+const INSERT = 'INSERT INTO users (id, name, created_at) VALUES (?, ?, ?)';
+const BY_NAME = 'SELECT id, name, created_at FROM users WHERE name = ?';
+const BY_ID = 'SELECT id, name, created_at FROM users WHERE id = ?';
+const LIST = 'SELECT id, name, created_at FROM users ORDER BY name';
+const DELETE = 'DELETE FROM users WHERE id = ?';
+const SET_PASSWORD = 'UPDATE users SET password_hash = ? WHERE id = ?';
+const PASSWORD = 'SELECT password_hash FROM users WHERE id = ?';
+const OWNS_DATA =
+  'SELECT CASE WHEN EXISTS (SELECT 1 FROM buckets WHERE owner_id = @id) OR EXISTS (SELECT 1 FROM assets WHERE user_id = @id) THEN 1 ELSE 0 END AS owns';
 
-  constructor(db: Db, private readonly clock: () => number = Date.now) {
-    this.insertStmt = db.prepare('INSERT INTO users (id, name, created_at) VALUES (?, ?, ?)');
-    this.byNameStmt = db.prepare('SELECT id, name, created_at FROM users WHERE name = ?');
-    this.byIdStmt = db.prepare('SELECT id, name, created_at FROM users WHERE id = ?');
-    this.listStmt = db.prepare('SELECT id, name, created_at FROM users ORDER BY name');
-    this.deleteStmt = db.prepare('DELETE FROM users WHERE id = ?');
-    this.setPasswordStmt = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
-    this.passwordStmt = db.prepare('SELECT password_hash FROM users WHERE id = ?');
-    this.ownsDataStmt = db.prepare(
-      'SELECT EXISTS (SELECT 1 FROM buckets WHERE owner_id = @id) OR EXISTS (SELECT 1 FROM assets WHERE user_id = @id) AS owns',
-    );
-    const tx = db.transaction((id: string): boolean => {
-      if (this.ownsDataStmt.get({ id })?.owns) throw new ConstraintError('in_use', 'the user owns buckets or assets');
-      return this.deleteStmt.run(id).changes > 0;
-    });
-    this.deleteTx = (id) => tx.immediate(id);
-  }
+export class UsersRepo {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** Throws ConstraintError('duplicate') when the name is taken. */
-  create(name: string): User {
+  async create(name: string): Promise<User> {
     const user: User = { id: newId(), name, createdAt: this.clock() };
     try {
-      this.insertStmt.run(user.id, user.name, user.createdAt);
+      await this.db.run(INSERT, [user.id, user.name, user.createdAt]);
     } catch (err) {
       if (isUniqueViolation(err)) throw new ConstraintError('duplicate', `user '${name}' already exists`);
       throw err;
@@ -62,37 +48,40 @@ export class UsersRepo {
     return user;
   }
 
-  getByName(name: string): User | undefined {
-    const r = this.byNameStmt.get(name);
+  async getByName(name: string): Promise<User | undefined> {
+    const r = await this.db.get<UserRow>(BY_NAME, [name]);
     return r && toUser(r);
   }
 
-  getById(id: string): User | undefined {
-    const r = this.byIdStmt.get(id);
+  async getById(id: string): Promise<User | undefined> {
+    const r = await this.db.get<UserRow>(BY_ID, [id]);
     return r && toUser(r);
   }
 
   /** Sets (or with null, removes) the user's password hash (src/auth/passwords.ts); false when no such user. */
-  setPasswordHash(id: string, hash: string | null): boolean {
-    return this.setPasswordStmt.run(hash, id).changes === 1;
+  async setPasswordHash(id: string, hash: string | null): Promise<boolean> {
+    return (await this.db.run(SET_PASSWORD, [hash, id])).changes === 1;
   }
 
   /** The user's stored password hash; undefined when the user has none (or does not exist). */
-  passwordHash(id: string): string | undefined {
-    return this.passwordStmt.get(id)?.password_hash ?? undefined;
+  async passwordHash(id: string): Promise<string | undefined> {
+    return (await this.db.get<{ password_hash: string | null }>(PASSWORD, [id]))?.password_hash ?? undefined;
   }
 
-  list(): User[] {
-    return this.listStmt.all().map(toUser);
+  async list(): Promise<User[]> {
+    return (await this.db.all<UserRow>(LIST)).map(toUser);
   }
 
   /**
    * Deletes the user and (by cascade) its keys. False when no such user; throws
    * ConstraintError('in_use') when the user still owns buckets or assets.
    */
-  delete(id: string): boolean {
+  async delete(id: string): Promise<boolean> {
     try {
-      return this.deleteTx(id);
+      return await this.db.transaction(async (tx) => {
+        if ((await tx.get<{ owns: number }>(OWNS_DATA, { id }))?.owns) throw new ConstraintError('in_use', 'the user owns buckets or assets');
+        return (await tx.run(DELETE, [id])).changes > 0;
+      });
     } catch (err) {
       if (isForeignKeyViolation(err)) throw new ConstraintError('in_use', 'the user owns buckets or assets');
       throw err;

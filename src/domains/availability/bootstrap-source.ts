@@ -16,8 +16,8 @@ export const SHIPPED_BOOTSTRAP_FILE = join(CONFIG_DIR, 'rdap-dns.json');
 
 /** The part of SettingsRepo this module uses. */
 export interface SettingsStore {
-  get(name: string): string | undefined;
-  set(name: string, value: string): void;
+  get(name: string): Promise<string | undefined>;
+  set(name: string, value: string): Promise<void>;
 }
 
 export interface BootstrapSourceOptions {
@@ -62,18 +62,18 @@ export class BootstrapSource {
   }
 
   /** The bootstrap to use now. */
-  current(): Bootstrap {
+  async current(): Promise<Bootstrap> {
     if (this.fixed) return this.fixed;
-    return this.fromSettings() ?? this.shippedBootstrap();
+    return (await this.fromSettings()) ?? this.shippedBootstrap();
   }
 
-  private fromSettings(): Bootstrap | undefined {
+  private async fromSettings(): Promise<Bootstrap | undefined> {
     const settings = this.opts.settings;
     if (!settings) return undefined;
     const now = this.now();
     if (now - this.checkedAt >= RECHECK_MS) {
       this.checkedAt = now;
-      const raw = settings.get(BOOTSTRAP_SETTING);
+      const raw = await settings.get(BOOTSTRAP_SETTING);
       if (raw === undefined) this.stored = undefined;
       else if (raw !== this.stored?.raw) this.stored = { raw, bootstrap: this.parseStored(raw) };
     }
@@ -130,6 +130,6 @@ export async function refreshBootstrap(
   const bootstrap = Bootstrap.parse(res.body.toString('utf8'));
   // A valid but empty file would turn every search into no-rdap-server: more likely a broken mirror.
   if (bootstrap.serviceCount === 0) throw new BootstrapError(`${url} lists no services`);
-  settings.set(BOOTSTRAP_SETTING, JSON.stringify(bootstrap.file));
+  await settings.set(BOOTSTRAP_SETTING, JSON.stringify(bootstrap.file));
   return { url: res.url, publication: bootstrap.publication, services: bootstrap.serviceCount, entries: bootstrap.entryCount };
 }

@@ -25,7 +25,7 @@ export interface RdapFailure {
 }
 
 export interface RdapProviderOptions {
-  bootstrap: { current(): Bootstrap };
+  bootstrap: { current(): Promise<Bootstrap> };
   /** The outbound client (address policy, caps); see createRdapClient. */
   client: OutboundClient;
   config: RdapConfig;
@@ -102,7 +102,7 @@ export class RdapProvider implements AvailabilityProvider {
     const suffix = tld.toLowerCase().replace(/^\./, '');
     // Normalisation happens before (normalize.ts); anything else here is a caller's bug, not a registry failure.
     if (!NAME.test(name) || !name.endsWith(`.${suffix}`)) throw new RangeError(`not a registrable ASCII name under .${suffix}: ${domain}`);
-    const base = this.opts.bootstrap.current().serversFor(suffix)[0];
+    const base = (await this.opts.bootstrap.current()).serversFor(suffix)[0];
     if (!base) return { status: 'unknown', source: 'rdap', cached: false, checkedAt: this.now(), reason: 'no-rdap-server' };
     const url = `${base}domain/${name}`;
     const server = new URL(base).origin;

@@ -63,11 +63,10 @@ function fieldsAsHeaders(fields: ReadonlyMap<string, FormField>): Record<string,
 /** The principal a form's signature names, or AccessDenied for an anonymous form: no bucket is publicly writable. */
 async function authenticate(r: PostObjectRequest, fields: ReadonlyMap<string, FormField>): Promise<{ principal: Principal; policy: string }> {
   const { ctx } = r;
-  const signer = await ctx.keys.verify((getSecret) => verifyPostSignature(fields, { region: ctx.config.region, getSecret }));
+  const { value: signer, key: found } = await ctx.keys.verify((getSecret) => verifyPostSignature(fields, { region: ctx.config.region, getSecret }));
   if (!signer) throw new S3Error('AccessDenied');
   r.record.accessKeyId = signer.accessKeyId;
-  const found = await ctx.keys.lookup(signer.accessKeyId);
-  if (!found) throw new S3Error('InvalidAccessKeyId', undefined, { AWSAccessKeyId: signer.accessKeyId });
+  if (!found || found.principal.accessKeyId !== signer.accessKeyId) throw new S3Error('InvalidAccessKeyId', undefined, { AWSAccessKeyId: signer.accessKeyId });
   return { principal: found.principal, policy: signer.policy };
 }
 
