@@ -1,7 +1,7 @@
 // The composition root's product: everything a request needs, built once, closed once. No globals.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { Readiness, sqliteWritable } from './health/readiness.js';
+import { postgresWritable, Readiness, sqliteWritable } from './health/readiness.js';
 import { methodLabel, RequestMetrics } from './metrics/request-metrics.js';
 import type { Config } from './config/schema.js';
 import type { Db } from './db/open.js';
@@ -11,7 +11,7 @@ import { MultipartRepo } from './db/repos/multipart.js';
 import { KeyStore } from './auth/key-store.js';
 import { ensureRoot } from './auth/root.js';
 import { META_DB_FILE, openDataDir } from './cli/data-dir.js';
-import { WalSync, type Durability } from './db/wal-sync.js';
+import { DURABLE_AT_COMMIT, WalSync, type Durability } from './db/wal-sync.js';
 import { Checkpointer } from './db/checkpointer.js';
 import { CommitQueue } from './db/commit-queue.js';
 import { BucketDirectory } from './s3/bucket-directory.js';
@@ -20,9 +20,12 @@ import { createStorage } from './storage/select.js';
 import { BlobLeases } from './storage/blob-leases.js';
 import { HashPool } from './hashing/hash-pool.js';
 import { UploadBudget } from './storage/upload-budget.js';
-import { startMultipartSweeper, type Sweeper } from './s3/operations/multipart/sweep.js';
-import { BlobCollector } from './storage/blob-gc.js';
-import { Scrubber } from './storage/scrub.js';
+import type { BlobCollector } from './storage/blob-gc.js';
+import type { Scrubber } from './storage/scrub.js';
+import { SingletonJobs } from './jobs/singleton-jobs.js';
+import { BlobRemovals } from './storage/blob-removals.js';
+import { PgLeadership } from './db/store/pg-leadership.js';
+import { storeRateLimitStore } from './cluster/store-rate-limits.js';
 import { CorruptionReporter } from './storage/corruption.js';
 import { ApiKeyVerifier } from './auth/api-keys.js';
 import { DashboardSessions } from './auth/sessions.js';
@@ -62,7 +65,8 @@ export interface AppContext {
   config: Config;
   log: Logger;
   clock: () => Date;
-  db: Db;
+  /** The SQLite connection, when the metadata is SQLite. */
+  db?: Db;
   /** Await before acknowledging a write: makes every commit so far durable (shared WAL flush). */
   durability: Durability;
   /** Hot-path metadata writes (object puts and deletes), batched into one transaction per tick. */
@@ -241,8 +245,15 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
   const storage = createStorage(config, { budget: uploadBudget });
   const clients = new ClientResolver(config.cdn);
-  const { db, repos, masterKey } = await openDataDir(config);
+  const { db, store, repos, masterKey } = await openDataDir(config, {
+    postgres: { onError: (err) => log.warn({ err }, 'metadata: a PostgreSQL connection failed (the pool connects again)') },
+  });
   const dbFile = join(config.dataDir, META_DB_FILE);
+  // Nodes on one PostgreSQL (docs/DEPLOYMENT.md): their jobs are led by one of them, freed blobs wait
+  // out a grace, and the API rate limits count in the database.
+  const postgres = db === undefined;
+  let leadership: PgLeadership | undefined;
+  let jobs: SingletonJobs | undefined;
   let walSync: WalSync | undefined;
   let checkpointer: Checkpointer | undefined;
   let edge: EdgeCache | undefined;
@@ -252,25 +263,30 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   // The supervisor hashes no upload.
   const hashPool = role !== 'supervisor' && config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold, threads: config.hashing.workerThreads }) : undefined;
   try {
-    // Commits only write the WAL; requests that must be durable await one shared flush (db/wal-sync.ts),
-    // and checkpoints run in a worker thread (db/checkpointer.ts): no fsync on the event loop.
-    db.pragma('synchronous = NORMAL');
-    walSync = new WalSync(`${dbFile}-wal`);
-    // A worker never checkpoints: the supervisor's checkpointer does it for every connection.
-    if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver);
-    else db.pragma('wal_autocheckpoint = 0');
-    const durability = walSync;
+    if (db) {
+      // Commits only write the WAL; requests that must be durable await one shared flush (db/wal-sync.ts),
+      // and checkpoints run in a worker thread (db/checkpointer.ts): no fsync on the event loop.
+      db.pragma('synchronous = NORMAL');
+      walSync = new WalSync(`${dbFile}-wal`);
+      // A worker never checkpoints: the supervisor's checkpointer does it for every connection.
+      if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver);
+      else db.pragma('wal_autocheckpoint = 0');
+    }
+    const durability = walSync ?? DURABLE_AT_COMMIT;
     const checkpoints = checkpointer;
     await storage.init();
     const root = await ensureRoot(config, repos, masterKey);
     await seedTlds(repos, config);
     const bootstrap = rdapBootstrap(config, repos, log);
     const { objects } = repos;
+    const clock = opts.clock ?? (() => new Date());
     const shared = channel ? workerLeases(channel, log) : undefined;
+    const removals = postgres ? new BlobRemovals({ repo: repos.blobRemovals, storage, now: () => clock().getTime(), log }) : undefined;
     const leases = shared
       ? new BlobLeases(shared.remove, shared.observer)
-      : new BlobLeases((blobId) => storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')));
-    const clock = opts.clock ?? (() => new Date());
+      : removals
+        ? new BlobLeases(removals.schedule)
+        : new BlobLeases((blobId) => storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')));
     const { cache } = config.cdn;
     if (opts.share?.slot === 1) {
       // A single process's files, or a larger cluster's slots, would otherwise sit there unbounded.
@@ -290,7 +306,6 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     cachePurges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), log });
     const purges = cachePurges;
     const requestMetrics = new RequestMetrics();
-    let sweeper: Sweeper | undefined;
     const ctx: AppContext = {
       config,
       log,
@@ -324,7 +339,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       edge,
       cachePurges: purges,
       requestLog: new RequestLog(repos.store, config.cdn.log, {
-        maintain: runsJobs,
+        maintain: runsJobs && postgres ? () => leadership?.isLeader() === true : runsJobs,
         clock: () => clock().getTime(),
         log,
         observe: (r) => {
@@ -364,11 +379,15 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         ? new MonitorForwarder(channel, log)
         : new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
       edgeLimiter: channel ? new RemoteEdgeLimiter(channel, log) : new ClientLimiter({ maxClients: config.edge.maxTrackedClients }),
-      ...(channel ? { rateLimitStore: remoteRateLimitStore(channel, log) } : {}),
+      ...(postgres
+        ? { rateLimitStore: storeRateLimitStore(repos.rateLimits, log) }
+        : channel
+          ? { rateLimitStore: remoteRateLimitStore(channel, log) }
+          : {}),
       originPools: new OriginPools(config.edge),
       // Real time, not the injectable clock: it only spaces the probes.
       readiness: new Readiness({
-        metadata: sqliteWritable(db),
+        metadata: db ? sqliteWritable(db) : postgresWritable(store),
         storage,
         now: () => performance.now(),
         onFailure: (check, err) => log.warn({ err, check }, 'readiness: a check failed (GET /readyz answers 503)'),
@@ -378,9 +397,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       async close() {
         ctx.edgeMonitor.close();
         uploadBudget.close();
-        await sweeper?.stop();
-        await ctx.blobGc?.stop();
-        await ctx.scrubber?.stop();
+        await leadership?.close();
+        await jobs?.stop();
         await ctx.requestLog.close();
         await purges.close();
         await ctx.edge.close();
@@ -391,29 +409,33 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         await durability.close();
         await checkpoints?.close();
         await hashPool?.close();
-        db.close();
+        await store.close();
       },
     };
     // Project hostnames are routed from the first request.
     await ctx.edgeRoutes.reload();
     if (!runsJobs) return ctx;
-    log.info({ role }, 'background jobs run in this process: multipart sweep, blob GC, scrub, request-log roll-ups, WAL checkpoints');
-    // Abandoned multipart uploads: swept now and every hour.
-    sweeper = startMultipartSweeper(ctx);
-    // Unreferenced blobs (left by a crash): collected now, in the background, and every interval.
-    const blobGc = new BlobCollector(
-      { storage, blobRefs: repos.blobRefs, leases, clock, log, graceMs: config.integrity.gcGraceSeconds * 1000 },
-      config.integrity.gcIntervalSeconds * 1000,
-    );
-    ctx.blobGc = blobGc;
-    // Stored bytes re-hashed against their digests, at a bounded rate: now, then every interval.
-    if (config.integrity.scrubBytesPerSecond > 0) {
-      ctx.scrubber = new Scrubber(
-        { storage, integrity: repos.integrity, blobRefs: repos.blobRefs, objects, corruption: ctx.corruption, log },
-        config.integrity.scrubBytesPerSecond,
-        config.integrity.scrubIntervalSeconds * 1000,
-      );
+    jobs = new SingletonJobs(ctx, { ...(removals ? { removals } : {}) });
+    if (!postgres) {
+      log.info({ role }, 'background jobs run in this process: multipart sweep, blob GC, scrub, request-log roll-ups, WAL checkpoints');
+      jobs.start();
+      return ctx;
     }
+    // Of the nodes on one PostgreSQL, the one holding the jobs' advisory lock runs them.
+    const singleton = jobs;
+    leadership = new PgLeadership(config.metadata, {
+      onChange: (leader) => {
+        if (leader) {
+          log.info({ role }, 'this node runs the singleton jobs: multipart sweep, blob GC, scrub, blob removals, request-log roll-ups');
+          singleton.start();
+        } else {
+          log.warn({ role }, 'this node no longer runs the singleton jobs (its PostgreSQL session ended; another node takes them)');
+          void singleton.stop();
+        }
+      },
+      onError: (err) => log.warn({ err }, 'jobs leadership: the PostgreSQL connection failed (tried again)'),
+    });
+    await leadership.start();
     return ctx;
   } catch (err) {
     await cachePurges?.close();
@@ -424,7 +446,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     await walSync?.close();
     await checkpointer?.close();
     await hashPool?.close();
-    db.close();
+    await leadership?.close();
+    await jobs?.stop();
+    await store.close();
     throw err;
   }
 }

@@ -83,8 +83,11 @@ export interface RequestLogOptions {
   scheduler?: Scheduler;
   /** Sees every record as it is appended, kept or dropped (the request metrics). */
   observe?: (r: CdnRequestRecord) => void;
-  /** Roll up and expire hourly (default). Off in cluster workers: their supervisor does it, once. */
-  maintain?: boolean;
+  /**
+   * Roll up and expire hourly (default). Off in cluster workers: their supervisor does it, once. A
+   * function is asked before each run: nodes on one PostgreSQL leave it to the node leading the jobs.
+   */
+  maintain?: boolean | (() => boolean);
 }
 
 export interface RequestLogStats {
@@ -176,10 +179,12 @@ export class RequestLog {
     const scheduler = opts.scheduler ?? UNREF_TIMERS;
     this.scheduler = scheduler;
     this.stops = [scheduler.every(config.flushIntervalMs, () => void this.flush())];
-    if (opts.maintain !== false) {
+    const maintain = opts.maintain ?? true;
+    if (maintain !== false) {
+      const due = maintain === true ? () => true : maintain;
       // Roll up and expire what accumulated while the server was down, then hourly.
-      void this.maintainQuietly();
-      this.stops.push(scheduler.every(HOUR_MS, () => void this.maintainQuietly()));
+      if (due()) void this.maintainQuietly();
+      this.stops.push(scheduler.every(HOUR_MS, () => void (due() ? this.maintainQuietly() : undefined)));
     }
   }
 

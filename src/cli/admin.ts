@@ -20,7 +20,6 @@ import { AdminError, FailedResult, iso, type Command, type ServerView } from './
 import { DOMAIN_COMMANDS, DOMAIN_FLAGS, DOMAIN_GROUPS } from './domain-commands.js';
 import { PROJECT_COMMANDS, PROJECT_FLAGS, PROJECT_GROUPS } from './project-commands.js';
 import { METADATA_COMMANDS, METADATA_FLAGS, METADATA_GROUPS } from './metadata-commands.js';
-import { isPostgresUrl, redactUrl } from '../db/pg/url.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -761,15 +760,14 @@ export async function runAdmin(argv: string[]): Promise<number> {
   try {
     const sources = { flags: configValues, ...(typeof values.config === 'string' ? { configFile: values.config } : {}) };
     const config = loadConfig(sources);
-    if (isPostgresUrl(config.metadata) && group !== 'metadata') {
-      // These commands work on meta.db: run on a PostgreSQL setting, they would change what no server reads.
-      throw new ConfigError(`config: metadata is ${redactUrl(config.metadata)}, and admin commands on PostgreSQL are not there yet (only 'metadata copy' is): run them with metadata 'sqlite'`);
-    }
-    dataDir = await openDataDir(config, { mustExist: cmd.initialises !== true });
+    // The metadata commands move this data directory's meta.db as a whole (to the `metadata` database
+    // when it names one); every other command works on the metadata store the servers use.
+    const source = group === 'metadata' ? { ...config, metadata: 'sqlite' } : config;
+    dataDir = await openDataDir(source, { mustExist: cmd.initialises !== true });
     const { repos } = dataDir;
     const server = (): Promise<ServerView> => serverView(config, repos, givenExplicitly('region', sources));
     if (dataDir.created) process.stderr.write(`s3edge: created a new data directory at ${resolve(config.dataDir)} (no server has used it yet)\n`);
-    const returned: unknown = await cmd.run({ config, repos, db: dataDir.db, masterKey: dataDir.masterKey, args, flags, server });
+    const returned: unknown = await cmd.run({ config, repos, ...(dataDir.db ? { db: dataDir.db } : {}), masterKey: dataDir.masterKey, args, flags, server });
     const result = returned instanceof FailedResult ? returned.result : returned;
     process.stdout.write((json ? JSON.stringify(result) : human(result)) + '\n');
     return returned instanceof FailedResult ? 1 : 0;
@@ -794,6 +792,6 @@ export async function runAdmin(argv: string[]): Promise<number> {
     fail(json, 'InternalError', `internal error: ${(err as Error).message ?? String(err)}`);
     return 1;
   } finally {
-    dataDir?.db.close();
+    await dataDir?.store.close();
   }
 }

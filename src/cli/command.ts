@@ -30,8 +30,8 @@ export interface Command {
 export interface RunContext {
   config: Config;
   repos: Repos;
-  /** The SQLite database under the repositories, for the commands that move the metadata as a whole. */
-  db: Db;
+  /** The SQLite database under the repositories (absent on PostgreSQL), for the commands that move the metadata as a whole. */
+  db?: Db;
   masterKey: Buffer;
   args: Record<string, string>;
   /** Command flags given: their values; a switch (boolean flag) reads as 'true'. */

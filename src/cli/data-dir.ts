@@ -1,10 +1,16 @@
-// Opens a data directory: creates it (0700) unless told it must exist, loads the master key, opens <dataDir>/meta.db.
+// Opens a data directory: creates it (0700) unless told it must exist, loads the master key, opens the
+// metadata store: <dataDir>/meta.db (SQLite), or the PostgreSQL database of the `metadata` setting, which
+// many nodes share (each with a data directory of its own for its caches; docs/DEPLOYMENT.md).
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { openDatabase, type Db } from '../db/open.js';
+import { isPostgresUrl, redactUrl } from '../db/pg/url.js';
 import { createRepos, type Repos } from '../db/repos/index.js';
+import { openPgStore, type OpenPgStoreOptions } from '../db/store/open-pg.js';
+import { SqliteStore } from '../db/store/sqlite-store.js';
+import type { SqlStore } from '../db/store/types.js';
 import { decryptSecret, encryptSecret, loadMasterKey } from '../auth/secrets.js';
 
 export const META_DB_FILE = 'meta.db';
@@ -13,10 +19,12 @@ const MASTER_KEY_CHECK = 'master_key_check';
 const CHECK_PLAINTEXT = 's3edge master key check';
 
 export interface DataDir {
-  db: Db;
+  /** The SQLite connection under the store; absent when the metadata is PostgreSQL. */
+  db?: Db;
+  store: SqlStore;
   repos: Repos;
   masterKey: Buffer;
-  /** This call made meta.db: the directory was new (or held no metadata). */
+  /** This call made meta.db: the directory was new (or held no metadata). Never for PostgreSQL. */
   created: boolean;
 }
 
@@ -31,8 +39,10 @@ export class NoDataDirError extends Error {
 }
 
 export interface OpenDataDirOptions {
-  /** Refuse (NoDataDirError) rather than create a data directory that holds no meta.db yet. */
+  /** Refuse (NoDataDirError) rather than create a data directory that holds no meta.db yet (SQLite only). */
   mustExist?: boolean;
+  /** PostgreSQL: the pool's size, and where connection errors go (the server's log). */
+  postgres?: OpenPgStoreOptions;
 }
 
 async function verifyMasterKey(repos: Repos, masterKey: Buffer): Promise<void> {
@@ -50,7 +60,7 @@ async function verifyMasterKey(repos: Repos, masterKey: Buffer): Promise<void> {
     }
     if (!ok) {
       throw new ConfigError(
-        'config: the master key does not match this data directory (its secrets were sealed with another key: restore master.key or set masterKey)',
+        'config: the master key does not match this metadata (its secrets were sealed with another key: restore master.key or set masterKey; every node of one database needs the same)',
       );
     }
   });
@@ -59,7 +69,8 @@ async function verifyMasterKey(repos: Repos, masterKey: Buffer): Promise<void> {
 export async function openDataDir(config: Config, options: OpenDataDirOptions = {}): Promise<DataDir> {
   // A configured master key is checked first: a bad one is the mistake to report, whatever the directory.
   const configuredKey = config.masterKey !== '' ? loadMasterKey(config) : undefined;
-  const created = !existsSync(join(config.dataDir, META_DB_FILE));
+  const postgres = isPostgresUrl(config.metadata);
+  const created = !postgres && !existsSync(join(config.dataDir, META_DB_FILE));
   if (created && options.mustExist) throw new NoDataDirError(resolve(config.dataDir));
   try {
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
@@ -67,18 +78,29 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
     throw new ConfigError(`config: dataDir: cannot create ${config.dataDir}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
   }
   const masterKey = configuredKey ?? loadMasterKey(config);
-  let db: Db;
-  try {
-    db = openDatabase(join(config.dataDir, META_DB_FILE), config.sqliteDriver);
-  } catch (err) {
-    throw new ConfigError(`config: dataDir: cannot open ${join(config.dataDir, META_DB_FILE)}: ${(err as Error).message}`);
+  let db: Db | undefined;
+  let store: SqlStore;
+  if (postgres) {
+    try {
+      store = await openPgStore(config.metadata, options.postgres);
+    } catch (err) {
+      // pg's errors name the host and database, never the password; the URL is shown redacted.
+      throw new ConfigError(`config: metadata: cannot open ${redactUrl(config.metadata)}: ${(err as Error).message}`);
+    }
+  } else {
+    try {
+      db = openDatabase(join(config.dataDir, META_DB_FILE), config.sqliteDriver);
+    } catch (err) {
+      throw new ConfigError(`config: dataDir: cannot open ${join(config.dataDir, META_DB_FILE)}: ${(err as Error).message}`);
+    }
+    store = new SqliteStore(db);
   }
   try {
-    const repos = createRepos(db);
+    const repos = createRepos(store);
     await verifyMasterKey(repos, masterKey);
-    return { db, repos, masterKey, created };
+    return { ...(db ? { db } : {}), store, repos, masterKey, created };
   } catch (err) {
-    db.close();
+    await store.close();
     throw err;
   }
 }

@@ -39,6 +39,8 @@ export const METADATA_COMMANDS: Record<string, Record<string, Command>> = {
         'refused while the server runs or when the database holds metadata. Without --to: the metadata setting (S3EDGE_METADATA_FILE keeps the password off the command line)',
       example: 's3edge metadata copy --to postgres://s3edge@db.internal:5432/s3edge --data-dir /var/lib/s3edge',
       run: async ({ config, repos, db, flags }) => {
+        // admin.ts opens the data directory's meta.db for this group, whatever the metadata setting.
+        if (!db) throw new AdminError('NoSqlite', "metadata copy reads this data directory's meta.db");
         const url = flags.to ?? (isPostgresUrl(config.metadata) ? config.metadata : undefined);
         if (url === undefined) {
           throw new AdminError('MissingTarget', 'name the PostgreSQL database: --to postgres://USER:PASSWORD@HOST:PORT/DB, or the metadata setting (S3EDGE_METADATA or S3EDGE_METADATA_FILE)');

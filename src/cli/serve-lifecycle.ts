@@ -1,5 +1,6 @@
 // What every way of serving shares (one process, or a cluster's supervisor and workers): how many
 // workers, the start message, what a failed start says, and the stop signals.
+import { isPostgresUrl, redactUrl } from '../db/pg/url.js';
 import { availableParallelism, constants as osConstants } from 'node:os';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -34,6 +35,7 @@ export function announce(json: boolean, config: Config, root: AppContext['root']
         cdnBase: at.cdnBase,
         region: config.region,
         workers,
+        metadata: isPostgresUrl(config.metadata) ? 'postgres' : 'sqlite',
         ...(root.generated ? { rootCredentials: { accessKeyId: root.accessKeyId, secretAccessKey: root.secretAccessKey } } : {}),
       }) + '\n',
     );
@@ -46,6 +48,7 @@ export function announce(json: boolean, config: Config, root: AppContext['root']
     `  CDN:              ${at.cdnBase}${at.cdn ? ` (listening on ${at.cdn})` : ' (Host-routed on the S3 port)'}`,
     `  Region:           ${config.region}`,
     `  Data directory:   ${config.dataDir}`,
+    `  Metadata:         ${isPostgresUrl(config.metadata) ? redactUrl(config.metadata) : 'SQLite (meta.db in the data directory)'}`,
     `  Workers:          ${workers}${workers > 1 ? ' processes and their supervisor' : ' process'} (--workers)`,
     `  Root access key:  ${root.accessKeyId}`,
     ...(root.generated

@@ -9,7 +9,6 @@ import { runSupervisor } from '../cluster/supervisor.js';
 import { runWorker } from '../cluster/worker.js';
 import { announce, startupFailure, untilStopSignal, workerCount } from './serve-lifecycle.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
-import { isPostgresUrl, redactUrl } from '../db/pg/url.js';
 
 /** Columns of `all settings` in the help: flag names wrapped to about 100 characters a line. */
 function wrapped(words: string[], width = 100): string[] {
@@ -43,8 +42,8 @@ function help(flags: Iterable<string>): string {
     '  --tls-port N --tls-cert FILE --tls-key FILE   an HTTPS listener beside HTTP',
     '  --storage-backend disk|s3   where object bytes live (s3: an upstream bucket, docs/upstream.md)',
     '  --workers N                 serving processes; default 0: one per core (docs/SCALE.md); 1: one process',
-    "  --metadata sqlite|URL       where the metadata lives; default sqlite (meta.db). A postgres:// URL is",
-    "                              for 's3edge metadata copy' only so far: serving from it is not there yet",
+    "  --metadata sqlite|URL       where the metadata lives; default sqlite (meta.db). A postgres:// URL puts",
+    "                              this node on that database, beside others (docs/DEPLOYMENT.md)",
     '  --config FILE               a JSON file with any settings of config/default.json',
     '  --json                      print one JSON line with the endpoints instead of text',
     '',
@@ -101,13 +100,6 @@ export async function runServe(rawArgv: string[]): Promise<number> {
       return 2;
     }
     throw err;
-  }
-  // Said at the start rather than pretended: the PostgreSQL schema and the copy exist, serving does not.
-  if (isPostgresUrl(config.metadata)) {
-    process.stderr.write(
-      `s3edge: serving from PostgreSQL (metadata ${redactUrl(config.metadata)}) is not there yet: what works is its schema and 's3edge metadata copy --to URL' (copies this data directory's metadata into it); serve with metadata 'sqlite', the default\n`,
-    );
-    return 2;
   }
   const json = Boolean(values.json);
   if (cluster.isWorker) return runWorker(config);

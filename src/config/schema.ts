@@ -253,9 +253,8 @@ export interface Config {
   sqliteDriver: 'auto' | 'better-sqlite3' | 'node-sqlite';
   /**
    * Where the metadata lives: 'sqlite' (meta.db in the data directory), or a PostgreSQL database
-   * (postgres://USER:PASSWORD@HOST:PORT/DB). Serving from PostgreSQL is not there yet: such a URL is the
-   * target of `s3edge metadata copy` (docs/SCALE.md, part 2). A secret: S3EDGE_METADATA_FILE works, and
-   * the password is never printed.
+   * (postgres://USER:PASSWORD@HOST:PORT/DB) that many gateway nodes share (docs/DEPLOYMENT.md), and the
+   * target of `s3edge metadata copy`. A secret: S3EDGE_METADATA_FILE works, and the password is never printed.
    */
   metadata: string;
   rootAccessKey: string;

@@ -18,6 +18,13 @@ export interface Durability {
   syncSoon(): Promise<void>;
 }
 
+/** PostgreSQL's Durability: a transaction is durable when COMMIT returns (synchronous_commit on). */
+export const DURABLE_AT_COMMIT: Durability & { close(): Promise<void> } = {
+  sync: () => Promise.resolve(),
+  syncSoon: () => Promise.resolve(),
+  close: () => Promise.resolve(),
+};
+
 interface Waiter {
   resolve(): void;
   reject(err: Error): void;

@@ -124,13 +124,13 @@ t.test('ensureRoot: generated once, shown once, stored encrypted', async (t) => 
     secretKey: gen.secretAccessKey,
     principal: { kind: 'root', userId: gen.userId, accessKeyId: gen.accessKeyId },
   });
-  first.db.close();
+  first.db!.close();
 
   // A restart (new process, same dir) finds it and does not print a secret.
   const second = await openDataDir(config);
   t.same(await ensureRoot(config, second.repos, second.masterKey), { userId: gen.userId, accessKeyId: gen.accessKeyId, generated: false });
   t.equal((await second.repos.accessKeys.list({ kind: 'root' })).length, 1);
-  second.db.close();
+  second.db!.close();
 
   // Nothing in the data dir (db, wal, shm) holds the secret in plaintext.
   for (const name of readdirSync(dir)) {
@@ -144,7 +144,7 @@ t.test('ensureRoot: configured root key replaces any other root key', async (t) 
   const dir = tempDir(t);
   const plain = testConfig({ dataDir: dir });
   const opened = await openDataDir(plain);
-  t.teardown(() => opened.db.close());
+  t.teardown(() => opened.db!.close());
   const { repos, masterKey } = opened;
   const gen = await ensureRoot(plain, repos, masterKey);
 
@@ -178,7 +178,7 @@ t.test('ensureRoot: configured root key replaces any other root key', async (t) 
 t.test('ensureRoot: only one of the pair set is a ConfigError naming the missing one', async (t) => {
   const dir = tempDir(t);
   const opened = await openDataDir(testConfig({ dataDir: dir }));
-  t.teardown(() => opened.db.close());
+  t.teardown(() => opened.db!.close());
   await t.rejects(ensureRoot(testConfig({ dataDir: dir, rootAccessKey: 'ONLYID' }), opened.repos, opened.masterKey),
     { name: 'ConfigError', message: /rootSecretKey/ },
   );
@@ -192,7 +192,7 @@ t.test('openDataDir: creates the dir 0700 and refuses a master key that does not
   const dir = join(tempDir(t), 'nested', 'data');
   const config = testConfig({ dataDir: dir });
   const opened = await openDataDir(config);
-  opened.db.close();
+  opened.db!.close();
   t.equal(statSync(dir).mode & 0o777, 0o700);
   t.equal(statSync(join(dir, 'master.key')).mode & 0o777, 0o600);
   t.ok(statSync(join(dir, 'meta.db')).isFile());
@@ -201,6 +201,6 @@ t.test('openDataDir: creates the dir 0700 and refuses a master key that does not
     message: /master key does not match/,
   });
   const again = await openDataDir(config);
-  again.db.close();
+  again.db!.close();
   t.pass('the right key still opens it');
 });

@@ -21,6 +21,8 @@ import { ProjectsRepo } from './projects.js';
 import { AnomaliesRepo } from './anomalies.js';
 import { SessionsRepo } from './sessions.js';
 import { CacheInvalidationsRepo } from './cache-invalidations.js';
+import { RateLimitsRepo } from './rate-limits.js';
+import { BlobRemovalsRepo } from './blob-removals.js';
 
 export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditReservationsRepo, CreditsRepo, ProjectsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
 export type { Deployment, Project, ProjectHostname } from './projects.js';
@@ -68,10 +70,11 @@ export interface Repos {
   sessions: SessionsRepo;
   /** The cache invalidation feed every gateway process tails (src/cdn/cache-purges.ts). */
   cacheInvalidations: CacheInvalidationsRepo;
-  /**
-   * The store every converted repository runs on (db/store): the database itself, or inside
-   * `transact`, the transaction.
-   */
+  /** Rate-limit counters shared by nodes on one PostgreSQL (src/cluster/store-rate-limits.ts). */
+  rateLimits: RateLimitsRepo;
+  /** Freed blobs removed after a grace when nodes share one upstream store (src/storage/blob-removals.ts). */
+  blobRemovals: BlobRemovalsRepo;
+  /** The store the repositories run on (db/store): the database itself, or inside `transact`, the transaction. */
   store: SqlExecutor;
   /**
    * Runs `fn` in one transaction of the store (SqlExecutor.transaction: IMMEDIATE on SQLite,
@@ -79,8 +82,6 @@ export interface Repos {
    * bound to it: every statement of `fn` goes through the `repos` it is given.
    */
   transact<T>(fn: (repos: Repos) => Promise<T>): Promise<T>;
-  /** Runs `fn` in one IMMEDIATE transaction (nested calls become savepoints): the synchronous repositories' (being converted). */
-  transaction<T>(fn: () => T): T;
   /**
    * Moves when another connection or node commits a change (SqlStore.changeVersion: SQLite's
    * data_version, PostgreSQL's NOTIFY s3edge_changes), never for this connection's own commits. A
@@ -92,25 +93,23 @@ export interface Repos {
 export interface RepoOptions {
   /** Unix-milliseconds clock for createdAt columns. */
   clock?: () => number;
-  /** The store the converted repositories run on; a SqliteStore over `db` when absent. */
-  store?: SqlStore;
+}
+
+function isSqliteConnection(db: Db | SqlStore): db is Db {
+  return typeof (db as Db).prepare === 'function';
 }
 
 /**
- * The repositories. Being converted from the synchronous SQLite connection (`db`) to the asynchronous
- * store (db/store, SQLite or PostgreSQL): `bound` builds the converted ones over an executor (the
- * store, or a transaction); the others are shared as they are.
+ * The repositories over a metadata store (SQLite or PostgreSQL, db/store), or over a SQLite connection
+ * (wrapped in a SqliteStore: tests and tools that open meta.db themselves).
  */
-export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
+export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
   const clock = opts.clock ?? Date.now;
-  const store = opts.store ?? new SqliteStore(db);
-  const legacy = {
-    transaction: <T>(fn: () => T): T => db.transaction(fn).immediate(),
-    dataVersion: () => store.changeVersion(),
-  };
+  const store = isSqliteConnection(db) ? new SqliteStore(db) : db;
+  const dataVersion = (): number => store.changeVersion();
   const bound = (exec: SqlExecutor): Repos => {
     const repos: Repos = {
-      ...legacy,
+      dataVersion,
       buckets: new BucketsRepo(exec, clock),
       bucketCors: new BucketCorsRepo(exec, clock),
       assets: new AssetsRepo(exec),
@@ -131,6 +130,8 @@ export function createRepos(db: Db, opts: RepoOptions = {}): Repos {
       projects: new ProjectsRepo(exec, clock),
       anomalies: new AnomaliesRepo(exec),
       cacheInvalidations: new CacheInvalidationsRepo(exec),
+      rateLimits: new RateLimitsRepo(exec, clock),
+      blobRemovals: new BlobRemovalsRepo(exec),
       transact: <T>(fn: (repos: Repos) => Promise<T>): Promise<T> => exec.transaction((tx) => fn(bound(tx))),
     };
     return repos;

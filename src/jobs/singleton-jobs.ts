@@ -1,0 +1,89 @@
+// The background jobs that must run in exactly one process: the single process, a cluster's supervisor,
+// or, of the nodes on one PostgreSQL, the one leading the jobs (db/store/pg-leadership.ts), which starts
+// them when it takes the lead and stops them when it loses it. The request log's roll-ups ask the same
+// leadership themselves (analytics/request-log.ts).
+import type { AppContext } from '../context.js';
+import { startMultipartSweeper, type Sweeper } from '../s3/operations/multipart/sweep.js';
+import { BlobCollector } from '../storage/blob-gc.js';
+import type { BlobRemovals } from '../storage/blob-removals.js';
+import { Scrubber } from '../storage/scrub.js';
+
+/** How often due blob removals are done, and ended rate-limit windows pruned (nodes on PostgreSQL). */
+const REMOVALS_EVERY_MS = 10_000;
+const PRUNE_EVERY_MS = 60_000;
+
+export interface SingletonJobsOptions {
+  /** Nodes on PostgreSQL: freed blobs wait out a grace here, and this process removes them when due. */
+  removals?: BlobRemovals;
+}
+
+export class SingletonJobs {
+  private running = false;
+  private sweeper: Sweeper | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  /** The removal or prune round under way (one at a time). */
+  private round: Promise<void> | undefined;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly opts: SingletonJobsOptions = {},
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const { ctx } = this;
+    const { config, storage, repos, log, clock, leases } = ctx;
+    // Abandoned multipart uploads: swept now and every hour.
+    this.sweeper = startMultipartSweeper(ctx);
+    // Unreferenced blobs (left by a crash): collected now, in the background, and every interval.
+    ctx.blobGc = new BlobCollector(
+      { storage, blobRefs: repos.blobRefs, leases, clock, log, graceMs: config.integrity.gcGraceSeconds * 1000 },
+      config.integrity.gcIntervalSeconds * 1000,
+    );
+    // Stored bytes re-hashed against their digests, at a bounded rate: now, then every interval.
+    if (config.integrity.scrubBytesPerSecond > 0) {
+      ctx.scrubber = new Scrubber(
+        { storage, integrity: repos.integrity, blobRefs: repos.blobRefs, objects: repos.objects, corruption: ctx.corruption, log },
+        config.integrity.scrubBytesPerSecond,
+        config.integrity.scrubIntervalSeconds * 1000,
+      );
+    }
+    const { removals } = this.opts;
+    if (removals) {
+      this.every(REMOVALS_EVERY_MS, async () => {
+        await removals.removeDue();
+      });
+      this.every(PRUNE_EVERY_MS, async () => {
+        await repos.rateLimits.prune();
+      });
+    }
+  }
+
+  /** Stops every job and waits for the runs under way. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    const { ctx } = this;
+    await this.sweeper?.stop();
+    this.sweeper = undefined;
+    await ctx.blobGc?.stop();
+    delete ctx.blobGc;
+    await ctx.scrubber?.stop();
+    delete ctx.scrubber;
+    await this.round;
+  }
+
+  private every(ms: number, run: () => Promise<void>): void {
+    const timer = setInterval(() => {
+      if (this.round || !this.running) return;
+      this.round = run()
+        .catch((err: unknown) => this.ctx.log.warn({ err }, 'a background job round failed (tried again on the next)'))
+        .finally(() => (this.round = undefined));
+    }, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+}

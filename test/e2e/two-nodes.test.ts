@@ -1,0 +1,133 @@
+// Two gateway nodes on one PostgreSQL and one upstream S3 store (issue 21, part 2; docs/DEPLOYMENT.md):
+// Debian's PostgreSQL started for this file (test/helpers/postgres.ts), a moto server as the upstream
+// store, and two `s3edge serve` processes with their own data directories sharing the metadata URL, the
+// master key and the root key, as nodes behind a load balancer do. An object written through one is read
+// through the other at once; a key revoked on one is refused by the other within a second; a CDN purge
+// through one evicts the other's cached copy; credits charged through both add up exactly; an API rate
+// limit counts across both; and the singleton jobs run on one node.
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { ApiClientError, type Asset } from '../../src/client/index.js';
+import { apiClient, apiUser, eventually } from '../helpers/api.js';
+import { startMoto } from '../helpers/moto.js';
+import { startPostgres } from '../helpers/postgres.js';
+import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
+import { RawS3 } from '../helpers/s3-client.js';
+import { startServer, type RunningServer } from '../helpers/server.js';
+
+/** The found-caches keep an answer one second; the rest is slack for a busy machine. */
+const SETTLE_MS = 1500;
+
+const postgres = await startPostgres(t);
+const url = await postgres.database('nodes');
+const moto = await startMoto();
+t.teardown(() => moto.stop());
+const env = {
+  S3EDGE_MASTER_KEY: randomBytes(32).toString('hex'),
+  S3EDGE_CREDITS_ENABLED: 'true',
+  S3EDGE_CREDITS_FREE_MONTHLY_CREDITS: '0',
+};
+const a = await startServer({ upstream: moto, metadata: url, env });
+t.teardown(() => a.stop());
+const b = await startServer({ upstream: moto, metadata: url, env, rootKey: a.rootKey });
+t.teardown(() => b.stop());
+
+const db = new pg.Pool({ connectionString: url, max: 2 });
+t.teardown(() => db.end());
+async function rows<T>(sql: string, values: unknown[] = []): Promise<T[]> {
+  return (await db.query(sql, values)).rows as T[];
+}
+
+function cdnGet(server: RunningServer, target: string): Promise<RawResponse> {
+  return rawRequest({ url: server.cdnUrl }, { method: 'GET', target, headers: [['Host', `cdn.localhost:${new URL(server.cdnUrl).port}`]] });
+}
+
+t.test('both nodes serve from the one database', async (t) => {
+  for (const node of [a, b]) t.match(node.listening, { event: 'listening', metadata: 'postgres' }, 'the listening line names the store');
+  t.notOk(a.output().includes(url) || b.output().includes(url), 'the URL (with its password) is never printed');
+});
+
+t.test('an object written through one node is read through the other at once', async (t) => {
+  const s3a = new RawS3({ url: a.url }, a.rootKey);
+  const s3b = new RawS3({ url: b.url }, a.rootKey);
+  t.equal((await s3a.createBucket('shared')).status, 200);
+  for (const size of [100, 300_000]) {
+    const body = randomBytes(size);
+    t.equal((await s3a.putObject('shared', `k${size}`, body)).status, 200, `PUT ${size} bytes on A`);
+    const got = await s3b.getObject('shared', `k${size}`);
+    t.equal(got.status, 200, 'GET on B at once');
+    t.ok(got.body.equals(body), 'the same bytes');
+  }
+  const { list } = await s3b.listObjectsV2('shared');
+  t.same(list.keys, ['k100', 'k300000'], 'B lists both');
+  t.equal((await s3b.deleteObject('shared', 'k100')).status, 204, 'deleted through B');
+  t.equal((await s3a.getObject('shared', 'k100')).status, 404, 'gone on A at once');
+});
+
+t.test('a key revoked on one node is refused by the other within a second', async (t) => {
+  const user = await apiUser(a, ['buckets:manage', 'storage-keys:manage']);
+  await user.client.createBucket('revoked-keys');
+  const key = await user.client.createAccessKey('revoked-keys', { name: 'soon revoked', permission: 'read_write' });
+  const s3b = new RawS3({ url: b.url }, { accessKeyId: key.accessKeyId, secretAccessKey: key.secretAccessKey });
+  t.equal((await s3b.putObject('revoked-keys', 'x', Buffer.from('x'))).status, 200, 'B takes the key');
+  t.equal(await user.client.deleteAccessKey('revoked-keys', key.accessKeyId), 'Access key deleted', 'revoked through A');
+  await sleep(SETTLE_MS);
+  const after = await s3b.getObject('revoked-keys', 'x');
+  t.equal(after.status, 403, 'B refuses it');
+  t.match(after.text, /InvalidAccessKeyId/);
+});
+
+t.test('a CDN purge through one node evicts the other\'s cached copy', async (t) => {
+  const user = await apiUser(a, ['buckets:manage', 'assets:write']);
+  await user.client.createBucket('purged');
+  await user.client.setBucketPublic('purged', true);
+  const s3 = new RawS3({ url: a.url }, a.rootKey);
+  const body = randomBytes(5000);
+  t.equal((await s3.putObject('purged', 'pics/a.bin', body)).status, 200);
+  const target = '/b/purged/pics/a.bin';
+  for (const node of [a, b]) {
+    t.equal((await cdnGet(node, target)).headers['x-cache'], 'MISS');
+    t.equal((await cdnGet(node, target)).headers['x-cache'], 'HIT', 'cached');
+  }
+  t.equal(await apiClient(a, user.token).purge({ bucket: 'purged', prefix: 'pics/' }), 1, "A's copy purged");
+  await sleep(SETTLE_MS);
+  const res = await cdnGet(b, target);
+  t.equal(res.status, 200);
+  t.not(res.headers['x-cache'], 'HIT', "B's copy is gone: refetched");
+  t.ok(res.body.equals(body));
+});
+
+t.test('credits charged through both nodes add up exactly', async (t) => {
+  const user = await apiUser(a, ['assets:read', 'assets:write']);
+  const grant = await b.admin(['credits', 'grant', '--user', user.name, '--amount', '10']);
+  t.equal(grant['balance'], 10, 'granted through the other node\'s admin command');
+  const clients = [apiClient(a, user.token), apiClient(b, user.token)];
+  const results = await Promise.allSettled(
+    Array.from({ length: 24 }, (_, i) => (clients[i % 2] as (typeof clients)[0]).upload({ file: randomBytes(1000), fileName: `race-${i}.bin` })),
+  );
+  const ok = results.filter((r): r is PromiseFulfilledResult<Asset> => r.status === 'fulfilled');
+  const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  t.equal(ok.length, 10, 'exactly the 10 affordable uploads succeed');
+  for (const r of refused) {
+    if (!(r.reason instanceof ApiClientError)) throw r.reason;
+    t.equal(r.reason.status, 402);
+  }
+  const [u] = await rows<{ id: string }>('SELECT id FROM users WHERE name = $1', [user.name]);
+  const [account] = await rows<{ balance_milli: number; used_milli: number }>('SELECT balance_milli, used_milli FROM credit_accounts WHERE user_id = $1', [u?.id]);
+  t.same(account, { balance_milli: 0, used_milli: 10_000 }, 'balance = grant - charges');
+  const charges = await rows<{ asset_id: string }>("SELECT asset_id FROM credit_ledger WHERE user_id = $1 AND event_type = 'upload'", [u?.id]);
+  t.same(charges.map((c) => c.asset_id).sort(), ok.map((r) => r.value.id).sort(), 'one charge per stored asset');
+  t.same(await rows('SELECT * FROM credit_reservations WHERE user_id = $1', [u?.id]), [], 'every reservation released');
+});
+
+t.test('one node runs the singleton jobs', async (t) => {
+  await eventually(() => [a, b].some((n) => n.output().includes('runs the singleton jobs')), 'a node took the lead');
+  const leaders = [a, b].filter((n) => n.output().includes('runs the singleton jobs'));
+  t.equal(leaders.length, 1, 'exactly one');
+});
+
+t.test('neither node logged an error', async (t) => {
+  for (const node of [a, b]) t.same(node.output().split('\n').filter((l) => /"level":(50|60)/.test(l)), []);
+});
