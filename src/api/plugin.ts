@@ -6,7 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onReq
 import { type ApiPrincipal, type Scope } from '../auth/api-keys.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from './errors.js';
-import { isOutOfSpace, isStorageUnavailable } from '../errors/s3-errors.js';
+import { isMetadataUnavailable, isOutOfSpace, isStorageUnavailable } from '../errors/s3-errors.js';
 import { isUploadBufferFull } from '../storage/upload-budget.js';
 import { strictValidation } from './strict-validation.js';
 import { apiKeyRoutes } from './v3/api-keys.js';
@@ -103,6 +103,11 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
       request.log.warn({ err }, 'management API: storage unavailable');
       void reply.headers(err.headers);
       return sendError(reply, 503, 'storage_unavailable', 'Storage is temporarily unavailable; retry later');
+    }
+    if (isMetadataUnavailable(err)) {
+      // PostgreSQL restarting or failing over: nothing was done that a retry would repeat wrongly.
+      request.log.warn({ err }, 'management API: metadata database unavailable');
+      return sendError(reply, 503, 'metadata_unavailable', 'The metadata database is temporarily unavailable; retry later');
     }
     if (isOutOfSpace(err)) {
       // The disk or the metadata database is full: nothing was stored; reads still work.

@@ -107,3 +107,25 @@ export function isOutOfSpace(err: unknown): boolean {
   }
   return false;
 }
+
+/** Network failures of a database connection (node's codes on pg's errors). */
+const CONNECTION_CODES: ReadonlySet<unknown> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** PostgreSQL SQLSTATEs of a server going away or refusing writes (a failover, a restart, a standby). */
+const UNAVAILABLE_SQLSTATES: ReadonlySet<unknown> = new Set(['57P01', '57P02', '57P03', '25006', '53300']);
+/** pg's own words for a connection lost or never given by the pool (it sets no code on them). */
+const UNAVAILABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly)/;
+
+/**
+ * The metadata database cannot serve now (PostgreSQL restarting, failing over, unreachable, or a
+ * read-only standby): answered 503 so that clients retry, never InternalError. SQLSTATE class 08 is
+ * PostgreSQL's connection exceptions.
+ */
+export function isMetadataUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code)) return true;
+    if (typeof code === 'string' && code.length === 5 && code.startsWith('08')) return true;
+    if (code === undefined && UNAVAILABLE_MESSAGES.test(String((e as { message?: unknown }).message ?? ''))) return true;
+  }
+  return false;
+}

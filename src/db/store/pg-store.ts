@@ -9,7 +9,11 @@ import type { SqlExecutor, SqlParams, SqlRunResult, SqlStore } from './types.js'
 
 /** serialization_failure and deadlock_detected: the transaction lost a conflict and may be run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
-const MAX_ATTEMPTS = 8;
+/**
+ * Transactions on one hot row (a user's credit account under a burst of uploads through several nodes)
+ * conflict often: enough attempts, with a growing jittered wait, that a burst settles.
+ */
+const MAX_ATTEMPTS = 30;
 
 interface Prepared extends PgStatement {
   name: string;
@@ -143,6 +147,6 @@ export class PgStore extends PgExecutor implements SqlStore {
 
 /** A few ms, growing and jittered, so that two transactions that collided do not collide again. */
 function backoff(attempt: number): Promise<void> {
-  const ms = Math.random() * Math.min(100, 2 ** attempt);
+  const ms = Math.random() * Math.min(250, 5 * 2 ** attempt);
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
