@@ -14,6 +14,7 @@
 //          bench/RESULTS-proxy.md; --rounds, --round-seconds, --concurrency, --proxy-clients N, --out and --smoke apply)
 //          --scale (s3edge --workers 1 vs 2 and nginx worker_processes 1 vs 2: 4 KiB S3 GET and CDN hit;
 //          bench/RESULTS-scale.md; --rounds, --round-seconds, --concurrency (16,64), --scale-workers 1,2, --out and --smoke apply)
+//          with --scale-postgres (default when PostgreSQL is installed; --no-scale-postgres: SQLite only): s3edge on PostgreSQL too
 //          with --load node|wrk (the load generator: this process's client, default, or Debian's wrk with presigned S3 GETs)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
@@ -70,6 +71,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'proxy-clients': { type: 'string' },
       scale: { type: 'boolean' },
       'scale-workers': { type: 'string' },
+      'scale-postgres': { type: 'boolean' },
+      'no-scale-postgres': { type: 'boolean' },
       load: { type: 'string' },
     },
   });
@@ -134,6 +137,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     if (values.load !== 'node' && values.load !== 'wrk') throw new Error(`--load: want node or wrk (got ${values.load})`);
     load = values.load;
   }
+  let scalePostgres: boolean | undefined;
+  if (values['scale-postgres'] === true || values['no-scale-postgres'] === true) {
+    if (values.scale !== true) throw new Error('--scale-postgres and --no-scale-postgres apply to --scale only');
+    if (values['scale-postgres'] === true && values['no-scale-postgres'] === true) throw new Error('--scale-postgres or --no-scale-postgres, not both');
+    scalePostgres = values['scale-postgres'] === true;
+  }
   const s3edgeEnv: Record<string, string> = {};
   for (const kv of values['s3edge-env'] ?? []) {
     const eq = kv.indexOf('=');
@@ -169,6 +178,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(values.proxy === true ? { proxy: true } : {}),
     ...(values.scale === true ? { scale: true } : {}),
     ...(scaleWorkers ? { scaleWorkers } : {}),
+    ...(scalePostgres !== undefined ? { scalePostgres } : {}),
     ...(load ? { load } : {}),
     ...(values['proxy-clients'] !== undefined ? { proxyClients: Math.round(positive('proxy-clients', values['proxy-clients']) ?? 0) } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
@@ -263,6 +273,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       concurrency: opts.concurrency ?? (opts.smoke ? [4] : [16, 64]),
       workers: opts.scaleWorkers ?? [1, 2],
       nginx: !opts.smoke,
+      // On unless turned off; without PostgreSQL installed the run says so in its notes and goes on.
+      postgres: opts.scalePostgres ?? true,
       objects: opts.smoke ? 8 : 256,
       out: opts.out,
       command: opts.command ?? 'node bench/dist/main.js --scale',

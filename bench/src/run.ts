@@ -44,6 +44,8 @@ export interface BenchOptions extends PlanOptions {
   scale?: boolean;
   /** --scale's worker counts (--scale-workers; default 1,2). */
   scaleWorkers?: readonly number[];
+  /** --scale: s3edge on PostgreSQL too (--scale-postgres, the default; --no-scale-postgres: off). */
+  scalePostgres?: boolean;
   /** --scale's load generator (--load; default node: this process's client; wrk: bench/src/wrk.ts). */
   load?: 'node' | 'wrk';
   /** Distinct client IPs of the proxy's memory pass (--proxy-clients). */

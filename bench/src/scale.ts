@@ -4,15 +4,19 @@
 // 4 KiB S3 GET and its 4 KiB CDN GET (s3edge's edge cache warm: hits), through the same TargetRunner;
 // nginx serves the same bytes as static files, as in the matrix. Reported: ops/s (median of rounds,
 // spread), the ratios workers N / workers 1 and s3edge / nginx at equal workers, and the server's CPU per
-// op summed over its process tree (supervisor + workers; master + workers). Targets are a list, so a later
-// column (s3edge on PostgreSQL) is one more entry. Writes bench/RESULTS-scale.md unless told where.
+// op summed over its process tree (supervisor + workers; master + workers). Targets are a list: s3edge on
+// PostgreSQL (`--scale-postgres`, on when PostgreSQL is installed) is two more entries, `s3edge w1 pg` and
+// `s3edge w2 pg`, on one PostgreSQL server the run starts (the tests' helper, dist/test/helpers/postgres.js),
+// a database each, with the ratio PostgreSQL / SQLite at equal workers. Writes bench/RESULTS-scale.md unless told where.
 // The load comes from this process's node client (default) or from wrk (`--load wrk`, bench/src/wrk.ts:
 // far cheaper per request, so more of a small machine's cores go to the servers); wrk cannot sign
 // each request, so its S3 GETs are presigned URLs of the same objects (query-string auth).
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 import { Client } from 'undici';
 import { CpuMeter, RssSampler, forgetTempDir, rememberTempDir, sleep, treePids, type CpuSnapshot } from './proc.js';
 import { SigV4Signer } from './sigv4.js';
@@ -28,12 +32,13 @@ export interface ScaleTarget {
   server: 's3edge' | 'nginx';
   /** s3edge's `--workers`, nginx's `worker_processes`. */
   workers: number;
-  /** s3edge's database. SQLite only today; PostgreSQL (issue 21, later) becomes one more target. */
-  database?: 'sqlite';
+  /** s3edge's metadata database: SQLite (meta.db in its data dir) or PostgreSQL (S3EDGE_METADATA). */
+  database?: 'sqlite' | 'postgres';
 }
 
+/** `s3edge w1` on SQLite (as before PostgreSQL, so older result files compare), `s3edge w1 pg` on PostgreSQL. */
 export function scaleLabel(t: ScaleTarget): string {
-  return `${t.server} w${t.workers}`;
+  return `${t.server} w${t.workers}${t.database === 'postgres' ? ' pg' : ''}`;
 }
 
 export interface ScaleOptions {
@@ -46,6 +51,11 @@ export interface ScaleOptions {
   workers: readonly number[];
   /** Compare with nginx (off in smoke runs, as in the other modes'). */
   nginx: boolean;
+  /**
+   * s3edge on PostgreSQL too, at each worker count (--scale-postgres, main's default for --scale): one
+   * PostgreSQL server for the run, a database per target. Skipped with a note when it is not installed.
+   */
+  postgres?: boolean;
   /** 4 KiB objects the GET workload reads (random pick per op). */
   objects: number;
   out: string;
@@ -97,6 +107,8 @@ export interface ScaleSummary {
 
 export interface ScaleRatio {
   name: string;
+  /** workers: N over 1 of one server and database; nginx: s3edge over nginx; database: PostgreSQL over SQLite. */
+  kind: 'workers' | 'nginx' | 'database';
   numerator: string;
   denominator: string;
 }
@@ -111,6 +123,8 @@ export interface ScaleResult {
   load: ScaleLoad;
   /** wrk's version when it ran. */
   wrk?: string;
+  /** PostgreSQL's server_version when the PostgreSQL targets ran. */
+  postgres?: string;
   notes: string[];
 }
 
@@ -130,7 +144,8 @@ export function summariseScale(cell: ScaleCell): ScaleSummary {
 
 /**
  * The ratios of the report, from the targets that ran: each server (and database) at N workers over
- * itself at 1, and s3edge over nginx at equal workers. A PostgreSQL target adds its own pairs here.
+ * itself at 1, s3edge over nginx at equal workers, and s3edge on PostgreSQL over s3edge on SQLite at
+ * equal workers.
  */
 export function scaleRatios(targets: readonly ScaleTarget[]): ScaleRatio[] {
   const out: ScaleRatio[] = [];
@@ -138,12 +153,17 @@ export function scaleRatios(targets: readonly ScaleTarget[]): ScaleRatio[] {
   for (const t of targets) {
     if (t.workers === 1) continue;
     const one = targets.find((o) => same(o, t) && o.workers === 1);
-    if (one) out.push({ name: `${t.server} w${t.workers} / w1`, numerator: scaleLabel(t), denominator: scaleLabel(one) });
+    if (one) out.push({ name: `${scaleLabel(t)} / w1`, kind: 'workers', numerator: scaleLabel(t), denominator: scaleLabel(one) });
   }
   for (const t of targets) {
     if (t.server !== 's3edge') continue;
     const peer = targets.find((o) => o.server === 'nginx' && o.workers === t.workers);
-    if (peer) out.push({ name: `${scaleLabel(t)} / nginx w${t.workers}`, numerator: scaleLabel(t), denominator: scaleLabel(peer) });
+    if (peer) out.push({ name: `${scaleLabel(t)} / nginx w${t.workers}`, kind: 'nginx', numerator: scaleLabel(t), denominator: scaleLabel(peer) });
+  }
+  for (const t of targets) {
+    if (t.server !== 's3edge' || t.database !== 'postgres') continue;
+    const lite = targets.find((o) => o.server === 's3edge' && o.database !== 'postgres' && o.workers === t.workers);
+    if (lite) out.push({ name: `s3edge w${t.workers} PostgreSQL / SQLite`, kind: 'database', numerator: scaleLabel(t), denominator: scaleLabel(lite) });
   }
   return out;
 }
@@ -157,13 +177,34 @@ export function scaleRatio(cells: readonly ScaleCell[], ratio: ScaleRatio, workl
   return d > 0 ? summariseScale(a).opsPerSec / d : undefined;
 }
 
-async function startTarget(spec: ScaleTarget, nginxBinary: string | undefined): Promise<Target> {
+/** The tests' PostgreSQL helper (test/helpers/postgres.ts), as compiled to dist by `npm run build`. */
+interface PostgresHelper {
+  postgresBinDir(): string | undefined;
+  startPostgres(t: { teardown(fn: () => void | Promise<void>): void }): Promise<RunningPostgres>;
+}
+interface RunningPostgres {
+  url: string;
+  database(name?: string): Promise<string>;
+  admin(sql: string): Promise<{ rows: Record<string, unknown>[] }>;
+  stop(): Promise<void>;
+}
+
+async function postgresHelper(): Promise<PostgresHelper> {
+  const file = join(repoRoot(), 'dist', 'test', 'helpers', 'postgres.js');
+  if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build first (or --no-scale-postgres)`);
+  return (await import(pathToFileURL(file).href)) as PostgresHelper;
+}
+
+async function startTarget(spec: ScaleTarget, nginxBinary: string | undefined, metadataUrl: string | undefined): Promise<Target> {
   if (spec.server === 'nginx') return startNginx(nginxBinary!, { workers: spec.workers });
-  const target = await startS3edge({ workers: spec.workers });
-  // The listening line says how many workers serve: a cluster that came up smaller would mislabel its column.
-  if (target.workers !== spec.workers) {
+  if (spec.database === 'postgres' && !metadataUrl) throw new Error(`${scaleLabel(spec)}: no PostgreSQL database`);
+  const target = await startS3edge({ workers: spec.workers, ...(spec.database === 'postgres' ? { env: { S3EDGE_METADATA: metadataUrl! } } : {}) });
+  // The listening line says how many workers serve and where the metadata is: a cluster that came up
+  // smaller, or on the wrong database, would mislabel its column.
+  const database = spec.database ?? 'sqlite';
+  if (target.workers !== spec.workers || target.metadata !== database) {
     await target.stop();
-    throw new Error(`s3edge --workers ${spec.workers} reports ${String(target.workers)} workers`);
+    throw new Error(`${scaleLabel(spec)}: s3edge --workers ${spec.workers} on ${database} reports ${String(target.workers)} workers, metadata ${String(target.metadata)}`);
   }
   return target;
 }
@@ -293,6 +334,15 @@ export async function runScaleBench(opts: ScaleOptions): Promise<ScaleResult> {
     if (opts.bound.durationMs === undefined) throw new Error('--load wrk runs timed rounds: give the rounds a duration, not a number of ops');
   }
   const specs: ScaleTarget[] = opts.workers.map((workers) => ({ server: 's3edge', workers, database: 'sqlite' }));
+  let pgHelper: PostgresHelper | undefined;
+  if (opts.postgres) {
+    pgHelper = await postgresHelper();
+    if (pgHelper.postgresBinDir() !== undefined) specs.push(...opts.workers.map((workers): ScaleTarget => ({ server: 's3edge', workers, database: 'postgres' })));
+    else {
+      notes.push('PostgreSQL is not installed (no initdb on PATH or under /usr/lib/postgresql/*/bin; `apt-get install -y postgresql`): the s3edge PostgreSQL columns are missing.');
+      pgHelper = undefined;
+    }
+  }
   let nginxBinary: string | undefined;
   if (opts.nginx) {
     nginxBinary = ensureNginx(log);
@@ -306,9 +356,19 @@ export async function runScaleBench(opts: ScaleOptions): Promise<ScaleResult> {
   const cells: ScaleCell[] = [];
   const cacheProbes: Record<string, Record<string, number>> = {};
   const cpu = new CpuMeter(() => running.map((r) => r.target.pid));
+  let pg: RunningPostgres | undefined;
+  let pgVersion: string | undefined;
   try {
+    // One PostgreSQL for the run (stopped below), a database per target on it.
+    const metadataUrls = new Map<ScaleTarget, string>();
+    if (pgHelper) {
+      pg = await pgHelper.startPostgres({ teardown: () => undefined });
+      pgVersion = String((await pg.admin('SHOW server_version')).rows[0]?.['server_version'] ?? '?');
+      for (const spec of specs) if (spec.database === 'postgres') metadataUrls.set(spec, await pg.database(`w${spec.workers}`));
+      log(`bench: scale: PostgreSQL ${pgVersion} at ${new URL(pg.url).host}`);
+    }
     // Started and loaded at once (untimed); every one that started is stopped below, whatever failed.
-    const started = await Promise.allSettled(specs.map((spec) => startTarget(spec, nginxBinary)));
+    const started = await Promise.allSettled(specs.map((spec) => startTarget(spec, nginxBinary, metadataUrls.get(spec))));
     started.forEach((s, i) => {
       if (s.status === 'fulfilled') running.push({ spec: specs[i]!, label: scaleLabel(specs[i]!), target: s.value, runner: new TargetRunner(s.value, bodies, maxConc) });
     });
@@ -357,6 +417,7 @@ export async function runScaleBench(opts: ScaleOptions): Promise<ScaleResult> {
   } finally {
     for (const r of running) await r.runner.close().catch(() => undefined);
     for (const r of running) await r.target.stop().catch(() => undefined);
+    await pg?.stop().catch(() => undefined);
     if (wrkDir) {
       await rm(wrkDir, { recursive: true, force: true });
       forgetTempDir(wrkDir);
@@ -364,7 +425,7 @@ export async function runScaleBench(opts: ScaleOptions): Promise<ScaleResult> {
   }
   const errors = cells.reduce((n, c) => n + summariseScale(c).errors, 0);
   if (errors > 0) notes.push(`${errors} ops failed in the timed rounds; the first errors are listed below.`);
-  const result: ScaleResult = { started: started.toISOString(), durationMs: performance.now() - t0, targets: specs, cells, cacheProbes, load, ...(wrkBinary ? { wrk: wrkVersion(wrkBinary) } : {}), notes };
+  const result: ScaleResult = { started: started.toISOString(), durationMs: performance.now() - t0, targets: specs, cells, cacheProbes, load, ...(wrkBinary ? { wrk: wrkVersion(wrkBinary) } : {}), ...(pgVersion !== undefined ? { postgres: pgVersion } : {}), notes };
   const which = new Set<TargetName>(nginxBinary ? ['s3edge', 'nginx'] : ['s3edge']);
   await writeFile(opts.out, scaleReport(result, opts, versions(which, nginxBinary)));
   log(`bench: scale report written to ${opts.out} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
@@ -400,6 +461,19 @@ function loadText(r: ScaleResult, opts: ScaleOptions): string[] {
   ];
 }
 
+/** What the PostgreSQL columns measure, when they ran. */
+function postgresText(r: ScaleResult): string[] {
+  if (!r.targets.some((t) => t.database === 'postgres')) return [];
+  return [
+    `\`s3edge wN pg\`: the same server with its metadata in PostgreSQL ${r.postgres ?? ''} (\`S3EDGE_METADATA\`; its listening line said \`"metadata":"postgres"\`): one PostgreSQL server the harness started`,
+    "for the run (the tests' helper: loopback TCP, fsync and synchronous_commit off), a database of its own per target. Object bytes stay in the data dir's blob files as on SQLite.",
+    'What its columns measure: **4 KiB S3 GET**: one object-row read per request from PostgreSQL on loopback (a round trip to another process instead of',
+    "SQLite's in-process read), so its ratio PostgreSQL / SQLite is the price of that read; **CDN hit**: served from the edge cache, not the database, so it",
+    "is the SQLite column's path again (a check that the database does not slow the cache). PostgreSQL's own processes are not in the server CPU column",
+    "(s3edge's tree only): their CPU shows under other CPU in these cells.",
+  ];
+}
+
 function pct(spread: number): string {
   return `${(spread * 100).toFixed(0)}%`;
 }
@@ -414,11 +488,12 @@ function scaleReport(r: ScaleResult, opts: ScaleOptions, v: ReturnType<typeof ve
     '',
     `Machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? '?'}) · ${(totalmem() / 2 ** 30).toFixed(1)} GiB · node ${process.version} · ${r.started.slice(0, 16).replace('T', ' ')} UTC · 1-minute load ${loadavg()[0]?.toFixed(2)}`,
     '',
-    `Versions: s3edge ${v.s3edge} · nginx ${v.nginx ?? 'not run'} · load generator: ${r.load === 'wrk' ? `wrk ${r.wrk ?? ''}` : `node ${process.version} (undici)`}`,
+    `Versions: s3edge ${v.s3edge} · nginx ${v.nginx ?? 'not run'} · PostgreSQL ${r.postgres ?? 'not run'} · load generator: ${r.load === 'wrk' ? `wrk ${r.wrk ?? ''}` : `node ${process.version} (undici)`}`,
     '',
     `Run: \`${opts.command}\` (${opts.rounds} round${opts.rounds === 1 ? '' : 's'} of ${bound} per cell after an untimed warm-up, the targets' order rotating each round; medians). Written by the harness (bench/src/scale.ts) in ${(r.durationMs / 1000).toFixed(0)} s.`,
     '',
     's3edge: `serve --workers N` with its defaults (SQLite, request log on); `w2` is a supervisor and two workers sharing the listeners (node:cluster, docs/SCALE.md).',
+    ...postgresText(r),
     'nginx: `worker_processes N`, `sendfile on`, serving the same bytes as static files.',
     ...loadText(r, opts),
     'Server CPU µs/op: user + system time of the whole process tree (s3edge\'s supervisor and workers, nginx\'s master and workers; /proc)',
@@ -453,6 +528,19 @@ function scaleReport(r: ScaleResult, opts: ScaleOptions, v: ReturnType<typeof ve
         });
         lines.push(`| ${text[w]} | ${c} | ${row.join(' | ')} |`);
       }
+    }
+    const db = ratios.filter((x) => x.kind === 'database');
+    if (db.length > 0) {
+      const cells = SCALE_WORKLOADS.flatMap((w) =>
+        opts.concurrency.map((c) => {
+          const each = db.map((x) => {
+            const v = scaleRatio(r.cells, x, w, c);
+            return `${x.numerator.replace(/^s3edge (w\d+) pg$/, '$1')} ${v === undefined ? 'n/a' : `${v.toFixed(2)}x`}`;
+          });
+          return `${text[w]} c${c}: ${each.join(', ')}`;
+        }),
+      );
+      lines.push('', `s3edge PostgreSQL / SQLite at equal workers: ${cells.join('; ')}.`);
     }
   }
   lines.push(

@@ -27,6 +27,8 @@ export interface Target {
   cdnUrl?: string;
   /** Serving processes: s3edge's `--workers` as its listening line reports it, nginx's `worker_processes`. */
   workers?: number;
+  /** s3edge only: where its metadata lives, as its listening line names it ("sqlite" or "postgres"). */
+  metadata?: string;
   /** s3edge only: the admin CLI on its data dir (`s3edge <args> --data-dir DIR --json`), parsed. */
   admin?(args: readonly string[]): Record<string, unknown>;
   proc: Managed;
@@ -102,7 +104,7 @@ function waitForJsonLine(proc: Managed, name: string, timeoutMs = 60_000): Promi
 }
 
 export interface S3edgeOptions {
-  /** Extra S3EDGE_* environment (e.g. a max object size for the 10 GiB upload). */
+  /** Extra S3EDGE_* environment (e.g. a max object size for the 10 GiB upload, S3EDGE_METADATA for PostgreSQL). */
   env?: Record<string, string>;
   /** Extra `serve` flags, passed through from --s3edge-arg. */
   args?: readonly string[];
@@ -138,7 +140,8 @@ export async function startS3edge(opts: S3edgeOptions = {}): Promise<Target> {
       return parsed as Record<string, unknown>;
     };
     const workers = typeof line['workers'] === 'number' ? line['workers'] : undefined;
-    return { name: 's3edge', kind: 's3', url, pid: proc.pid, credentials, cdnUrl, ...(workers !== undefined ? { workers } : {}), admin, proc, stop: stopper(proc, dir) };
+    const metadata = typeof line['metadata'] === 'string' ? line['metadata'] : undefined;
+    return { name: 's3edge', kind: 's3', url, pid: proc.pid, credentials, cdnUrl, ...(workers !== undefined ? { workers } : {}), ...(metadata !== undefined ? { metadata } : {}), admin, proc, stop: stopper(proc, dir) };
   } catch (err) {
     await stopper(proc, dir)();
     throw err;
