@@ -149,6 +149,24 @@ t.test('source: the settings copy when present (re-read at most once a second), 
   t.equal((await source.current()), shipped);
 });
 
+t.test('source: the lookups of one search, made while the settings row is being read, all get the stored copy', async (t) => {
+  let reads = 0;
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const settings = {
+    get: async () => {
+      reads++;
+      await gate;
+      return JSON.stringify(bootstrapJson(['com', 'net', 'org'], 'http://127.0.0.1:2/rdap/'));
+    },
+  };
+  const source = new BootstrapSource({ settings, now: () => 5_000_000 });
+  const lookups = ['a.com', 'a.net', 'a.org'].map(async (name) => (await source.current()).serversFor(name));
+  release();
+  t.same(await Promise.all(lookups), [['http://127.0.0.1:2/rdap/'], ['http://127.0.0.1:2/rdap/'], ['http://127.0.0.1:2/rdap/']], 'none fell back to the shipped file');
+  t.equal(reads, 1, 'one read for all of them');
+});
+
 t.test('source: a configured file is the only source and must be readable at start', async (t) => {
   const dir = tempDir(t);
   const path = join(dir, 'dns.json');

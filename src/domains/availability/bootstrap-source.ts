@@ -53,6 +53,8 @@ export class BootstrapSource {
   private shipped: Bootstrap | undefined;
   private stored: { raw: string; bootstrap: Bootstrap | undefined } | undefined;
   private checkedAt = -Infinity;
+  /** The settings read under way: the lookups of one search (many TLDs at once) wait for it together. */
+  private reading: Promise<void> | undefined;
   private readonly now: () => number;
 
   constructor(private readonly opts: BootstrapSourceOptions = {}) {
@@ -71,12 +73,17 @@ export class BootstrapSource {
     const settings = this.opts.settings;
     if (!settings) return undefined;
     const now = this.now();
-    if (now - this.checkedAt >= RECHECK_MS) {
+    if (this.reading === undefined && now - this.checkedAt >= RECHECK_MS) {
       this.checkedAt = now;
-      const raw = await settings.get(BOOTSTRAP_SETTING);
-      if (raw === undefined) this.stored = undefined;
-      else if (raw !== this.stored?.raw) this.stored = { raw, bootstrap: this.parseStored(raw) };
+      this.reading = settings
+        .get(BOOTSTRAP_SETTING)
+        .then((raw) => {
+          if (raw === undefined) this.stored = undefined;
+          else if (raw !== this.stored?.raw) this.stored = { raw, bootstrap: this.parseStored(raw) };
+        })
+        .finally(() => (this.reading = undefined));
     }
+    await this.reading;
     return this.stored?.bootstrap;
   }
 
