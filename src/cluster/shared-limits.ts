@@ -20,17 +20,18 @@ export interface Counter {
   ttl: number;
 }
 
-type CounterCallback = (error: Error | null, result?: Counter) => void;
+export type CounterCallback = (error: Error | null, result?: Counter) => void;
 
 /** @fastify/rate-limit's store/LocalStore.js (it ships no types for it). */
-interface LocalStore {
+export interface LocalStore {
   incr(key: string, cb: CounterCallback, timeWindow: number, max: number): void;
   read(key: string, cb: CounterCallback, timeWindow: number, max: number): void;
 }
 type LocalStoreCtor = new (continueExceeding: boolean, exponentialBackoff: boolean, cache?: number) => LocalStore;
 
-// The plugin's own fixed-window store: the supervisor counts with it, so a cluster counts as one process does.
-const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/LocalStore.js') as LocalStoreCtor;
+// The plugin's own fixed-window store: the supervisor counts with it, so a cluster counts as one process does
+// (and a process alone while the supervisor or the database does not answer).
+export const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/LocalStore.js') as LocalStoreCtor;
 
 /** One count asked of the supervisor: which limiter (its options) and which key. */
 interface ApiCount {

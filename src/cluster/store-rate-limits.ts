@@ -2,20 +2,10 @@
 // per-route and sign-in limits count in it (db/repos/rate-limits.ts, one upsert per limited request), so
 // every node and every worker of every node shares one counter. When the database does not answer the
 // limits count in this process alone (looser while it lasts, never unlimited), logged once per outage.
-import { createRequire } from 'node:module';
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { Logger } from 'pino';
 import type { RateLimitsRepo } from '../db/repos/rate-limits.js';
-import { limiterName, type Counter, type StoreParams } from './shared-limits.js';
-
-type CounterCallback = (error: Error | null, result?: Counter) => void;
-
-interface LocalStore {
-  incr(key: string, cb: CounterCallback, timeWindow: number, max: number): void;
-  read(key: string, cb: CounterCallback, timeWindow: number, max: number): void;
-}
-type LocalStoreCtor = new (continueExceeding: boolean, exponentialBackoff: boolean, cache?: number) => LocalStore;
-const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/LocalStore.js') as LocalStoreCtor;
+import { LocalStore, limiterName, type CounterCallback, type StoreParams } from './shared-limits.js';
 
 export function storeRateLimitStore(repo: RateLimitsRepo, log: Pick<Logger, 'warn' | 'info'>): FastifyRateLimitStoreCtor {
   let down = false;
