@@ -46,10 +46,6 @@ export const HOUR_COLUMNS = 'owner_id, hour, requests, bytes, cached_bytes, hits
 /**
  * Raw CDN rows grouped as TrafficGroup; `time` bounds and any owner filter are appended by the caller
  * (`AND ...`). Proxied requests are not CDN traffic: the roll-ups and the summary leave them out.
- */
-/**
- * Raw CDN rows grouped as TrafficGroup; `time` bounds and any owner filter are appended by the caller
- * (`AND ...`). Proxied requests are not CDN traffic: the roll-ups and the summary leave them out.
  * (Aliases are quoted: PostgreSQL folds bare ones to lower case.)
  */
 export const GROUP_SELECT = `SELECT coalesce(owner_id, '') AS "ownerId", (time / ${HOUR_MS}) * ${HOUR_MS} AS hour, status, country,
