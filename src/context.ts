@@ -31,6 +31,7 @@ import { ApiKeyVerifier } from './auth/api-keys.js';
 import { DashboardSessions } from './auth/sessions.js';
 import { CreditsService } from './credits/credits.js';
 import { RequestLog } from './analytics/request-log.js';
+import { storeLogWriter, ThreadLogWriter } from './analytics/log-writer.js';
 import { logRequestLine } from './analytics/request-line.js';
 import { ClientResolver } from './cdn/client-info.js';
 import { AssetDirectory } from './cdn/asset-directory.js';
@@ -53,7 +54,7 @@ import { MonitorForwarder } from './cluster/shared-monitor.js';
 import { workerLeases } from './cluster/shared-leases.js';
 import { ProxyResponseCache } from './edge/response-cache.js';
 import { OriginPools } from './edge/origin-pools.js';
-import { createLogger } from './log-format.js';
+import { createLogger, lineWriter } from './log-format.js';
 
 /** The edge cache's disk tier, under the data directory. */
 const CDN_CACHE_DIR = 'cdn-cache';
@@ -306,6 +307,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     cachePurges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), log });
     const purges = cachePurges;
     const requestMetrics = new RequestMetrics();
+    const requestLines = lineWriter(log);
     const ctx: AppContext = {
       config,
       log,
@@ -339,19 +341,14 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       edge,
       cachePurges: purges,
       requestLog: new RequestLog(repos.store, config.cdn.log, {
+        // SQLite: flushes written by a thread of their own, off the event loop (analytics/log-writer.ts).
+        ...(db && role !== 'supervisor' ? { writer: new ThreadLogWriter(dbFile, config.sqliteDriver, storeLogWriter(repos.store), log) } : {}),
         maintain: runsJobs && postgres ? () => leadership?.isLeader() === true : runsJobs,
         clock: () => clock().getTime(),
         log,
         observe: (r) => {
-          logRequestLine(log, r);
-          requestMetrics.observe({
-            surface: r.surface ?? 'cdn',
-            operation: methodLabel(r.method),
-            status: r.status,
-            durationMs: r.durationMs,
-            bytesIn: r.bytesIn ?? 0,
-            bytesOut: r.bytesSent,
-          });
+          logRequestLine(requestLines, r);
+          requestMetrics.count(r.surface ?? 'cdn', methodLabel(r.method), r.status, r.durationMs, r.bytesIn ?? 0, r.bytesSent);
         },
       }),
       requestMetrics,

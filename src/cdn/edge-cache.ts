@@ -132,6 +132,17 @@ export class EdgeCache {
   }
 
   /**
+   * The memory tier's body of this version, counted as a hit, or undefined (then read()): the hot path
+   * of a small object, answered in the request's own tick.
+   */
+  memoryHit(obj: Pick<CacheObject, 'key' | 'etag'>): { body: Buffer; cachedAt: number } | undefined {
+    const mem = this.memory.get(obj.key);
+    if (mem?.etag !== obj.etag) return undefined;
+    this.counters.hits++;
+    return mem;
+  }
+
+  /**
    * The bytes of `obj` (its current version): from memory, from disk, or from storage through a fill
    * that other requests for it share. Storage errors before the first byte (e.g. code ENOENT) reject.
    */

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
 import { verifyRequest } from '../auth/sigv4/index.js';
+import { lineWriter, type LineWriter } from '../log-format.js';
 import { isPresignedV2, verifyPresignedV2 } from '../auth/sigv2/presigned.js';
 import { S3Error } from '../errors/s3-errors.js';
 import { parseAddress, validateKey, type S3Address } from './addressing.js';
@@ -118,10 +119,11 @@ export type S3Handler = (req: IncomingMessage, res: ServerResponse) => Promise<v
 
 export function createS3Handler(ctx: AppContext): S3Handler {
   const newRequestId = requestIdGenerator();
-  return (req, res) => handleS3(ctx, newRequestId(), req, res);
+  const lines = lineWriter(ctx.log);
+  return (req, res) => handleS3(ctx, lines, newRequestId(), req, res);
 }
 
-async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleS3(ctx: AppContext, lines: LineWriter, requestId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   res.setHeader('x-amz-request-id', requestId);
   res.setHeader('x-amz-id-2', requestId);
   res.setHeader('server', 's3edge');
@@ -138,7 +140,7 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
   // 'close' comes once the response is over, or when the client left: the one log line is written then.
   const onClose = (): void => {
     if (handling && !res.writableFinished) client.abort();
-    record.write(ctx.log, res, ctx.requestMetrics);
+    record.write(lines, res, ctx.requestMetrics);
   };
   res.once('close', onClose);
   try {

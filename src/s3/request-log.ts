@@ -3,7 +3,7 @@
 // Secrets never enter it: the access key id only, no headers, no query string (signatures live there).
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Logger } from 'pino';
+import { jsonString as str, type LineWriter } from '../log-format.js';
 import type { S3Error } from '../errors/s3-errors.js';
 import type { RequestMetrics } from '../metrics/request-metrics.js';
 import type { OperationName } from './router.js';
@@ -17,7 +17,7 @@ interface Counted {
   [RECORD]: S3RequestRecord;
 }
 
-// The fields, in the order of the line. Private fields (#) stay out of it: pino writes own enumerable ones.
+// The fields, in the order of the line (fields()).
 export class S3RequestRecord {
   readonly surface: 's3';
   readonly requestId: string;
@@ -63,28 +63,35 @@ export class S3RequestRecord {
     if (this.accessKeyId === null && claimed !== undefined) this.accessKeyId = claimed;
   }
 
+  /** The line's fields, in the order above, serialised (src/log-format.ts lineWriter). */
+  fields(): string {
+    return (
+      `,"surface":"s3","requestId":${str(this.requestId)},"operation":${strOrNull(this.operation)},"method":${str(this.method)}` +
+      `,"bucket":${strOrNull(this.bucket)},"key":${strOrNull(this.key)},"accessKeyId":${strOrNull(this.accessKeyId)}` +
+      `,"status":${this.status === null ? 'null' : this.status},"errorCode":${strOrNull(this.errorCode)},"bytesIn":${this.bytesIn}` +
+      `,"bytesOut":${this.bytesOut},"durationMs":${this.durationMs},"clientGone":${this.clientGone},"clientIp":${str(this.clientIp)}`
+    );
+  }
+
   /**
    * Writes the line, once: at info, or warn for a 5xx (the cause is logged at error where it happened);
    * and counts the request in the metrics.
    */
-  write(log: Logger, res: ServerResponse, metrics: RequestMetrics): void {
+  write(lines: LineWriter, res: ServerResponse, metrics: RequestMetrics): void {
     if (this.#written) return;
     this.#written = true;
     this.status = res.headersSent ? res.statusCode : null;
     this.clientGone = !res.writableFinished;
     this.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
-    const line: S3RequestRecord = this;
-    if (this.status !== null && this.status >= 500) log.warn(line, 's3 request');
-    else log.info(line, 's3 request');
-    metrics.observe({
-      surface: 's3',
-      operation: this.operation ?? 'unrouted',
-      status: this.status,
-      durationMs: this.durationMs,
-      bytesIn: this.bytesIn,
-      bytesOut: this.bytesOut,
-    });
+    const level = this.status !== null && this.status >= 500 ? 40 : 30;
+    if (lines.enabled(level)) lines.write(level, this.fields(), 's3 request');
+    metrics.count('s3', this.operation ?? 'unrouted', this.status, this.durationMs, this.bytesIn, this.bytesOut);
   }
+}
+
+/** A JSON value for a nullable string. */
+function strOrNull(s: string | null): string {
+  return s === null ? 'null' : str(s);
 }
 
 const push = IncomingMessage.prototype.push;
