@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { COUNTED_MESSAGES } from './http/counted-messages.js';
 import type { AddressInfo, Socket } from 'node:net';
 import { buildApp, type App } from './app.js';
 import { ConfigError } from './config/load.js';
@@ -56,8 +57,8 @@ function readTlsFile(path: string, key: 'tls.cert' | 'tls.key'): Buffer {
 }
 
 /** Node checks headersTimeout every connectionsCheckingInterval: this keeps the cut within a quarter more. */
-function serverOptions(config: Config): { maxHeaderSize: number; connectionsCheckingInterval: number } {
-  return { maxHeaderSize: 64 * 1024, connectionsCheckingInterval: Math.min(5000, (config.limits.headersTimeoutSeconds * 1000) / 4) };
+function serverOptions(config: Config): { maxHeaderSize: number; connectionsCheckingInterval: number } & typeof COUNTED_MESSAGES {
+  return { maxHeaderSize: 64 * 1024, connectionsCheckingInterval: Math.min(5000, (config.limits.headersTimeoutSeconds * 1000) / 4), ...COUNTED_MESSAGES };
 }
 
 function tune(server: Server, listener: RequestListener, config: Config, app: App): void {

@@ -5,7 +5,7 @@
 // where they came from in `X-Cache: HIT | MISS | EXPIRED | BYPASS`. Anything not served is a bare
 // 404, so the CDN tells a stranger nothing about what exists; what would be served of a suspended
 // space is a bare 403. Every request is reported to the request log.
-import { pathOf } from '../http/request-target.js';
+import { pathOf, userAgentOf } from '../http/request-target.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostnameOf } from '../assets/delivery.js';
 import { displayKey } from '../assets/view.js';
@@ -103,13 +103,6 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
     record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     ctx.requestLog.record(record);
   };
-}
-
-/** The User-Agent as logged: at most 512 characters. */
-function userAgentOf(req: IncomingMessage): string {
-  const ua = req.headers['user-agent'];
-  if (ua === undefined) return '';
-  return ua.length > 512 ? ua.slice(0, 512) : ua;
 }
 
 /** True when the Host header (port ignored) names the CDN hostname. */

@@ -23,6 +23,7 @@ import { finished } from 'node:stream/promises';
 import { LRUCache } from 'lru-cache';
 import type { CacheStatus } from '../analytics/request-log.js';
 import type { CacheResult, EdgeCache, HeldObject } from '../cdn/edge-cache.js';
+import { headersFrom } from '../http/request-target.js';
 import { isS3Error } from '../errors/s3-errors.js';
 import { parseRange } from '../s3/range.js';
 import type { ReadRange } from '../storage/backend.js';
@@ -144,10 +145,13 @@ export class ProxyResponseCache {
     }
     if (!isFresh(entry.lifetime, age, policy) || hasOriginPreconditions(req.headers)) return undefined;
     const held: HeldObject = { key: entry.key, etag: entry.version, size: entry.size, owner: proxyCacheOwner(hostname) };
-    const headers = { ...entry.headers, age: String(age) };
+    const headers = headersFrom(entry.headers);
+    headers.age = String(age);
     // Conditionals and ranges apply to successful answers only (RFC 9110 §13.2.1, §14.2).
     if (entry.status >= 200 && entry.status < 300 && isNotModified(req.headers, entry.validators)) {
-      return this.withoutBody(entry, held, 304, { ...notModifiedHeaders(entry.headers), age: String(age) });
+      const notModified = notModifiedHeaders(entry.headers);
+      notModified.age = String(age);
+      return this.withoutBody(entry, held, 304, notModified);
     }
     if (req.method === 'HEAD') return this.withoutBody(entry, held, entry.status, headers);
     let range: ReadRange | undefined;
@@ -165,7 +169,7 @@ export class ProxyResponseCache {
     if (!range) return { status: entry.status, headers, body: result.body, cacheStatus: result.status };
     return {
       status: 206,
-      headers: { ...headers, 'content-length': String(range.end - range.start + 1), 'content-range': `bytes ${range.start}-${range.end}/${entry.size}` },
+      headers: Object.assign(headers, { 'content-length': String(range.end - range.start + 1), 'content-range': `bytes ${range.start}-${range.end}/${entry.size}` }),
       body: result.body,
       cacheStatus: result.status,
     };
@@ -213,7 +217,9 @@ export class ProxyResponseCache {
       this.forget(entry);
       return undefined;
     }
-    return { status: originStatus, headers: { ...headers, age: String(verdict.initialAge) }, body: result.body, cacheStatus: result.status };
+    const answerHeaders = headersFrom(headers);
+    answerHeaders.age = String(verdict.initialAge);
+    return { status: originStatus, headers: answerHeaders, body: result.body, cacheStatus: result.status };
   }
 
   /** Drops every answer stored for `hostname`; returns the number of bodies the tiers dropped. */

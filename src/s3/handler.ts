@@ -12,7 +12,8 @@ import { resolveOperation, type OperationName } from './router.js';
 import type { OperationHandler } from './operation.js';
 import { sendError, sendResponse } from './respond.js';
 import { trackContinue } from './body.js';
-import { countBodies, S3RequestRecord } from './request-log.js';
+import { S3RequestRecord } from './request-log.js';
+import { countBodies } from '../http/counted-messages.js';
 import {
   createBucketOp, deleteBucketOp, getBucketLocation, headBucket, listBuckets,
 } from './operations/buckets.js';
@@ -37,6 +38,8 @@ import { abortMultipartUpload, listMultipartUploads, listParts } from './operati
 
 /** Operations that create an object under the key they address: only these refuse a key XML cannot list. */
 const CREATES_KEY: ReadonlySet<OperationName> = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload', 'CompleteMultipartUpload']);
+
+const SAFETY: readonly string[] = Object.entries(SAFETY_HEADERS).flat();
 
 /** PostObject is not here: its form, not the request, is signed (the branch in handleS3). */
 const HANDLERS: Record<Exclude<OperationName, 'PostObject'>, OperationHandler> = {
@@ -129,7 +132,7 @@ async function handleS3(ctx: AppContext, lines: LineWriter, requestId: string, r
   res.setHeader('server', 's3edge');
   // Object bytes on this origin (presigned links opened in a browser, response-content-type=text/html)
   // are inert, as on the CDN: S3 clients ignore both headers, browsers never run what they are given.
-  for (const [name, value] of Object.entries(SAFETY_HEADERS)) res.setHeader(name, value);
+  for (let i = 0; i < SAFETY.length; i += 2) res.setHeader(SAFETY[i] as string, SAFETY[i + 1] as string);
   trackContinue(req, res);
   const rawUrl = req.url ?? '/';
   let addr: S3Address | undefined;
@@ -153,7 +156,11 @@ async function handleS3(ctx: AppContext, lines: LineWriter, requestId: string, r
       await sendResponse(req, res, await preflightResponse(ctx, req, addr.bucket));
       return;
     }
-    for (const [name, value] of Object.entries((await actualCorsHeaders(ctx, req, addr.bucket)) ?? {})) res.setHeader(name, value);
+    // Only a browser's request (it names its Origin) has CORS headers to answer with.
+    if (req.headers.origin !== undefined) {
+      const cors = await actualCorsHeaders(ctx, req, addr.bucket);
+      if (cors) for (const name in cors) res.setHeader(name, cors[name] as string);
+    }
     const op = resolveOperation({ method: req.method ?? 'GET', bucket: addr.bucket, key: addr.key, query: addr.query, headers: req.headers });
     record.operation = op;
     if (addr.key !== undefined) validateKey(addr.key, { existing: !CREATES_KEY.has(op) });

@@ -1,7 +1,8 @@
 // One log line per S3 request (docs/ARCHITECTURE.md "Request logs"): a record the handler and the
 // responder fill in as the request goes, written once when the response is over or the client left.
 // Secrets never enter it: the access key id only, no headers, no query string (signatures live there).
-import { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import { counterOf, type BodyCounter } from '../http/counted-messages.js';
 import { performance } from 'node:perf_hooks';
 import { jsonString as str, type LineWriter } from '../log-format.js';
 import type { S3Error } from '../errors/s3-errors.js';
@@ -18,7 +19,7 @@ interface Counted {
 }
 
 // The fields, in the order of the line (fields()).
-export class S3RequestRecord {
+export class S3RequestRecord implements BodyCounter {
   readonly surface: 's3';
   readonly requestId: string;
   operation: LoggedOperation | null;
@@ -94,44 +95,8 @@ function strOrNull(s: string | null): string {
   return s === null ? 'null' : str(s);
 }
 
-const push = IncomingMessage.prototype.push;
-const write = ServerResponse.prototype.write;
-const end = ServerResponse.prototype.end;
-
-function bodyBytes(chunk: unknown, encoding: unknown): number {
-  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
-  return chunk instanceof Uint8Array ? chunk.byteLength : 0;
-}
-
-// Module-level functions on the instances, not closures: nothing allocated per request but the record.
-function countedPush(this: IncomingMessage & Counted, chunk: unknown, encoding?: BufferEncoding): boolean {
-  this[RECORD].bytesIn += bodyBytes(chunk, encoding);
-  return push.call(this, chunk, encoding);
-}
-
-function countedWrite(this: ServerResponse & Counted, chunk: unknown, encoding?: unknown, cb?: unknown): boolean {
-  this[RECORD].bytesOut += bodyBytes(chunk, encoding);
-  return (write as (...args: unknown[]) => boolean).call(this, chunk, encoding, cb);
-}
-
-function countedEnd(this: ServerResponse & Counted, chunk?: unknown, encoding?: unknown, cb?: unknown): ServerResponse {
-  this[RECORD].bytesOut += bodyBytes(chunk, encoding);
-  return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, encoding, cb);
-}
-
-/**
- * Counts the body bytes node reads from the client (whoever consumes them: a handler, the drain) and
- * the body bytes handed to the response, into `record`.
- */
-export function countBodies(req: IncomingMessage, res: ServerResponse, record: S3RequestRecord): void {
-  (req as IncomingMessage & Counted)[RECORD] = record;
-  (res as ServerResponse & Counted)[RECORD] = record;
-  req.push = countedPush;
-  res.write = countedWrite as ServerResponse['write'];
-  res.end = countedEnd as ServerResponse['end'];
-}
-
 /** The record of an S3 response, for answers written outside the handler (the request guard's). */
 export function requestRecordOf(res: ServerResponse): S3RequestRecord | undefined {
-  return (res as Partial<Counted>)[RECORD];
+  const counter = counterOf(res);
+  return counter instanceof S3RequestRecord ? counter : undefined;
 }
