@@ -86,7 +86,7 @@ class Connections {
   private readonly sockets = new Set<Socket>();
   private readonly responses = new Set<ServerResponse>();
   private readonly servers: Server[] = [];
-  private stopping = false;
+  stopping = false;
 
   watch(server: Server): void {
     this.servers.push(server);
@@ -94,14 +94,19 @@ class Connections {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     });
+    // One function for every response ('close' calls it with the response as `this`): no closure per request.
+    const responses = this.responses;
+    const connections = this;
+    const onClose = function (this: ServerResponse): void {
+      responses.delete(this);
+      // Node has detached the socket from this response by now: idle, unless a next request began.
+      if (connections.stopping) server.closeIdleConnections();
+    };
     const onRequest = (_req: IncomingMessage, res: ServerResponse): void => {
-      this.responses.add(res);
+      responses.add(res);
       if (this.stopping) res.shouldKeepAlive = false;
-      res.once('close', () => {
-        this.responses.delete(res);
-        // Node has detached the socket from this response by now: idle, unless a next request began.
-        if (this.stopping) server.closeIdleConnections();
-      });
+      // 'close' comes once per response: on() spares once()'s wrapper.
+      res.on('close', onClose);
     };
     // Before the app's listeners, so the mark is on the response before anything can write its head.
     server.prependListener('request', onRequest);
