@@ -3,7 +3,7 @@ import { SAFETY_HEADERS } from '../assets/content-safety.js';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
-import { verifyRequest } from '../auth/sigv4/index.js';
+import { PresignedMemo, verifyRequest } from '../auth/sigv4/index.js';
 import { lineWriter, type LineWriter } from '../log-format.js';
 import { isPresignedV2, verifyPresignedV2 } from '../auth/sigv2/presigned.js';
 import { S3Error } from '../errors/s3-errors.js';
@@ -123,10 +123,11 @@ export type S3Handler = (req: IncomingMessage, res: ServerResponse) => Promise<v
 export function createS3Handler(ctx: AppContext): S3Handler {
   const newRequestId = requestIdGenerator();
   const lines = lineWriter(ctx.log);
-  return (req, res) => handleS3(ctx, lines, newRequestId(), req, res);
+  const memo = new PresignedMemo();
+  return (req, res) => handleS3(ctx, lines, memo, newRequestId(), req, res);
 }
 
-async function handleS3(ctx: AppContext, lines: LineWriter, requestId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleS3(ctx: AppContext, lines: LineWriter, memo: PresignedMemo, requestId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   res.setHeader('x-amz-request-id', requestId);
   res.setHeader('x-amz-id-2', requestId);
   res.setHeader('server', 's3edge');
@@ -182,7 +183,7 @@ async function handleS3(ctx: AppContext, lines: LineWriter, requestId: string, r
     const { value: auth, key: found } = await ctx.keys.verify((getSecret) =>
       isPresignedV2(signed.rawQuery)
         ? verifyPresignedV2(signed, v2Path, { now, getSecret })
-        : verifyRequest(signed, { region: ctx.config.region, now, maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret }),
+        : verifyRequest(signed, { region: ctx.config.region, now, maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret, memo }),
     );
     if (!auth) throw new S3Error('AccessDenied');
     record.accessKeyId = auth.accessKeyId;
