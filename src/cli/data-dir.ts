@@ -82,7 +82,9 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
   let store: SqlStore;
   if (postgres) {
     try {
-      store = await openPgStore(config.metadata, { readCacheBytes: config.metadataCacheBytes, ...options.postgres });
+      // metadataCacheBytes 0 (on every node: docs/DEPLOYMENT.md) turns the row cache and its write lease off.
+      const cached = config.metadataCacheBytes > 0;
+      store = await openPgStore(config.metadata, { readCacheBytes: config.metadataCacheBytes, coherenceLease: cached, ...options.postgres });
     } catch (err) {
       // pg's errors name the host and database, never the password; the URL is shown redacted.
       throw new ConfigError(`config: metadata: cannot open ${redactUrl(config.metadata)}: ${(err as Error).message}`);

@@ -14,7 +14,7 @@
 //   request that reaches a node after another node acknowledged a write began at least a lease after
 //   that commit, so the round trip was sent after the commit, and PostgreSQL delivers the commit's
 //   notes before that round trip's answer. Under traffic the feed keeps confirmations fresh (one
-//   round trip per half lease, shared by every lookup): a hit waits for none.
+//   round trip per half lease, shared by every lookup): a hit seldom waits.
 // - A lookup begun at t joins a load in flight only if that load began after t - COHERENCE_LEASE_MS
 //   (its read then follows every acknowledged write); otherwise it loads anew.
 // - A load that an invalidation of its key (or a reset) overtakes is not kept: its row may be older

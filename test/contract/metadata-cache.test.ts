@@ -15,6 +15,7 @@ import type { PgStore } from '../../src/db/store/pg-store.js';
 import type { SqlStore } from '../../src/db/store/types.js';
 import { newInlineBlobId } from '../../src/storage/blob-id.js';
 import { startPostgres } from '../helpers/postgres.js';
+import { openPgStore } from '../../src/db/store/open-pg.js';
 import { pgStore, sqliteStore } from '../helpers/stores.js';
 
 const postgres = await startPostgres(t);
@@ -208,6 +209,13 @@ t.test('the feed lost: nothing served from the cache; back: everything dropped, 
   t.equal(await body(b, bucketId, 'k'), 'v2');
   t.equal(b.cache.stats.hits, hits + 1, 'served from the cache again');
   t.equal(await body(b, bucketId, 'other'), 'w');
+});
+
+t.test('metadataCacheBytes 0: no row cache on PostgreSQL either', async (t) => {
+  const store = await openPgStore(await postgres.database(), { max: 2, readCacheBytes: 0, coherenceLease: false });
+  t.teardown(() => store.close());
+  t.equal(store.readCache, undefined);
+  t.equal(createRepos(store).buckets.cachedReads, false);
 });
 
 t.test('SQLite: no row cache, the repositories read the database', async (t) => {

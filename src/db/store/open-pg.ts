@@ -11,8 +11,14 @@ import { PgStore } from './pg-store.js';
 export interface OpenPgStoreOptions extends PgPoolOptions {
   /** A connection of the pool or of the change feed failed (logged by the caller). */
   onError?: (err: Error) => void;
-  /** Bytes of object rows (with small objects' bytes) the node's cache keeps; 0: no cache. Default 64 MiB. */
+  /** Bytes of object rows (with small objects' bytes) this process's cache keeps; 0: no cache. Default 64 MiB. */
   readCacheBytes?: number;
+  /**
+   * Hold each write of cached rows for the caches' lease (db/metadata-cache.ts), so that every node's
+   * cache reads it at once. Default true: a process without a cache of its own (a supervisor) still
+   * holds its writes for the others'; false only when no node of the database has a cache.
+   */
+  coherenceLease?: boolean;
   /** The change feed's liveness checks (tests shorten them). */
   feed?: Pick<ChangeFeedOptions, 'livenessTimeoutMs' | 'livenessIntervalMs'>;
 }
@@ -37,8 +43,8 @@ export async function openPgStore(url: string, options: OpenPgStoreOptions = {})
     changeVersion: () => feed.version(),
     onClose: () => feed.close(),
     // The lease of db/metadata-cache.ts: every node's cache has the commit's notes before it may serve.
-    // Off with the cache (it is the same setting on every node of one database: docs/DEPLOYMENT.md).
-    ...(readCache ? { readCache, afterCachedWrite: leaseAfterCommit } : {}),
+    ...((options.coherenceLease ?? true) ? { afterCachedWrite: leaseAfterCommit } : {}),
+    ...(readCache ? { readCache } : {}),
   });
 }
 

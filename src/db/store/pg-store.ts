@@ -152,7 +152,7 @@ export class PgStore extends PgExecutor implements SqlStore {
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const { value, changed } = await this.attempts(fn);
-    // After the client is back in the pool: the wait is on the change feed's connection.
+    // After the client is back in the pool: the lease holds the caller, not a connection.
     if (changed) await this.changedCached();
     return value;
   }
