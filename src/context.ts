@@ -247,7 +247,11 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const storage = createStorage(config, { budget: uploadBudget });
   const clients = new ClientResolver(config.cdn);
   const { db, store, repos, masterKey } = await openDataDir(config, {
-    postgres: { onError: (err) => log.warn({ err }, 'metadata: a PostgreSQL connection failed (the pool connects again)') },
+    postgres: {
+      onError: (err) => log.warn({ err }, 'metadata: a PostgreSQL connection failed (the pool connects again)'),
+      // The row cache (db/metadata-cache.ts): split among the workers; the supervisor serves nothing.
+      readCacheBytes: role === 'supervisor' ? 0 : Math.floor(config.metadataCacheBytes / (opts.share?.of ?? 1)),
+    },
   });
   const dbFile = join(config.dataDir, META_DB_FILE);
   // Nodes on one PostgreSQL (docs/DEPLOYMENT.md): their jobs are led by one of them, freed blobs wait

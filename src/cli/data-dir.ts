@@ -41,7 +41,7 @@ export class NoDataDirError extends Error {
 export interface OpenDataDirOptions {
   /** Refuse (NoDataDirError) rather than create a data directory that holds no meta.db yet (SQLite only). */
   mustExist?: boolean;
-  /** PostgreSQL: the pool's size, and where connection errors go (the server's log). */
+  /** PostgreSQL: the pool's size, where connection errors go (the server's log), this process's share of the row cache. */
   postgres?: OpenPgStoreOptions;
 }
 
@@ -82,7 +82,9 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
   let store: SqlStore;
   if (postgres) {
     try {
-      store = await openPgStore(config.metadata, options.postgres);
+      // metadataCacheBytes 0 (on every node: docs/DEPLOYMENT.md) turns the row cache and its write lease off.
+      const cached = config.metadataCacheBytes > 0;
+      store = await openPgStore(config.metadata, { readCacheBytes: config.metadataCacheBytes, coherenceLease: cached, ...options.postgres });
     } catch (err) {
       // pg's errors name the host and database, never the password; the URL is shown redacted.
       throw new ConfigError(`config: metadata: cannot open ${redactUrl(config.metadata)}: ${(err as Error).message}`);
