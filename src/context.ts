@@ -252,6 +252,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       // The row cache (db/metadata-cache.ts): split among the workers; the supervisor serves nothing.
       readCacheBytes: role === 'supervisor' ? 0 : Math.floor(config.metadataCacheBytes / (opts.share?.of ?? 1)),
     },
+    sqliteReadCacheBytes: role === 'supervisor' ? 0 : Math.floor(config.metadataCacheBytes / (opts.share?.of ?? 1)),
   });
   const dbFile = join(config.dataDir, META_DB_FILE);
   // Nodes on one PostgreSQL (docs/DEPLOYMENT.md): their jobs are led by one of them, freed blobs wait

@@ -38,6 +38,8 @@ export class ClientResolver {
   private readonly anyTrusted: boolean;
   private readonly countryHeader: string;
   private readonly geoip: GeoIp;
+  /** The client of each connection, when no proxy is trusted (resolve()). */
+  private readonly peers = new WeakMap<object, ClientInfo>();
 
   /** Opens the GeoIP database now; a bad proxy entry or database is a ConfigError (the server does not start). */
   constructor(config: ClientResolverConfig) {
@@ -53,6 +55,18 @@ export class ClientResolver {
   }
 
   resolve(req: IncomingMessage): ClientInfo {
+    // Without trusted proxies the client is the connection's peer: resolved once per connection, not
+    // per request (a keep-alive connection carries many; the parse and the GeoIP lookup showed).
+    if (!this.anyTrusted) {
+      const socket = req.socket;
+      let client = this.peers.get(socket);
+      if (client === undefined) {
+        client = this.resolveFrom(socket.remoteAddress, req.headers);
+        // A socket that lost its peer (closed) is not remembered: its next answer is ''.
+        if (client.ip !== '') this.peers.set(socket, client);
+      }
+      return client;
+    }
     return this.resolveFrom(req.socket.remoteAddress, req.headers);
   }
 

@@ -43,6 +43,8 @@ export interface OpenDataDirOptions {
   mustExist?: boolean;
   /** PostgreSQL: the pool's size, where connection errors go (the server's log), this process's share of the row cache. */
   postgres?: OpenPgStoreOptions;
+  /** SQLite: this serving process's share of the row cache (db/metadata-cache.ts); absent or 0, none (admin commands). */
+  sqliteReadCacheBytes?: number;
 }
 
 async function verifyMasterKey(repos: Repos, masterKey: Buffer): Promise<void> {
@@ -95,7 +97,7 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
     } catch (err) {
       throw new ConfigError(`config: dataDir: cannot open ${join(config.dataDir, META_DB_FILE)}: ${(err as Error).message}`);
     }
-    store = new SqliteStore(db);
+    store = new SqliteStore(db, { readCacheBytes: options.sqliteReadCacheBytes ?? 0 });
   }
   try {
     const repos = createRepos(store);

@@ -5,6 +5,7 @@
 // would wait for SQLite's write lock.
 import type { Db } from '../open.js';
 import type { Statement } from '../sqlite/index.js';
+import { MetadataCache, type RowChangeListener, type RowChangeSource } from '../metadata-cache.js';
 import { TransactionWaitError, type SqlExecutor, type SqlParams, type SqlRunResult, type SqlStore } from './types.js';
 
 /** How long a statement waits for another request's transaction (SQLite's own busy timeout). */
@@ -71,16 +72,66 @@ class SqliteTransaction implements SqlExecutor {
   }
 }
 
+/**
+ * The row cache's change source on SQLite (db/metadata-cache.ts), read before every cached answer: one
+ * statement gives the connection's data_version (moves when another connection committed: another
+ * worker, an admin command, the request log's writer thread) and total_changes() (moves with this
+ * connection's own writes). Either moved since the last look: everything cached is dropped, and the
+ * answer is read again. That statement costs about a microsecond; the row with a small object's bytes
+ * it stands in for cost 15-25 (its overflow page, a record of twenty columns built in JavaScript).
+ * Coarse (any commit anywhere empties the cache) but exact: a commit acknowledged by any process
+ * before a request began is seen by that request.
+ */
+export class SqliteRowChanges implements RowChangeSource {
+  readonly live = true;
+  private readonly versions: Statement;
+  private seen = '';
+  private listener: RowChangeListener | undefined;
+
+  constructor(db: Db) {
+    this.versions = db.prepare("SELECT data_version || '/' || total_changes() FROM pragma_data_version").pluck();
+  }
+
+  subscribe(listener: RowChangeListener): void {
+    this.listener = listener;
+  }
+
+  /** False (and everything dropped) when anything was committed since the last look. */
+  confirmedAfter(): boolean {
+    const now = this.versions.get() as string;
+    if (now === this.seen) return true;
+    this.seen = now;
+    this.listener?.reset();
+    return false;
+  }
+
+  /** What confirmedAfter found is applied at once: nothing to wait for. */
+  confirmAfter(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+export interface SqliteStoreOptions {
+  /** Bytes of the row cache (db/metadata-cache.ts); 0 or absent: none. */
+  readCacheBytes?: number;
+}
+
 export class SqliteStore implements SqlStore {
   readonly dialect = 'sqlite' as const;
+  readonly readCache: MetadataCache | undefined;
   private readonly statements: Statements;
   private readonly dataVersion: Statement;
   /** Settles when the open transaction ends; undefined while none is open. */
   private open: Promise<void> | undefined;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    opts: SqliteStoreOptions = {},
+  ) {
     this.statements = new Statements(db);
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+    const bytes = opts.readCacheBytes ?? 0;
+    this.readCache = bytes > 0 ? new MetadataCache(new SqliteRowChanges(db), { maxBytes: bytes }) : undefined;
   }
 
   /** The connection itself, for what is SQLite's alone (checkpoints, PRAGMAs, the migrations). */
