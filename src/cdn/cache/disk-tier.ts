@@ -399,8 +399,9 @@ export class DiskTier {
     while (this.removals.size > 0) await Promise.all(this.removals);
   }
 
-  /** Resolves once the start's background checks are over and evicted or purged files are deleted. */
+  /** Resolves once the start's background checks are over, recent uses written and evicted or purged files deleted. */
   async idle(): Promise<void> {
+    this.flushTouches();
     await this.maintenance;
     await this.idleRemovals();
   }
