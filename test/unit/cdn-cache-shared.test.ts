@@ -4,7 +4,7 @@
 // opens. A fill happens once across them (the other follows its file), the second's first answer after
 // a fill is a HIT, eviction keeps the whole directory under one bound, a purge in one drops the disk
 // copy for both (and a fill in flight in the other), a dead or stalled filler is taken over or left
-// behind, and a lost index is rebuilt from the files.
+// behind, a lost index is rebuilt from the files, and the edge proxy's answers keep working.
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DiskTier, encodeHeader } from '../../src/cdn/cache/disk-tier.js';
 import { EdgeCache, objectCacheKey, type CacheObject, type CacheResult } from '../../src/cdn/edge-cache.js';
+import { ProxyResponseCache } from '../../src/edge/response-cache.js';
 import type { ReadRange } from '../../src/storage/backend.js';
 import { tempDir } from '../helpers/temp-data.js';
 
@@ -308,3 +309,46 @@ t.test('restart: a lost or unreadable index is rebuilt from the files', async (t
   }
   t.equal(one.opens + two.opens, 2, 'no storage read after the first fills');
 });
+
+t.test("the edge proxy's answers: each worker keeps its own; a hostname purge in one drops both", async (t) => {
+  const { a, b } = await twoWorkers(t);
+  const now = (): number => 1_000_000;
+  const proxies = [new ProxyResponseCache(a, { maxEntries: 100, now }), new ProxyResponseCache(b, { maxEntries: 100, now })];
+  const body = pattern(100 * KiB, 11);
+  const req = { method: 'GET', url: '/big', headers: {} };
+  let originRequests = 0;
+  /** What the proxy handler does: look up, else "forward" (a body from the origin) and offer the answer. */
+  const get = async (proxy: ProxyResponseCache): Promise<string | null> => {
+    const hit = await proxy.lookup('site.test', req);
+    if (hit) {
+      if (!(await bodyOf(hit.body)).equals(body)) t.fail('a hit with other bytes');
+      return hit.cacheStatus;
+    }
+    originRequests++;
+    const stored = await proxy.store('site.test', req, 200, { 'cache-control': 'max-age=60', 'content-length': String(body.length) }, Readable.from([body]));
+    if (!stored) return null;
+    if (!(await bodyOf(stored.body)).equals(body)) t.fail('a stored answer with other bytes');
+    return stored.cacheStatus;
+  };
+  const statuses: (string | null)[] = [];
+  for (const proxy of [...proxies, ...proxies, ...proxies]) {
+    statuses.push(await get(proxy));
+    await a.idle();
+    await b.idle();
+  }
+  // Its metadata is in each process: another worker's answer is not this one's, and a large answer
+  // (disk only) must not be replaced by the other worker's at every request.
+  t.same(statuses, ['MISS', 'MISS', 'HIT', 'HIT', 'HIT', 'HIT'], 'each worker stores its answer once, then hits');
+  t.equal(originRequests, 2);
+  t.ok(proxies[0]?.purgeHostname('site.test'), "a hostname purge in one worker finds both workers' copies");
+  const after = await proxies[1]?.lookup('site.test', req);
+  t.equal(after, undefined, "the other worker's copy is gone with it (the shared disk tier)");
+});
+
+async function bodyOf(body: Buffer | Readable | null): Promise<Buffer> {
+  if (body === null) return Buffer.alloc(0);
+  if (Buffer.isBuffer(body)) return body;
+  const chunks: Buffer[] = [];
+  for await (const chunk of body as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}

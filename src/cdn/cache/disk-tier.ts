@@ -238,7 +238,8 @@ export class DiskTier {
   }
 
   private path(rel: string): string {
-    return join(this.opts.dir, rel);
+    // Concatenated, not join()ed: on the disk-hit path, and `rel` is always <xx>/<hex> or tmp/<hex>.
+    return `${this.opts.dir}/${rel}`;
   }
 
   private toDisk(e: IndexEntry): DiskEntry {
