@@ -214,6 +214,8 @@ t.test("the old per-worker layout's files move into the shared cache; the rest o
     [join(root, '1', 'ef', 'c'.repeat(32)), cacheFile('o/B1/both', 'older copy', 1000)],
     [join(root, '2', 'ef', 'd'.repeat(32)), cacheFile('o/B1/both', 'newer copy', 2000)],
     [join(root, '3', 'ab', 'e'.repeat(32)), Buffer.from('not a cache file')],
+    // Slot 12 of a larger cluster: a name that is also a shard's.
+    [join(root, '12', 'ab', '9'.repeat(32)), cacheFile('o/B1/twelve', 'cached by worker 12', 1000)],
     [join(root, 'supervisor', 'tmp', 'f'.repeat(32)), Buffer.from('half a body')],
   ];
   for (const [file, bytes] of files) {
@@ -223,14 +225,15 @@ t.test("the old per-worker layout's files move into the shared cache; the rest o
   const edge = await EdgeCache.open({ dir: root, memoryBytes: 1 << 20, memoryEntryMaxBytes: 1024, diskBytes: 1 << 20, now: () => 5000, log: { warn: () => undefined } });
   t.teardown(() => edge.close());
   await edge.idle();
-  t.match(edge.stats(), { diskEntries: 3 }, "the old directories' complete files are indexed");
-  for (const [key, body] of [['one', 'cached by worker 1'], ['two', 'cached by worker 2'], ['both', 'newer copy']] as const) {
+  t.match(edge.stats(), { diskEntries: 4 }, "the old directories' complete files are indexed");
+  for (const [key, body] of [['one', 'cached by worker 1'], ['two', 'cached by worker 2'], ['both', 'newer copy'], ['twelve', 'cached by worker 12']] as const) {
     const obj = { key: objectCacheKey('B1', key), etag: '"old"', size: Buffer.byteLength(body), owner: 'alice', open: () => Promise.reject(new Error('no storage read expected')) };
     const res = await edge.read(obj);
     t.equal(res.status, 'HIT', `${key}: served from the moved file`);
     t.equal((res.body as Buffer).toString(), body);
   }
   t.same(readdirSync(root).filter((n) => !/^[0-9a-f]{2}$/.test(n) && n !== 'tmp' && !n.startsWith('index.db')), [], 'no slot directory is left');
+  t.same(readdirSync(join(root, '12')).filter((n) => !/^[0-9a-f]{32}$/.test(n)), [], "and slot 12's shard directories are gone from the shard 12");
 });
 
 t.test("a single process removes the slot directories a cluster left in its cache directory", async (t) => {

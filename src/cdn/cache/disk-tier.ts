@@ -149,7 +149,10 @@ function pidAlive(pid: number): boolean {
 /** Whether the process a registration or fill names still runs: its pid, started when it says. */
 export function processAlive(p: { pid: number; pidStart: string }): boolean {
   if (!pidAlive(p.pid)) return false;
-  return p.pidStart === '' || processStart(p.pid) === p.pidStart;
+  if (p.pidStart === '') return true;
+  const start = processStart(p.pid);
+  // '' now: /proc does not tell (hidden), so the pid alone decides.
+  return start === '' || start === p.pidStart;
 }
 
 export interface DiskTierOptions {
@@ -500,6 +503,8 @@ export class DiskTier {
       this.knownShards.add(name);
       for (const file of await readdir(full).catch(() => [] as string[])) {
         const rel = `${name}/${file}`;
+        // An old per-worker directory whose slot number looks like a shard (10..99): its shards' files move in.
+        if (SHARD_NAME.test(file)) await this.moveShard(join(full, file), file, found, flush);
         seen.add(rel);
         const path = join(full, file);
         const indexed = known.get(rel);
@@ -538,23 +543,26 @@ export class DiskTier {
   /** The complete files of an old per-worker directory (cdn-cache/<slot>/<xx>/<name>), moved into the shared shards. */
   private async moveIn(slotDir: string, found: IndexEntry[], flush: () => void): Promise<void> {
     for (const shard of await readdir(slotDir).catch(() => [] as string[])) {
-      if (!SHARD_NAME.test(shard)) continue;
-      for (const name of await readdir(join(slotDir, shard)).catch(() => [] as string[])) {
-        if (!FILE_NAME.test(name)) continue;
-        const from = join(slotDir, shard, name);
-        const entry = await readEntry(from).catch(() => undefined);
-        if (!entry) continue;
-        if (!this.knownShards.has(shard)) {
-          await mkdir(this.path(shard), { recursive: true, mode: 0o700 });
-          this.knownShards.add(shard);
-        }
-        const rel = `${shard}/${name}`;
-        // Another process moving the same directory took it first: ENOENT.
-        const moved = await rename(from, this.path(rel)).then(() => true, () => false);
-        if (!moved) continue;
-        found.push({ key: entry.key, etag: entry.etag, owner: entry.owner, size: entry.size, offset: entry.offset, file: rel, cachedAt: entry.cachedAt });
-        if (found.length >= ADOPT_BATCH) flush();
+      if (SHARD_NAME.test(shard)) await this.moveShard(join(slotDir, shard), shard, found, flush);
+    }
+  }
+
+  private async moveShard(from: string, shard: string, found: IndexEntry[], flush: () => void): Promise<void> {
+    for (const name of await readdir(from).catch(() => [] as string[])) {
+      if (!FILE_NAME.test(name)) continue;
+      const file = join(from, name);
+      const entry = await readEntry(file).catch(() => undefined);
+      if (!entry) continue;
+      if (!this.knownShards.has(shard)) {
+        await mkdir(this.path(shard), { recursive: true, mode: 0o700 });
+        this.knownShards.add(shard);
       }
+      const rel = `${shard}/${name}`;
+      // Another process moving the same directory took it first: ENOENT.
+      const moved = await rename(file, this.path(rel)).then(() => true, () => false);
+      if (!moved) continue;
+      found.push({ key: entry.key, etag: entry.etag, owner: entry.owner, size: entry.size, offset: entry.offset, file: rel, cachedAt: entry.cachedAt });
+      if (found.length >= ADOPT_BATCH) flush();
     }
   }
 

@@ -1,9 +1,11 @@
 // Following another process's fill: a worker that misses while another worker of the data directory
 // fills the same version (the shared index says so) reads that fill's temp file as it grows instead of
 // reading storage again. Progress is the file's size (fstat, polled: 1 ms doubling to 20 ms while
-// nothing new arrives); the fill is over when every byte is there (published or not). It is lost when
+// nothing new arrives, halving while bytes come); the fill is over when every byte is there (published or not). It is lost when
 // the file is unlinked short (the writer failed, was purged or superseded), its process died, or no
 // byte arrived for stallMs: then whoever followed it reads storage themselves (RemoteFillLost).
+// (Polling rather than watching the file: nothing to set up or tear down per follower, and a dead
+// writer shows in the file and the process table, where a message from it would never come.)
 import { open, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IndexFill } from './disk-index.js';
@@ -174,8 +176,9 @@ export class RemoteFill {
         const { grew, unlinked } = await this.progress();
         if (this.finished) break;
         if (grew) {
+          // Bytes keep coming: look a little more often, not at once every millisecond (an fstat each).
           last = Date.now();
-          wait = FIRST_POLL_MS;
+          wait = Math.max(FIRST_POLL_MS, wait / 2);
           continue;
         }
         if (unlinked) throw new RemoteFillLost('its writer gave it up');
