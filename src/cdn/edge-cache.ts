@@ -172,7 +172,7 @@ export class EdgeCache {
     }
     let expired = false;
     if (mem) expired = this.memory.delete(obj.key);
-    const disk = this.disk?.get(obj.key);
+    const disk = this.disk?.get(obj.key, obj.etag);
     if (disk?.etag === obj.etag && disk.size === obj.size) return (await this.fromDisk(obj, disk, opts)) ?? this.readAttempt(obj, opts, attempt);
     if (disk) {
       this.disk?.drop(disk, true);
@@ -227,7 +227,7 @@ export class EdgeCache {
       this.counters.hits++;
       return this.fromBuffer(obj, mem.body, mem.cachedAt, opts, 'HIT');
     }
-    const disk = this.disk?.get(obj.key);
+    const disk = this.disk?.get(obj.key, obj.etag);
     if (disk?.etag === obj.etag && disk.size === obj.size) return (await this.fromDisk(obj, disk, opts)) ?? this.readHeld(obj, opts);
     // Only this process's fills: a version the caller holds (an origin's answer) is filled where it was stored.
     const fill = this.flights.get(obj.key);

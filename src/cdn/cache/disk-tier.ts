@@ -21,6 +21,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { SqliteDriverSetting } from '../../db/sqlite/index.js';
 import { DiskIndex, type IndexEntry, type IndexFill, type IndexProc } from './disk-index.js';
@@ -61,6 +62,15 @@ const TOUCH_EVERY_MS = 1000;
 const SWEEP_EVERY_MS = 10_000;
 /** Adoptions per index transaction while rebuilding. */
 const ADOPT_BATCH = 200;
+/**
+ * A disk hit trusts what this process last read from the index for a key this long (then reads the
+ * row again): hot large objects are served without an index read per request. Safe because a file
+ * name is never reused and every removal unlinks the file (a hint to a removed file fails to open and
+ * is dropped); what it can serve after another process's purge is what a request that opened the
+ * file just before it serves, for at most this long (the memory tiers' window is the feed's second).
+ */
+const HINT_MS = 1000;
+const HINTS = 10_000;
 
 export function encodeHeader(id: EntryIdentity): Buffer {
   const json = Buffer.from(JSON.stringify({ key: id.key, etag: id.etag, owner: id.owner, size: id.size, cachedAt: id.cachedAt }), 'utf8');
@@ -191,6 +201,8 @@ export class DiskTier {
   private readonly writing = new Set<string>();
   /** Entries read since the last touch: their recency, written to the index in one transaction. */
   private touched = new Map<string, string>();
+  /** Entries as this process last read them from the index (get()). */
+  private readonly hints = new LRUCache<string, DiskEntry>({ max: HINTS, ttl: HINT_MS });
   private readonly timers: NodeJS.Timeout[] = [];
   private maintenance: Promise<void> = Promise.resolve();
   private closed = false;
@@ -263,12 +275,26 @@ export class DiskTier {
     }
   }
 
-  /** The entry for `key` (any version), and marks it recently used. */
-  get(key: string): DiskEntry | undefined {
+  /**
+   * The entry for `key` (any version), and marks it recently used. With `etag`, the version expected:
+   * an entry read from the index less than HINT_MS ago for that version is used as it is (its file may
+   * be gone since: the caller's open says so, and drop() forgets it).
+   */
+  get(key: string, etag?: string): DiskEntry | undefined {
+    const hint = etag === undefined ? undefined : this.hints.get(key);
+    if (hint && hint.etag === etag) {
+      this.touched.set(key, this.relative(hint.file));
+      return hint;
+    }
     const e = this.guarded(undefined, (index) => index.entry(key));
-    if (!e) return undefined;
+    if (!e) {
+      this.hints.delete(key);
+      return undefined;
+    }
     this.touched.set(key, e.file);
-    return this.toDisk(e);
+    const entry = this.toDisk(e);
+    this.hints.set(key, entry);
+    return entry;
   }
 
   peek(key: string): DiskEntry | undefined {
@@ -278,6 +304,7 @@ export class DiskTier {
 
   /** Drops the entry of `key` (any version) and deletes its file. */
   delete(key: string): boolean {
+    this.hints.delete(key);
     const file = this.guarded(undefined, (index) => index.deleteEntry(key));
     if (file === undefined) return false;
     this.removeFile(file);
@@ -286,6 +313,7 @@ export class DiskTier {
 
   /** Drops `entry` if the index still names its file (found gone or not matching its header). */
   drop(entry: DiskEntry, removeFile: boolean): void {
+    this.hints.delete(entry.key);
     const rel = this.relative(entry.file);
     const dropped = this.guarded(false, (index) => index.deleteEntryFile(entry.key, rel));
     if (dropped && removeFile) this.removeFile(rel);
@@ -297,6 +325,8 @@ export class DiskTier {
    */
   purge(match: { key: string } | { prefix: string } | { owner: string }): string[] {
     const { keys, files } = this.guarded({ keys: [] as string[], files: [] as string[] }, (index) => index.purge(match));
+    for (const key of keys) this.hints.delete(key);
+    if ('key' in match) this.hints.delete(match.key);
     for (const file of files) this.removeFile(file);
     return keys;
   }
@@ -370,6 +400,7 @@ export class DiskTier {
     const rel = `${shard}/${name}`;
     await rename(slot.tempFile, this.path(rel));
     this.writing.delete(slot.fill.file);
+    this.hints.delete(slot.fill.key);
     // Purged or taken over while it was being synced: it must not come back.
     const done = this.guarded(undefined, (index) => index.publish(slot.fill, rel, this.now(), wanted()));
     if (!done) {
