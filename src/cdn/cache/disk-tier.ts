@@ -199,7 +199,7 @@ export class DiskTier {
   private readonly removals = new Set<Promise<void>>();
   /** Temp files of this tier's slots still being written (its own fills are live while listed). */
   private readonly writing = new Set<string>();
-  /** Entries read since the last touch: their recency, written to the index in one transaction. */
+  /** Entries read since the last touch (key -> file's path): their recency, written to the index in one transaction. */
   private touched = new Map<string, string>();
   /** Entries as this process last read them from the index (get()). */
   private readonly hints = new LRUCache<string, DiskEntry>({ max: HINTS, ttl: HINT_MS });
@@ -283,7 +283,7 @@ export class DiskTier {
   get(key: string, etag?: string): DiskEntry | undefined {
     const hint = etag === undefined ? undefined : this.hints.get(key);
     if (hint && hint.etag === etag) {
-      this.touched.set(key, this.relative(hint.file));
+      this.touched.set(key, hint.file);
       return hint;
     }
     const e = this.guarded(undefined, (index) => index.entry(key));
@@ -291,8 +291,8 @@ export class DiskTier {
       this.hints.delete(key);
       return undefined;
     }
-    this.touched.set(key, e.file);
     const entry = this.toDisk(e);
+    this.touched.set(key, entry.file);
     this.hints.set(key, entry);
     return entry;
   }
@@ -444,7 +444,8 @@ export class DiskTier {
   /** Writes the recency of the entries read since the last time. */
   flushTouches(): void {
     if (this.touched.size === 0) return;
-    const used = this.touched;
+    const used: [string, string][] = [];
+    for (const [key, file] of this.touched) used.push([key, this.relative(file)]);
     this.touched = new Map();
     const at = this.now();
     this.guarded(undefined, (index) => index.touch(used, at));
