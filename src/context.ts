@@ -37,7 +37,7 @@ import { ClientResolver } from './cdn/client-info.js';
 import { AssetDirectory } from './cdn/asset-directory.js';
 import { EdgeCache } from './cdn/edge-cache.js';
 import { CachePurges } from './cdn/cache-purges.js';
-import { assertShare, removeOtherShares, shareDir, type ProcessShare } from './cdn/cache/shares.js';
+import { assertShare, type ProcessShare } from './cdn/cache/shares.js';
 import { CatalogueError, seedCatalogue } from './domains/catalogue.js';
 import { BootstrapError } from './domains/availability/bootstrap.js';
 import { ConfigError } from './config/load.js';
@@ -164,16 +164,19 @@ export interface ContextOptions {
   channel?: WorkerChannel;
   /**
    * This process's slot among N serving processes on the data directory (`serve --workers N`): its edge
-   * cache gets 1/N of the memory and disk bytes, in <dataDir>/cdn-cache/<slot>, and its upload budget
-   * 1/N of limits.uploadBufferBytes. Absent: a single process with the whole of each.
+   * cache's memory tier gets 1/N of the memory bytes and its upload budget 1/N of
+   * limits.uploadBufferBytes; the disk tier (<dataDir>/cdn-cache, the whole of the disk bytes) is
+   * shared by all of them. Absent: a single process with the whole of each.
    */
   share?: ProcessShare;
 }
 
-/** What one process may hold: the configured totals, divided among the processes of a share. */
+/** What one process may hold: the configured totals, its memory divided among the processes of a share. */
 export interface ShareLimits {
-  cacheDir: string;
+  /** The disk tier's directory, shared by every serving process; undefined: no disk tier at all. */
+  cacheDir: string | undefined;
   memoryBytes: number;
+  /** The whole disk tier's bound (one cache for all the processes). */
   diskBytes: number;
   uploadBufferBytes: number;
 }
@@ -182,16 +185,17 @@ export function shareLimits(config: Config, share?: ProcessShare, role: ProcessR
   const root = join(config.dataDir, CDN_CACHE_DIR);
   const { memoryBytes, diskBytes } = config.cdn.cache;
   const upload = config.limits.uploadBufferBytes;
-  // A supervisor serves nothing: no cache bytes, and a directory of its own (its disabled disk tier
-  // empties the directory it is given; worker 1 removes this one as belonging to no slot).
-  if (role === 'supervisor') return { cacheDir: join(root, 'supervisor'), memoryBytes: 0, diskBytes: 0, uploadBufferBytes: upload };
+  // A supervisor serves nothing: no cache bytes, and it leaves the workers' disk tier alone.
+  if (role === 'supervisor') return { cacheDir: undefined, memoryBytes: 0, diskBytes: 0, uploadBufferBytes: upload };
   if (!share) return { cacheDir: root, memoryBytes, diskBytes, uploadBufferBytes: upload };
   assertShare(share);
   const part = (total: number): number => Math.floor(total / share.of);
   return {
-    cacheDir: shareDir(root, share),
+    cacheDir: root,
+    // Each worker's heap holds its own memory tier in front of the shared disk tier (whose hot files
+    // the OS page cache shares): the sum stays what the operator set.
     memoryBytes: part(memoryBytes),
-    diskBytes: part(diskBytes),
+    diskBytes,
     // 0 is "no cap": a share of a cap stays a cap.
     uploadBufferBytes: upload === 0 ? 0 : Math.max(1, part(upload)),
   };
@@ -294,11 +298,6 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         ? new BlobLeases(removals.schedule)
         : new BlobLeases((blobId) => storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')));
     const { cache } = config.cdn;
-    if (opts.share?.slot === 1) {
-      // A single process's files, or a larger cluster's slots, would otherwise sit there unbounded.
-      const root = join(config.dataDir, CDN_CACHE_DIR);
-      void removeOtherShares(root, opts.share.of).catch((err: unknown) => log.warn({ err }, 'cdn cache: files of other cache layouts could not be removed'));
-    }
     edge = await EdgeCache.open({
       dir: limits.cacheDir,
       memoryBytes: limits.memoryBytes,
@@ -306,6 +305,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       diskBytes: limits.diskBytes,
       now: () => clock().getTime(),
       log,
+      sqliteDriver: config.sqliteDriver,
     });
     const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime() });
     const commits = new CommitQueue(repos);

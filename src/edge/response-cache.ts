@@ -15,8 +15,11 @@
 // Ranges: a Range on a stored 200 is served from the whole stored body (206); an unsatisfiable one is
 // left to the origin. On a miss the handler forwards Range as is, and a 206 is never stored.
 // The metadata lives in this process only: after a restart everything is a miss, and bodies the tiers
-// kept from before (or whose metadata the lru dropped) are evicted by the tiers' own bounds.
-import { createHash, randomUUID } from 'node:crypto';
+// kept from before (or whose metadata the lru dropped) are evicted by the tiers' own bounds. For the
+// same reason each process stores its answers under keys of its own (tierKey): the disk tier is shared
+// by every worker of the data directory, and another worker, which cannot know this process's
+// versions, would otherwise replace a large answer with its own at every request, and this one its.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -116,6 +119,8 @@ function rangeOf(header: string | string[] | undefined, size: number): ReadRange
 }
 
 export class ProxyResponseCache {
+  /** This process's part of the tiers' keys (tierKey). */
+  private readonly tag = randomBytes(8).toString('hex');
   private readonly entries: LRUCache<string, Entry>;
   /** Per target: the Vary names of the answer stored last, which select the variant key. */
   private readonly varies: LRUCache<string, readonly string[]>;
@@ -144,7 +149,7 @@ export class ProxyResponseCache {
       return undefined;
     }
     if (!isFresh(entry.lifetime, age, policy) || hasOriginPreconditions(req.headers)) return undefined;
-    const held: HeldObject = { key: entry.key, etag: entry.version, size: entry.size, owner: proxyCacheOwner(hostname) };
+    const held: HeldObject = { key: this.tierKey(entry.key), etag: entry.version, size: entry.size, owner: proxyCacheOwner(hostname) };
     const headers = headersFrom(entry.headers);
     headers.age = String(age);
     // Conditionals and ranges apply to successful answers only (RFC 9110 §13.2.1, §14.2).
@@ -199,7 +204,7 @@ export class ProxyResponseCache {
       lifetime: verdict.lifetime,
       allowsAuthorized: verdict.allowsAuthorized,
     };
-    const reading = this.edge.read({ key: entry.key, etag: entry.version, size: entry.size, owner: proxyCacheOwner(hostname), open: () => Promise.resolve(body) });
+    const reading = this.edge.read({ key: this.tierKey(entry.key), etag: entry.version, size: entry.size, owner: proxyCacheOwner(hostname), open: () => Promise.resolve(body) });
     // In the tick read() registered its fill: whoever finds this entry finds the fill too.
     this.varies.set(keyOf(hostname, req.url), verdict.vary);
     this.entries.set(entry.key, entry);
@@ -228,6 +233,14 @@ export class ProxyResponseCache {
     for (const key of [...this.entries.keys()]) if (key.startsWith(prefix)) this.entries.delete(key);
     for (const key of [...this.varies.keys()]) if (key.startsWith(prefix)) this.varies.delete(key);
     return this.edge.purgeOwner(proxyCacheOwner(hostname));
+  }
+
+  /**
+   * The tiers' key of a stored answer: the variant key and this process's tag, after a line feed and
+   * '@' (no Vary'd header name starts with '@'; a collision would only be a version mismatch anyway).
+   */
+  private tierKey(key: string): string {
+    return `${key}\n@${this.tag}`;
   }
 
   /** Stored answers whose metadata is kept (their bytes may have been evicted since). */

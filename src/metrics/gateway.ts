@@ -18,8 +18,9 @@ const CACHE_METRICS: readonly [CacheCounter, Omit<Metric, 'value'>][] = [
   ['storageReads', { name: 's3edge_cdn_cache_storage_reads_total', type: 'counter', help: 'Reads of the storage backend by the edge cache.' }],
   ['memoryBytes', { name: 's3edge_cdn_cache_memory_bytes', type: 'gauge', help: 'Bytes held by the memory tier of the edge cache.' }],
   ['memoryEntries', { name: 's3edge_cdn_cache_memory_entries', type: 'gauge', help: 'Bodies held by the memory tier, compressed variants included.' }],
-  ['diskBytes', { name: 's3edge_cdn_cache_disk_bytes', type: 'gauge', help: 'Bytes held by the disk tier of the edge cache.' }],
-  ['diskEntries', { name: 's3edge_cdn_cache_disk_entries', type: 'gauge', help: 'Files held by the disk tier of the edge cache.' }],
+  // One disk tier for every worker: each reports the whole of it, so a cluster's answer takes the max.
+  ['diskBytes', { name: 's3edge_cdn_cache_disk_bytes', type: 'gauge', aggregate: 'max', help: 'Bytes held by the disk tier of the edge cache.' }],
+  ['diskEntries', { name: 's3edge_cdn_cache_disk_entries', type: 'gauge', aggregate: 'max', help: 'Files held by the disk tier of the edge cache.' }],
   ['fillsInFlight', { name: 's3edge_cdn_cache_fills_in_flight', type: 'gauge', help: 'Storage reads filling the cache right now.' }],
 ];
 
