@@ -16,8 +16,12 @@
 //          bench/RESULTS-scale.md; --rounds, --round-seconds, --concurrency (16,64), --scale-workers 1,2, --out and --smoke apply)
 //          with --scale-postgres (default when PostgreSQL is installed; --no-scale-postgres: SQLite only): s3edge on PostgreSQL too
 //          with --load node|wrk (the load generator: this process's client, default, or Debian's wrk with presigned S3 GETs)
+//          --start (time from spawn to the first /healthz 200 of serve --workers 1 and 2 and the single binary, beside
+//          node -e 0 and a bare node:http server; idle RSS per process; a profiled start; bench/RESULTS-start.md;
+//          --rounds (10), --out and --smoke apply) with --start-binary PATH|none and --start-node PATH (another node)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,6 +34,7 @@ import { proxyResultsFile, runOriginServer, runProxyBench } from './proxy.js';
 import { formatFigure } from './report.js';
 import { runBench, type BenchOptions } from './run.js';
 import { runScaleBench, scaleResultsFile } from './scale.js';
+import { measureStart, renderStartSection, startResultsFile } from './start.js';
 import { WRK_MISSING, findWrk } from './wrk.js';
 import { repoRoot, type TargetName } from './targets.js';
 import { startUpstream, type Upstream } from './upstream.js';
@@ -38,6 +43,8 @@ import { GiB, KiB, MiB, type Workload } from './workloads.js';
 export { runBench } from './run.js';
 export type { BenchOptions } from './run.js';
 export type { BenchResult, CellResult, Figure } from './report.js';
+export { measureStart, renderStartSection } from './start.js';
+export type { MeasureStartOptions, StartFigures } from './start.js';
 
 const TARGETS: readonly TargetName[] = ['s3edge', 's3rver', 'moto', 'nginx', 'ceiling'];
 const WORKLOADS: readonly Workload[] = ['PUT', 'GET', 'HEAD', 'DELETE', 'LIST', 'MIXED', 'CDN'];
@@ -74,6 +81,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'scale-postgres': { type: 'boolean' },
       'no-scale-postgres': { type: 'boolean' },
       load: { type: 'string' },
+      start: { type: 'boolean' },
+      'start-binary': { type: 'string' },
+      'start-node': { type: 'string' },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -150,10 +160,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
-  const partial = smoke || values.upstream === true || values.hashing === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
+  if ((values['start-binary'] !== undefined || values['start-node'] !== undefined) && values.start !== true) throw new Error('--start-binary and --start-node apply to --start only');
+  const partial = smoke || values.start === true || values.upstream === true || values.hashing === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
   const hashingResults = join(repoRoot(), 'bench', 'RESULTS-hashing.md');
-  const out = values.out ?? (values.hashing === true && !smoke ? hashingResults : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : values.scale === true && !smoke ? scaleResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
+  const out = values.out ?? (values.hashing === true && !smoke ? hashingResults : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : values.scale === true && !smoke ? scaleResultsFile() : values.start === true && !smoke ? startResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
   const cdnOnly = !smoke && values.out === undefined && workloads !== undefined && workloads.every((w) => w === 'CDN');
   const rounds = positive('rounds', values.rounds);
   return {
@@ -180,6 +191,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(scaleWorkers ? { scaleWorkers } : {}),
     ...(scalePostgres !== undefined ? { scalePostgres } : {}),
     ...(load ? { load } : {}),
+    ...(values.start === true ? { start: true } : {}),
+    ...(values['start-binary'] !== undefined ? { startBinary: values['start-binary'] } : {}),
+    ...(values['start-node'] !== undefined ? { startNode: values['start-node'] } : {}),
     ...(values['proxy-clients'] !== undefined ? { proxyClients: Math.round(positive('proxy-clients', values['proxy-clients']) ?? 0) } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
@@ -258,6 +272,23 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`report: ${opts.out}\n`);
     const failed = result.cells.some((c) => c.target === 's3edge' && c.rounds.some((r) => r.errors > 0)) || result.memory.firstError !== undefined;
     return failed ? 1 : 0;
+  }
+  if (opts.start) {
+    const figures = await measureStart({
+      rounds: opts.rounds ?? (opts.smoke ? 1 : 10),
+      rssRounds: opts.smoke ? 1 : 3,
+      settleMs: opts.smoke ? 1000 : 5000,
+      workers: [1, 2],
+      ...(opts.startBinary !== undefined ? { binary: opts.startBinary === 'none' ? null : opts.startBinary } : {}),
+      ...(opts.startNode !== undefined ? { nodePath: opts.startNode } : {}),
+      profile: !opts.smoke,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    const body = renderStartSection(figures, '## Start and memory');
+    await writeFile(opts.out, `# s3edge: start time and idle memory\n\nCommand: \`${opts.command ?? 'node bench/dist/main.js --start'}\` (run on ${new Date().toISOString().slice(0, 10)}).\n\n${body}`);
+    process.stdout.write(body);
+    process.stdout.write(`report: ${opts.out}\n`);
+    return figures.targets.some((t) => t.errors.length > 0) ? 1 : 0;
   }
   if (opts.scale) {
     if (opts.load === 'wrk' && !findWrk()) {

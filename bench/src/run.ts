@@ -48,6 +48,12 @@ export interface BenchOptions extends PlanOptions {
   scalePostgres?: boolean;
   /** --scale's load generator (--load; default node: this process's client; wrk: bench/src/wrk.ts). */
   load?: 'node' | 'wrk';
+  /** --start: start times and idle memory (bench/src/start.ts). */
+  start?: boolean;
+  /** --start-binary: the single binary to time (default dist/s3edge-<platform>-<arch> when built; none: skip). */
+  startBinary?: string;
+  /** --start-node: the node that runs s3edge (e.g. a Node 24). */
+  startNode?: string;
   /** Distinct client IPs of the proxy's memory pass (--proxy-clients). */
   proxyClients?: number;
   s3edgeArgs?: readonly string[];
