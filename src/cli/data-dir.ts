@@ -8,7 +8,7 @@ import type { Config } from '../config/schema.js';
 import { openDatabase, type Db } from '../db/open.js';
 import { isPostgresUrl, redactUrl } from '../db/pg/url.js';
 import { createRepos, type Repos } from '../db/repos/index.js';
-import { openPgStore, type OpenPgStoreOptions } from '../db/store/open-pg.js';
+import type { OpenPgStoreOptions } from '../db/store/open-pg.js';
 import { SqliteStore } from '../db/store/sqlite-store.js';
 import type { SqlStore } from '../db/store/types.js';
 import { decryptSecret, encryptSecret, loadMasterKey } from '../auth/secrets.js';
@@ -82,6 +82,8 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
   let store: SqlStore;
   if (postgres) {
     try {
+      // The PostgreSQL driver loads only for a node on PostgreSQL: on SQLite it would only slow the start.
+      const { openPgStore } = await import('../db/store/open-pg.js');
       store = await openPgStore(config.metadata, options.postgres);
     } catch (err) {
       // pg's errors name the host and database, never the password; the URL is shown redacted.

@@ -1,16 +1,19 @@
-// The cluster's supervisor (docs/SCALE.md): opens the data directory before any worker (migrations, the
-// root user, the TLD seed), runs the background jobs exactly once (its context's role), forks one worker
-// per slot and starts another when one dies, prints the one start message, and drains them all on a stop
-// signal (a second signal kills them). It serves no request itself.
+// The cluster's supervisor (docs/SCALE.md): forks one worker per slot at once (they load their code while
+// it opens the data directory, and open it only once it has: migrations, the root user, the TLD seed),
+// runs the background jobs exactly once (src/jobs/jobs-context.ts: no serving context), starts another
+// worker when one dies, prints the one start message, and drains them all on a stop signal (a second
+// signal kills them). It serves no request itself.
 import cluster, { type Worker } from 'node:cluster';
+import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { createContext, type AppContext } from '../context.js';
+import { prepareDataDir, type PreparedDataDir } from '../data-dir-setup.js';
+import { createJobsContext, type JobsContext } from '../jobs/jobs-context.js';
+import { createLogger } from '../log-format.js';
 import { thisServer } from '../server-record.js';
-import { announce, startupFailure, untilStopSignal, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
-import { SupervisorChannel } from './ipc.js';
+import { announce, describeStartupFailure, untilStopSignal, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
+import { DATA_DIR_READY, STOP_NOTE, SupervisorChannel, WORKER_NOTES } from './ipc.js';
 import { CLUSTER_METRICS, clusterMetrics, jobMetrics, WORKER_METRICS, type WorkerMetrics } from '../metrics/cluster-metrics.js';
 import { serveSharedState } from './shared-state.js';
-import { STOP_NOTE, WORKER_NOTES } from './worker.js';
 
 /** A worker that dies sooner than this after its start is restarted later each time (up to MAX_BACKOFF_MS). */
 const STABLE_MS = 10_000;
@@ -33,7 +36,7 @@ class Workers {
   constructor(
     private readonly count: number,
     private readonly channel: SupervisorChannel,
-    private readonly log: AppContext['log'],
+    private readonly log: Logger,
   ) {}
 
   /** Forks every slot; resolves with where they listen once all have, or rejects with the first failure. */
@@ -115,21 +118,48 @@ class Workers {
 }
 
 export async function runSupervisor(config: Config, count: number, json: boolean): Promise<number> {
-  let ctx: AppContext;
-  try {
-    ctx = await createContext(config, { role: 'supervisor' });
-  } catch (err) {
-    return startupFailure(err);
-  }
+  const log = createLogger(config);
   const channel = new SupervisorChannel();
-  const jobs = ctx;
-  channel.handle(CLUSTER_METRICS, async () => clusterMetrics((await channel.requestAll(WORKER_METRICS, null)) as WorkerMetrics[], await jobMetrics(jobs)));
+  // The workers are forked first and wait for this before they open the data directory: their start
+  // (loading their code) runs beside the supervisor's opening of it, and no two processes migrate.
+  let opened!: (ready: boolean) => void;
+  const dataDirReady = new Promise<boolean>((resolve) => (opened = resolve));
+  channel.handle(DATA_DIR_READY, async () => {
+    if (!(await dataDirReady)) throw new Error('the supervisor could not open the data directory');
+    return null;
+  });
+  let jobs: JobsContext | undefined;
+  channel.handle(CLUSTER_METRICS, async () =>
+    clusterMetrics((await channel.requestAll(WORKER_METRICS, null)) as WorkerMetrics[], jobs ? await jobMetrics(jobs) : []),
+  );
+  const workers = new Workers(count, channel, log);
+  const started = workers.start();
+  // Settled now so that a failure while the data directory opens is not an unhandled rejection.
+  started.catch(() => undefined);
+
+  let dir: PreparedDataDir | undefined;
+  try {
+    dir = await prepareDataDir(config, {
+      postgres: { onError: (err) => log.warn({ err }, 'metadata: a PostgreSQL connection failed (the pool connects again)') },
+    });
+    opened(true);
+    jobs = await createJobsContext(config, dir, { log });
+  } catch (err) {
+    opened(false);
+    if (!jobs) await dir?.store.close().catch(() => undefined);
+    workers.kill();
+    await workers.stop();
+    const failure = describeStartupFailure(err);
+    if (!failure) throw err;
+    process.stderr.write(`s3edge: ${failure.message}\n`);
+    return failure.exitCode;
+  }
+  const ctx = jobs;
   // Rate-limit counters, the edge limiter and monitor, blob removal: one for every worker.
   const shared = serveSharedState(channel, ctx);
-  const workers = new Workers(count, channel, ctx.log);
   let at: Listening;
   try {
-    at = await workers.start();
+    at = await started;
   } catch (failure) {
     workers.kill();
     await workers.stop();
