@@ -12,7 +12,7 @@ import { KeyStore } from './auth/key-store.js';
 import { META_DB_FILE } from './cli/data-dir.js';
 import { asConfigError, prepareDataDir } from './data-dir-setup.js';
 import { DURABLE_AT_COMMIT, WalSync, type Durability } from './db/wal-sync.js';
-import { Checkpointer } from './db/checkpointer.js';
+import { Checkpointer, CHECKPOINTS_AFTER_START_MS } from './db/checkpointer.js';
 import { CommitQueue } from './db/commit-queue.js';
 import { BucketDirectory } from './s3/bucket-directory.js';
 import type { StorageBackend } from './storage/backend.js';
@@ -253,7 +253,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       db.pragma('synchronous = NORMAL');
       walSync = new WalSync(`${dbFile}-wal`);
       // A worker never checkpoints: the supervisor's checkpointer does it for every connection.
-      if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver);
+      if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver, CHECKPOINTS_AFTER_START_MS);
       else db.pragma('wal_autocheckpoint = 0');
     }
     const durability = walSync ?? DURABLE_AT_COMMIT;

@@ -118,15 +118,17 @@ async function runSingle(config: Config, json: boolean): Promise<number> {
     await ctx?.close();
     return startupFailure(err);
   }
+  // The first signal drains (server.close: requests in flight get shutdownGraceSeconds) and then closes
+  // the context (request log flushed, database closed); a second one exits at once, as 128 + its number.
+  // Heard before the start message: whoever reads it may stop the server at once.
+  const stopped = untilStopSignal(() => undefined);
   announce(json, config, ctx.root, 1, {
     s3: server.url,
     s3Tls: server.tlsUrl ?? null,
     cdn: server.cdnUrl ?? null,
     cdnBase: ctx.endpoints.cdn,
   });
-  // The first signal drains (server.close: requests in flight get shutdownGraceSeconds) and then closes
-  // the context (request log flushed, database closed); a second one exits at once, as 128 + its number.
-  await untilStopSignal(() => undefined);
+  await stopped;
   await server.close();
   await ctx.close();
   return 0;

@@ -169,12 +169,13 @@ export async function runSupervisor(config: Config, count: number, json: boolean
     process.stderr.write(`s3edge: ${f.message}\n`);
     return f.exitCode;
   }
-  announce(json, config, ctx.root, count, at);
-  // Admin commands (other processes) print these, and tell from the supervisor's pid whether the server runs.
+  // Admin commands (other processes) print these, and tell from the supervisor's pid whether the server
+  // runs: recorded before the start message, and the stop signals heard before it, as by one process.
   const record = thisServer({ s3: at.s3, s3Tls: at.s3Tls, cdn: at.cdnBase, region: config.region }, ctx.clock());
   await ctx.repos.settings.setServerEndpoints(record);
-
-  await untilStopSignal(() => workers.kill());
+  const stopped = untilStopSignal(() => workers.kill());
+  announce(json, config, ctx.root, count, at);
+  await stopped;
   ctx.log.info({ workers: count }, 'stopping: every worker drains');
   await workers.stop();
   shared.close();

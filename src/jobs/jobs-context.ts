@@ -14,7 +14,7 @@ import { MultipartRepo } from '../db/repos/multipart.js';
 import { META_DB_FILE } from '../cli/data-dir.js';
 import type { RootCredentials } from '../auth/root.js';
 import { DURABLE_AT_COMMIT, WalSync, type Durability } from '../db/wal-sync.js';
-import { Checkpointer } from '../db/checkpointer.js';
+import { Checkpointer, CHECKPOINTS_AFTER_START_MS } from '../db/checkpointer.js';
 import type { StorageBackend } from '../storage/backend.js';
 import { createStorage } from '../storage/select.js';
 import { BlobLeases } from '../storage/blob-leases.js';
@@ -82,7 +82,7 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
       db.pragma('synchronous = NORMAL');
       walSync = new WalSync(`${dbFile}-wal`);
       // The checkpoints of every process's commits: the workers never checkpoint (wal_autocheckpoint = 0).
-      checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver);
+      checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver, CHECKPOINTS_AFTER_START_MS);
     }
     await storage.init();
     const removals = postgres ? new BlobRemovals({ repo: repos.blobRemovals, storage, now: () => clock().getTime(), log }) : undefined;

@@ -27,7 +27,7 @@ export const WORKER_METRICS = 'metrics.worker';
 export const CLUSTER_METRICS = 'metrics.cluster';
 
 export async function workerMetrics(ctx: AppContext): Promise<WorkerMetrics> {
-  return { prom: await ctx.requestMetrics.registry.getMetricsAsJSON(), gateway: await gatewayMetrics(ctx) };
+  return { prom: await ctx.requestMetrics.json(), gateway: await gatewayMetrics(ctx) };
 }
 
 /** The gateway figures of every process added up by name, in the first report's order. */

@@ -2,7 +2,11 @@
 // (the S3 operation, the API route, the CDN or proxied method) and status, with latency histograms and
 // body bytes; plus prom-client's standard process and Node.js metrics (CPU, memory, event loop lag,
 // GC, handles). Rendered at GET /metrics (src/metrics/endpoint.ts) after the gateway's own figures.
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+// prom-client (with the OpenTelemetry API its default metrics load: about 90 modules) loads with the
+// first request observed or the first scrape, not with the server: the observations made meanwhile are
+// kept and counted once it has. Its process metrics count from then (the CPU total from the process's
+// start: it is read from the process).
+import type { Counter, Histogram, MetricObjectWithValues, MetricValue, Registry } from 'prom-client';
 
 export type Surface = 's3' | 'api' | 'cdn' | 'proxy';
 
@@ -27,45 +31,83 @@ export function methodLabel(method: string | undefined): string {
   return method !== undefined && METHODS.has(method) ? method : 'other';
 }
 
-export class RequestMetrics {
-  readonly registry = new Registry();
-  private readonly requests: Counter<'surface' | 'operation' | 'status'>;
-  private readonly duration: Histogram<'surface' | 'operation'>;
-  private readonly received: Counter<'surface'>;
-  private readonly sent: Counter<'surface'>;
+/** The prom-client objects, made once the package has loaded. */
+interface PromMetrics {
+  registry: Registry;
+  requests: Counter<'surface' | 'operation' | 'status'>;
+  duration: Histogram<'surface' | 'operation'>;
+  received: Counter<'surface'>;
+  sent: Counter<'surface'>;
+}
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry });
-    const registers = [this.registry];
-    this.requests = new Counter({
+/** prom-client's Registry.PROMETHEUS_CONTENT_TYPE, for an answer given before it has loaded. */
+const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
+
+async function loadPromMetrics(): Promise<PromMetrics> {
+  const { collectDefaultMetrics, Counter, Histogram, Registry } = await import('prom-client');
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    requests: new Counter({
       name: 's3edge_requests_total',
       help: 'Requests answered, by surface, operation and status (status "none": the client left before an answer).',
       labelNames: ['surface', 'operation', 'status'],
       registers,
-    });
-    this.duration = new Histogram({
+    }),
+    duration: new Histogram({
       name: 's3edge_request_duration_seconds',
       help: 'From the request to the end of its answer, by surface and operation.',
       labelNames: ['surface', 'operation'],
       buckets: DURATION_BUCKETS,
       registers,
-    });
-    this.received = new Counter({ name: 's3edge_request_body_bytes_total', help: 'Request body bytes received, by surface.', labelNames: ['surface'], registers });
-    this.sent = new Counter({ name: 's3edge_response_body_bytes_total', help: 'Response body bytes sent, by surface.', labelNames: ['surface'], registers });
-  }
+    }),
+    received: new Counter({ name: 's3edge_request_body_bytes_total', help: 'Request body bytes received, by surface.', labelNames: ['surface'], registers }),
+    sent: new Counter({ name: 's3edge_response_body_bytes_total', help: 'Response body bytes sent, by surface.', labelNames: ['surface'], registers }),
+  };
+}
+
+function record(m: PromMetrics, o: RequestObservation): void {
+  m.requests.inc({ surface: o.surface, operation: o.operation, status: o.status === null ? 'none' : String(o.status) });
+  m.duration.observe({ surface: o.surface, operation: o.operation }, o.durationMs / 1000);
+  if (o.bytesIn > 0) m.received.inc({ surface: o.surface }, o.bytesIn);
+  if (o.bytesOut > 0) m.sent.inc({ surface: o.surface }, o.bytesOut);
+}
+
+export class RequestMetrics {
+  private prom: PromMetrics | undefined;
+  private loading: Promise<PromMetrics> | undefined;
+  /** Observations made before prom-client had loaded, counted once it has. */
+  private early: RequestObservation[] = [];
 
   observe(o: RequestObservation): void {
-    this.requests.inc({ surface: o.surface, operation: o.operation, status: o.status === null ? 'none' : String(o.status) });
-    this.duration.observe({ surface: o.surface, operation: o.operation }, o.durationMs / 1000);
-    if (o.bytesIn > 0) this.received.inc({ surface: o.surface }, o.bytesIn);
-    if (o.bytesOut > 0) this.sent.inc({ surface: o.surface }, o.bytesOut);
+    if (this.prom) return record(this.prom, o);
+    this.early.push(o);
+    void this.load();
+  }
+
+  /** prom-client and the metrics, loaded by the first call (every later one gets the same). */
+  private load(): Promise<PromMetrics> {
+    this.loading ??= loadPromMetrics().then((m) => {
+      this.prom = m;
+      for (const o of this.early) record(m, o);
+      this.early = [];
+      return m;
+    });
+    return this.loading;
   }
 
   get contentType(): string {
-    return this.registry.contentType;
+    return this.prom?.registry.contentType ?? PROMETHEUS_TEXT;
   }
 
-  text(): Promise<string> {
-    return this.registry.metrics();
+  async text(): Promise<string> {
+    return (await this.load()).registry.metrics();
+  }
+
+  /** The metrics as prom-client's JSON, for a cluster's supervisor to add up (cluster-metrics.ts). */
+  async json(): Promise<MetricObjectWithValues<MetricValue<string>>[]> {
+    return (await this.load()).registry.getMetricsAsJSON();
   }
 }
