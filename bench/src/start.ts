@@ -53,7 +53,10 @@ export interface RssSample {
 export interface TargetFigures {
   target: StartTarget;
   samples: StartSample[];
+  /** Idle: no management request was made (the API is built for the first one). */
   rss: RssSample[];
+  /** The same starts, a moment after one management API request (one worker built the API). */
+  rssAfterApi: RssSample[];
   errors: string[];
 }
 
@@ -193,7 +196,14 @@ export function treeRss(rootPid: number, workers: number): RssSample {
 }
 
 /** One start of one target: its figures, and (for s3edge, when asked) its RSS once idle. */
-async function startOnce(t: StartTarget, e: Env, pollMs: number, withRss: boolean, settleMs: number, nodeArgs: readonly string[] = []): Promise<{ sample: StartSample; rss?: RssSample; proc?: Managed }> {
+async function startOnce(
+  t: StartTarget,
+  e: Env,
+  pollMs: number,
+  withRss: boolean,
+  settleMs: number,
+  nodeArgs: readonly string[] = [],
+): Promise<{ sample: StartSample; rss?: RssSample; rssAfterApi?: RssSample; proc?: Managed }> {
   if (t.kind === 'node-exit') {
     const t0 = performance.now();
     const proc = spawnManaged(t.command?.[0] ?? process.execPath, ['-e', '0'], e.env);
@@ -228,16 +238,21 @@ async function startOnce(t: StartTarget, e: Env, pollMs: number, withRss: boolea
       return at;
     });
     const s3 = pollUntil(port, '/', pollMs, (p) => p.type.includes('xml'), alive, deadline);
-    const api = pollUntil(port, '/api/v3/buckets', pollMs, (p) => p.type.includes('json'), alive, deadline);
+    // A start whose idle memory is read makes no management request before (the API is built for the first).
+    const api = withRss ? Promise.resolve(undefined) : pollUntil(port, '/api/v3/buckets', pollMs, (p) => p.type.includes('json'), alive, deadline);
     const [h, s, a] = await Promise.all([healthz, s3, api]);
     // The listening line may trail the first answers by a moment (the supervisor prints it once every worker listens).
     while (listeningMs === undefined && alive() && performance.now() < deadline) await sleep(pollMs);
-    const sample: StartSample = { healthzMs: h - t0, s3Ms: s - t0, apiMs: a - t0, ...(listeningMs !== undefined ? { listeningMs } : {}), ...(cpuMs !== undefined ? { cpuMs } : {}) };
+    const sample: StartSample = { healthzMs: h - t0, s3Ms: s - t0, ...(a !== undefined ? { apiMs: a - t0 } : {}), ...(listeningMs !== undefined ? { listeningMs } : {}), ...(cpuMs !== undefined ? { cpuMs } : {}) };
     if (!withRss) return { sample, proc };
     await sleep(settleMs);
-    return { sample, rss: treeRss(proc.pid, t.workers ?? 1), proc };
+    const rss = treeRss(proc.pid, t.workers ?? 1);
+    await probe(port, '/api/v3/buckets', 60_000);
+    await sleep(Math.min(settleMs, 2000));
+    return { sample, rss, rssAfterApi: treeRss(proc.pid, t.workers ?? 1), proc };
   } catch (err) {
-    throw new Error(`${t.name}: ${(err as Error).message}\n${proc.output().slice(-2000)}`);
+    const exit = proc.hasExited() ? ` (exit ${proc.child.exitCode ?? proc.child.signalCode})` : '';
+    throw new Error(`${t.name}: ${(err as Error).message}${exit}\n${proc.output().slice(-2000)}`);
   }
 }
 
@@ -283,8 +298,8 @@ export function summariseStartProfile(p: { nodes: CpuProfileNode[]; samples: num
     underLoader.set(id, v);
     return v;
   };
-  const loading = new Map<string, number>();
-  const startup = new Map<string, number>();
+  const loadingBy = new Map<string, number>();
+  const startupBy = new Map<string, number>();
   let t = 0;
   let total = 0;
   let gc = 0;
@@ -308,16 +323,19 @@ export function summariseStartProfile(p: { nodes: CpuProfileNode[]; samples: num
       gc += dt;
       continue;
     }
-    // Native frames (a read, a compile) count for the nearest caller with a file.
+    // A sample counts for the nearest frame of a package or of ours: a native read or compile, or node's
+    // loader resolving a require, is the work of the module that asked for it. The ES module graph's
+    // own linking and compiling, which no module's code asks for, is counted as such.
     let owner: CpuProfileNode | undefined = n;
-    while (owner && !owner.callFrame.url) owner = byId.get(parent.get(owner.id) ?? -1);
-    const area = owner ? classify(owner.callFrame.url) : '(program)';
-    if (loaderOf(id)) {
+    while (owner && (!owner.callFrame.url || owner.callFrame.url.startsWith('node:'))) owner = byId.get(parent.get(owner.id) ?? -1);
+    const loading = loaderOf(id);
+    const area = owner ? classify(owner.callFrame.url) : loading ? '(ES module graph: resolve, compile, link)' : n.callFrame.url.startsWith('node:') ? 'node internals' : '(native)';
+    if (loading) {
       loadingMs += dt;
-      loading.set(area, (loading.get(area) ?? 0) + dt);
+      loadingBy.set(area, (loadingBy.get(area) ?? 0) + dt);
     } else {
       startupMs += dt;
-      startup.set(area, (startup.get(area) ?? 0) + dt);
+      startupBy.set(area, (startupBy.get(area) ?? 0) + dt);
     }
   }
   const top = (m: Map<string, number>): ProfileArea[] =>
@@ -325,7 +343,7 @@ export function summariseStartProfile(p: { nodes: CpuProfileNode[]; samples: num
       .sort((a, b) => b[1] - a[1])
       .slice(0, 15)
       .map(([area, ms]) => ({ area, ms }));
-  return { profiledMs: total, moduleLoadingMs: loadingMs, startupMs, gcMs: gc, idleMs: idle, loading: top(loading), startup: top(startup) };
+  return { profiledMs: total, moduleLoadingMs: loadingMs, startupMs, gcMs: gc, idleMs: idle, loading: top(loadingBy), startup: top(startupBy) };
 }
 
 /** A preloaded script that prints, on SIGTERM, how many modules the process had loaded. */
@@ -393,7 +411,7 @@ export async function measureStart(opts: MeasureStartOptions = {}): Promise<Star
     { name: 'bare node:http', kind: 'node-http', command: [nodePath] },
     ...s3edgeTargets(opts.workers ?? [1, 2], binary, nodePath),
   ];
-  const figures: TargetFigures[] = targets.map((target) => ({ target, samples: [], rss: [], errors: [] }));
+  const figures: TargetFigures[] = targets.map((target) => ({ target, samples: [], rss: [], rssAfterApi: [], errors: [] }));
   const meter = new CpuMeter(() => []);
   const loadBefore = loadavg();
   try {
@@ -410,10 +428,11 @@ export async function measureStart(opts: MeasureStartOptions = {}): Promise<Star
       for (const f of figures) {
         const withRss = f.target.kind === 's3edge' && round < rssRounds;
         try {
-          const { sample, rss, proc } = await startOnce(f.target, e, pollMs, withRss, settleMs);
+          const { sample, rss, rssAfterApi, proc } = await startOnce(f.target, e, pollMs, withRss, settleMs);
           await proc?.stop();
           f.samples.push(sample);
           if (rss) f.rss.push(rss);
+          if (rssAfterApi) f.rssAfterApi.push(rssAfterApi);
           log(`round ${round + 1}/${rounds} ${f.target.name}: ${sample.healthzMs.toFixed(0)} ms${rss ? `, idle RSS ${(rss.totalKiB / 1024).toFixed(0)} MiB` : ''}`);
         } catch (err) {
           f.errors.push((err as Error).message.split('\n')[0] ?? 'failed');
@@ -467,6 +486,8 @@ export function renderStartSection(f: StartFigures, heading = '## Start and memo
     `${f.rounds} starts per target, interleaved, on a data directory that exists; polled every ${f.pollMs} ms over fresh connections.`,
     `Node ${f.node}, ${f.cores} cores; load average ${f.loadBefore.map((x) => x.toFixed(2)).join(' ')} before, ${f.loadAfter.map((x) => x.toFixed(2)).join(' ')} after; other processes used ${f.otherCores.toFixed(2)} cores meanwhile.`,
     '',
+    'Medians; the first API answer is of the starts whose idle memory was not read (those make no API request before).',
+    '',
     '| target | /healthz 200, median ms | min-max | listening line | first S3 answer | first API answer | CPU ms at /healthz (tree) |',
     '|---|---:|---:|---:|---:|---:|---:|',
   );
@@ -484,15 +505,23 @@ export function renderStartSection(f: StartFigures, heading = '## Start and memo
   }
   const withRss = f.targets.filter((t) => t.rss.length > 0);
   if (withRss.length) {
-    lines.push('', `Idle RSS of the whole process tree ${(f.settleMs / 1000).toFixed(0)} s after the start (median of ${withRss[0]?.rss.length} starts; MiB):`, '');
-    lines.push('| target | total | per process |', '|---|---:|---|');
+    lines.push(
+      '',
+      `Idle RSS of the whole process tree ${(f.settleMs / 1000).toFixed(0)} s after the start, no management request made (median of ${withRss[0]?.rss.length} starts; MiB); then the same a moment after one management API request (the worker it reached built the API):`,
+      '',
+    );
+    lines.push('| target | idle total | per process | after one API request | per process |', '|---|---:|---|---:|---|');
+    // The per-process split of the start whose total is the median (or nearest it).
+    const middle = (rs: RssSample[]): { total: string; split: string } => {
+      if (rs.length === 0) return { total: 'n/a', split: '' };
+      const mid = median(rs.map((r) => r.totalKiB));
+      const shown = [...rs].sort((a, b) => Math.abs(a.totalKiB - mid) - Math.abs(b.totalKiB - mid))[0];
+      return { total: mib(mid), split: shown ? shown.processes.map((p) => `${p.role} ${mib(p.rssKiB)}`).join(', ') : '' };
+    };
     for (const t of withRss) {
-      const totals = t.rss.map((r) => r.totalKiB);
-      const mid = median(totals);
-      // The per-process split of the start whose total is the median (or nearest it).
-      const shown = [...t.rss].sort((a, b) => Math.abs(a.totalKiB - mid) - Math.abs(b.totalKiB - mid))[0];
-      const split = shown ? shown.processes.map((p) => `${p.role} ${mib(p.rssKiB)}`).join(', ') : '';
-      lines.push(`| ${t.target.name} | ${mib(mid)} | ${split} |`);
+      const idle = middle(t.rss);
+      const api = middle(t.rssAfterApi);
+      lines.push(`| ${t.target.name} | ${idle.total} | ${idle.split} | ${api.total} | ${api.split} |`);
     }
   }
   const p = f.profile;
