@@ -10,7 +10,7 @@ import { prepareDataDir, type PreparedDataDir } from '../data-dir-setup.js';
 import { createJobsContext, type JobsContext } from '../jobs/jobs-context.js';
 import { createLogger } from '../log-format.js';
 import { thisServer } from '../server-record.js';
-import { announce, describeStartupFailure, untilStopSignal, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
+import { announce, describeStartupFailure, startupFailure, untilStopSignal, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
 import { DATA_DIR_READY, STOP_NOTE, SupervisorChannel, WORKER_NOTES } from './ipc.js';
 import { CLUSTER_METRICS, clusterMetrics, jobMetrics, WORKER_METRICS, type WorkerMetrics } from '../metrics/cluster-metrics.js';
 import { serveSharedState } from './shared-state.js';
@@ -168,6 +168,16 @@ export async function runSupervisor(config: Config, count: number, json: boolean
     const f = failure as StartupFailure;
     process.stderr.write(`s3edge: ${f.message}\n`);
     return f.exitCode;
+  }
+  try {
+    // Once the workers listen: a blob collection or a scrub of a large store does not slow their start.
+    await ctx.startJobs();
+  } catch (err) {
+    workers.kill();
+    await workers.stop();
+    shared.close();
+    await ctx.close();
+    return startupFailure(err);
   }
   // Admin commands (other processes) print these, and tell from the supervisor's pid whether the server
   // runs: recorded before the start message, and the stop signals heard before it, as by one process.

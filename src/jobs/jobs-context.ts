@@ -49,12 +49,17 @@ export interface JobsContext {
   blobGc?: BlobCollector;
   scrubber?: Scrubber;
   root: RootCredentials;
-  /** The request log's maintenance only (roll-ups and retention): the workers write the records. */
-  requestLog: RequestLog;
+  /** The request log's maintenance only (roll-ups and retention; the workers write the records), from startJobs(). */
+  requestLog?: RequestLog;
   /** The one anomaly monitor of the cluster (the workers forward their observations). */
   edgeMonitor: EdgeMonitor;
   /** The one edge limiter of the cluster (the workers ask it). */
   edgeLimiter: ClientLimiter;
+  /**
+   * Starts the singleton jobs and the request log's maintenance. The supervisor calls it once its workers
+   * listen: their start does not share the cores with a blob collection or a scrub of a large store.
+   */
+  startJobs(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -63,7 +68,10 @@ export interface JobsContextOptions {
   clock?: () => Date;
 }
 
-/** Builds the supervisor's context on a prepared data directory (whose store it then owns and closes). */
+/**
+ * Builds the supervisor's context on a prepared data directory (whose store it then owns and closes).
+ * The jobs start with startJobs().
+ */
 export async function createJobsContext(config: Config, dir: PreparedDataDir, opts: JobsContextOptions): Promise<JobsContext> {
   const { log } = opts;
   const clock = opts.clock ?? (() => new Date());
@@ -75,7 +83,6 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
   let checkpointer: Checkpointer | undefined;
   let leadership: PgLeadership | undefined;
   let jobs: SingletonJobs | undefined;
-  let requestLog: RequestLog | undefined;
   try {
     if (db) {
       const dbFile = join(config.dataDir, META_DB_FILE);
@@ -89,11 +96,6 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
     const leases = removals
       ? new BlobLeases(removals.schedule)
       : new BlobLeases((blobId) => storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')));
-    requestLog = new RequestLog(store, config.cdn.log, {
-      maintain: postgres ? () => leadership?.isLeader() === true : true,
-      clock: () => clock().getTime(),
-      log,
-    });
     const durability = walSync ?? DURABLE_AT_COMMIT;
     const checkpoints = checkpointer;
     const ctx: JobsContext = {
@@ -108,27 +110,31 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
       leases,
       corruption: new CorruptionReporter(repos.integrity, log, clock),
       root: dir.root,
-      requestLog,
       edgeMonitor: new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
       edgeLimiter: new ClientLimiter({ maxClients: config.edge.maxTrackedClients }),
+      async startJobs() {
+        if (jobs) return;
+        ctx.requestLog = new RequestLog(store, config.cdn.log, {
+          maintain: postgres ? () => leadership?.isLeader() === true : true,
+          clock: () => clock().getTime(),
+          log,
+        });
+        jobs = new SingletonJobs(ctx, { ...(removals ? { removals } : {}) });
+        leadership = await startJobs(jobs, config, log, postgres);
+      },
       async close() {
         ctx.edgeMonitor.close();
         await leadership?.close();
         await jobs?.stop();
-        await ctx.requestLog.close();
+        await ctx.requestLog?.close();
         await storage.close();
         await durability.close();
         await checkpoints?.close();
         await store.close();
       },
     };
-    jobs = new SingletonJobs(ctx, { ...(removals ? { removals } : {}) });
-    leadership = await startJobs(jobs, config, log, postgres);
     return ctx;
   } catch (err) {
-    await leadership?.close();
-    await jobs?.stop();
-    await requestLog?.close().catch(() => undefined);
     await storage.close().catch(() => undefined);
     await walSync?.close();
     await checkpointer?.close();
