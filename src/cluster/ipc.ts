@@ -149,6 +149,9 @@ export const STOP_NOTE = 'supervisor.stop';
  * root user, the TLD seed), which no worker opens before. A worker forked later is answered at once.
  */
 export const DATA_DIR_READY = 'supervisor.dataDirReady';
+/** The metrics requests (metrics/cluster-metrics.ts): a worker asks the supervisor, which asks every worker. */
+export const CLUSTER_METRICS = 'metrics.cluster';
+export const WORKER_METRICS = 'metrics.worker';
 
 /** Who sent a request or note to the supervisor. */
 export interface Sender {

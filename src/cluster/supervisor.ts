@@ -6,14 +6,10 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { prepareDataDir, type PreparedDataDir } from '../data-dir-setup.js';
-import { createJobsContext, type JobsContext } from '../jobs/jobs-context.js';
-import { createLogger } from '../log-format.js';
-import { thisServer } from '../server-record.js';
+import type { PreparedDataDir } from '../data-dir-setup.js';
+import type { JobsContext } from '../jobs/jobs-context.js';
 import { announce, describeStartupFailure, startupFailure, untilStopSignal, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
-import { DATA_DIR_READY, STOP_NOTE, SupervisorChannel, WORKER_NOTES } from './ipc.js';
-import { CLUSTER_METRICS, clusterMetrics, jobMetrics, WORKER_METRICS, type WorkerMetrics } from '../metrics/cluster-metrics.js';
-import { serveSharedState } from './shared-state.js';
+import { CLUSTER_METRICS, DATA_DIR_READY, STOP_NOTE, SupervisorChannel, WORKER_METRICS, WORKER_NOTES } from './ipc.js';
 
 /** A worker that dies sooner than this after its start is restarted later each time (up to MAX_BACKOFF_MS). */
 const STABLE_MS = 10_000;
@@ -36,7 +32,8 @@ class Workers {
   constructor(
     private readonly count: number,
     private readonly channel: SupervisorChannel,
-    private readonly log: Logger,
+    /** The supervisor's logger: made once the workers are forked (its code loads meanwhile), undefined before. */
+    private readonly log: () => Logger | undefined,
   ) {}
 
   /** Forks every slot; resolves with where they listen once all have, or rejects with the first failure. */
@@ -45,7 +42,7 @@ class Workers {
       const listening = new Map<number, Listening>();
       let settled = false;
       this.channel.onNote(WORKER_NOTES.listening, (body, from) => {
-        this.log.info({ slot: from.slot }, 'cluster: a worker listens');
+        this.log()?.info({ slot: from.slot }, 'cluster: a worker listens');
         if (settled) return;
         listening.set(from.slot, body as Listening);
         if (listening.size === this.count) {
@@ -85,7 +82,7 @@ class Workers {
       if (this.stopping || this.onFirstExitBeforeListening(slot, code)) return;
       const lived = Date.now() - entry.startedAt;
       const delay = lived >= STABLE_MS ? MIN_BACKOFF_MS : Math.min(entry.backoffMs * 2, MAX_BACKOFF_MS);
-      this.log.warn({ slot, workerPid: worker.process.pid, code, signal, restartInMs: delay }, 'cluster: a worker exited; starting another');
+      this.log()?.warn({ slot, workerPid: worker.process.pid, code, signal, restartInMs: delay }, 'cluster: a worker exited; starting another');
       const timer = setTimeout(() => {
         this.restartTimers.delete(timer);
         if (!this.stopping) this.fork(slot, delay);
@@ -118,10 +115,10 @@ class Workers {
 }
 
 export async function runSupervisor(config: Config, count: number, json: boolean): Promise<number> {
-  const log = createLogger(config);
   const channel = new SupervisorChannel();
   // The workers are forked first and wait for this before they open the data directory: their start
-  // (loading their code) runs beside the supervisor's opening of it, and no two processes migrate.
+  // (loading their code) runs beside the supervisor's own (loading its code, opening the data directory),
+  // and no two processes migrate.
   let opened!: (ready: boolean) => void;
   const dataDirReady = new Promise<boolean>((resolve) => (opened = resolve));
   channel.handle(DATA_DIR_READY, async () => {
@@ -129,13 +126,23 @@ export async function runSupervisor(config: Config, count: number, json: boolean
     return null;
   });
   let jobs: JobsContext | undefined;
-  channel.handle(CLUSTER_METRICS, async () =>
-    clusterMetrics((await channel.requestAll(WORKER_METRICS, null)) as WorkerMetrics[], jobs ? await jobMetrics(jobs) : []),
-  );
-  const workers = new Workers(count, channel, log);
+  channel.handle(CLUSTER_METRICS, async () => {
+    const { clusterMetrics, jobMetrics } = await import('../metrics/cluster-metrics.js');
+    return clusterMetrics((await channel.requestAll(WORKER_METRICS, null)) as Parameters<typeof clusterMetrics>[0], jobs ? await jobMetrics(jobs) : []);
+  });
+  let logger: Logger | undefined;
+  const workers = new Workers(count, channel, () => logger);
   const started = workers.start();
   // Settled now so that a failure while the data directory opens is not an unhandled rejection.
   started.catch(() => undefined);
+  const [{ createLogger }, { prepareDataDir }, { createJobsContext }, { serveSharedState }, { thisServer }] = await Promise.all([
+    import('../log-format.js'),
+    import('../data-dir-setup.js'),
+    import('../jobs/jobs-context.js'),
+    import('./shared-state.js'),
+    import('../server-record.js'),
+  ]);
+  const log = (logger = createLogger(config));
 
   let dir: PreparedDataDir | undefined;
   try {

@@ -23,8 +23,9 @@ export interface ClusterMetrics {
   gateway: string;
 }
 
-export const WORKER_METRICS = 'metrics.worker';
-export const CLUSTER_METRICS = 'metrics.cluster';
+// The requests' names live with the channel's (the supervisor names them without loading this module).
+import { CLUSTER_METRICS } from '../cluster/ipc.js';
+export { CLUSTER_METRICS, WORKER_METRICS } from '../cluster/ipc.js';
 
 export async function workerMetrics(ctx: AppContext): Promise<WorkerMetrics> {
   return { prom: await ctx.requestMetrics.json(), gateway: await gatewayMetrics(ctx) };
