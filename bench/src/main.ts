@@ -18,7 +18,8 @@
 //          with --load node|wrk (the load generator: this process's client, default, or Debian's wrk with presigned S3 GETs)
 //          --start (time from spawn to the first /healthz 200 of serve --workers 1 and 2 and the single binary, beside
 //          node -e 0 and a bare node:http server; idle RSS per process; a profiled start; bench/RESULTS-start.md;
-//          --rounds (10), --out and --smoke apply) with --start-binary PATH|none and --start-node PATH (another node)
+//          --rounds (10), --out and --smoke apply) with --start-binary PATH|none, --start-node PATH (another node) and
+//          --start-compare [LABEL=]DIR (repeatable: another build, e.g. the commit before, started beside this one)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
 import { writeFile } from 'node:fs/promises';
@@ -84,6 +85,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       start: { type: 'boolean' },
       'start-binary': { type: 'string' },
       'start-node': { type: 'string' },
+      'start-compare': { type: 'string', multiple: true },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -160,7 +162,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
-  if ((values['start-binary'] !== undefined || values['start-node'] !== undefined) && values.start !== true) throw new Error('--start-binary and --start-node apply to --start only');
+  if ((values['start-binary'] !== undefined || values['start-node'] !== undefined || values['start-compare'] !== undefined) && values.start !== true) {
+    throw new Error('--start-binary, --start-node and --start-compare apply to --start only');
+  }
   const partial = smoke || values.start === true || values.upstream === true || values.hashing === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
   const hashingResults = join(repoRoot(), 'bench', 'RESULTS-hashing.md');
@@ -194,12 +198,19 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(values.start === true ? { start: true } : {}),
     ...(values['start-binary'] !== undefined ? { startBinary: values['start-binary'] } : {}),
     ...(values['start-node'] !== undefined ? { startNode: values['start-node'] } : {}),
+    ...(values['start-compare'] !== undefined ? { startCompare: values['start-compare'] } : {}),
     ...(values['proxy-clients'] !== undefined ? { proxyClients: Math.round(positive('proxy-clients', values['proxy-clients']) ?? 0) } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
     ...(cdnOnly ? { cdnResults: results } : {}),
     command: argv.length ? `node bench/dist/main.js ${argv.join(' ')}` : 'npm run bench',
   };
+}
+
+/** --start-compare LABEL=DIR (or DIR: labelled "before"): another build's repository root. */
+function parseCompare(value: string): { label: string; root: string } {
+  const eq = value.indexOf('=');
+  return eq > 0 ? { label: value.slice(0, eq), root: value.slice(eq + 1) } : { label: 'before', root: value };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -281,6 +292,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       workers: [1, 2],
       ...(opts.startBinary !== undefined ? { binary: opts.startBinary === 'none' ? null : opts.startBinary } : {}),
       ...(opts.startNode !== undefined ? { nodePath: opts.startNode } : {}),
+      ...(opts.startCompare !== undefined ? { compare: opts.startCompare.map(parseCompare) } : {}),
       profile: !opts.smoke,
       log: (line) => process.stderr.write(`${line}\n`),
     });

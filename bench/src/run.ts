@@ -54,6 +54,8 @@ export interface BenchOptions extends PlanOptions {
   startBinary?: string;
   /** --start-node: the node that runs s3edge (e.g. a Node 24). */
   startNode?: string;
+  /** --start-compare [LABEL=]DIR (repeatable): other builds started beside this one. */
+  startCompare?: string[];
   /** Distinct client IPs of the proxy's memory pass (--proxy-clients). */
   proxyClients?: number;
   s3edgeArgs?: readonly string[];

@@ -116,8 +116,13 @@ export interface MeasureStartOptions {
   binary?: string | null;
   /** One more w1 start under --cpu-prof, summarised (default true). */
   profile?: boolean;
-  /** Node flags for s3edge (e.g. another node's). */
+  /** The node that runs s3edge (default this one). */
   nodePath?: string;
+  /**
+   * Other builds to start beside this one, interleaved (e.g. a checkout of the commit before a change,
+   * built with npm run build, and build:binary for its binary rows): their targets are named `<label> w1`...
+   */
+  compare?: { label: string; root: string }[];
   log?: (line: string) => void;
 }
 
@@ -162,15 +167,16 @@ function median(xs: number[]): number {
 }
 
 /** The s3edge targets: node + dist/bin/s3edge.js, and the binary when there is one. */
-function s3edgeTargets(workers: number[], binary: string | undefined, nodePath: string): StartTarget[] {
-  const bin = join(repoRoot(), 'dist', 'bin', 's3edge.js');
-  const out: StartTarget[] = workers.map((w) => ({ name: `s3edge w${w}`, kind: 's3edge', workers: w, command: [nodePath, bin] }));
-  if (binary) for (const w of workers) out.push({ name: `binary w${w}`, kind: 's3edge', workers: w, command: [binary] });
+function s3edgeTargets(workers: number[], binary: string | undefined, nodePath: string, root = repoRoot(), label = ''): StartTarget[] {
+  const bin = join(root, 'dist', 'bin', 's3edge.js');
+  const prefix = label ? `${label} ` : '';
+  const out: StartTarget[] = workers.map((w) => ({ name: `${prefix}s3edge w${w}`, kind: 's3edge', workers: w, command: [nodePath, bin] }));
+  if (binary) for (const w of workers) out.push({ name: `${prefix}binary w${w}`, kind: 's3edge', workers: w, command: [binary] });
   return out;
 }
 
-export function defaultBinary(): string | undefined {
-  const path = join(repoRoot(), 'dist', `s3edge-${process.platform}-${process.arch}`);
+export function defaultBinary(root = repoRoot()): string | undefined {
+  const path = join(root, 'dist', `s3edge-${process.platform}-${process.arch}`);
   return existsSync(path) ? path : undefined;
 }
 
@@ -410,6 +416,7 @@ export async function measureStart(opts: MeasureStartOptions = {}): Promise<Star
     { name: 'node -e 0', kind: 'node-exit', command: [nodePath] },
     { name: 'bare node:http', kind: 'node-http', command: [nodePath] },
     ...s3edgeTargets(opts.workers ?? [1, 2], binary, nodePath),
+    ...(opts.compare ?? []).flatMap((c) => s3edgeTargets(opts.workers ?? [1, 2], defaultBinary(c.root), nodePath, c.root, c.label)),
   ];
   const figures: TargetFigures[] = targets.map((target) => ({ target, samples: [], rss: [], rssAfterApi: [], errors: [] }));
   const meter = new CpuMeter(() => []);
@@ -417,10 +424,10 @@ export async function measureStart(opts: MeasureStartOptions = {}): Promise<Star
   try {
     log('preparing the data directory (one start)');
     await prepareDataDir(e, nodePath, pollMs);
-    if (binary) {
-      log('unpacking the binary (one start, not timed)');
-      const [bt] = s3edgeTargets([1], binary, nodePath).filter((x) => x.name.startsWith('binary'));
-      const { proc } = await startOnce(bt as StartTarget, e, pollMs, false, 0);
+    // Each binary's tree is unpacked by its first start: one start each, not timed.
+    for (const bt of targets.filter((x) => x.command?.[0] !== nodePath && x.kind === 's3edge' && x.workers === 1)) {
+      log(`unpacking ${bt.name} (one start, not timed)`);
+      const { proc } = await startOnce(bt, e, pollMs, false, 0);
       await proc?.stop();
     }
     const from = meter.snapshot();
