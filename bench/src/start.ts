@@ -209,6 +209,8 @@ async function startOnce(
   withRss: boolean,
   settleMs: number,
   nodeArgs: readonly string[] = [],
+  /** Only /healthz (the profiled starts: no S3 or API request loads anything before it answers). */
+  healthzOnly = false,
 ): Promise<{ sample: StartSample; rss?: RssSample; rssAfterApi?: RssSample; proc?: Managed }> {
   if (t.kind === 'node-exit') {
     const t0 = performance.now();
@@ -243,13 +245,13 @@ async function startOnce(
       cpuMs = CpuMeter.treeSeconds(proc.pid) * 1000;
       return at;
     });
-    const s3 = pollUntil(port, '/', pollMs, (p) => p.type.includes('xml'), alive, deadline);
+    const s3 = healthzOnly ? Promise.resolve(undefined) : pollUntil(port, '/', pollMs, (p) => p.type.includes('xml'), alive, deadline);
     // A start whose idle memory is read makes no management request before (the API is built for the first).
-    const api = withRss ? Promise.resolve(undefined) : pollUntil(port, '/api/v3/buckets', pollMs, (p) => p.type.includes('json'), alive, deadline);
+    const api = withRss || healthzOnly ? Promise.resolve(undefined) : pollUntil(port, '/api/v3/buckets', pollMs, (p) => p.type.includes('json'), alive, deadline);
     const [h, s, a] = await Promise.all([healthz, s3, api]);
     // The listening line may trail the first answers by a moment (the supervisor prints it once every worker listens).
     while (listeningMs === undefined && alive() && performance.now() < deadline) await sleep(pollMs);
-    const sample: StartSample = { healthzMs: h - t0, s3Ms: s - t0, ...(a !== undefined ? { apiMs: a - t0 } : {}), ...(listeningMs !== undefined ? { listeningMs } : {}), ...(cpuMs !== undefined ? { cpuMs } : {}) };
+    const sample: StartSample = { healthzMs: h - t0, ...(s !== undefined ? { s3Ms: s - t0 } : {}), ...(a !== undefined ? { apiMs: a - t0 } : {}), ...(listeningMs !== undefined ? { listeningMs } : {}), ...(cpuMs !== undefined ? { cpuMs } : {}) };
     if (!withRss) return { sample, proc };
     await sleep(settleMs);
     const rss = treeRss(proc.pid, t.workers ?? 1);
@@ -352,7 +354,10 @@ export function summariseStartProfile(p: { nodes: CpuProfileNode[]; samples: num
   return { profiledMs: total, moduleLoadingMs: loadingMs, startupMs, gcMs: gc, idleMs: idle, loading: top(loadingBy), startup: top(startupBy) };
 }
 
-/** A preloaded script that prints, on SIGTERM, how many modules the process had loaded. */
+/**
+ * A preloaded script that prints, on SIGTERM, how many modules the process had loaded: files through the ES
+ * module loader (ours, and CommonJS packages imported from them: counted in both), and CommonJS files.
+ */
 const COUNT_MODULES = `
 const { register, default: Module } = await import('node:module');
 const { MessageChannel } = await import('node:worker_threads');
@@ -360,7 +365,7 @@ let esm = 0;
 const { port1, port2 } = new MessageChannel();
 port1.on('message', () => esm++);
 port1.unref();
-register('data:text/javascript,' + encodeURIComponent("let port; const seen = new Set(); export function initialize(d) { port = d.port; } export async function load(url, ctx, next) { if (!seen.has(url)) { seen.add(url); port.postMessage(1); } return next(url, ctx); }"), { parentURL: 'file:///', data: { port: port2 }, transferList: [port2] });
+register('data:text/javascript,' + encodeURIComponent("let port; const seen = new Set(); export function initialize(d) { port = d.port; } export async function load(url, ctx, next) { if (!url.startsWith('node:') && !seen.has(url)) { seen.add(url); port.postMessage(1); } return next(url, ctx); }"), { parentURL: 'file:///', data: { port: port2 }, transferList: [port2] });
 process.prependListener('SIGTERM', () => process.stderr.write('bench-modules ' + JSON.stringify({ cjs: Object.keys(Module._cache).length, esm }) + '\\n'));
 `;
 
@@ -370,10 +375,10 @@ async function profileStart(e: Env, nodePath: string, pollMs: number): Promise<S
   try {
     const [t] = s3edgeTargets([1], undefined, nodePath);
     const target = t as StartTarget;
-    const counted = await startOnce(target, e, pollMs, false, 0, ['--import', `data:text/javascript,${encodeURIComponent(COUNT_MODULES)}`]);
+    const counted = await startOnce(target, e, pollMs, false, 0, ['--import', `data:text/javascript,${encodeURIComponent(COUNT_MODULES)}`], true);
     await counted.proc?.stop();
     const counts = /bench-modules (\{.*\})/.exec(counted.proc?.output() ?? '')?.[1];
-    const { sample, proc } = await startOnce(target, e, pollMs, false, 0, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval', '250']);
+    const { sample, proc } = await startOnce(target, e, pollMs, false, 0, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval', '250'], true);
     await proc?.stop();
     const files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'));
     const main = files.find((f) => f.split('.')[4] === '0') ?? files[0];
@@ -535,7 +540,7 @@ export function renderStartSection(f: StartFigures, heading = '## Start and memo
   if (p) {
     lines.push(
       '',
-      `Where the time goes: one more start of ${p.target} under \`--cpu-prof\` (${ms(p.healthzMs)} ms to /healthz 200 with the profiler on), its main thread up to that moment:`,
+      `Where the time goes: one more start of ${p.target} under \`--cpu-prof\`, polled on /healthz only (${ms(p.healthzMs)} ms to its 200 with the profiler on), its main thread up to that moment:`,
       `${ms(p.moduleLoadingMs)} ms loading modules (resolving, reading, compiling and running their top level), ${ms(p.startupMs)} ms of start-up work, ${ms(p.gcMs)} ms GC, ${ms(p.idleMs)} ms idle (waiting on I/O, threads, timers)` +
         (p.cjsModules !== undefined ? `; ${p.esmModules} ES modules and ${p.cjsModules} CommonJS modules loaded by then.` : '.'),
       '',
