@@ -9,10 +9,10 @@ import type { Repos } from './db/repos/index.js';
 import type { ObjectsRepo } from './db/repos/objects.js';
 import { MultipartRepo } from './db/repos/multipart.js';
 import { KeyStore } from './auth/key-store.js';
-import { ensureRoot } from './auth/root.js';
-import { META_DB_FILE, openDataDir } from './cli/data-dir.js';
+import { META_DB_FILE } from './cli/data-dir.js';
+import { asConfigError, prepareDataDir } from './data-dir-setup.js';
 import { DURABLE_AT_COMMIT, WalSync, type Durability } from './db/wal-sync.js';
-import { Checkpointer } from './db/checkpointer.js';
+import { Checkpointer, CHECKPOINTS_AFTER_START_MS } from './db/checkpointer.js';
 import { CommitQueue } from './db/commit-queue.js';
 import { BucketDirectory } from './s3/bucket-directory.js';
 import type { StorageBackend } from './storage/backend.js';
@@ -23,8 +23,9 @@ import { UploadBudget } from './storage/upload-budget.js';
 import type { BlobCollector } from './storage/blob-gc.js';
 import type { Scrubber } from './storage/scrub.js';
 import { SingletonJobs } from './jobs/singleton-jobs.js';
+import { startJobs } from './jobs/jobs-context.js';
 import { BlobRemovals } from './storage/blob-removals.js';
-import { PgLeadership } from './db/store/pg-leadership.js';
+import type { PgLeadership } from './db/store/pg-leadership.js';
 import { storeRateLimitStore } from './cluster/store-rate-limits.js';
 import { CorruptionReporter } from './storage/corruption.js';
 import { ApiKeyVerifier } from './auth/api-keys.js';
@@ -38,12 +39,9 @@ import { AssetDirectory } from './cdn/asset-directory.js';
 import { EdgeCache } from './cdn/edge-cache.js';
 import { CachePurges } from './cdn/cache-purges.js';
 import { assertShare, type ProcessShare } from './cdn/cache/shares.js';
-import { CatalogueError, seedCatalogue } from './domains/catalogue.js';
-import { BootstrapError } from './domains/availability/bootstrap.js';
-import { ConfigError } from './config/load.js';
-import { DomainSearch } from './domains/search.js';
+import type { DomainSearch } from './domains/search.js';
 import { BootstrapSource } from './domains/availability/bootstrap-source.js';
-import { createRdapClient, RdapProvider } from './domains/availability/rdap.js';
+import { lazyDomainSearch, type LazyDomainSearch } from './domains/lazy-search.js';
 import { EdgeRoutes } from './edge/route.js';
 import { EdgeMonitor, type TrafficMonitor } from './edge/detect/monitor.js';
 import { ClientLimiter, type EdgeLimiter } from './edge/limiter.js';
@@ -114,8 +112,8 @@ export interface AppContext {
   requestLog: RequestLog;
   /** Client IP and country of a CDN request. */
   clients: ClientResolver;
-  /** The domain reseller: TLD catalogue queries and the domain search (registry lookups over RDAP). */
-  domains: DomainSearch;
+  /** The domain reseller: TLD catalogue queries and the domain search (registry lookups over RDAP); made on first use. */
+  domains(): Promise<DomainSearch>;
   /** Verified project hostnames and their origins and rules, for the edge proxy (src/edge). */
   edgeRoutes: EdgeRoutes;
   /** Origins' cacheable answers for the edge proxy, in the edge cache's tiers (purge by hostname id). */
@@ -216,25 +214,12 @@ function rdapBootstrap(config: Config, repos: Repos, log: Logger): BootstrapSour
   );
 }
 
-/** The TLD catalogue on the first start of a data directory; a bad seed file is a configuration error. */
-async function seedTlds(repos: Repos, config: Config): Promise<void> {
-  try {
-    await seedCatalogue(repos, config);
-  } catch (err) {
-    throw asConfigError('domains.seedFile', err);
-  }
-}
-
 function wrapConfigError<T>(key: string, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
     throw asConfigError(key, err);
   }
-}
-
-function asConfigError(key: string, err: unknown): unknown {
-  return err instanceof BootstrapError || err instanceof CatalogueError ? new ConfigError(`config: ${key}: ${err.message}`) : err;
 }
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
@@ -248,15 +233,13 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const limits = shareLimits(config, opts.share, role);
   const uploadBudget = new UploadBudget({ capBytes: limits.uploadBufferBytes, waitMs: config.limits.uploadBufferWaitMs });
   // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
-  const storage = createStorage(config, { budget: uploadBudget });
+  const storage = await createStorage(config, { budget: uploadBudget });
   const clients = new ClientResolver(config.cdn);
-  const { db, store, repos, masterKey } = await openDataDir(config, {
-    postgres: {
-      onError: (err) => log.warn({ err }, 'metadata: a PostgreSQL connection failed (the pool connects again)'),
-      // The row cache (db/metadata-cache.ts): split among the workers; the supervisor serves nothing.
-      readCacheBytes: role === 'supervisor' ? 0 : Math.floor(config.metadataCacheBytes / (opts.share?.of ?? 1)),
-    },
-    sqliteReadCacheBytes: role === 'supervisor' ? 0 : Math.floor(config.metadataCacheBytes / (opts.share?.of ?? 1)),
+  // The row cache (db/metadata-cache.ts): split among the workers; the supervisor serves nothing.
+  const readCacheBytes = role === 'supervisor' ? 0 : Math.floor(config.metadataCacheBytes / (opts.share?.of ?? 1));
+  const { db, store, repos, masterKey, root } = await prepareDataDir(config, {
+    postgres: { onError: (err) => log.warn({ err }, 'metadata: a PostgreSQL connection failed (the pool connects again)'), readCacheBytes },
+    sqliteReadCacheBytes: readCacheBytes,
   });
   const dbFile = join(config.dataDir, META_DB_FILE);
   // Nodes on one PostgreSQL (docs/DEPLOYMENT.md): their jobs are led by one of them, freed blobs wait
@@ -268,8 +251,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   let checkpointer: Checkpointer | undefined;
   let edge: EdgeCache | undefined;
   let cachePurges: CachePurges | undefined;
-  // Registry lookups go out through this client only: the address policy, timeouts, answer cap (src/net/).
-  const rdapClient = createRdapClient(config.domains.rdap);
+  let domains: LazyDomainSearch | undefined;
   // The supervisor hashes no upload.
   const hashPool = role !== 'supervisor' && config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold, threads: config.hashing.workerThreads }) : undefined;
   try {
@@ -279,17 +261,16 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       db.pragma('synchronous = NORMAL');
       walSync = new WalSync(`${dbFile}-wal`);
       // A worker never checkpoints: the supervisor's checkpointer does it for every connection.
-      if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver);
+      if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver, CHECKPOINTS_AFTER_START_MS);
       else db.pragma('wal_autocheckpoint = 0');
     }
     const durability = walSync ?? DURABLE_AT_COMMIT;
     const checkpoints = checkpointer;
     await storage.init();
-    const root = await ensureRoot(config, repos, masterKey);
-    await seedTlds(repos, config);
     const bootstrap = rdapBootstrap(config, repos, log);
     const { objects } = repos;
     const clock = opts.clock ?? (() => new Date());
+    const domainSearch = (domains = lazyDomainSearch({ repos, config, clock, bootstrap, log }));
     const shared = channel ? workerLeases(channel, log) : undefined;
     const removals = postgres ? new BlobRemovals({ repo: repos.blobRemovals, storage, now: () => clock().getTime(), log }) : undefined;
     const leases = shared
@@ -303,9 +284,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       memoryBytes: limits.memoryBytes,
       memoryEntryMaxBytes: cache.memoryEntryMaxBytes,
       diskBytes: limits.diskBytes,
+      sqliteDriver: config.sqliteDriver,
       now: () => clock().getTime(),
       log,
-      sqliteDriver: config.sqliteDriver,
     });
     const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime() });
     const commits = new CommitQueue(repos);
@@ -358,18 +339,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       }),
       requestMetrics,
       clients,
-      domains: new DomainSearch({
-        repos,
-        config,
-        clock,
-        availability: new RdapProvider({
-          bootstrap,
-          client: rdapClient,
-          config: config.domains.rdap,
-          now: () => clock().getTime(),
-          onFailure: (failure) => log.debug({ ...failure }, 'domains: an RDAP lookup failed'),
-        }),
-      }),
+      domains: () => domainSearch.get(),
       proxyCache,
       // A hostname removed, or given another origin, by this process or another: its cached answers go.
       // Every process sees that in the route table itself, so the purge is not appended to the feed.
@@ -407,7 +377,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         await ctx.originPools.close();
         await ctx.credits.close();
         await storage.close();
-        await rdapClient.close();
+        await domainSearch.close();
         await durability.close();
         await checkpoints?.close();
         await hashPool?.close();
@@ -418,33 +388,15 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     await ctx.edgeRoutes.reload();
     if (!runsJobs) return ctx;
     jobs = new SingletonJobs(ctx, { ...(removals ? { removals } : {}) });
-    if (!postgres) {
-      log.info({ role }, 'background jobs run in this process: multipart sweep, blob GC, scrub, request-log roll-ups, WAL checkpoints');
-      jobs.start();
-      return ctx;
-    }
     // Of the nodes on one PostgreSQL, the one holding the jobs' advisory lock runs them.
-    const singleton = jobs;
-    leadership = new PgLeadership(config.metadata, {
-      onChange: (leader) => {
-        if (leader) {
-          log.info({ role }, 'this node runs the singleton jobs: multipart sweep, blob GC, scrub, blob removals, request-log roll-ups');
-          singleton.start();
-        } else {
-          log.warn({ role }, 'this node no longer runs the singleton jobs (its PostgreSQL session ended; another node takes them)');
-          void singleton.stop();
-        }
-      },
-      onError: (err) => log.warn({ err }, 'jobs leadership: the PostgreSQL connection failed (tried again)'),
-    });
-    await leadership.start();
+    leadership = await startJobs(jobs, config, log, postgres, role);
     return ctx;
   } catch (err) {
     await cachePurges?.close();
     await edge?.close();
     // The upstream backend holds an HTTP agent; the disk backend's close is trivial.
     await storage.close().catch(() => undefined);
-    await rdapClient.close().catch(() => undefined);
+    await domains?.close().catch(() => undefined);
     await walSync?.close();
     await checkpointer?.close();
     await hashPool?.close();

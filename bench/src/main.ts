@@ -20,8 +20,13 @@
 //          cluster, nginx static and proxy_pass and Varnish, wrk -t1, 4 KiB; bench/RESULTS-fastpath.md; --rounds,
 //          --round-seconds, --concurrency (16,64), --out and --smoke apply) with --fastpath-workers 1,2 and
 //          --fastpath-cells cdn,presigned,signed,proxy
+//          --start (time from spawn to the first /healthz 200 of serve --workers 1 and 2 and the single binary, beside
+//          node -e 0 and a bare node:http server; idle RSS per process; a profiled start; bench/RESULTS-start.md;
+//          --rounds (10), --out and --smoke apply) with --start-binary PATH|none, --start-node PATH (another node) and
+//          --start-compare [LABEL=]DIR (repeatable: another build, e.g. the commit before, started beside this one)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -37,6 +42,7 @@ import { proxyResultsFile, runOriginServer, runProxyBench } from './proxy.js';
 import { formatFigure } from './report.js';
 import { runBench, type BenchOptions } from './run.js';
 import { runScaleBench, scaleResultsFile } from './scale.js';
+import { measureStart, renderStartSection, startResultsFile } from './start.js';
 import { WRK_MISSING, findWrk } from './wrk.js';
 import { repoRoot, type TargetName } from './targets.js';
 import { startUpstream, type Upstream } from './upstream.js';
@@ -45,6 +51,8 @@ import { GiB, KiB, MiB, type Workload } from './workloads.js';
 export { runBench } from './run.js';
 export type { BenchOptions } from './run.js';
 export type { BenchResult, CellResult, Figure } from './report.js';
+export { measureStart, renderStartSection } from './start.js';
+export type { MeasureStartOptions, StartFigures } from './start.js';
 
 const TARGETS: readonly TargetName[] = ['s3edge', 's3rver', 'moto', 'nginx', 'ceiling'];
 const WORKLOADS: readonly Workload[] = ['PUT', 'GET', 'HEAD', 'DELETE', 'LIST', 'MIXED', 'CDN'];
@@ -84,6 +92,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       fastpath: { type: 'boolean' },
       'fastpath-workers': { type: 'string' },
       'fastpath-cells': { type: 'string' },
+      start: { type: 'boolean' },
+      'start-binary': { type: 'string' },
+      'start-node': { type: 'string' },
+      'start-compare': { type: 'string', multiple: true },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -180,12 +192,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
-  const partial = smoke || values.fastpath === true || values.upstream === true || values.hashing === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
+  if ((values['start-binary'] !== undefined || values['start-node'] !== undefined || values['start-compare'] !== undefined) && values.start !== true) {
+    throw new Error('--start-binary, --start-node and --start-compare apply to --start only');
+  }
+  const partial = smoke || values.start === true || values.fastpath === true || values.upstream === true || values.hashing === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   // A --fastpath run of some cells, worker counts or connection counts is a draft: a temp file unless told where.
   const fastpathSubset = fastpathCells !== undefined || fastpathWorkers !== undefined || concurrency !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
   const hashingResults = join(repoRoot(), 'bench', 'RESULTS-hashing.md');
-  const out = values.out ?? (values.fastpath === true && !smoke && !fastpathSubset ? fastpathResultsFile() : values.hashing === true && !smoke ? hashingResults : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : values.scale === true && !smoke ? scaleResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
+  const out = values.out ?? (values.fastpath === true && !smoke && !fastpathSubset ? fastpathResultsFile() : values.hashing === true && !smoke ? hashingResults : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : values.scale === true && !smoke ? scaleResultsFile() : values.start === true && !smoke ? startResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
   const cdnOnly = !smoke && values.out === undefined && workloads !== undefined && workloads.every((w) => w === 'CDN');
   const rounds = positive('rounds', values.rounds);
   return {
@@ -215,6 +230,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(scaleWorkers ? { scaleWorkers } : {}),
     ...(scalePostgres !== undefined ? { scalePostgres } : {}),
     ...(load ? { load } : {}),
+    ...(values.start === true ? { start: true } : {}),
+    ...(values['start-binary'] !== undefined ? { startBinary: values['start-binary'] } : {}),
+    ...(values['start-node'] !== undefined ? { startNode: values['start-node'] } : {}),
+    ...(values['start-compare'] !== undefined ? { startCompare: values['start-compare'] } : {}),
     ...(values['proxy-clients'] !== undefined ? { proxyClients: Math.round(positive('proxy-clients', values['proxy-clients']) ?? 0) } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
@@ -242,6 +261,12 @@ export function fastpathOptions(opts: BenchOptions): FastpathOptions {
     command: opts.command ?? 'node bench/dist/main.js --fastpath',
     ...(opts.log ? { log: opts.log } : {}),
   };
+}
+
+/** --start-compare LABEL=DIR (or DIR: labelled "before"): another build's repository root. */
+function parseCompare(value: string): { label: string; root: string } {
+  const eq = value.indexOf('=');
+  return eq > 0 ? { label: value.slice(0, eq), root: value.slice(eq + 1) } : { label: 'before', root: value };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -330,6 +355,24 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`report: ${opts.out}\n`);
     const failed = result.cells.some((c) => ['cdn', 'presigned', 'signed', 'proxy'].includes(c.subject.kind) && c.rounds.some((r) => r.errors > 0)) || result.hitRatio.some((h) => h.errors > 0);
     return failed ? 1 : 0;
+  }
+  if (opts.start) {
+    const figures = await measureStart({
+      rounds: opts.rounds ?? (opts.smoke ? 1 : 10),
+      rssRounds: opts.smoke ? 1 : 3,
+      settleMs: opts.smoke ? 1000 : 5000,
+      workers: [1, 2],
+      ...(opts.startBinary !== undefined ? { binary: opts.startBinary === 'none' ? null : opts.startBinary } : {}),
+      ...(opts.startNode !== undefined ? { nodePath: opts.startNode } : {}),
+      ...(opts.startCompare !== undefined ? { compare: opts.startCompare.map(parseCompare) } : {}),
+      profile: !opts.smoke,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    const body = renderStartSection(figures, '## Start and memory');
+    await writeFile(opts.out, `# s3edge: start time and idle memory\n\nCommand: \`${opts.command ?? 'node bench/dist/main.js --start'}\` (run on ${new Date().toISOString().slice(0, 10)}).\n\n${body}`);
+    process.stdout.write(body);
+    process.stdout.write(`report: ${opts.out}\n`);
+    return figures.targets.some((t) => t.errors.length > 0) ? 1 : 0;
   }
   if (opts.scale) {
     if (opts.load === 'wrk' && !findWrk()) {

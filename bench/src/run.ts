@@ -55,6 +55,14 @@ export interface BenchOptions extends PlanOptions {
   fastpathWorkers?: readonly number[];
   /** --fastpath's s3edge cells (--fastpath-cells; default all, smoke: cdn,presigned,signed). */
   fastpathCells?: readonly FastpathCellName[];
+  /** --start: start times and idle memory (bench/src/start.ts). */
+  start?: boolean;
+  /** --start-binary: the single binary to time (default dist/s3edge-<platform>-<arch> when built; none: skip). */
+  startBinary?: string;
+  /** --start-node: the node that runs s3edge (e.g. a Node 24). */
+  startNode?: string;
+  /** --start-compare [LABEL=]DIR (repeatable): other builds started beside this one. */
+  startCompare?: string[];
   /** Distinct client IPs of the proxy's memory pass (--proxy-clients). */
   proxyClients?: number;
   s3edgeArgs?: readonly string[];

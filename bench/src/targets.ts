@@ -55,7 +55,7 @@ export function repoRoot(): string {
 }
 
 /** The host's environment without anything that would change how a server or client behaves. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (k.startsWith('S3EDGE_') || k.startsWith('AWS_') || k === 'NODE_OPTIONS' || k.startsWith('TAP') || k.startsWith('npm_')) continue;

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { BlockList } from 'node:net';
 import type { CdnConfig } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
-import { GeoIp } from './geoip.js';
+import { bundledDatabase, GeoIp } from './geoip.js';
 import { InvalidRangeError, parseAddress, rangeList, type Address } from './ip-ranges.js';
 
 export interface ClientInfo {
@@ -37,7 +37,8 @@ export class ClientResolver {
   private readonly trusted: BlockList;
   private readonly anyTrusted: boolean;
   private readonly countryHeader: string;
-  private readonly geoip: GeoIp;
+  private geoipOpen: GeoIp | undefined;
+  private readonly geoipFile: string;
   /** The client of each connection, when no proxy is trusted (resolve()). */
   private readonly peers = new WeakMap<object, ClientInfo>();
 
@@ -51,7 +52,17 @@ export class ClientResolver {
     }
     this.anyTrusted = config.trustedProxies.length > 0;
     this.countryHeader = config.countryHeader.toLowerCase();
-    this.geoip = GeoIp.open(config.geoipDatabase);
+    this.geoipFile = config.geoipDatabase;
+    // A configured database is read now: a bad one is a ConfigError and the server does not start. The
+    // bundled one (8 MB, checked when it was packaged) waits for the first lookup: a server that has
+    // not yet served a CDN request, or never does, neither pays for it nor holds it. Its absence is
+    // still a start-up error.
+    if (this.geoipFile !== '') this.geoipOpen = GeoIp.open(this.geoipFile);
+    else if (bundledDatabase() === undefined) GeoIp.open('');
+  }
+
+  private get geoip(): GeoIp {
+    return (this.geoipOpen ??= GeoIp.open(this.geoipFile));
   }
 
   resolve(req: IncomingMessage): ClientInfo {

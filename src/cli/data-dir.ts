@@ -8,7 +8,7 @@ import type { Config } from '../config/schema.js';
 import { openDatabase, type Db } from '../db/open.js';
 import { isPostgresUrl, redactUrl } from '../db/pg/url.js';
 import { createRepos, type Repos } from '../db/repos/index.js';
-import { openPgStore, type OpenPgStoreOptions } from '../db/store/open-pg.js';
+import type { OpenPgStoreOptions } from '../db/store/open-pg.js';
 import { SqliteStore } from '../db/store/sqlite-store.js';
 import type { SqlStore } from '../db/store/types.js';
 import { decryptSecret, encryptSecret, loadMasterKey } from '../auth/secrets.js';
@@ -84,6 +84,8 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
   let store: SqlStore;
   if (postgres) {
     try {
+      // The PostgreSQL driver loads only for a node on PostgreSQL: on SQLite it would only slow the start.
+      const { openPgStore } = await import('../db/store/open-pg.js');
       // metadataCacheBytes 0 (on every node: docs/DEPLOYMENT.md) turns the row cache and its write lease off.
       const cached = config.metadataCacheBytes > 0;
       store = await openPgStore(config.metadata, { readCacheBytes: config.metadataCacheBytes, coherenceLease: cached, ...options.postgres });

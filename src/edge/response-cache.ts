@@ -121,16 +121,23 @@ function rangeOf(header: string | string[] | undefined, size: number): ReadRange
 export class ProxyResponseCache {
   /** This process's part of the tiers' keys (tierKey). */
   private readonly tag = randomBytes(8).toString('hex');
-  private readonly entries: LRUCache<string, Entry>;
+  // Made with the first proxied answer: an LRU allocates its whole index at once (a few MB and tens of
+  // milliseconds at 100,000 entries), which a server that proxies nothing should not pay at its start.
+  private entriesLru: LRUCache<string, Entry> | undefined;
   /** Per target: the Vary names of the answer stored last, which select the variant key. */
-  private readonly varies: LRUCache<string, readonly string[]>;
+  private variesLru: LRUCache<string, readonly string[]> | undefined;
 
   constructor(
     private readonly edge: EdgeCache,
     private readonly opts: ProxyResponseCacheOptions,
-  ) {
-    this.entries = new LRUCache<string, Entry>({ max: opts.maxEntries });
-    this.varies = new LRUCache<string, readonly string[]>({ max: opts.maxEntries });
+  ) {}
+
+  private get entries(): LRUCache<string, Entry> {
+    return (this.entriesLru ??= new LRUCache<string, Entry>({ max: this.opts.maxEntries }));
+  }
+
+  private get varies(): LRUCache<string, readonly string[]> {
+    return (this.variesLru ??= new LRUCache<string, readonly string[]>({ max: this.opts.maxEntries }));
   }
 
   /** A fresh stored answer for this request, or undefined: forward it, then offer the answer to store(). */

@@ -4,10 +4,13 @@
 // GC, handles). Rendered at GET /metrics (src/metrics/endpoint.ts) after the gateway's own figures.
 //
 // Counted exactly, published when read: a request adds to plain numbers of its series (surface,
-// operation, status), and a scrape folds them into the metrics (prom-client's `collect`). prom-client
-// hashes and validates a label set on every inc() or observe(), several µs a request on the CDN's and
-// S3's hot paths; here that happens once per series and scrape.
-import { collectDefaultMetrics, Counter, Registry, type Metric, type MetricObjectWithValues, type MetricValueWithName } from 'prom-client';
+// operation, status), found through nested maps without building a key, and a scrape folds them into
+// the metrics (prom-client's `collect`). prom-client hashes and validates a label set on every inc()
+// or observe(), several µs a request on the CDN's and S3's hot paths; here that happens once per
+// series and scrape. So prom-client itself (with the OpenTelemetry API its default metrics load: about
+// 90 modules) loads with the first scrape, not with the server; its process metrics count from then
+// (the CPU total from the process's start: it is read from the process).
+import type { Counter, Metric, MetricObjectWithValues, MetricValue, MetricValueWithName, Registry } from 'prom-client';
 
 export type Surface = 's3' | 'api' | 'cdn' | 'proxy';
 
@@ -32,6 +35,9 @@ export function methodLabel(method: string | undefined): string {
   return method !== undefined && METHODS.has(method) ? method : 'other';
 }
 
+/** prom-client's Registry.PROMETHEUS_CONTENT_TYPE, for an answer given before it has loaded. */
+const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
+
 /** What one series has counted since the last scrape. */
 interface Pending {
   readonly labels: { surface: Surface; operation: string; status: string };
@@ -53,7 +59,7 @@ const DURATION_NAME = 's3edge_request_duration_seconds';
 /**
  * The latency histogram, as prom-client's Histogram writes it (`_bucket` with `le`, cumulative, `+Inf`,
  * `_sum`, `_count`; aggregated across workers by summing), observed without a label lookup: the caller
- * holds its series.
+ * holds its series. A metric of prom-client's registry by the shape the registry reads.
  */
 class DurationHistogram {
   readonly name = DURATION_NAME;
@@ -111,31 +117,20 @@ interface Series {
   buckets: Buckets;
 }
 
+/** The prom-client side, made once the package has loaded. */
+interface PromMetrics {
+  registry: Registry;
+  requests: Counter<'surface' | 'operation' | 'status'>;
+  received: Counter<'surface'>;
+  sent: Counter<'surface'>;
+}
+
 export class RequestMetrics {
-  readonly registry = new Registry();
-  private readonly requests: Counter<'surface' | 'operation' | 'status'>;
   private readonly duration = new DurationHistogram();
-  private readonly received: Counter<'surface'>;
-  private readonly sent: Counter<'surface'>;
   private readonly series = new Map<Surface, Map<string, Map<number | null, Series>>>();
   private readonly all: Series[] = [];
-
-  constructor() {
-    collectDefaultMetrics({ register: this.registry });
-    const registers = [this.registry];
-    // Whichever of the three counters a scrape reads first folds every series' pending figures into all three.
-    const collect = (): void => this.publish();
-    this.requests = new Counter({
-      name: 's3edge_requests_total',
-      help: 'Requests answered, by surface, operation and status (status "none": the client left before an answer).',
-      labelNames: ['surface', 'operation', 'status'],
-      registers,
-      collect,
-    });
-    this.registry.registerMetric(this.duration as unknown as Metric);
-    this.received = new Counter({ name: 's3edge_request_body_bytes_total', help: 'Request body bytes received, by surface.', labelNames: ['surface'], registers, collect });
-    this.sent = new Counter({ name: 's3edge_response_body_bytes_total', help: 'Response body bytes sent, by surface.', labelNames: ['surface'], registers, collect });
-  }
+  private prom: PromMetrics | undefined;
+  private loading: Promise<PromMetrics> | undefined;
 
   observe(o: RequestObservation): void {
     this.count(o.surface, o.operation, o.status, o.durationMs, o.bytesIn, o.bytesOut);
@@ -168,12 +163,38 @@ export class RequestMetrics {
     return series;
   }
 
+  /** prom-client and the metrics, loaded by the first scrape (every later one gets the same). */
+  private load(): Promise<PromMetrics> {
+    this.loading ??= import('prom-client').then(({ collectDefaultMetrics, Counter, Registry }) => {
+      const registry = new Registry();
+      collectDefaultMetrics({ register: registry });
+      const registers = [registry];
+      // Whichever counter a scrape reads first folds every series' pending figures into all three.
+      const collect = (): void => this.publish();
+      const requests = new Counter({
+        name: 's3edge_requests_total',
+        help: 'Requests answered, by surface, operation and status (status "none": the client left before an answer).',
+        labelNames: ['surface', 'operation', 'status'],
+        registers,
+        collect,
+      });
+      registry.registerMetric(this.duration as unknown as Metric);
+      const received = new Counter({ name: 's3edge_request_body_bytes_total', help: 'Request body bytes received, by surface.', labelNames: ['surface'], registers, collect });
+      const sent = new Counter({ name: 's3edge_response_body_bytes_total', help: 'Response body bytes sent, by surface.', labelNames: ['surface'], registers, collect });
+      this.prom = { registry, requests, received, sent };
+      return this.prom;
+    });
+    return this.loading;
+  }
+
   /** Moves what the series counted since the last scrape into the counters. */
   private publish(): void {
+    const prom = this.prom;
+    if (!prom) return;
     for (const { pending: p } of this.all) {
-      if (p.requests > 0) this.requests.inc(p.labels, p.requests);
-      if (p.bytesIn > 0) this.received.inc({ surface: p.labels.surface }, p.bytesIn);
-      if (p.bytesOut > 0) this.sent.inc({ surface: p.labels.surface }, p.bytesOut);
+      if (p.requests > 0) prom.requests.inc(p.labels, p.requests);
+      if (p.bytesIn > 0) prom.received.inc({ surface: p.labels.surface }, p.bytesIn);
+      if (p.bytesOut > 0) prom.sent.inc({ surface: p.labels.surface }, p.bytesOut);
       p.requests = 0;
       p.bytesIn = 0;
       p.bytesOut = 0;
@@ -181,10 +202,15 @@ export class RequestMetrics {
   }
 
   get contentType(): string {
-    return this.registry.contentType;
+    return this.prom?.registry.contentType ?? PROMETHEUS_TEXT;
   }
 
-  text(): Promise<string> {
-    return this.registry.metrics();
+  async text(): Promise<string> {
+    return (await this.load()).registry.metrics();
+  }
+
+  /** The metrics as prom-client's JSON, for a cluster's supervisor to add up (cluster-metrics.ts). */
+  async json(): Promise<MetricObjectWithValues<MetricValue<string>>[]> {
+    return (await this.load()).registry.getMetricsAsJSON();
   }
 }

@@ -15,6 +15,7 @@ import { HASHING_VARIANTS, runHashingBench } from '../../bench/src/hashing.js';
 import { fullPlan } from '../../bench/src/plan.js';
 import { clientIp } from '../../bench/src/proxy.js';
 import { runScaleBench, scaleRatios } from '../../bench/src/scale.js';
+import { measureStart, renderStartSection } from '../../bench/src/start.js';
 import { nginxConfig } from '../../bench/src/targets.js';
 import { parseWrkOutput, wrkScript } from '../../bench/src/wrk.js';
 
@@ -239,4 +240,22 @@ t.test('--scale: bench/RESULTS-scale.md, --concurrency 64, --scale-workers, the 
   ]);
   t.match(nginxConfig('/tmp/x', 8080, { workers: 2 }), /^(user root;\n)?worker_processes 2;\n/);
   t.match(nginxConfig('/tmp/x', 8080), /^(user root;\n)?worker_processes 1;\n/, 'one worker unless asked');
+});
+
+t.test('bench --start --smoke: time to the first /healthz 200 and the idle RSS of every process', async (t) => {
+  const opts = parseBenchArgs(['--start', '--smoke']);
+  t.equal(opts.start, true);
+  t.ok(opts.out.startsWith(tmpdir()), 'a smoke run leaves bench/RESULTS-start.md alone');
+  t.same(parseBenchArgs(['--start', '--start-compare', 'x=/a', '--start-compare', '/b']).startCompare, ['x=/a', '/b']);
+  t.throws(() => parseBenchArgs(['--start-compare', '/a']), /apply to --start only/);
+  const f = await measureStart({ rounds: 1, rssRounds: 1, settleMs: 300, binary: null, profile: false });
+  t.same(f.targets.map((x) => x.target.name), ['node -e 0', 'bare node:http', 's3edge w1', 's3edge w2']);
+  for (const x of f.targets) {
+    t.same(x.errors, [], `${x.target.name}: started`);
+    t.ok((x.samples[0]?.healthzMs ?? 0) > 0, `${x.target.name}: a time`);
+  }
+  const w2 = f.targets.find((x) => x.target.name === 's3edge w2');
+  t.same(w2?.rss[0]?.processes.map((p) => p.role).sort(), ['supervisor', 'worker', 'worker'], 'the supervisor and its two workers, each measured');
+  t.ok((w2?.rssAfterApi[0]?.totalKiB ?? 0) > 0, 'and again after a management request');
+  t.match(renderStartSection(f), /^\| s3edge w2 \| \d+ \| supervisor \d+, worker \d+, worker \d+ \|/m, 'the per-process split in the report');
 });
