@@ -4,6 +4,7 @@
 // worker when one dies, prints the one start message, and drains them all on a stop signal (a second
 // signal kills them). It serves no request itself.
 import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { PreparedDataDir } from '../data-dir-setup.js';
@@ -36,13 +37,21 @@ class Workers {
     private readonly log: () => Logger | undefined,
   ) {}
 
-  /** Forks every slot; resolves with where they listen once all have, or rejects with the first failure. */
-  start(): Promise<Listening> {
+  /**
+   * Forks every slot; resolves with where they listen once all have, or rejects with the first failure.
+   * As many start at once as there are cores but one (the supervisor starts beside them), the others as
+   * soon as the first listens: starting more processes than cores at once only makes each start slower,
+   * the first to serve included.
+   */
+  start(cores = availableParallelism()): Promise<Listening> {
     return new Promise<Listening>((resolve, reject) => {
       const listening = new Map<number, Listening>();
       let settled = false;
+      const atOnce = Math.min(this.count, Math.max(1, cores - 1));
+      let next = atOnce + 1;
       this.channel.onNote(WORKER_NOTES.listening, (body, from) => {
         this.log()?.info({ slot: from.slot }, 'cluster: a worker listens');
+        while (next <= this.count && !this.stopping) this.fork(next++, MIN_BACKOFF_MS);
         if (settled) return;
         listening.set(from.slot, body as Listening);
         if (listening.size === this.count) {
@@ -61,7 +70,7 @@ class Workers {
         reject({ message: `worker ${slot} exited (code ${code}) before it listened`, exitCode: 1 } satisfies StartupFailure);
         return true;
       };
-      for (let slot = 1; slot <= this.count; slot++) this.fork(slot, MIN_BACKOFF_MS);
+      for (let slot = 1; slot <= atOnce; slot++) this.fork(slot, MIN_BACKOFF_MS);
     });
   }
 
