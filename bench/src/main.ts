@@ -351,7 +351,13 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`bench: ${WRK_MISSING.replace('--load wrk', '--fastpath')}\n`);
       return 2;
     }
-    const result = await runFastpathBench(fastpathOptions(opts));
+    // Start and idle memory first, on a machine nothing of this run loads yet (a smoke run leaves them to --start).
+    let startAndMemory: string | undefined;
+    if (!opts.smoke && (opts.fastpathCells === undefined || opts.fastpathCells.length === 4)) {
+      const figures = await measureStart({ rounds: 5, rssRounds: 2, settleMs: 3000, workers: [1, 2], profile: false, log: (line) => process.stderr.write(`${line}\n`) });
+      startAndMemory = renderStartSection(figures, '');
+    }
+    const result = await runFastpathBench({ ...fastpathOptions(opts), ...(startAndMemory !== undefined ? { startAndMemory } : {}) });
     process.stdout.write(`report: ${opts.out}\n`);
     const failed = result.cells.some((c) => ['cdn', 'presigned', 'signed', 'proxy'].includes(c.subject.kind) && c.rounds.some((r) => r.errors > 0)) || result.hitRatio.some((h) => h.errors > 0);
     return failed ? 1 : 0;
