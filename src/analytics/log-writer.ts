@@ -51,7 +51,8 @@ export class ThreadLogWriter implements LogWriter {
     private readonly fallback: LogWriter,
     log: Pick<Logger, 'error'>,
   ) {
-    this.worker = new Worker(new URL('./log-writer-worker.js', import.meta.url), { workerData: { file, driver: resolveSqliteDriver(driver) } });
+    // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
+    this.worker = new Worker(new URL('../analytics/log-writer-worker.js', import.meta.url), { workerData: { file, driver: resolveSqliteDriver(driver) } });
     // Never what keeps the process alive: close() is the orderly way out.
     this.worker.unref();
     this.worker.on('message', (reply: WriteReply) => {

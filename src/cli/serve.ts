@@ -111,17 +111,19 @@ async function runSingle(config: Config, json: boolean): Promise<number> {
   const [{ createContext }, { startServer }] = await Promise.all([import('../context.js'), import('../server.js')]);
   let ctx: AppContext | undefined;
   let server: RunningServer;
+  // The first signal drains (server.close: requests in flight get shutdownGraceSeconds) and then closes
+  // the context (request log flushed, database closed); a second one exits at once, as 128 + its number.
+  // Heard from before the first listener opens: whoever sees it answer may stop the server at once (a
+  // stop during the start takes effect once the listeners are up).
+  let stopped: Promise<void> | undefined;
   try {
     ctx = await createContext(config);
+    stopped = untilStopSignal(() => undefined);
     server = await startServer(ctx);
   } catch (err) {
     await ctx?.close();
     return startupFailure(err);
   }
-  // The first signal drains (server.close: requests in flight get shutdownGraceSeconds) and then closes
-  // the context (request log flushed, database closed); a second one exits at once, as 128 + its number.
-  // Heard before the start message: whoever reads it may stop the server at once.
-  const stopped = untilStopSignal(() => undefined);
   announce(json, config, ctx.root, 1, {
     s3: server.url,
     s3Tls: server.tlsUrl ?? null,

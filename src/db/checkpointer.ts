@@ -44,7 +44,8 @@ export class Checkpointer {
   private start(): void {
     if (this.closed || this.worker) return;
     const { db, log } = this;
-    const worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), {
+    // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
+    const worker = new Worker(new URL('../db/checkpoint-worker.js', import.meta.url), {
       workerData: { file: this.file, intervalMs: this.intervalMs, driver: resolveSqliteDriver(this.driver) },
     });
     this.worker = worker;

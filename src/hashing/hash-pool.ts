@@ -50,7 +50,8 @@ export class HashPool {
         { length: this.threads },
         () =>
           new Piscina<HashTask, WorkerDigests | number | undefined>({
-            filename: new URL('./hash-worker.js', import.meta.url).href,
+            // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
+            filename: new URL('../hashing/hash-worker.js', import.meta.url).href,
             minThreads: 1,
             maxThreads: 1,
             // The thread lives as long as the pool: starting one costs tens of milliseconds.

@@ -7,7 +7,8 @@
 // the time window (not yet valid, expired), the key still having the secret that verified it (a key
 // deleted or rotated misses), and no x-amz-* header outside the signature. Only URLs whose signed
 // headers are `host` alone are kept (what presigners make); anything else is verified every time.
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { lazyLru } from '../../lazy-lru.js';
 import type { VerifiedAuth } from './types.js';
 
 export interface PresignedEntry {
@@ -21,10 +22,10 @@ export interface PresignedEntry {
 }
 
 export class PresignedMemo {
-  private readonly entries: LRUCache<string, PresignedEntry>;
+  private readonly entries: () => LRUCache<string, PresignedEntry>;
 
   constructor(max = 10_000) {
-    this.entries = new LRUCache({ max });
+    this.entries = lazyLru({ max });
   }
 
   /** What a presigned request's signature covers, as one string (Host and target as sent). */
@@ -33,14 +34,14 @@ export class PresignedMemo {
   }
 
   get(key: string): PresignedEntry | undefined {
-    return this.entries.get(key);
+    return this.entries().get(key);
   }
 
   set(key: string, entry: PresignedEntry): void {
-    this.entries.set(key, entry);
+    this.entries().set(key, entry);
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.entries().size;
   }
 }

@@ -21,7 +21,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LRUCache } from 'lru-cache';
+import { lazyLru } from '../../lazy-lru.js';
 import type { Logger } from 'pino';
 import type { SqliteDriverSetting } from '../../db/sqlite/index.js';
 import { DiskIndex, type IndexEntry, type IndexFill, type IndexProc } from './disk-index.js';
@@ -202,7 +202,7 @@ export class DiskTier {
   /** Entries read since the last touch (key -> file's path): their recency, written to the index in one transaction. */
   private touched = new Map<string, string>();
   /** Entries as this process last read them from the index (get()). */
-  private readonly hints = new LRUCache<string, DiskEntry>({ max: HINTS, ttl: HINT_MS });
+  private readonly hints = lazyLru<string, DiskEntry>({ max: HINTS, ttl: HINT_MS });
   private readonly timers: NodeJS.Timeout[] = [];
   private maintenance: Promise<void> = Promise.resolve();
   private closed = false;
@@ -281,19 +281,19 @@ export class DiskTier {
    * be gone since: the caller's open says so, and drop() forgets it).
    */
   get(key: string, etag?: string): DiskEntry | undefined {
-    const hint = etag === undefined ? undefined : this.hints.get(key);
+    const hint = etag === undefined ? undefined : this.hints().get(key);
     if (hint && hint.etag === etag) {
       this.touched.set(key, hint.file);
       return hint;
     }
     const e = this.guarded(undefined, (index) => index.entry(key));
     if (!e) {
-      this.hints.delete(key);
+      this.hints().delete(key);
       return undefined;
     }
     const entry = this.toDisk(e);
     this.touched.set(key, entry.file);
-    this.hints.set(key, entry);
+    this.hints().set(key, entry);
     return entry;
   }
 
@@ -304,7 +304,7 @@ export class DiskTier {
 
   /** Drops the entry of `key` (any version) and deletes its file. */
   delete(key: string): boolean {
-    this.hints.delete(key);
+    this.hints().delete(key);
     const file = this.guarded(undefined, (index) => index.deleteEntry(key));
     if (file === undefined) return false;
     this.removeFile(file);
@@ -313,7 +313,7 @@ export class DiskTier {
 
   /** Drops `entry` if the index still names its file (found gone or not matching its header). */
   drop(entry: DiskEntry, removeFile: boolean): void {
-    this.hints.delete(entry.key);
+    this.hints().delete(entry.key);
     const rel = this.relative(entry.file);
     const dropped = this.guarded(false, (index) => index.deleteEntryFile(entry.key, rel));
     if (dropped && removeFile) this.removeFile(rel);
@@ -325,8 +325,8 @@ export class DiskTier {
    */
   purge(match: { key: string } | { prefix: string } | { owner: string }): string[] {
     const { keys, files } = this.guarded({ keys: [] as string[], files: [] as string[] }, (index) => index.purge(match));
-    for (const key of keys) this.hints.delete(key);
-    if ('key' in match) this.hints.delete(match.key);
+    for (const key of keys) this.hints().delete(key);
+    if ('key' in match) this.hints().delete(match.key);
     for (const file of files) this.removeFile(file);
     return keys;
   }
@@ -400,7 +400,7 @@ export class DiskTier {
     const rel = `${shard}/${name}`;
     await rename(slot.tempFile, this.path(rel));
     this.writing.delete(slot.fill.file);
-    this.hints.delete(slot.fill.key);
+    this.hints().delete(slot.fill.key);
     // Purged or taken over while it was being synced: it must not come back.
     const done = this.guarded(undefined, (index) => index.publish(slot.fill, rel, this.now(), wanted()));
     if (!done) {
