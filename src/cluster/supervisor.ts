@@ -141,6 +141,10 @@ export async function runSupervisor(config: Config, count: number, json: boolean
   });
   let logger: Logger | undefined;
   const workers = new Workers(count, channel, () => logger);
+  // Heard from before the first fork: a stop while the cluster starts (a worker may answer /healthz
+  // before the others are forked) takes effect once every worker listens, never kills the supervisor
+  // mid-start (a worker still being forked then died on its IPC channel).
+  const stopped = untilStopSignal(() => workers.kill());
   const started = workers.start();
   // Settled now so that a failure while the data directory opens is not an unhandled rejection.
   started.catch(() => undefined);
@@ -197,10 +201,9 @@ export async function runSupervisor(config: Config, count: number, json: boolean
     return startupFailure(err);
   }
   // Admin commands (other processes) print these, and tell from the supervisor's pid whether the server
-  // runs: recorded before the start message, and the stop signals heard before it, as by one process.
+  // runs: recorded before the start message, as by one process.
   const record = thisServer({ s3: at.s3, s3Tls: at.s3Tls, cdn: at.cdnBase, region: config.region }, ctx.clock());
   await ctx.repos.settings.setServerEndpoints(record);
-  const stopped = untilStopSignal(() => workers.kill());
   announce(json, config, ctx.root, count, at);
   await stopped;
   ctx.log.info({ workers: count }, 'stopping: every worker drains');

@@ -193,3 +193,31 @@ t.test('a data directory the supervisor cannot open fails the start with one lin
   t.equal(r.stderr.split('\n').filter((l) => l.startsWith('s3edge:')).length, 1, 'said once: the workers waiting for the directory say nothing');
   t.notMatch(r.stdout, /"event":"listening"|s3edge is running/, 'no start message');
 });
+
+t.test('SIGTERM as soon as the first worker listens: the start completes, then every process exits 0, no stack trace', async (t) => {
+  const { spawn } = await import('node:child_process');
+  const { childProcessEnv, s3edgeCommand } = await import('../helpers/child-env.js');
+  const { tempDir } = await import('../helpers/temp-data.js');
+  const dir = tempDir(t, 's3edge-cluster-early-stop-');
+  // The second worker is forked once the first listens: the signal lands while it starts.
+  const [cmd, args] = s3edgeCommand(['serve', '--workers', '2', '--json', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0']);
+  const child = spawn(cmd, args, { env: childProcessEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let signalled = false;
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    if (!signalled && pidsLogging(stdout, 'cluster: a worker listens').length > 0) {
+      signalled = true;
+      child.kill('SIGTERM');
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  t.ok(signalled, 'the signal was sent after the first worker listened');
+  t.equal(code, 0, `the supervisor exits 0 (stderr: ${stderr.slice(0, 500)})`);
+  t.notMatch(stderr, /EPIPE|Error|at .*\(node:/, 'no worker died on its channel');
+  t.match(stdout, /"event":"listening"/, 'the start completed before the stop');
+  t.match(stdout, /stopping: every worker drains/, 'the stop drained the workers');
+  t.same(childrenOf(child.pid as number), [], 'no process left');
+});
