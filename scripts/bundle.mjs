@@ -3,7 +3,7 @@
 // everything it imports from src/ are bundled by esbuild into dist/src/bundle/ (one file per lazily
 // loaded part: serve, the admin CLI, the management API, ...), and dist/bin/s3edge.js becomes a
 // one-line import of it. Node's ES module loader resolving, reading, compiling and linking ~300 files
-// one by one was most of a start; one file is read and compiled lazily by V8.
+// one by one was most of a start; a few files cost a fraction of that.
 //
 // Packages stay imports of node_modules (their own files, patched ones included). The bundle lives two
 // folders below dist/ like every module of src/, so paths made from import.meta.url (config/, dist/web/,
