@@ -103,7 +103,9 @@ export function appTree() {
   }
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const buildInfo = { version: pkg.version, commit: gitCommit() };
-  const paths = ['package.json', ...walk('config'), ...compiled('bin'), ...compiled('src'), ...walk('dist/web'), ...productionModules()];
+  // dist/src/bundle: the command's code bundled (scripts/bundle.mjs), which dist/bin/s3edge.js imports.
+  const bundle = walk('dist/src/bundle', (rel) => rel.endsWith('.js'));
+  const paths = ['package.json', ...walk('config'), ...compiled('bin'), ...compiled('src'), ...bundle, ...walk('dist/web'), ...productionModules()];
   const files = paths.map((p) => [p, readFileSync(join(root, p))]);
   files.push(['build-info.json', Buffer.from(JSON.stringify(buildInfo) + '\n')]);
   files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

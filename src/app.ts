@@ -1,18 +1,15 @@
 // buildApp(ctx): the request listener for every surface. Requests for a verified project hostname go
 // to the edge proxy (src/edge, both listeners, WebSocket upgrades too); for the CDN hostname to the CDN;
 // S3 traffic goes straight to the S3 handler (raw URLs matter: keys are opaque bytes, no router
-// normalisation); the management prefixes (/api/, /storage/, /dashboard) go through fastify. Never
-// listens, never reads env.
+// normalisation); the management prefixes (/api/, /storage/, /dashboard) go through fastify, built for
+// the first of them (api/management-lazy.ts). Never listens, never reads env.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import Fastify, { type FastifyReply } from 'fastify';
 import type { AppContext } from './context.js';
 import { createS3Handler } from './s3/handler.js';
 import { expectsContinue } from './http/expect-continue.js';
-import { managementApi } from './api/plugin.js';
-import { observeApiRequests } from './api/request-line.js';
-import { parseQueryFirstValue } from './api/query.js';
+import { ManagementApp } from './api/management-lazy.js';
 import { createCdnHandler, isCdnHost, notFound as cdnNotFound } from './cdn/handler.js';
 import { answerAndClose, repeatedHeader, watchBodyRate } from './http/request-guard.js';
 import { toXml } from './s3/xml.js';
@@ -21,7 +18,6 @@ import { requestRecordOf } from './s3/request-log.js';
 import { S3Error } from './errors/s3-errors.js';
 import { createEdgeHandler } from './edge/handler.js';
 import type { EdgeRoute } from './edge/model.js';
-import { dashboardFiles } from './web/static.js';
 import { answerHealth, type HealthEndpoint } from './health/endpoints.js';
 import { answerMetrics } from './metrics/endpoint.js';
 import { virtualHostBucket } from './s3/addressing.js';
@@ -128,33 +124,8 @@ function requestGuard(ctx: AppContext): (req: IncomingMessage, res: ServerRespon
 const REQUEST_TIMEOUT_MESSAGE = 'Your socket connection to the server was not read from or written to within the timeout period.';
 
 export async function buildApp(ctx: AppContext): Promise<App> {
-  let fastifyListener: RequestListener | undefined;
-  const fastify = Fastify({
-    loggerInstance: ctx.log,
-    // One line per request of our own (api/request-line.ts), under an id the client is shown.
-    disableRequestLogging: true,
-    genReqId: () => randomUUID(),
-    requestIdLogLabel: 'requestId',
-    routerOptions: { querystringParser: parseQueryFirstValue },
-    // Malformed URLs (bad percent-encoding, over-long segments) get the API's JSON envelope too.
-    frameworkErrors: (err, _req, reply) => {
-      const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
-      void (reply as FastifyReply).code(status).send({ success: false, message: 'Malformed request URL', code: 'invalid_request' });
-    },
-    serverFactory: (handler) => {
-      fastifyListener = handler;
-      // Never listens: server.ts creates the http/https servers around `listener`.
-      return createServer();
-    },
-  });
-  observeApiRequests(fastify, ctx);
-  fastify.setNotFoundHandler((_req, reply) => {
-    void reply.code(404).send({ success: false, message: 'Not found', code: 'not_found' });
-  });
-  await fastify.register(managementApi, { ctx });
-  if (ctx.config.dashboard.enabled) await fastify.register(dashboardFiles);
-  await fastify.ready();
-  const management = fastifyListener as RequestListener;
+  const managementApp = new ManagementApp(ctx);
+  const management = managementApp.listener;
   const s3 = createS3Handler(ctx);
   const cdn = createCdnHandler(ctx);
   const cdnHostname = ctx.config.cdn.hostname;
@@ -216,5 +187,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     if (route instanceof Promise) void route.then(upgrade).catch(() => socket.destroy());
     else upgrade(route);
   };
-  return { listener, cdnListener, upgradeListener, closeTunnels: () => edge.closeTunnels(), close: () => fastify.close() };
+  return {
+    listener,
+    cdnListener,
+    upgradeListener,
+    closeTunnels: () => edge.closeTunnels(),
+    close: () => managementApp.close(),
+  };
 }

@@ -9,10 +9,10 @@ import type { Repos } from './db/repos/index.js';
 import type { ObjectsRepo } from './db/repos/objects.js';
 import { MultipartRepo } from './db/repos/multipart.js';
 import { KeyStore } from './auth/key-store.js';
-import { ensureRoot } from './auth/root.js';
-import { META_DB_FILE, openDataDir } from './cli/data-dir.js';
+import { META_DB_FILE } from './cli/data-dir.js';
+import { asConfigError, prepareDataDir } from './data-dir-setup.js';
 import { DURABLE_AT_COMMIT, WalSync, type Durability } from './db/wal-sync.js';
-import { Checkpointer } from './db/checkpointer.js';
+import { Checkpointer, CHECKPOINTS_AFTER_START_MS } from './db/checkpointer.js';
 import { CommitQueue } from './db/commit-queue.js';
 import { BucketDirectory } from './s3/bucket-directory.js';
 import type { StorageBackend } from './storage/backend.js';
@@ -23,26 +23,25 @@ import { UploadBudget } from './storage/upload-budget.js';
 import type { BlobCollector } from './storage/blob-gc.js';
 import type { Scrubber } from './storage/scrub.js';
 import { SingletonJobs } from './jobs/singleton-jobs.js';
+import { startJobs } from './jobs/jobs-context.js';
 import { BlobRemovals } from './storage/blob-removals.js';
-import { PgLeadership } from './db/store/pg-leadership.js';
+import type { PgLeadership } from './db/store/pg-leadership.js';
 import { storeRateLimitStore } from './cluster/store-rate-limits.js';
 import { CorruptionReporter } from './storage/corruption.js';
 import { ApiKeyVerifier } from './auth/api-keys.js';
 import { DashboardSessions } from './auth/sessions.js';
 import { CreditsService } from './credits/credits.js';
 import { RequestLog } from './analytics/request-log.js';
+import { storeLogWriter, ThreadLogWriter } from './analytics/log-writer.js';
 import { logRequestLine } from './analytics/request-line.js';
 import { ClientResolver } from './cdn/client-info.js';
 import { AssetDirectory } from './cdn/asset-directory.js';
 import { EdgeCache } from './cdn/edge-cache.js';
 import { CachePurges } from './cdn/cache-purges.js';
-import { assertShare, removeOtherShares, shareDir, type ProcessShare } from './cdn/cache/shares.js';
-import { CatalogueError, seedCatalogue } from './domains/catalogue.js';
-import { BootstrapError } from './domains/availability/bootstrap.js';
-import { ConfigError } from './config/load.js';
-import { DomainSearch } from './domains/search.js';
+import { assertShare, type ProcessShare } from './cdn/cache/shares.js';
+import type { DomainSearch } from './domains/search.js';
 import { BootstrapSource } from './domains/availability/bootstrap-source.js';
-import { createRdapClient, RdapProvider } from './domains/availability/rdap.js';
+import { lazyDomainSearch, type LazyDomainSearch } from './domains/lazy-search.js';
 import { EdgeRoutes } from './edge/route.js';
 import { EdgeMonitor, type TrafficMonitor } from './edge/detect/monitor.js';
 import { ClientLimiter, type EdgeLimiter } from './edge/limiter.js';
@@ -53,7 +52,7 @@ import { MonitorForwarder } from './cluster/shared-monitor.js';
 import { workerLeases } from './cluster/shared-leases.js';
 import { ProxyResponseCache } from './edge/response-cache.js';
 import { OriginPools } from './edge/origin-pools.js';
-import { createLogger } from './log-format.js';
+import { createLogger, lineWriter } from './log-format.js';
 
 /** The edge cache's disk tier, under the data directory. */
 const CDN_CACHE_DIR = 'cdn-cache';
@@ -113,8 +112,8 @@ export interface AppContext {
   requestLog: RequestLog;
   /** Client IP and country of a CDN request. */
   clients: ClientResolver;
-  /** The domain reseller: TLD catalogue queries and the domain search (registry lookups over RDAP). */
-  domains: DomainSearch;
+  /** The domain reseller: TLD catalogue queries and the domain search (registry lookups over RDAP); made on first use. */
+  domains(): Promise<DomainSearch>;
   /** Verified project hostnames and their origins and rules, for the edge proxy (src/edge). */
   edgeRoutes: EdgeRoutes;
   /** Origins' cacheable answers for the edge proxy, in the edge cache's tiers (purge by hostname id). */
@@ -163,16 +162,19 @@ export interface ContextOptions {
   channel?: WorkerChannel;
   /**
    * This process's slot among N serving processes on the data directory (`serve --workers N`): its edge
-   * cache gets 1/N of the memory and disk bytes, in <dataDir>/cdn-cache/<slot>, and its upload budget
-   * 1/N of limits.uploadBufferBytes. Absent: a single process with the whole of each.
+   * cache's memory tier gets 1/N of the memory bytes and its upload budget 1/N of
+   * limits.uploadBufferBytes; the disk tier (<dataDir>/cdn-cache, the whole of the disk bytes) is
+   * shared by all of them. Absent: a single process with the whole of each.
    */
   share?: ProcessShare;
 }
 
-/** What one process may hold: the configured totals, divided among the processes of a share. */
+/** What one process may hold: the configured totals, its memory divided among the processes of a share. */
 export interface ShareLimits {
-  cacheDir: string;
+  /** The disk tier's directory, shared by every serving process; undefined: no disk tier at all. */
+  cacheDir: string | undefined;
   memoryBytes: number;
+  /** The whole disk tier's bound (one cache for all the processes). */
   diskBytes: number;
   uploadBufferBytes: number;
 }
@@ -181,16 +183,17 @@ export function shareLimits(config: Config, share?: ProcessShare, role: ProcessR
   const root = join(config.dataDir, CDN_CACHE_DIR);
   const { memoryBytes, diskBytes } = config.cdn.cache;
   const upload = config.limits.uploadBufferBytes;
-  // A supervisor serves nothing: no cache bytes, and a directory of its own (its disabled disk tier
-  // empties the directory it is given; worker 1 removes this one as belonging to no slot).
-  if (role === 'supervisor') return { cacheDir: join(root, 'supervisor'), memoryBytes: 0, diskBytes: 0, uploadBufferBytes: upload };
+  // A supervisor serves nothing: no cache bytes, and it leaves the workers' disk tier alone.
+  if (role === 'supervisor') return { cacheDir: undefined, memoryBytes: 0, diskBytes: 0, uploadBufferBytes: upload };
   if (!share) return { cacheDir: root, memoryBytes, diskBytes, uploadBufferBytes: upload };
   assertShare(share);
   const part = (total: number): number => Math.floor(total / share.of);
   return {
-    cacheDir: shareDir(root, share),
+    cacheDir: root,
+    // Each worker's heap holds its own memory tier in front of the shared disk tier (whose hot files
+    // the OS page cache shares): the sum stays what the operator set.
     memoryBytes: part(memoryBytes),
-    diskBytes: part(diskBytes),
+    diskBytes,
     // 0 is "no cap": a share of a cap stays a cap.
     uploadBufferBytes: upload === 0 ? 0 : Math.max(1, part(upload)),
   };
@@ -211,25 +214,12 @@ function rdapBootstrap(config: Config, repos: Repos, log: Logger): BootstrapSour
   );
 }
 
-/** The TLD catalogue on the first start of a data directory; a bad seed file is a configuration error. */
-async function seedTlds(repos: Repos, config: Config): Promise<void> {
-  try {
-    await seedCatalogue(repos, config);
-  } catch (err) {
-    throw asConfigError('domains.seedFile', err);
-  }
-}
-
 function wrapConfigError<T>(key: string, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
     throw asConfigError(key, err);
   }
-}
-
-function asConfigError(key: string, err: unknown): unknown {
-  return err instanceof BootstrapError || err instanceof CatalogueError ? new ConfigError(`config: ${key}: ${err.message}`) : err;
 }
 
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
@@ -243,10 +233,13 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const limits = shareLimits(config, opts.share, role);
   const uploadBudget = new UploadBudget({ capBytes: limits.uploadBufferBytes, waitMs: config.limits.uploadBufferWaitMs });
   // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
-  const storage = createStorage(config, { budget: uploadBudget });
+  const storage = await createStorage(config, { budget: uploadBudget });
   const clients = new ClientResolver(config.cdn);
-  const { db, store, repos, masterKey } = await openDataDir(config, {
-    postgres: { onError: (err) => log.warn({ err }, 'metadata: a PostgreSQL connection failed (the pool connects again)') },
+  // The row cache (db/metadata-cache.ts): split among the workers; the supervisor serves nothing.
+  const readCacheBytes = role === 'supervisor' ? 0 : Math.floor(config.metadataCacheBytes / (opts.share?.of ?? 1));
+  const { db, store, repos, masterKey, root } = await prepareDataDir(config, {
+    postgres: { onError: (err) => log.warn({ err }, 'metadata: a PostgreSQL connection failed (the pool connects again)'), readCacheBytes },
+    sqliteReadCacheBytes: readCacheBytes,
   });
   const dbFile = join(config.dataDir, META_DB_FILE);
   // Nodes on one PostgreSQL (docs/DEPLOYMENT.md): their jobs are led by one of them, freed blobs wait
@@ -258,8 +251,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   let checkpointer: Checkpointer | undefined;
   let edge: EdgeCache | undefined;
   let cachePurges: CachePurges | undefined;
-  // Registry lookups go out through this client only: the address policy, timeouts, answer cap (src/net/).
-  const rdapClient = createRdapClient(config.domains.rdap);
+  let domains: LazyDomainSearch | undefined;
   // The supervisor hashes no upload.
   const hashPool = role !== 'supervisor' && config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold, threads: config.hashing.workerThreads }) : undefined;
   try {
@@ -269,17 +261,16 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       db.pragma('synchronous = NORMAL');
       walSync = new WalSync(`${dbFile}-wal`);
       // A worker never checkpoints: the supervisor's checkpointer does it for every connection.
-      if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver);
+      if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver, CHECKPOINTS_AFTER_START_MS);
       else db.pragma('wal_autocheckpoint = 0');
     }
     const durability = walSync ?? DURABLE_AT_COMMIT;
     const checkpoints = checkpointer;
     await storage.init();
-    const root = await ensureRoot(config, repos, masterKey);
-    await seedTlds(repos, config);
     const bootstrap = rdapBootstrap(config, repos, log);
     const { objects } = repos;
     const clock = opts.clock ?? (() => new Date());
+    const domainSearch = (domains = lazyDomainSearch({ repos, config, clock, bootstrap, log }));
     const shared = channel ? workerLeases(channel, log) : undefined;
     const removals = postgres ? new BlobRemovals({ repo: repos.blobRemovals, storage, now: () => clock().getTime(), log }) : undefined;
     const leases = shared
@@ -288,16 +279,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         ? new BlobLeases(removals.schedule)
         : new BlobLeases((blobId) => storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')));
     const { cache } = config.cdn;
-    if (opts.share?.slot === 1) {
-      // A single process's files, or a larger cluster's slots, would otherwise sit there unbounded.
-      const root = join(config.dataDir, CDN_CACHE_DIR);
-      void removeOtherShares(root, opts.share.of).catch((err: unknown) => log.warn({ err }, 'cdn cache: files of other cache layouts could not be removed'));
-    }
     edge = await EdgeCache.open({
       dir: limits.cacheDir,
       memoryBytes: limits.memoryBytes,
       memoryEntryMaxBytes: cache.memoryEntryMaxBytes,
       diskBytes: limits.diskBytes,
+      sqliteDriver: config.sqliteDriver,
       now: () => clock().getTime(),
       log,
     });
@@ -306,6 +293,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     cachePurges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), log });
     const purges = cachePurges;
     const requestMetrics = new RequestMetrics();
+    const requestLines = lineWriter(log);
     const ctx: AppContext = {
       config,
       log,
@@ -339,35 +327,19 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       edge,
       cachePurges: purges,
       requestLog: new RequestLog(repos.store, config.cdn.log, {
+        // SQLite: flushes written by a thread of their own, off the event loop (analytics/log-writer.ts).
+        ...(db && role !== 'supervisor' ? { writer: new ThreadLogWriter(dbFile, config.sqliteDriver, storeLogWriter(repos.store), log) } : {}),
         maintain: runsJobs && postgres ? () => leadership?.isLeader() === true : runsJobs,
         clock: () => clock().getTime(),
         log,
         observe: (r) => {
-          logRequestLine(log, r);
-          requestMetrics.observe({
-            surface: r.surface ?? 'cdn',
-            operation: methodLabel(r.method),
-            status: r.status,
-            durationMs: r.durationMs,
-            bytesIn: r.bytesIn ?? 0,
-            bytesOut: r.bytesSent,
-          });
+          logRequestLine(requestLines, r);
+          requestMetrics.count(r.surface ?? 'cdn', methodLabel(r.method), r.status, r.durationMs, r.bytesIn ?? 0, r.bytesSent);
         },
       }),
       requestMetrics,
       clients,
-      domains: new DomainSearch({
-        repos,
-        config,
-        clock,
-        availability: new RdapProvider({
-          bootstrap,
-          client: rdapClient,
-          config: config.domains.rdap,
-          now: () => clock().getTime(),
-          onFailure: (failure) => log.debug({ ...failure }, 'domains: an RDAP lookup failed'),
-        }),
-      }),
+      domains: () => domainSearch.get(),
       proxyCache,
       // A hostname removed, or given another origin, by this process or another: its cached answers go.
       // Every process sees that in the route table itself, so the purge is not appended to the feed.
@@ -405,7 +377,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         await ctx.originPools.close();
         await ctx.credits.close();
         await storage.close();
-        await rdapClient.close();
+        await domainSearch.close();
         await durability.close();
         await checkpoints?.close();
         await hashPool?.close();
@@ -416,33 +388,15 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     await ctx.edgeRoutes.reload();
     if (!runsJobs) return ctx;
     jobs = new SingletonJobs(ctx, { ...(removals ? { removals } : {}) });
-    if (!postgres) {
-      log.info({ role }, 'background jobs run in this process: multipart sweep, blob GC, scrub, request-log roll-ups, WAL checkpoints');
-      jobs.start();
-      return ctx;
-    }
     // Of the nodes on one PostgreSQL, the one holding the jobs' advisory lock runs them.
-    const singleton = jobs;
-    leadership = new PgLeadership(config.metadata, {
-      onChange: (leader) => {
-        if (leader) {
-          log.info({ role }, 'this node runs the singleton jobs: multipart sweep, blob GC, scrub, blob removals, request-log roll-ups');
-          singleton.start();
-        } else {
-          log.warn({ role }, 'this node no longer runs the singleton jobs (its PostgreSQL session ended; another node takes them)');
-          void singleton.stop();
-        }
-      },
-      onError: (err) => log.warn({ err }, 'jobs leadership: the PostgreSQL connection failed (tried again)'),
-    });
-    await leadership.start();
+    leadership = await startJobs(jobs, config, log, postgres, role);
     return ctx;
   } catch (err) {
     await cachePurges?.close();
     await edge?.close();
     // The upstream backend holds an HTTP agent; the disk backend's close is trivial.
     await storage.close().catch(() => undefined);
-    await rdapClient.close().catch(() => undefined);
+    await domains?.close().catch(() => undefined);
     await walSync?.close();
     await checkpointer?.close();
     await hashPool?.close();

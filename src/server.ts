@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { COUNTED_MESSAGES } from './http/counted-messages.js';
 import type { AddressInfo, Socket } from 'node:net';
 import { buildApp, type App } from './app.js';
 import { ConfigError } from './config/load.js';
@@ -56,8 +57,8 @@ function readTlsFile(path: string, key: 'tls.cert' | 'tls.key'): Buffer {
 }
 
 /** Node checks headersTimeout every connectionsCheckingInterval: this keeps the cut within a quarter more. */
-function serverOptions(config: Config): { maxHeaderSize: number; connectionsCheckingInterval: number } {
-  return { maxHeaderSize: 64 * 1024, connectionsCheckingInterval: Math.min(5000, (config.limits.headersTimeoutSeconds * 1000) / 4) };
+function serverOptions(config: Config): { maxHeaderSize: number; connectionsCheckingInterval: number } & typeof COUNTED_MESSAGES {
+  return { maxHeaderSize: 64 * 1024, connectionsCheckingInterval: Math.min(5000, (config.limits.headersTimeoutSeconds * 1000) / 4), ...COUNTED_MESSAGES };
 }
 
 function tune(server: Server, listener: RequestListener, config: Config, app: App): void {
@@ -85,7 +86,7 @@ class Connections {
   private readonly sockets = new Set<Socket>();
   private readonly responses = new Set<ServerResponse>();
   private readonly servers: Server[] = [];
-  private stopping = false;
+  stopping = false;
 
   watch(server: Server): void {
     this.servers.push(server);
@@ -93,14 +94,19 @@ class Connections {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     });
+    // One function for every response ('close' calls it with the response as `this`): no closure per request.
+    const responses = this.responses;
+    const connections = this;
+    const onClose = function (this: ServerResponse): void {
+      responses.delete(this);
+      // Node has detached the socket from this response by now: idle, unless a next request began.
+      if (connections.stopping) server.closeIdleConnections();
+    };
     const onRequest = (_req: IncomingMessage, res: ServerResponse): void => {
-      this.responses.add(res);
+      responses.add(res);
       if (this.stopping) res.shouldKeepAlive = false;
-      res.once('close', () => {
-        this.responses.delete(res);
-        // Node has detached the socket from this response by now: idle, unless a next request began.
-        if (this.stopping) server.closeIdleConnections();
-      });
+      // 'close' comes once per response: on() spares once()'s wrapper.
+      res.on('close', onClose);
     };
     // Before the app's listeners, so the mark is on the response before anything can write its head.
     server.prependListener('request', onRequest);

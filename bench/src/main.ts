@@ -16,13 +16,25 @@
 //          bench/RESULTS-scale.md; --rounds, --round-seconds, --concurrency (16,64), --scale-workers 1,2, --out and --smoke apply)
 //          with --scale-postgres (default when PostgreSQL is installed; --no-scale-postgres: SQLite only): s3edge on PostgreSQL too
 //          with --load node|wrk (the load generator: this process's client, default, or Debian's wrk with presigned S3 GETs)
+//          --fastpath (issue 30: s3edge's CDN hit, presigned and header-signed S3 GET and edge proxy vs a bare node:http
+//          cluster, nginx static and proxy_pass and Varnish, wrk -t1, 4 KiB; bench/RESULTS-fastpath.md; --rounds,
+//          --round-seconds, --concurrency (16,64), --out and --smoke apply) with --fastpath-workers 1,2 and
+//          --fastpath-cells cdn,presigned,signed,proxy
+//          --start (time from spawn to the first /healthz 200 of serve --workers 1 and 2 and the single binary, beside
+//          node -e 0 and a bare node:http server; idle RSS per process; a profiled start; bench/RESULTS-start.md;
+//          --rounds (10), --out and --smoke apply) with --start-binary PATH|none, --start-node PATH (another node) and
+//          --start-compare [LABEL=]DIR (repeatable: another build, e.g. the commit before, started beside this one)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { runBareCluster } from './bare.js';
 import { runCeilingServer } from './ceiling.js';
+import { fastpathResultsFile, runFastpathBench, type FastpathOptions } from './fastpath.js';
+import { FASTPATH_CELLS, type FastpathCellName } from './fastpath-report.js';
 import { runHashingBench } from './hashing.js';
 import { domainsResultsFile, runDomainsBench, runJsonServer } from './domains.js';
 import { installExitHandlers } from './proc.js';
@@ -30,6 +42,7 @@ import { proxyResultsFile, runOriginServer, runProxyBench } from './proxy.js';
 import { formatFigure } from './report.js';
 import { runBench, type BenchOptions } from './run.js';
 import { runScaleBench, scaleResultsFile } from './scale.js';
+import { measureStart, renderStartSection, startResultsFile } from './start.js';
 import { WRK_MISSING, findWrk } from './wrk.js';
 import { repoRoot, type TargetName } from './targets.js';
 import { startUpstream, type Upstream } from './upstream.js';
@@ -38,6 +51,8 @@ import { GiB, KiB, MiB, type Workload } from './workloads.js';
 export { runBench } from './run.js';
 export type { BenchOptions } from './run.js';
 export type { BenchResult, CellResult, Figure } from './report.js';
+export { measureStart, renderStartSection } from './start.js';
+export type { MeasureStartOptions, StartFigures } from './start.js';
 
 const TARGETS: readonly TargetName[] = ['s3edge', 's3rver', 'moto', 'nginx', 'ceiling'];
 const WORKLOADS: readonly Workload[] = ['PUT', 'GET', 'HEAD', 'DELETE', 'LIST', 'MIXED', 'CDN'];
@@ -74,6 +89,13 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'scale-postgres': { type: 'boolean' },
       'no-scale-postgres': { type: 'boolean' },
       load: { type: 'string' },
+      fastpath: { type: 'boolean' },
+      'fastpath-workers': { type: 'string' },
+      'fastpath-cells': { type: 'string' },
+      start: { type: 'boolean' },
+      'start-binary': { type: 'string' },
+      'start-node': { type: 'string' },
+      'start-compare': { type: 'string', multiple: true },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -112,8 +134,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   }
   let concurrency: number[] | undefined;
   if (values.concurrency !== undefined) {
-    // --scale also measures 64 connections (a server with more workers may need more to fill them).
-    const allowed = values.scale === true ? [1, 16, 64] : [1, 16];
+    // --scale and --fastpath also measure 64 connections (a server with more workers may need more to fill them).
+    const allowed = values.scale === true || values.fastpath === true ? [1, 16, 64] : [1, 16];
     concurrency = values.concurrency.split(',').map((c) => {
       const n = Number(c.trim());
       if (!allowed.includes(n)) throw new Error(`--concurrency: want ${allowed.slice(0, -1).join(', ')} and/or ${allowed[allowed.length - 1]} (got ${c})`);
@@ -130,6 +152,26 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     // The ratios are over one worker: measure it first.
     if (!scaleWorkers.includes(1)) scaleWorkers.unshift(1);
     scaleWorkers = [...new Set(scaleWorkers)].sort((a, b) => a - b);
+  }
+  let fastpathWorkers: number[] | undefined;
+  if (values['fastpath-workers'] !== undefined) {
+    if (values.fastpath !== true) throw new Error('--fastpath-workers applies to --fastpath only');
+    fastpathWorkers = values['fastpath-workers'].split(',').map((w) => {
+      const n = Number(w.trim());
+      if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`--fastpath-workers: want worker counts from 1 to 64, e.g. 1,2 (got ${w})`);
+      return n;
+    });
+    fastpathWorkers = [...new Set(fastpathWorkers)].sort((a, b) => a - b);
+  }
+  let fastpathCells: FastpathCellName[] | undefined;
+  if (values['fastpath-cells'] !== undefined) {
+    if (values.fastpath !== true) throw new Error('--fastpath-cells applies to --fastpath only');
+    fastpathCells = [];
+    for (const c of values['fastpath-cells'].split(',')) {
+      const name = FASTPATH_CELLS.find((x) => x === c.trim().toLowerCase());
+      if (!name) throw new Error(`--fastpath-cells: unknown cell ${c} (known: ${FASTPATH_CELLS.join(', ')})`);
+      if (!fastpathCells.includes(name)) fastpathCells.push(name);
+    }
   }
   let load: 'node' | 'wrk' | undefined;
   if (values.load !== undefined) {
@@ -150,10 +192,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
-  const partial = smoke || values.upstream === true || values.hashing === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
+  if ((values['start-binary'] !== undefined || values['start-node'] !== undefined || values['start-compare'] !== undefined) && values.start !== true) {
+    throw new Error('--start-binary, --start-node and --start-compare apply to --start only');
+  }
+  const partial = smoke || values.start === true || values.fastpath === true || values.upstream === true || values.hashing === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
+  // A --fastpath run of some cells, worker counts or connection counts is a draft: a temp file unless told where.
+  const fastpathSubset = fastpathCells !== undefined || fastpathWorkers !== undefined || concurrency !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
   const hashingResults = join(repoRoot(), 'bench', 'RESULTS-hashing.md');
-  const out = values.out ?? (values.hashing === true && !smoke ? hashingResults : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : values.scale === true && !smoke ? scaleResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
+  const out = values.out ?? (values.fastpath === true && !smoke && !fastpathSubset ? fastpathResultsFile() : values.hashing === true && !smoke ? hashingResults : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : values.scale === true && !smoke ? scaleResultsFile() : values.start === true && !smoke ? startResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
   const cdnOnly = !smoke && values.out === undefined && workloads !== undefined && workloads.every((w) => w === 'CDN');
   const rounds = positive('rounds', values.rounds);
   return {
@@ -177,15 +224,49 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(values.domains === true ? { domains: true } : {}),
     ...(values.proxy === true ? { proxy: true } : {}),
     ...(values.scale === true ? { scale: true } : {}),
+    ...(values.fastpath === true ? { fastpath: true } : {}),
+    ...(fastpathWorkers ? { fastpathWorkers } : {}),
+    ...(fastpathCells ? { fastpathCells } : {}),
     ...(scaleWorkers ? { scaleWorkers } : {}),
     ...(scalePostgres !== undefined ? { scalePostgres } : {}),
     ...(load ? { load } : {}),
+    ...(values.start === true ? { start: true } : {}),
+    ...(values['start-binary'] !== undefined ? { startBinary: values['start-binary'] } : {}),
+    ...(values['start-node'] !== undefined ? { startNode: values['start-node'] } : {}),
+    ...(values['start-compare'] !== undefined ? { startCompare: values['start-compare'] } : {}),
     ...(values['proxy-clients'] !== undefined ? { proxyClients: Math.round(positive('proxy-clients', values['proxy-clients']) ?? 0) } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
     ...(cdnOnly ? { cdnResults: results } : {}),
     command: argv.length ? `node bench/dist/main.js ${argv.join(' ')}` : 'npm run bench',
   };
+}
+
+/** --fastpath's configuration from the arguments; smoke: s3edge and the bare ceiling only, one worker, 1 s rounds, a small hit-ratio pass. */
+export function fastpathOptions(opts: BenchOptions): FastpathOptions {
+  return {
+    rounds: opts.rounds ?? (opts.smoke ? 1 : 5),
+    // wrk's -d is whole seconds.
+    roundSeconds: opts.smoke ? 1 : Math.max(1, Math.round(opts.roundSeconds ?? 3)),
+    warmupSeconds: opts.smoke ? 0 : 1,
+    concurrency: opts.concurrency ?? (opts.smoke ? [4] : [16, 64]),
+    workers: opts.fastpathWorkers ?? (opts.smoke ? [1] : [1, 2]),
+    cells: opts.fastpathCells ?? (opts.smoke ? ['cdn', 'presigned', 'signed'] : FASTPATH_CELLS),
+    nginx: !opts.smoke,
+    varnish: !opts.smoke,
+    objects: opts.smoke ? 8 : 256,
+    hitObjects: opts.smoke ? 4 : 32,
+    hitRequests: opts.smoke ? 3 : 20,
+    out: opts.out,
+    command: opts.command ?? 'node bench/dist/main.js --fastpath',
+    ...(opts.log ? { log: opts.log } : {}),
+  };
+}
+
+/** --start-compare LABEL=DIR (or DIR: labelled "before"): another build's repository root. */
+function parseCompare(value: string): { label: string; root: string } {
+  const eq = value.indexOf('=');
+  return eq > 0 ? { label: value.slice(0, eq), root: value.slice(eq + 1) } : { label: 'before', root: value };
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -197,6 +278,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (argv[0] === '--internal-origin-server') {
     await runOriginServer();
+    return -1; // keep running
+  }
+  if (argv[0] === '--internal-bare-cluster') {
+    const workers = Number(argv[1]);
+    if (!Number.isInteger(workers) || workers < 1) throw new Error('--internal-bare-cluster WORKERS');
+    await runBareCluster(workers);
     return -1; // keep running
   }
   if (argv[0] === '--internal-ceiling-server') {
@@ -258,6 +345,40 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stdout.write(`report: ${opts.out}\n`);
     const failed = result.cells.some((c) => c.target === 's3edge' && c.rounds.some((r) => r.errors > 0)) || result.memory.firstError !== undefined;
     return failed ? 1 : 0;
+  }
+  if (opts.fastpath) {
+    if (!findWrk()) {
+      process.stderr.write(`bench: ${WRK_MISSING.replace('--load wrk', '--fastpath')}\n`);
+      return 2;
+    }
+    // Start and idle memory first, on a machine nothing of this run loads yet (a smoke run leaves them to --start).
+    let startAndMemory: string | undefined;
+    if (!opts.smoke && (opts.fastpathCells === undefined || opts.fastpathCells.length === 4)) {
+      const figures = await measureStart({ rounds: 5, rssRounds: 2, settleMs: 3000, workers: [1, 2], profile: false, log: (line) => process.stderr.write(`${line}\n`) });
+      startAndMemory = renderStartSection(figures, '');
+    }
+    const result = await runFastpathBench({ ...fastpathOptions(opts), ...(startAndMemory !== undefined ? { startAndMemory } : {}) });
+    process.stdout.write(`report: ${opts.out}\n`);
+    const failed = result.cells.some((c) => ['cdn', 'presigned', 'signed', 'proxy'].includes(c.subject.kind) && c.rounds.some((r) => r.errors > 0)) || result.hitRatio.some((h) => h.errors > 0);
+    return failed ? 1 : 0;
+  }
+  if (opts.start) {
+    const figures = await measureStart({
+      rounds: opts.rounds ?? (opts.smoke ? 1 : 10),
+      rssRounds: opts.smoke ? 1 : 3,
+      settleMs: opts.smoke ? 1000 : 5000,
+      workers: [1, 2],
+      ...(opts.startBinary !== undefined ? { binary: opts.startBinary === 'none' ? null : opts.startBinary } : {}),
+      ...(opts.startNode !== undefined ? { nodePath: opts.startNode } : {}),
+      ...(opts.startCompare !== undefined ? { compare: opts.startCompare.map(parseCompare) } : {}),
+      profile: !opts.smoke,
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
+    const body = renderStartSection(figures, '## Start and memory');
+    await writeFile(opts.out, `# s3edge: start time and idle memory\n\nCommand: \`${opts.command ?? 'node bench/dist/main.js --start'}\` (run on ${new Date().toISOString().slice(0, 10)}).\n\n${body}`);
+    process.stdout.write(body);
+    process.stdout.write(`report: ${opts.out}\n`);
+    return figures.targets.some((t) => t.errors.length > 0) ? 1 : 0;
   }
   if (opts.scale) {
     if (opts.load === 'wrk' && !findWrk()) {

@@ -4,7 +4,8 @@
 // targets interleaved round by round. Then s3edge's memory while clients from a million distinct IPs
 // each send one request to a hostname with a rate limit rule (the bench is a trusted proxy and names each
 // client in X-Forwarded-For), so the limiter tracks every one of them up to edge.maxTrackedClients.
-// Writes bench/RESULTS-proxy.md unless told where.
+// Writes bench/RESULTS-proxy.md unless told where. The origin also answers GET /4k-public, cacheable
+// for an hour: what --fastpath's Varnish caches.
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
@@ -100,25 +101,33 @@ export interface ProxyBenchResult {
   notes: string[];
 }
 
-/** main.js --internal-origin-server: GET /4k and /1m with fixed bodies, never cacheable; prints {"port":N}. */
+/** The origin's 4 KiB answer a cache may keep (an hour): --fastpath's Varnish is in front of it. */
+export const CACHEABLE_ORIGIN_PATH = '/4k-public';
+export const CACHEABLE_ORIGIN_CACHE_CONTROL = 'max-age=3600';
+
+/**
+ * main.js --internal-origin-server: GET /4k and /1m with fixed bodies, never cacheable, and GET
+ * /4k-public, cacheable; prints {"port":N}.
+ */
 export async function runOriginServer(): Promise<void> {
-  const bodies = new Map<string, Buffer>([...ORIGIN_PATHS].map(([size, path]) => [path, randomBytes(size)]));
+  const answers = new Map<string, { body: Buffer; cacheControl: string }>([...ORIGIN_PATHS].map(([size, path]) => [path, { body: randomBytes(size), cacheControl: 'no-store' }]));
+  answers.set(CACHEABLE_ORIGIN_PATH, { body: randomBytes(4 * KiB), cacheControl: CACHEABLE_ORIGIN_CACHE_CONTROL });
   const server = createServer((req, res) => {
-    const body = req.method === 'GET' ? bodies.get(req.url ?? '') : undefined;
-    if (!body) {
+    const answer = req.method === 'GET' ? answers.get(req.url ?? '') : undefined;
+    if (!answer) {
       res.writeHead(404, { 'content-type': 'text/plain', 'content-length': 10 });
       res.end('not found\n');
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length, 'cache-control': 'no-store' });
-    res.end(body);
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': answer.body.length, 'cache-control': answer.cacheControl });
+    res.end(answer.body);
   });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   process.stdout.write(JSON.stringify({ port: (server.address() as AddressInfo).port }) + '\n');
 }
 
-function startOrigin(): Promise<{ url: string; proc: Managed }> {
+export function startOrigin(): Promise<{ url: string; proc: Managed }> {
   return startInternalServer(['--internal-origin-server'], 'origin');
 }
 
@@ -195,7 +204,7 @@ async function clientsPass(client: S3HttpClient, from: number, count: number, co
 }
 
 /** Polls until `check` holds: a change made by the admin CLI reaches the server within 250 ms (src/edge/route.ts). */
-async function until(what: string, check: () => Promise<string | undefined>, timeoutMs = 10_000): Promise<void> {
+export async function until(what: string, check: () => Promise<string | undefined>, timeoutMs = 10_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   let last: string | undefined;
   while (performance.now() < deadline) {
@@ -218,17 +227,20 @@ async function logCounters(s3edge: Target, token: string): Promise<ProxyLogCount
   return { flushed: value('s3edge_cdn_log_flushed_total'), dropped: value('s3edge_cdn_log_dropped_total'), buffered: value('s3edge_cdn_log_buffered') };
 }
 
+/** A verified project hostname of an existing user and project whose origin is `originUrl`, with the admin CLI. */
+export function addProjectHostname(admin: NonNullable<Target['admin']>, host: string, originUrl: string, owner: { user: string; project: string }): void {
+  admin(['hostnames', 'add', host, '--user', owner.user, '--project', owner.project]);
+  admin(['hostnames', 'verify', host, '--operator']);
+  admin(['hostnames', 'set-origin', host, '--url', originUrl]);
+}
+
 /** The user, project and two verified hostnames, through the admin CLI as an operator would. */
 function setUp(s3edge: Target, originUrl: string): string {
   const admin = s3edge.admin;
   if (!admin) throw new Error('s3edge: no admin CLI');
   admin(['users', 'create', 'bench']);
   admin(['projects', 'create', 'bench', '--user', 'bench']);
-  for (const host of [PROXY_HOSTNAME, LIMITED_HOSTNAME]) {
-    admin(['hostnames', 'add', host, '--user', 'bench', '--project', 'bench']);
-    admin(['hostnames', 'verify', host, '--operator']);
-    admin(['hostnames', 'set-origin', host, '--url', originUrl]);
-  }
+  for (const host of [PROXY_HOSTNAME, LIMITED_HOSTNAME]) addProjectHostname(admin, host, originUrl, { user: 'bench', project: 'bench' });
   admin(['hostnames', 'set-rules', LIMITED_HOSTNAME, '--rules', JSON.stringify(PROBE_RULE)]);
   const token = admin(['api-keys', 'create', '--user', 'bench', '--scopes', 'metrics:read', '--name', 'bench'])['token'];
   if (typeof token !== 'string') throw new Error('s3edge: api-keys create gave no token');

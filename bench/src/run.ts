@@ -1,6 +1,7 @@
 // One benchmark run: start the targets, prepare objects, run every cell round by round with the
 // targets interleaved (the order rotates each round), measure RSS under a 10 GiB streamed upload and
 // with idle keep-alive connections, stop everything, write the report.
+import type { FastpathCellName } from './fastpath-report.js';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { dirname } from 'node:path';
@@ -48,6 +49,20 @@ export interface BenchOptions extends PlanOptions {
   scalePostgres?: boolean;
   /** --scale's load generator (--load; default node: this process's client; wrk: bench/src/wrk.ts). */
   load?: 'node' | 'wrk';
+  /** Issue 30's fast path: s3edge's hot paths vs the bare node cluster, nginx and Varnish with wrk (bench/src/fastpath.ts). */
+  fastpath?: boolean;
+  /** --fastpath's worker counts (--fastpath-workers; default 1,2). */
+  fastpathWorkers?: readonly number[];
+  /** --fastpath's s3edge cells (--fastpath-cells; default all, smoke: cdn,presigned,signed). */
+  fastpathCells?: readonly FastpathCellName[];
+  /** --start: start times and idle memory (bench/src/start.ts). */
+  start?: boolean;
+  /** --start-binary: the single binary to time (default dist/s3edge-<platform>-<arch> when built; none: skip). */
+  startBinary?: string;
+  /** --start-node: the node that runs s3edge (e.g. a Node 24). */
+  startNode?: string;
+  /** --start-compare [LABEL=]DIR (repeatable): other builds started beside this one. */
+  startCompare?: string[];
   /** Distinct client IPs of the proxy's memory pass (--proxy-clients). */
   proxyClients?: number;
   s3edgeArgs?: readonly string[];

@@ -18,11 +18,11 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { Client } from 'undici';
-import { CpuMeter, RssSampler, forgetTempDir, rememberTempDir, sleep, treePids, type CpuSnapshot } from './proc.js';
+import { CpuMeter, forgetTempDir, rememberTempDir, sleep, treePids } from './proc.js';
 import { SigV4Signer } from './sigv4.js';
 import { ensureNginx, repoRoot, startNginx, startS3edge, versions, type Target, type TargetName } from './targets.js';
-import { BUCKET, Bodies, KiB, TargetRunner, median, sizeLabel, type Bound, type RoundStats } from './workloads.js';
-import { WRK_MISSING, findWrk, runWrk, wrkVersion, writeWrkScript } from './wrk.js';
+import { BUCKET, Bodies, KiB, TargetRunner, median, sizeLabel, type Bound } from './workloads.js';
+import { WRK_MISSING, findWrk, measureWrkRound, wrkVersion, writeWrkScript, type WrkRoundStats } from './wrk.js';
 
 export type ScaleWorkload = 'GET' | 'CDN';
 /** Who generates the load: this process's node client, or wrk. */
@@ -75,13 +75,13 @@ const CACHE_PROBES = 8;
  */
 export const WRK_THREADS = 1;
 /** How long the presigned GETs stay valid: a day, far beyond any run (AWS's maximum is a week). */
-const PRESIGN_EXPIRES_SECONDS = 86_400;
+export const PRESIGN_EXPIRES_SECONDS = 86_400;
 
-/** A round as the report keeps it: the load generator's own CPU per op beside the server's. */
-export interface ScaleRound extends RoundStats {
-  /** CPU time of the load generator (this process, or wrk) per successful op, in microseconds. */
-  clientCpuUsPerOp: number;
-}
+/**
+ * A round as the report keeps it: the load generator's own CPU per op (`clientCpuUsPerOp`: this
+ * process, or wrk) beside the server's.
+ */
+export type ScaleRound = WrkRoundStats;
 
 export interface ScaleCell {
   target: string;
@@ -129,16 +129,21 @@ export interface ScaleResult {
 }
 
 export function summariseScale(cell: ScaleCell): ScaleSummary {
-  const ops = cell.rounds.map((r) => r.opsPerSec);
+  return summariseRounds(cell.rounds);
+}
+
+/** Medians of a cell's rounds (and the spread of their ops/s, the errors, the most other CPU). */
+export function summariseRounds(rounds: readonly ScaleRound[]): ScaleSummary {
+  const ops = rounds.map((r) => r.opsPerSec);
   return {
     opsPerSec: median(ops),
     spread: ops.length > 1 && Math.min(...ops) > 0 ? Math.max(...ops) / Math.min(...ops) - 1 : 0,
-    p50Ms: median(cell.rounds.map((r) => r.p50Ms)),
-    p99Ms: median(cell.rounds.map((r) => r.p99Ms)),
-    cpuUsPerOp: median(cell.rounds.map((r) => r.cpuUsPerOp)),
-    clientCpuUsPerOp: median(cell.rounds.map((r) => r.clientCpuUsPerOp)),
-    errors: cell.rounds.reduce((n, r) => n + r.errors, 0),
-    otherCpu: Math.max(0, ...cell.rounds.map((r) => r.otherCpu)),
+    p50Ms: median(rounds.map((r) => r.p50Ms)),
+    p99Ms: median(rounds.map((r) => r.p99Ms)),
+    cpuUsPerOp: median(rounds.map((r) => r.cpuUsPerOp)),
+    clientCpuUsPerOp: median(rounds.map((r) => r.clientCpuUsPerOp)),
+    errors: rounds.reduce((n, r) => n + r.errors, 0),
+    otherCpu: Math.max(0, ...rounds.map((r) => r.otherCpu)),
   };
 }
 
@@ -209,22 +214,35 @@ async function startTarget(spec: ScaleTarget, nginxBinary: string | undefined, m
   return target;
 }
 
-/** X-Cache of the CDN file over `n` fresh connections (the cluster hands each to the next worker). */
-async function probeCache(target: Target, runner: TargetRunner, n: number): Promise<Record<string, number>> {
-  const o = runner.cdnObject(SIZE);
+/**
+ * `n` GETs of `path` from `origin`, each over a fresh connection (a cluster hands each to the next
+ * worker), tallied by what `classify` makes of each answer (status and headers).
+ */
+export async function probeFresh(origin: string, path: string, headers: Readonly<Record<string, string>>, n: number, classify: (status: number, headers: Record<string, string | string[] | undefined>) => string): Promise<Record<string, number>> {
   const seen: Record<string, number> = {};
   for (let i = 0; i < n; i++) {
-    const client = new Client(target.cdnUrl!);
+    const client = new Client(origin);
     try {
-      const r = await client.request({ path: o.path, method: 'GET', headers: { host: o.host } });
+      const r = await client.request({ path, method: 'GET', headers: { ...headers } });
       await r.body.dump();
-      const status = r.statusCode === 200 ? String(r.headers['x-cache'] ?? 'none') : `status ${r.statusCode}`;
-      seen[status] = (seen[status] ?? 0) + 1;
+      const said = classify(r.statusCode, r.headers);
+      seen[said] = (seen[said] ?? 0) + 1;
     } finally {
       await client.close();
     }
   }
   return seen;
+}
+
+/** An s3edge CDN answer by its X-Cache (HIT, MISS, ...), or its status when not 200. */
+export function xCache(status: number, headers: Record<string, string | string[] | undefined>): string {
+  return status === 200 ? String(headers['x-cache'] ?? 'none') : `status ${status}`;
+}
+
+/** X-Cache of the CDN file over `n` fresh connections (the cluster hands each to the next worker). */
+function probeCache(target: Target, runner: TargetRunner, n: number): Promise<Record<string, number>> {
+  const o = runner.cdnObject(SIZE);
+  return probeFresh(target.cdnUrl!, o.path, { host: o.host }, n, xCache);
 }
 
 /** What wrk sends to one target: presigned GETs of its objects, and the CDN file's URL with its Host. */
@@ -235,11 +253,18 @@ interface WrkPlan {
   cdnScript: string;
 }
 
-/** One answer of `target` to a GET of `path`: "200 4096" when it is right, else what came instead. */
-async function answer(client: Client, path: string, host?: string): Promise<string> {
-  const r = await client.request({ path, method: 'GET', ...(host ? { headers: { host } } : {}) });
+/** One answer to a GET of `path`: "ok" when it is 200 with the 4 KiB body, else what came instead. */
+export async function answer(client: Client, path: string, headers?: Readonly<Record<string, string>>): Promise<string> {
+  const r = await client.request({ path, method: 'GET', ...(headers ? { headers: { ...headers } } : {}) });
   const body = Buffer.from(await r.body.arrayBuffer());
   return r.statusCode === 200 && body.length === SIZE ? 'ok' : `${r.statusCode} with ${body.length} bytes: ${body.subarray(0, 200).toString('utf8')}`;
+}
+
+/** Presigned GETs of `keys` in BUCKET on `target` (query-string SigV4, valid for a day). */
+export function presignedPaths(target: Target, keys: readonly string[]): string[] {
+  const host = new URL(target.url).host;
+  const signer = new SigV4Signer(target.credentials);
+  return keys.map((key) => signer.presign('GET', host, `/${BUCKET}/${key}`, PRESIGN_EXPIRES_SECONDS));
 }
 
 /**
@@ -248,9 +273,7 @@ async function answer(client: Client, path: string, host?: string): Promise<stri
  * 200 with the 4 KiB body (wrk only counts statuses).
  */
 async function planWrk(dir: string, label: string, target: Target, runner: TargetRunner): Promise<WrkPlan> {
-  const host = new URL(target.url).host;
-  const signer = new SigV4Signer(target.credentials);
-  const paths = runner.readableKeys(SIZE).map((key) => signer.presign('GET', host, `/${BUCKET}/${key}`, PRESIGN_EXPIRES_SECONDS));
+  const paths = presignedPaths(target, runner.readableKeys(SIZE));
   const cdn = runner.cdnObject(SIZE);
   const s3 = new Client(target.url);
   const edge = new Client(target.cdnUrl!);
@@ -259,7 +282,7 @@ async function planWrk(dir: string, label: string, target: Target, runner: Targe
       const got = await answer(s3, path);
       if (got !== 'ok') throw new Error(`${label}: presigned GET ${path.slice(0, path.indexOf('?'))} answered ${got}`);
     }
-    const got = await answer(edge, cdn.path, cdn.host);
+    const got = await answer(edge, cdn.path, { host: cdn.host });
     if (got !== 'ok') throw new Error(`${label}: CDN GET ${cdn.path} (Host ${cdn.host}) answered ${got}`);
   } finally {
     await s3.close();
@@ -274,13 +297,10 @@ async function planWrk(dir: string, label: string, target: Target, runner: Targe
   };
 }
 
-/** One timed round driven by wrk: its summary as the report's round, the server's CPU and RSS alongside. */
+/** One timed round driven by wrk (measureWrkRound): its summary as the report's round, the server's CPU and RSS alongside. */
 async function wrkRound(binary: string, target: Target, plan: WrkPlan, workload: ScaleWorkload, concurrency: number, bound: Bound, cpu?: CpuMeter): Promise<ScaleRound> {
   if (bound.durationMs === undefined) throw new Error('--load wrk runs timed rounds: give the rounds a duration, not a number of ops');
-  const cpuStart: CpuSnapshot | undefined = cpu?.snapshot();
-  const serverCpuStart = CpuMeter.treeSeconds(target.pid);
-  const sampler = new RssSampler(target.pid).start();
-  const w = await runWrk({
+  return measureWrkRound({
     binary,
     url: workload === 'GET' ? target.url : plan.cdnUrl,
     script: workload === 'GET' ? plan.getScript : plan.cdnScript,
@@ -288,29 +308,11 @@ async function wrkRound(binary: string, target: Target, plan: WrkPlan, workload:
     connections: concurrency,
     threads: WRK_THREADS,
     durationMs: bound.durationMs,
+    serverPid: target.pid,
+    bodyBytes: SIZE,
+    ...(cpu ? { cpu } : {}),
+    what: workload,
   });
-  const rssMaxKiB = sampler.stop();
-  const serverCpu = CpuMeter.treeSeconds(target.pid) - serverCpuStart;
-  const otherCpu = cpu && cpuStart ? cpu.otherCores(cpuStart) : 0;
-  const ok = w.requests - w.status;
-  const errors = w.status + w.connect + w.read + w.write + w.timeout;
-  const secs = w.durationUs / 1e6;
-  const bad = [`${w.status} responses above 399`, `${w.connect} connect`, `${w.read} read`, `${w.write} write`, `${w.timeout} timeout errors`].filter((x) => !x.startsWith('0 '));
-  return {
-    ops: ok,
-    errors,
-    bytes: ok * SIZE,
-    durationMs: secs * 1000,
-    opsPerSec: secs > 0 ? ok / secs : 0,
-    mbPerSec: secs > 0 ? (ok * SIZE) / 1e6 / secs : 0,
-    p50Ms: w.p50Us / 1000,
-    p99Ms: w.p99Us / 1000,
-    rssMaxKiB,
-    otherCpu,
-    cpuUsPerOp: ok > 0 ? (serverCpu * 1e6) / ok : 0,
-    clientCpuUsPerOp: ok > 0 ? (w.cpuSeconds * 1e6) / ok : 0,
-    ...(errors > 0 ? { firstError: `wrk ${workload}: ${bad.join(', ')}` } : {}),
-  };
 }
 
 /** One round from this process's node client, with its CPU per op (the whole harness process). */
@@ -474,7 +476,7 @@ function postgresText(r: ScaleResult): string[] {
   ];
 }
 
-function pct(spread: number): string {
+export function pct(spread: number): string {
   return `${(spread * 100).toFixed(0)}%`;
 }
 

@@ -1,6 +1,6 @@
 // The servers under test, each started on 127.0.0.1 with a free port in its own temp dir and
 // stopped (dir removed) at the end: s3edge (the built dist/bin/s3edge.js), s3rver, moto's S3 server,
-// nginx (sendfile) and the bare node:http ceiling.
+// nginx (sendfile), the bare node:http ceiling and Varnish (--fastpath: malloc storage, one backend).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -55,7 +55,7 @@ export function repoRoot(): string {
 }
 
 /** The host's environment without anything that would change how a server or client behaves. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (k.startsWith('S3EDGE_') || k.startsWith('AWS_') || k === 'NODE_OPTIONS' || k.startsWith('TAP') || k.startsWith('npm_')) continue;
@@ -276,6 +276,71 @@ export async function startNginx(binary: string, opts: NginxOptions = {}): Promi
   }
   const url = `http://127.0.0.1:${port}`;
   return { name: 'nginx', kind: 'nginx', url, pid: proc.pid, credentials: { accessKeyId: 'none', secretAccessKey: 'none' }, wwwDir: www, cdnUrl: url, workers: opts.workers ?? 1, proc, stop: stopper(proc, dir) };
+}
+
+/** Debian's varnishd, or undefined. */
+export function findVarnishd(): string | undefined {
+  for (const p of ['/usr/sbin/varnishd', '/usr/local/sbin/varnishd']) if (existsSync(p)) return p;
+  try {
+    return execFileSync('sh', ['-c', 'command -v varnishd'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The VCL of a bench Varnish: one backend and the built-in logic (it caches what the backend allows). */
+export function varnishVcl(backendUrl: string): string {
+  const u = new URL(backendUrl);
+  return `vcl 4.1;\n\nbackend origin {\n  .host = "${u.hostname}";\n  .port = "${u.port}";\n}\n`;
+}
+
+export interface VarnishServer {
+  url: string;
+  pid: number;
+  /** Its `-n` working directory (varnishadm reads it). */
+  workDir: string;
+  proc: Managed;
+  stop(): Promise<void>;
+}
+
+/**
+ * varnishd in the foreground (`-F`) on 127.0.0.1, `-s malloc,<mallocMiB>m`, its own `-n` working dir, in
+ * front of `backendUrl`; default thread pools. `-j none`: no privilege separation, so a run as root
+ * does not hand the temp dir to the varnish user (it cannot read a mode-700 dir).
+ */
+export async function startVarnish(binary: string, backendUrl: string, mallocMiB = 256): Promise<VarnishServer> {
+  const dir = await tempDir('varnish');
+  const port = await freePort();
+  const vcl = join(dir, 'default.vcl');
+  await writeFile(vcl, varnishVcl(backendUrl));
+  const workDir = join(dir, 'work');
+  const proc = spawnManaged(binary, ['-j', 'none', '-F', '-a', `127.0.0.1:${port}`, '-f', vcl, '-s', `malloc,${mallocMiB}m`, '-n', workDir], cleanEnv());
+  try {
+    await waitForPort(port, proc, 'varnishd');
+  } catch (err) {
+    await stopper(proc, dir)();
+    throw err;
+  }
+  return { url: `http://127.0.0.1:${port}`, pid: proc.pid, workDir, proc, stop: stopper(proc, dir) };
+}
+
+/** Run-time parameters of a running Varnish (`varnishadm param.show NAME`), e.g. thread_pools: "2 [pools] (default)". */
+export function varnishParams(varnishd: string, workDir: string, names: readonly string[]): Record<string, string> {
+  const adm = join(dirname(varnishd).replace(/sbin$/, 'bin'), 'varnishadm');
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const text = run(existsSync(adm) ? adm : 'varnishadm', ['-n', workDir, 'param.show', name]);
+    const m = /Value is:\s*(.+)/.exec(text);
+    out[name] = m?.[1]?.trim() ?? 'unknown';
+  }
+  return out;
+}
+
+/** `varnishd -V` prints "varnishd (varnish-7.1.1 revision ...)" on stderr. */
+export function varnishVersion(binary: string): string {
+  const r = spawnSync(binary, ['-V'], { encoding: 'utf8' });
+  const m = /varnish-([\w.]+)/.exec(`${r.stderr ?? ''}${r.stdout ?? ''}`);
+  return m?.[1] ?? 'unknown';
 }
 
 export async function startCeiling(): Promise<Target> {

@@ -2,11 +2,15 @@
 // than this process's node client, so on a small machine more of the cores are left to the servers.
 // One run of wrk is one timed round: keep-alive GETs of a list of request targets (cycled, each
 // formatted once per thread) or of one URL, and a Lua `done` hook printing the summary as one JSON line
-// (requests, errors, latency percentiles, and wrk's own CPU time from os.clock()).
+// (requests, errors, latency percentiles, and wrk's own CPU time from os.clock()). A request target may
+// carry its own headers (--fastpath's header-signed S3 GETs: one SigV4 Authorization per request).
+// measureWrkRound is one timed round as --scale and --fastpath report it: wrk's figures, the server's
+// CPU over its process tree and its RSS alongside.
 import { execFileSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { spawnManaged } from './proc.js';
+import { CpuMeter, RssSampler, spawnManaged, type CpuSnapshot } from './proc.js';
+import type { RoundStats } from './workloads.js';
 
 export const WRK_MISSING = '--load wrk needs wrk, which this machine lacks: install it with apt-get install -y wrk';
 
@@ -60,27 +64,49 @@ end
 `;
 
 function luaString(s: string): string {
-  // Request targets are ASCII (escaped paths and SigV4 queries); JSON's escapes of those are Lua's too.
-  if (!/^[\x20-\x7e]*$/.test(s)) throw new Error(`wrk: request target not printable ASCII: ${s}`);
+  // Request targets and header values are ASCII (escaped paths, SigV4 queries and Authorization
+  // headers); JSON's escapes of those are Lua's too.
+  if (!/^[\x20-\x7e]*$/.test(s)) throw new Error(`wrk: request target or header not printable ASCII: ${s}`);
   return JSON.stringify(s);
 }
 
 /**
- * The Lua script: with `targets`, each thread formats every request once (init) and cycles through
+ * A GET wrk sends: a request target, or one with headers of its own (they replace wrk's `-H` headers for
+ * that request; a `Host` among them is sent instead of wrk's, otherwise wrk's is added).
+ */
+export type WrkRequest = string | { path: string; headers: Readonly<Record<string, string>> };
+
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+
+function luaRequest(r: WrkRequest): string {
+  if (typeof r === 'string') return luaString(r);
+  const headers = Object.entries(r.headers).map(([k, v]) => {
+    if (!HEADER_NAME.test(k)) throw new Error(`wrk: not a header name: ${k}`);
+    return `[${luaString(k)}] = ${luaString(v)}`;
+  });
+  return `{ ${luaString(r.path)}, { ${headers.join(', ')} } }`;
+}
+
+/**
+ * The Lua script: with `requests`, each thread formats every request once (init) and cycles through
  * them (request), so a request costs wrk no more than its plain one; without, wrk sends the URL's own
  * request and the script only reports (done).
  */
-export function wrkScript(targets?: readonly string[]): string {
-  if (!targets || targets.length === 0) return `-- bench/src/wrk.ts: report only\n${DONE_HOOK}`;
-  return `-- bench/src/wrk.ts: cycle through ${targets.length} request targets
-local targets = {
-${targets.map((t) => `  ${luaString(t)},`).join('\n')}
+export function wrkScript(requests?: readonly WrkRequest[]): string {
+  if (!requests || requests.length === 0) return `-- bench/src/wrk.ts: report only\n${DONE_HOOK}`;
+  return `-- bench/src/wrk.ts: cycle through ${requests.length} requests
+local requests = {
+${requests.map((r) => `  ${luaRequest(r)},`).join('\n')}
 }
 local formatted = {}
 local i = 0
 
 function init(args)
-  for k, t in ipairs(targets) do formatted[k] = wrk.format("GET", t) end
+  -- A string: a request target with wrk's headers; a table: a target and its own headers (wrk.format
+  -- adds wrk's Host when they have none).
+  for k, r in ipairs(requests) do
+    if type(r) == "string" then formatted[k] = wrk.format("GET", r) else formatted[k] = wrk.format("GET", r[1], r[2]) end
+  end
   i = math.random(#formatted) - 1
 end
 
@@ -91,9 +117,9 @@ end
 ${DONE_HOOK}`;
 }
 
-export async function writeWrkScript(dir: string, name: string, targets?: readonly string[]): Promise<string> {
+export async function writeWrkScript(dir: string, name: string, requests?: readonly WrkRequest[]): Promise<string> {
   const file = join(dir, name);
-  await writeFile(file, wrkScript(targets));
+  await writeFile(file, wrkScript(requests));
   return file;
 }
 
@@ -150,4 +176,52 @@ export async function runWrk(run: WrkRun): Promise<WrkSummary> {
   const code = proc.child.exitCode;
   if (code !== 0) throw new Error(`wrk ${args.join(' ')} exited with ${String(code ?? proc.child.signalCode)}:\n${proc.output().slice(-2000)}`);
   return parseWrkOutput(proc.output());
+}
+
+/** A wrk round as --scale and --fastpath keep it: the load generator's own CPU per op beside the server's. */
+export interface WrkRoundStats extends RoundStats {
+  /** CPU time of wrk per successful op, in microseconds. */
+  clientCpuUsPerOp: number;
+}
+
+export interface WrkRoundOptions extends Omit<WrkRun, 'threads'> {
+  threads?: number;
+  /** The server whose process tree's CPU and RSS the round measures. */
+  serverPid: number;
+  /** Body bytes of one answer (every request is checked beforehand to get them). */
+  bodyBytes: number;
+  /** Cores the rest of the machine used, measured when given. */
+  cpu?: CpuMeter;
+  /** Names the round in its first error. */
+  what: string;
+}
+
+/** One timed round driven by wrk: its summary as the report's round, the server's CPU and RSS alongside. */
+export async function measureWrkRound(o: WrkRoundOptions): Promise<WrkRoundStats> {
+  const cpuStart: CpuSnapshot | undefined = o.cpu?.snapshot();
+  const serverCpuStart = CpuMeter.treeSeconds(o.serverPid);
+  const sampler = new RssSampler(o.serverPid).start();
+  const w = await runWrk({ binary: o.binary, url: o.url, script: o.script, ...(o.headers ? { headers: o.headers } : {}), connections: o.connections, threads: o.threads ?? 1, durationMs: o.durationMs });
+  const rssMaxKiB = sampler.stop();
+  const serverCpu = CpuMeter.treeSeconds(o.serverPid) - serverCpuStart;
+  const otherCpu = o.cpu && cpuStart ? o.cpu.otherCores(cpuStart) : 0;
+  const ok = w.requests - w.status;
+  const errors = w.status + w.connect + w.read + w.write + w.timeout;
+  const secs = w.durationUs / 1e6;
+  const bad = [`${w.status} responses above 399`, `${w.connect} connect`, `${w.read} read`, `${w.write} write`, `${w.timeout} timeout errors`].filter((x) => !x.startsWith('0 '));
+  return {
+    ops: ok,
+    errors,
+    bytes: ok * o.bodyBytes,
+    durationMs: secs * 1000,
+    opsPerSec: secs > 0 ? ok / secs : 0,
+    mbPerSec: secs > 0 ? (ok * o.bodyBytes) / 1e6 / secs : 0,
+    p50Ms: w.p50Us / 1000,
+    p99Ms: w.p99Us / 1000,
+    rssMaxKiB,
+    otherCpu,
+    cpuUsPerOp: ok > 0 ? (serverCpu * 1e6) / ok : 0,
+    clientCpuUsPerOp: ok > 0 ? (w.cpuSeconds * 1e6) / ok : 0,
+    ...(errors > 0 ? { firstError: `wrk ${o.what}: ${bad.join(', ')}` } : {}),
+  };
 }

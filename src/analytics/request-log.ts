@@ -8,6 +8,7 @@ import type { CdnLogConfig } from '../config/schema.js';
 import { CdnLogRepo } from '../db/repos/cdn-log.js';
 import { CdnTrafficRepo } from '../db/repos/cdn-traffic.js';
 import type { SqlExecutor } from '../db/store/types.js';
+import { storeLogWriter, type LogWriter } from './log-writer.js';
 import { maintainLog, type MaintenanceResult } from './log-maintenance.js';
 import { HOUR_MS } from './traffic.js';
 
@@ -83,6 +84,8 @@ export interface RequestLogOptions {
   scheduler?: Scheduler;
   /** Sees every record as it is appended, kept or dropped (the request metrics). */
   observe?: (r: CdnRequestRecord) => void;
+  /** Where flushes are written (log-writer.ts): default the store itself. */
+  writer?: LogWriter;
   /**
    * Roll up and expire hourly (default). Off in cluster workers: their supervisor does it, once. A
    * function is asked before each run: nodes on one PostgreSQL leave it to the node leading the jobs.
@@ -107,47 +110,53 @@ export interface RequestLogStats {
 const CACHE_STATUSES: ReadonlySet<string> = new Set(['HIT', 'MISS', 'EXPIRED', 'BYPASS']);
 
 function text(s: string, max: number): string {
-  return typeof s === 'string' ? s.slice(0, max) : '';
+  return typeof s !== 'string' ? '' : s.length > max ? s.slice(0, max) : s;
 }
 
 function optionalText(s: string | null, max: number): string | null {
-  return typeof s === 'string' ? s.slice(0, max) : null;
+  return typeof s !== 'string' ? null : s.length > max ? s.slice(0, max) : s;
 }
 
 function count(n: number): number {
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }
 
-/** A copy safe to store (bounded strings, valid codes), or undefined when it cannot be one. */
+/**
+ * Makes `r` safe to store, in place (bounded strings, valid codes; one record a request, so no copy), or
+ * undefined when it cannot be. The record is the log's from here on.
+ */
 function clean(r: CdnRequestRecord): CdnRequestRecord | undefined {
   if (!Number.isInteger(r.status) || r.status < 100 || r.status > 999 || !Number.isFinite(r.time)) return undefined;
-  return {
-    surface: r.surface === 'proxy' ? 'proxy' : 'cdn',
-    method: /^[A-Z]{1,16}$/.test(r.method) ? r.method : 'OTHER',
-    path: text(r.path, 1024),
-    bytesIn: count(r.bytesIn ?? 0),
-    decision: typeof r.decision === 'string' && /^[a-z-]{1,32}$/.test(r.decision) ? r.decision : 'allowed',
-    time: Math.floor(r.time),
-    host: text(r.host, 253),
-    assetId: optionalText(r.assetId, 64),
-    bucket: optionalText(r.bucket, 63),
-    key: optionalText(r.key, 1024),
-    ownerId: optionalText(r.ownerId, 64),
-    status: r.status,
-    bytesSent: count(r.bytesSent),
-    cacheStatus: r.cacheStatus !== null && CACHE_STATUSES.has(r.cacheStatus) ? r.cacheStatus : null,
-    clientIp: text(r.clientIp, 64),
-    country: typeof r.country === 'string' && /^[A-Z]{2}$/.test(r.country) ? r.country : '',
-    userAgent: text(r.userAgent, 512),
-    durationMs: Number.isFinite(r.durationMs) && r.durationMs > 0 ? r.durationMs : 0,
-    ...(typeof r.downloadKey === 'string' ? { downloadKey: text(r.downloadKey, 1100) } : {}),
-  };
+  r.surface = r.surface === 'proxy' ? 'proxy' : 'cdn';
+  if (!METHOD.test(r.method)) r.method = 'OTHER';
+  r.path = text(r.path, 1024);
+  r.bytesIn = count(r.bytesIn ?? 0);
+  r.decision = typeof r.decision === 'string' && DECISION.test(r.decision) ? r.decision : 'allowed';
+  r.time = Math.floor(r.time);
+  r.host = text(r.host, 253);
+  r.assetId = optionalText(r.assetId, 64);
+  r.bucket = optionalText(r.bucket, 63);
+  r.key = optionalText(r.key, 1024);
+  r.ownerId = optionalText(r.ownerId, 64);
+  r.bytesSent = count(r.bytesSent);
+  if (r.cacheStatus !== null && !CACHE_STATUSES.has(r.cacheStatus)) r.cacheStatus = null;
+  r.clientIp = text(r.clientIp, 64);
+  if (typeof r.country !== 'string' || !COUNTRY.test(r.country)) r.country = '';
+  r.userAgent = text(r.userAgent, 512);
+  if (!(Number.isFinite(r.durationMs) && r.durationMs > 0)) r.durationMs = 0;
+  r.downloadKey = typeof r.downloadKey === 'string' ? text(r.downloadKey, 1100) : undefined;
+  return r;
 }
+
+const METHOD = /^[A-Z]{1,16}$/;
+const DECISION = /^[a-z-]{1,32}$/;
+const COUNTRY = /^[A-Z]{2}$|^$/;
 
 export class RequestLog {
   /** Reads for analytics (summary, proxy logs). Call flush() first to include the buffer. */
   readonly traffic: CdnTrafficRepo;
   private readonly repo: CdnLogRepo;
+  private readonly writer: LogWriter;
   private readonly clock: () => number;
   private readonly log: Pick<Logger, 'warn'> | undefined;
   private readonly capacity: number;
@@ -172,6 +181,7 @@ export class RequestLog {
   ) {
     this.clock = opts.clock ?? Date.now;
     this.repo = new CdnLogRepo(store);
+    this.writer = opts.writer ?? storeLogWriter(store);
     this.traffic = new CdnTrafficRepo(store);
     this.log = opts.log;
     this.observe = opts.observe;
@@ -229,7 +239,7 @@ export class RequestLog {
     this.buffer = [];
     this.inFlight = batch.length;
     try {
-      await this.repo.insertBatch(batch);
+      await this.writer.insertBatch(batch);
     } catch (err) {
       // Nothing was written (one transaction); keep the records for the next flush. Requests that
       // arrive meanwhile are dropped once the buffer is full.
@@ -264,6 +274,7 @@ export class RequestLog {
     this.closed = true;
     this.counters.dropped += this.buffer.length;
     this.buffer = [];
+    await this.writer.close();
   }
 
   /** One run at a time (a slow one is not overlapped by the next hour's); never rejects. */

@@ -2,7 +2,8 @@
 // A token is `s3e_<id>_<secret>`; the database keeps SHA-256(secret) only, which is enough for a
 // 256-bit random secret (no password stretching needed), and compares it in constant time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { lazyLru } from '../lazy-lru.js';
 import type { ApiKey, ApiKeysRepo } from '../db/repos/api-keys.js';
 import { ConstraintError } from '../db/repos/errors.js';
 import { newId } from './ids.js';
@@ -73,13 +74,13 @@ export interface ApiPrincipal {
  * (another process) stops working within a second; keys deleted through the API are forgotten at once.
  */
 export class ApiKeyVerifier {
-  private readonly cache: LRUCache<string, ApiKey | false>;
+  private readonly cache: () => LRUCache<string, ApiKey | false>;
 
   constructor(
     private readonly repo: ApiKeysRepo,
     opts: { ttlMs?: number; max?: number } = {},
   ) {
-    this.cache = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 1000, ttlAutopurge: false, ttlResolution: 0 });
+    this.cache = lazyLru({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 1000, ttlAutopurge: false, ttlResolution: 0 });
   }
 
   /** The principal of a well-formed, known token whose secret matches; undefined otherwise. */
@@ -87,10 +88,10 @@ export class ApiKeyVerifier {
     const m = TOKEN.exec(token);
     if (!m) return undefined;
     const id = m[1] as string;
-    let key = this.cache.get(id);
+    let key = this.cache().get(id);
     if (key === undefined) {
       key = (await this.repo.get(id)) ?? false;
-      this.cache.set(id, key);
+      this.cache().set(id, key);
     }
     if (!key) return undefined;
     const given = Buffer.from(hashSecret(m[2] as string), 'hex');
@@ -100,6 +101,6 @@ export class ApiKeyVerifier {
   }
 
   forget(id: string): void {
-    this.cache.delete(id);
+    this.cache().delete(id);
   }
 }

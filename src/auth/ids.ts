@@ -39,3 +39,14 @@ export function newId(): string {
   const u = randomUUID();
   return u.slice(0, 8) + u.slice(9, 13) + u.slice(14, 18) + u.slice(19, 23) + u.slice(24);
 }
+
+/**
+ * Like newId (32 lowercase hex characters), but ordered by time: 48 bits of Unix milliseconds, then 80
+ * random bits (UUIDv7's layout, without dashes and version bits). For rows written in bulk under a
+ * unique index (the CDN's download usage events): a random id lands each insert on a random page of
+ * the index, which cost 3-4x the row itself once the table outgrew the page cache; these append.
+ */
+export function newTimeOrderedId(nowMs: number = Date.now()): string {
+  const u = randomUUID();
+  return Math.floor(nowMs).toString(16).padStart(12, '0').slice(-12) + u.slice(0, 8) + u.slice(9, 13) + u.slice(15, 18) + u.slice(20, 23) + u.slice(24, 26);
+}

@@ -1,6 +1,7 @@
 // Access key lookup for SigV4: decrypts on a miss, caches hits and misses for at most one second so a
 // key deleted by the admin CLI (another process) stops working within a second.
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { lazyLru } from '../lazy-lru.js';
 import type { Repos } from '../db/repos/index.js';
 import type { Principal } from './principal.js';
 import { decryptSecret } from './secrets.js';
@@ -26,8 +27,8 @@ const KEY_ID = /^[A-Za-z0-9]{3,128}$/;
 const NOT_CACHED = Symbol('key not cached');
 
 export class KeyStore {
-  private readonly found: LRUCache<string, KeyLookup>;
-  private readonly missing: LRUCache<string, true>;
+  private readonly found: () => LRUCache<string, KeyLookup>;
+  private readonly missing: () => LRUCache<string, true>;
   private readonly loading = new Map<string, Promise<KeyLookup | undefined>>();
   /** Moves at every invalidate(). */
   private generation = 0;
@@ -41,8 +42,8 @@ export class KeyStore {
     const max = opts.max ?? 10_000;
     const perf = opts.now ? { now: opts.now } : undefined;
     // ttlResolution 0: every read checks the clock, so "within a second" holds to the millisecond.
-    this.found = new LRUCache({ max, ttl, ttlAutopurge: false, ttlResolution: 0, perf });
-    this.missing = new LRUCache({ max, ttl, ttlAutopurge: false, ttlResolution: 0, perf });
+    this.found = lazyLru({ max, ttl, ttlAutopurge: false, ttlResolution: 0, perf });
+    this.missing = lazyLru({ max, ttl, ttlAutopurge: false, ttlResolution: 0, perf });
   }
 
   /** The secret and principal of a key, or undefined for an unknown key. Throws if the secret cannot be decrypted. */
@@ -59,8 +60,8 @@ export class KeyStore {
     const loaded = await loading;
     // Not cached when invalidated meanwhile: the row read may predate the change.
     if (generation === this.generation) {
-      if (loaded) this.found.set(accessKeyId, loaded);
-      else this.missing.set(accessKeyId, true);
+      if (loaded) this.found().set(accessKeyId, loaded);
+      else this.missing().set(accessKeyId, true);
     }
     return loaded;
   }
@@ -68,9 +69,9 @@ export class KeyStore {
   /** The cached answer: the key, null for a cached (or impossible) unknown key, undefined when not cached. */
   peek(accessKeyId: string): KeyLookup | null | undefined {
     if (!KEY_ID.test(accessKeyId)) return null;
-    const hit = this.found.get(accessKeyId);
+    const hit = this.found().get(accessKeyId);
     if (hit) return hit;
-    return this.missing.get(accessKeyId) ? null : undefined;
+    return this.missing().get(accessKeyId) ? null : undefined;
   }
 
   /**
@@ -106,18 +107,18 @@ export class KeyStore {
 
   /** Entries held (found + not found), for tests and metrics. */
   get cacheSize(): number {
-    return this.found.size + this.missing.size;
+    return this.found().size + this.missing().size;
   }
 
   /** Forgets cached answers (e.g. right after this process created or deleted a key). */
   invalidate(accessKeyId?: string): void {
     this.generation++;
     if (accessKeyId === undefined) {
-      this.found.clear();
-      this.missing.clear();
+      this.found().clear();
+      this.missing().clear();
     } else {
-      this.found.delete(accessKeyId);
-      this.missing.delete(accessKeyId);
+      this.found().delete(accessKeyId);
+      this.missing().delete(accessKeyId);
     }
   }
 

@@ -7,7 +7,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { BlockList } from 'node:net';
 import type { CdnConfig } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
-import { GeoIp } from './geoip.js';
+import { bundledDatabase, GeoIp } from './geoip.js';
 import { InvalidRangeError, parseAddress, rangeList, type Address } from './ip-ranges.js';
 
 export interface ClientInfo {
@@ -37,7 +37,10 @@ export class ClientResolver {
   private readonly trusted: BlockList;
   private readonly anyTrusted: boolean;
   private readonly countryHeader: string;
-  private readonly geoip: GeoIp;
+  private geoipOpen: GeoIp | undefined;
+  private readonly geoipFile: string;
+  /** The client of each connection, when no proxy is trusted (resolve()). */
+  private readonly peers = new WeakMap<object, ClientInfo>();
 
   /** Opens the GeoIP database now; a bad proxy entry or database is a ConfigError (the server does not start). */
   constructor(config: ClientResolverConfig) {
@@ -49,10 +52,32 @@ export class ClientResolver {
     }
     this.anyTrusted = config.trustedProxies.length > 0;
     this.countryHeader = config.countryHeader.toLowerCase();
-    this.geoip = GeoIp.open(config.geoipDatabase);
+    this.geoipFile = config.geoipDatabase;
+    // A configured database is read now: a bad one is a ConfigError and the server does not start. The
+    // bundled one (8 MB, checked when it was packaged) waits for the first lookup: a server that has
+    // not yet served a CDN request, or never does, neither pays for it nor holds it. Its absence is
+    // still a start-up error.
+    if (this.geoipFile !== '') this.geoipOpen = GeoIp.open(this.geoipFile);
+    else if (bundledDatabase() === undefined) GeoIp.open('');
+  }
+
+  private get geoip(): GeoIp {
+    return (this.geoipOpen ??= GeoIp.open(this.geoipFile));
   }
 
   resolve(req: IncomingMessage): ClientInfo {
+    // Without trusted proxies the client is the connection's peer: resolved once per connection, not
+    // per request (a keep-alive connection carries many; the parse and the GeoIP lookup showed).
+    if (!this.anyTrusted) {
+      const socket = req.socket;
+      let client = this.peers.get(socket);
+      if (client === undefined) {
+        client = this.resolveFrom(socket.remoteAddress, req.headers);
+        // A socket that lost its peer (closed) is not remembered: its next answer is ''.
+        if (client.ip !== '') this.peers.set(socket, client);
+      }
+      return client;
+    }
     return this.resolveFrom(req.socket.remoteAddress, req.headers);
   }
 

@@ -1,12 +1,13 @@
 // Country of an IP address from an MMDB database, read with the `maxmind` package. By default the
 // database that installs with the `@ip-location-db/geo-whois-asn-country-mmdb` package (IPv4 + IPv6,
 // records `{ country_code }`); `cdn.geoipDatabase` may name another MMDB, such as MaxMind's
-// GeoLite2-Country (records `{ country: { iso_code } }`). Read whole into memory once, at startup: a
-// lookup is a tree walk of about a microsecond, on the request path, with no I/O.
+// GeoLite2-Country (records `{ country: { iso_code } }`). Read whole into memory once (at startup when
+// configured, at the first lookup for the bundled one: cdn/client-info.ts): a lookup is a tree walk of
+// about a microsecond, on the request path, with no I/O.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { LRUCache } from 'lru-cache';
-import { Reader, type CountryResponse } from 'maxmind';
+import type { CountryResponse, Reader } from 'maxmind';
 import { ConfigError } from '../config/load.js';
 import { isPublic, type Address } from './ip-ranges.js';
 
@@ -54,7 +55,9 @@ export class GeoIp {
       throw new ConfigError(`config: cannot read ${what}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
     }
     try {
-      const reader = new Reader<CountryResponse>(data);
+      // The reader's package loads with the first database.
+      const { Reader: MmdbReader } = createRequire(import.meta.url)('maxmind') as typeof import('maxmind');
+      const reader = new MmdbReader<CountryResponse>(data);
       for (const ip of PROBES) reader.get(ip);
       return new GeoIp(reader);
     } catch (err) {

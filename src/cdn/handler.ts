@@ -5,12 +5,13 @@
 // where they came from in `X-Cache: HIT | MISS | EXPIRED | BYPASS`. Anything not served is a bare
 // 404, so the CDN tells a stranger nothing about what exists; what would be served of a suspended
 // space is a bare 403. Every request is reported to the request log.
-import { pathOf } from '../http/request-target.js';
+import { pathOf, userAgentOf } from '../http/request-target.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostnameOf } from '../assets/delivery.js';
 import { displayKey } from '../assets/view.js';
 import { isStorageUnavailable } from '../errors/s3-errors.js';
 import type { AppContext } from '../context.js';
+import type { CdnRequestRecord } from '../analytics/request-log.js';
 import { CdnResolver, type TargetFacts } from './resolve.js';
 import { createVersionSender, notFound, plain, type SendFacts } from './send-version.js';
 
@@ -18,11 +19,12 @@ export { notFound } from './send-version.js';
 
 export type CdnHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
-/** What the request log needs to know about a request, filled in as the request is served. */
-interface RequestFacts extends TargetFacts, SendFacts {
-  /** Set when a body was served: the request is then a download usage event too. */
-  downloadKey?: string;
-}
+/**
+ * What the request log needs to know about a request, filled in as the request is served (the log
+ * record itself): `downloadKey` is set when a body was served, the request is then a download usage
+ * event too.
+ */
+type RequestFacts = TargetFacts & SendFacts & Pick<CdnRequestRecord, 'downloadKey'>;
 
 /** Lookups retried when a blob vanished between the row and the read (another process removed it). */
 const ATTEMPTS = 3;
@@ -65,12 +67,31 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
 
   return async (req, res) => {
     const started = performance.now();
-    const time = Date.now();
     // Now, while the socket still knows its peer: after a Connection: close response it does not.
     const client = ctx.clients.resolve(req);
-    const facts: RequestFacts = { assetId: null, ownerId: null, bucket: null, key: null, cacheStatus: null, bytesSent: 0 };
+    // The request's log record, filled in as it is served (it is the handlers' facts too): one object,
+    // of one shape, per request.
+    const record: CdnRequestRecord = {
+      surface: 'cdn',
+      time: Date.now(),
+      method: req.method ?? '',
+      path: pathOf(req.url),
+      host: hostnameOf(req.headers.host),
+      assetId: null,
+      bucket: null,
+      key: null,
+      ownerId: null,
+      status: 0,
+      bytesSent: 0,
+      cacheStatus: null,
+      clientIp: client.ip,
+      country: client.country,
+      userAgent: userAgentOf(req),
+      durationMs: 0,
+      downloadKey: undefined,
+    };
     try {
-      await serve(req, res, facts);
+      await serve(req, res, record);
     } catch (err) {
       ctx.log.error({ err, url: req.url }, 'cdn request failed');
       // The storage backend's 503 (upstream down) keeps its Retry-After; nothing else of it is shown.
@@ -78,24 +99,9 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       else if (!res.headersSent) plain(res, req, 500, 'Internal Server Error');
       else res.destroy();
     }
-    ctx.requestLog.record({
-      time,
-      method: req.method ?? '',
-      path: pathOf(req.url),
-      host: hostnameOf(req.headers.host),
-      assetId: facts.assetId,
-      bucket: facts.bucket,
-      key: facts.key,
-      ownerId: facts.ownerId,
-      status: res.statusCode,
-      bytesSent: facts.bytesSent,
-      cacheStatus: facts.cacheStatus,
-      clientIp: client.ip,
-      country: client.country,
-      userAgent: String(req.headers['user-agent'] ?? '').slice(0, 512),
-      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
-      ...(facts.downloadKey !== undefined ? { downloadKey: facts.downloadKey } : {}),
-    });
+    record.status = res.statusCode;
+    record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    ctx.requestLog.record(record);
   };
 }
 

@@ -44,6 +44,11 @@ const NOT_FOUND: Resolution = { kind: 'not-found' };
 export class CdnResolver {
   private readonly signer: UrlSigner;
   private readonly suspended: SuspendedOwners;
+  /**
+   * A public asset's Served, per row of the asset directory (which reuses a found row for a second): the
+   * representation and its headers are made once for all the requests of that second, not per request.
+   */
+  private readonly publicAssets = new WeakMap<AssetRecord, Served>();
 
   constructor(private readonly ctx: AppContext) {
     this.signer = UrlSigner.fromMasterKey(ctx.masterKey, ctx.clock);
@@ -74,6 +79,18 @@ export class CdnResolver {
     if (!signed && asset.visibility !== 'public') return NOT_FOUND;
     // 403 only for what this caller could otherwise see: it reveals nothing a 404 would hide.
     if (await this.suspended.has(asset.userId)) return { kind: 'forbidden' };
+    if (signed) return { kind: 'found', served: this.assetVersion(asset, true) };
+    let served = this.publicAssets.get(asset);
+    if (served === undefined) {
+      served = this.assetVersion(asset, false);
+      this.publicAssets.set(asset, served);
+    }
+    return { kind: 'found', served };
+  }
+
+  /** How an asset is served: its representation and how the cache reaches its bytes. */
+  private assetVersion(asset: AssetRecord, signed: boolean): Served {
+    const { ctx } = this;
     // Active content (HTML, SVG, XML, JS, PDF, wasm) is only ever a download, even through a signed URL.
     const active = asset.activeContent || servesAsAttachment({ contentType: asset.contentType, fileName: asset.fileName });
     const rep: Representation = {
@@ -94,7 +111,7 @@ export class CdnResolver {
       owner: asset.userId,
       open: (range) => openAssetBody(ctx, asset, range),
     };
-    return { kind: 'found', served: { rep, cache, asset } };
+    return { rep, cache, asset };
   }
 
   private async object(target: BucketObjectTarget, facts: TargetFacts): Promise<Resolution> {

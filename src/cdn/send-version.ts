@@ -11,7 +11,7 @@ import type { AppContext } from '../context.js';
 import { sendBody } from '../http/send-body.js';
 import { negotiateCoding, type Coding } from './cache/compression.js';
 import type { CacheResult } from './edge-cache.js';
-import { contentHeaders, validatorHeaders, variesByEncoding } from './representation.js';
+import { contentHeaders, validatorHeaders, variesByEncoding, wholeBodyHeaders, type HeaderList } from './representation.js';
 import type { Served } from './resolve.js';
 
 /** The response header naming where the bytes came from. */
@@ -20,13 +20,10 @@ const CACHE_STATUS_HEADER = 'x-cache';
 /** A short text answer, never cached (404, 403, 405, 412, 416, 5xx). */
 export function plain(res: ServerResponse, req: IncomingMessage, status: number, text: string, extra: Record<string, string> = {}): void {
   const body = `${text}\n`;
-  res.writeHead(status, {
-    'content-type': 'text/plain; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
-    'cache-control': 'no-store',
-    ...SAFETY_HEADERS,
-    ...extra,
-  });
+  const headers: HeaderList = ['content-type', 'text/plain; charset=utf-8', 'content-length', String(Buffer.byteLength(body)), 'cache-control', 'no-store'];
+  for (const name in SAFETY_HEADERS) headers.push(name, SAFETY_HEADERS[name as keyof typeof SAFETY_HEADERS]);
+  for (const name in extra) headers.push(name, extra[name] as string);
+  res.writeHead(status, headers);
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
@@ -52,9 +49,10 @@ export type SendResult = 'body' | 'answered' | 'retry';
 
 export type VersionSender = (req: IncomingMessage, res: ServerResponse, version: Pick<Served, 'rep' | 'cache'>, facts: SendFacts, opts?: SendOptions) => Promise<SendResult>;
 
-function lengthHeaders(size: number, range: { start: number; end: number } | undefined): Record<string, string> {
-  if (!range) return { 'content-length': String(size) };
-  return { 'content-length': String(range.end - range.start + 1), 'content-range': `bytes ${range.start}-${range.end}/${size}` };
+function pushLengthHeaders(out: HeaderList, size: number, range: { start: number; end: number } | undefined): HeaderList {
+  if (!range) out.push('content-length', String(size));
+  else out.push('content-length', String(range.end - range.start + 1), 'content-range', `bytes ${range.start}-${range.end}/${size}`);
+  return out;
 }
 
 /**
@@ -62,14 +60,15 @@ function lengthHeaders(size: number, range: { start: number; end: number } | und
  * the bytes of that row before anything can remove them.
  */
 export function createVersionSender(ctx: AppContext): VersionSender {
-  const cacheHeaders = (status: CacheStatus, cachedAt: number | undefined): Record<string, string> => {
-    const headers: Record<string, string> = { [CACHE_STATUS_HEADER]: status };
-    if (cachedAt !== undefined) headers.age = String(Math.max(0, Math.floor((ctx.clock().getTime() - cachedAt) / 1000)));
-    return headers;
+  const ageOf = (cachedAt: number): string => String(Math.max(0, Math.floor((ctx.clock().getTime() - cachedAt) / 1000)));
+  const pushCacheHeaders = (out: HeaderList, status: CacheStatus, cachedAt: number | undefined): HeaderList => {
+    out.push(CACHE_STATUS_HEADER, status);
+    if (cachedAt !== undefined) out.push('age', ageOf(cachedAt));
+    return out;
   };
 
   return async (req, res, { rep, cache }, facts, opts = {}) => {
-    const decision = opts.status === undefined ? decideRequest(rep, req.headers) : { kind: 'body' as const, range: undefined };
+    const decision = opts.status === undefined ? decideRequest(rep, req.headers) : WHOLE;
     if (decision.kind === 'precondition-failed') {
       plain(res, req, 412, 'Precondition Failed');
       return 'answered';
@@ -91,34 +90,43 @@ export function createVersionSender(ctx: AppContext): VersionSender {
       const probe = ctx.edge.probe(cache);
       facts.cacheStatus = probe.status;
       if (decision.kind === 'not-modified') {
-        res.writeHead(304, { ...validatorHeaders(rep, coding), ...cacheHeaders(probe.status, probe.cachedAt) });
+        res.writeHead(304, pushCacheHeaders(validatorHeaders(rep, coding), probe.status, probe.cachedAt));
         res.end();
         return 'answered';
       }
-      res.writeHead(status, {
-        ...contentHeaders(rep, undefined),
-        ...lengthHeaders(rep.size, decision.range),
-        ...cacheHeaders(probe.status, probe.cachedAt),
-      });
+      res.writeHead(status, pushCacheHeaders(pushLengthHeaders(contentHeaders(rep, undefined), rep.size, decision.range), probe.status, probe.cachedAt));
       res.end();
       return 'answered';
     }
 
+    // The hot path: the whole identity body of a version the memory tier holds, in this tick.
+    const hit = decision.range === undefined && coding === undefined ? ctx.edge.memoryHit(cache) : undefined;
+    if (hit !== undefined) {
+      facts.cacheStatus = 'HIT';
+      const headers = wholeBodyHeaders(rep).slice();
+      headers.push(CACHE_STATUS_HEADER, 'HIT', 'age', ageOf(hit.cachedAt));
+      facts.bytesSent = await sendBody(res, status, headers, hit.body, ctx.log);
+      return 'body';
+    }
+
     let result: CacheResult;
     try {
-      result = await ctx.edge.read(cache, { ...(decision.range ? { range: decision.range } : {}), ...(coding ? { coding } : {}) });
+      result = await ctx.edge.read(cache, decision.range ? (coding ? { range: decision.range, coding } : { range: decision.range }) : coding ? { coding } : {});
     } catch (err) {
       if (isBlobGone(err)) return 'retry';
       throw err;
     }
     facts.cacheStatus = result.status;
-    const headers = {
-      ...contentHeaders(rep, result.coding),
-      // A compressed variant is always a whole buffer (edge-cache.ts).
-      ...(result.coding && Buffer.isBuffer(result.body) ? { 'content-length': String(result.body.length) } : lengthHeaders(rep.size, decision.range)),
-      ...cacheHeaders(result.status, result.cachedAt),
-    };
-    facts.bytesSent = await sendBody(res, status, headers, result.body, ctx.log);
+    // A compressed variant is always a whole buffer (edge-cache.ts).
+    const headers =
+      result.coding && Buffer.isBuffer(result.body)
+        ? pushLengthHeaders(contentHeaders(rep, result.coding), result.body.length, undefined)
+        : decision.range
+          ? pushLengthHeaders(contentHeaders(rep, undefined), rep.size, decision.range)
+          : wholeBodyHeaders(rep).slice();
+    facts.bytesSent = await sendBody(res, status, pushCacheHeaders(headers, result.status, result.cachedAt), result.body, ctx.log);
     return 'body';
   };
 }
+
+const WHOLE = Object.freeze({ kind: 'body' as const, range: undefined });

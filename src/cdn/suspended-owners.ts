@@ -1,10 +1,10 @@
 // Whether a user's space is suspended, as the doors that serve its content without a login (the CDN,
 // a project hostname's bucket site) must know on every request: kept for up to a second per user.
-import { LRUCache } from 'lru-cache';
+import { lazyLru } from '../lazy-lru.js';
 import type { Repos } from '../db/repos/index.js';
 
 export class SuspendedOwners {
-  private readonly answers = new LRUCache<string, boolean>({ max: 10_000, ttl: 1000, ttlAutopurge: false });
+  private readonly answers = lazyLru<string, boolean>({ max: 10_000, ttl: 1000, ttlAutopurge: false });
 
   constructor(private readonly repos: Pick<Repos, 'spaces'>) {}
 
@@ -14,10 +14,10 @@ export class SuspendedOwners {
    * CDN GET.
    */
   async has(userId: string): Promise<boolean> {
-    let answer = this.answers.get(userId);
+    let answer = this.answers().get(userId);
     if (answer === undefined) {
       answer = (await this.repos.spaces.get(userId))?.status === 'suspended';
-      this.answers.set(userId, answer);
+      this.answers().set(userId, answer);
     }
     return answer;
   }

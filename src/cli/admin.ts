@@ -479,7 +479,7 @@ const COMMANDS: Record<string, Record<string, Command>> = {
           import('../storage/corruption.js'),
         ]);
         // No init(): it would clear a running server's uploads in flight.
-        const storage = createStorage(config);
+        const storage = await createStorage(config);
         try {
           // What it finds is marked for `scrub list` and reported here; the log stays quiet.
           const quiet = { warn: () => undefined };

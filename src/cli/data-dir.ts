@@ -8,7 +8,7 @@ import type { Config } from '../config/schema.js';
 import { openDatabase, type Db } from '../db/open.js';
 import { isPostgresUrl, redactUrl } from '../db/pg/url.js';
 import { createRepos, type Repos } from '../db/repos/index.js';
-import { openPgStore, type OpenPgStoreOptions } from '../db/store/open-pg.js';
+import type { OpenPgStoreOptions } from '../db/store/open-pg.js';
 import { SqliteStore } from '../db/store/sqlite-store.js';
 import type { SqlStore } from '../db/store/types.js';
 import { decryptSecret, encryptSecret, loadMasterKey } from '../auth/secrets.js';
@@ -41,8 +41,10 @@ export class NoDataDirError extends Error {
 export interface OpenDataDirOptions {
   /** Refuse (NoDataDirError) rather than create a data directory that holds no meta.db yet (SQLite only). */
   mustExist?: boolean;
-  /** PostgreSQL: the pool's size, and where connection errors go (the server's log). */
+  /** PostgreSQL: the pool's size, where connection errors go (the server's log), this process's share of the row cache. */
   postgres?: OpenPgStoreOptions;
+  /** SQLite: this serving process's share of the row cache (db/metadata-cache.ts); absent or 0, none (admin commands). */
+  sqliteReadCacheBytes?: number;
 }
 
 async function verifyMasterKey(repos: Repos, masterKey: Buffer): Promise<void> {
@@ -82,7 +84,11 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
   let store: SqlStore;
   if (postgres) {
     try {
-      store = await openPgStore(config.metadata, options.postgres);
+      // The PostgreSQL driver loads only for a node on PostgreSQL: on SQLite it would only slow the start.
+      const { openPgStore } = await import('../db/store/open-pg.js');
+      // metadataCacheBytes 0 (on every node: docs/DEPLOYMENT.md) turns the row cache and its write lease off.
+      const cached = config.metadataCacheBytes > 0;
+      store = await openPgStore(config.metadata, { readCacheBytes: config.metadataCacheBytes, coherenceLease: cached, ...options.postgres });
     } catch (err) {
       // pg's errors name the host and database, never the password; the URL is shown redacted.
       throw new ConfigError(`config: metadata: cannot open ${redactUrl(config.metadata)}: ${(err as Error).message}`);
@@ -93,7 +99,7 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
     } catch (err) {
       throw new ConfigError(`config: dataDir: cannot open ${join(config.dataDir, META_DB_FILE)}: ${(err as Error).message}`);
     }
-    store = new SqliteStore(db);
+    store = new SqliteStore(db, { readCacheBytes: options.sqliteReadCacheBytes ?? 0 });
   }
   try {
     const repos = createRepos(store);

@@ -3,10 +3,8 @@ import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { configFlags, ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { createContext, type AppContext } from '../context.js';
-import { startServer, type RunningServer } from '../server.js';
-import { runSupervisor } from '../cluster/supervisor.js';
-import { runWorker } from '../cluster/worker.js';
+import type { AppContext } from '../context.js';
+import type { RunningServer } from '../server.js';
 import { announce, startupFailure, untilStopSignal, workerCount } from './serve-lifecycle.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
 
@@ -102,17 +100,25 @@ export async function runServe(rawArgv: string[]): Promise<number> {
     throw err;
   }
   const json = Boolean(values.json);
-  if (cluster.isWorker) return runWorker(config);
+  // Each role loads only its own modules: a supervisor never loads the serving code.
+  if (cluster.isWorker) return (await import('../cluster/worker.js')).runWorker(config);
   const workers = workerCount(config);
-  return workers > 1 ? runSupervisor(config, workers, json) : runSingle(config, json);
+  return workers > 1 ? (await import('../cluster/supervisor.js')).runSupervisor(config, workers, json) : runSingle(config, json);
 }
 
 /** `--workers 1`: this one process serves and runs the background jobs. */
 async function runSingle(config: Config, json: boolean): Promise<number> {
+  const [{ createContext }, { startServer }] = await Promise.all([import('../context.js'), import('../server.js')]);
   let ctx: AppContext | undefined;
   let server: RunningServer;
+  // The first signal drains (server.close: requests in flight get shutdownGraceSeconds) and then closes
+  // the context (request log flushed, database closed); a second one exits at once, as 128 + its number.
+  // Heard from before the first listener opens: whoever sees it answer may stop the server at once (a
+  // stop during the start takes effect once the listeners are up).
+  let stopped: Promise<void> | undefined;
   try {
     ctx = await createContext(config);
+    stopped = untilStopSignal(() => undefined);
     server = await startServer(ctx);
   } catch (err) {
     await ctx?.close();
@@ -124,9 +130,7 @@ async function runSingle(config: Config, json: boolean): Promise<number> {
     cdn: server.cdnUrl ?? null,
     cdnBase: ctx.endpoints.cdn,
   });
-  // The first signal drains (server.close: requests in flight get shutdownGraceSeconds) and then closes
-  // the context (request log flushed, database closed); a second one exits at once, as 128 + its number.
-  await untilStopSignal(() => undefined);
+  await stopped;
   await server.close();
   await ctx.close();
   return 0;

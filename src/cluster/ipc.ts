@@ -75,15 +75,21 @@ export class WorkerChannel {
     if (endpoint === (process as unknown)) (process as NodeJS.EventEmitter).once('disconnect', () => this.failAll(new ChannelError('the supervisor is gone')));
   }
 
-  /** One request, one answer. Rejects with ChannelError on timeout or without a channel, with Error when the handler failed. */
-  request<T>(type: string, body: unknown): Promise<T> {
+  /**
+   * One request, one answer. Rejects with ChannelError on timeout or without a channel, with Error when
+   * the handler failed. `timeoutMs` 0: no timeout (only the channel's loss ends the wait).
+   */
+  request<T>(type: string, body: unknown, timeoutMs = this.timeoutMs): Promise<T> {
     if (!connected(this.endpoint)) return Promise.reject(new ChannelError('no channel to the supervisor'));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new ChannelError(`the supervisor did not answer ${type} within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
+      const timer = setTimeout(
+        () => {
+          this.pending.delete(id);
+          reject(new ChannelError(`the supervisor did not answer ${type} within ${timeoutMs} ms`));
+        },
+        timeoutMs > 0 ? timeoutMs : 2 ** 31 - 1,
+      );
       timer.unref();
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
       this.sendOrFail(id, { s3edge: 1, kind: 'request', type, id, body });
@@ -133,6 +139,19 @@ export class WorkerChannel {
     for (const id of [...this.pending.keys()]) this.settle(id, undefined, err);
   }
 }
+
+/** Notes a worker sends its supervisor. */
+export const WORKER_NOTES = { listening: 'worker.listening', failed: 'worker.failed' } as const;
+/** The supervisor's broadcast that starts every worker's drain. */
+export const STOP_NOTE = 'supervisor.stop';
+/**
+ * A worker's first request: answered once the supervisor has opened the data directory (migrations, the
+ * root user, the TLD seed), which no worker opens before. A worker forked later is answered at once.
+ */
+export const DATA_DIR_READY = 'supervisor.dataDirReady';
+/** The metrics requests (metrics/cluster-metrics.ts): a worker asks the supervisor, which asks every worker. */
+export const CLUSTER_METRICS = 'metrics.cluster';
+export const WORKER_METRICS = 'metrics.worker';
 
 /** Who sent a request or note to the supervisor. */
 export interface Sender {

@@ -5,13 +5,8 @@ import type { Config } from '../config/schema.js';
 import { createContext, type AppContext } from '../context.js';
 import { startServer, type RunningServer } from '../server.js';
 import { describeStartupFailure, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
-import { WorkerChannel } from './ipc.js';
+import { DATA_DIR_READY, STOP_NOTE, WORKER_NOTES, WorkerChannel } from './ipc.js';
 import { WORKER_METRICS, workerMetrics } from '../metrics/cluster-metrics.js';
-
-/** Notes a worker sends its supervisor. */
-export const WORKER_NOTES = { listening: 'worker.listening', failed: 'worker.failed' } as const;
-/** The supervisor's broadcast that starts every worker's drain. */
-export const STOP_NOTE = 'supervisor.stop';
 
 /** The worker's slot (1..N) and N, given by the supervisor in the environment. */
 export function workerSlot(env: NodeJS.ProcessEnv = process.env): { slot: number; of: number } {
@@ -30,6 +25,13 @@ export async function runWorker(config: Config): Promise<number> {
     process.on('SIGINT', () => resolve());
     process.once('disconnect', () => resolve());
   });
+  try {
+    // The supervisor opens the data directory first (migrations, the root user, the TLD seed).
+    await channel.request(DATA_DIR_READY, null, 0);
+  } catch {
+    // It could not (it says why and stops every worker), or it is gone.
+    return leave(1);
+  }
   let ctx: AppContext | undefined;
   let server: RunningServer;
   try {

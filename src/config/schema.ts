@@ -257,6 +257,12 @@ export interface Config {
    * target of `s3edge metadata copy`. A secret: S3EDGE_METADATA_FILE works, and the password is never printed.
    */
   metadata: string;
+  /**
+   * On PostgreSQL, bytes of object rows (with small objects' bytes) and buckets each node keeps for its
+   * GETs, kept coherent by the change feed (docs/SCALE.md); split among a cluster's workers. 0: none.
+   * SQLite reads in-process and keeps none.
+   */
+  metadataCacheBytes: number;
   rootAccessKey: string;
   rootSecretKey: string;
   /** 32-byte key (64 hex chars or base64) that encrypts secrets at rest; empty means data-dir/master.key. */
@@ -284,7 +290,7 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'workers', 'logLevel', 'logFormat', 'sqliteDriver', 'metadata', 'rootAccessKey', 'rootSecretKey', 'masterKey',
+    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'workers', 'logLevel', 'logFormat', 'sqliteDriver', 'metadata', 'metadataCacheBytes', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
     'dashboard', 'metrics',
   ],
@@ -306,6 +312,7 @@ export const configSchema = {
     logFormat: { enum: ['json', 'pretty'] },
     sqliteDriver: { enum: ['auto', 'better-sqlite3', 'node-sqlite'] },
     metadata: { type: 'string', pattern: '^(sqlite|postgres(ql)?://.+)$' },
+    metadataCacheBytes: { type: 'integer', minimum: 0, maximum: 1099511627776 },
     rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },
     rootSecretKey: { type: 'string', maxLength: 256 },
     masterKey: { type: 'string' },
@@ -539,7 +546,7 @@ export const SECRET_KEYS = [
 
 /** Byte-valued settings: a number of bytes, or a size with a unit (`256MiB`, `10GB`), see load.ts. */
 export const SIZE_KEYS = [
-  'maxObjectSize', 'inlineObjectMaxBytes', 'hashing.workerThreshold', 'cdn.cache.memoryBytes', 'cdn.cache.memoryEntryMaxBytes',
+  'maxObjectSize', 'inlineObjectMaxBytes', 'metadataCacheBytes', 'hashing.workerThreshold', 'cdn.cache.memoryBytes', 'cdn.cache.memoryEntryMaxBytes',
   'cdn.cache.diskBytes', 'credits.uploadCreditUnitBytes', 'limits.minBodyBytesPerSecond', 'limits.uploadBufferBytes',
   'storage.s3.partBytes',
   'integrity.scrubBytesPerSecond', 'domains.rdap.maxAnswerBytes',

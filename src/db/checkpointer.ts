@@ -9,25 +9,55 @@ import { resolveSqliteDriver, type SqliteDriverSetting } from './sqlite/index.js
 
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
-export class Checkpointer {
-  private readonly worker: Worker;
-  private exited: Promise<void>;
+/** How long after a server's start its checkpoint thread starts (the start itself does not wait for it). */
+export const CHECKPOINTS_AFTER_START_MS = 1000;
 
-  constructor(db: Db, file: string, log: Logger, intervalMs = 200, driver: SqliteDriverSetting = 'auto') {
+export class Checkpointer {
+  private worker: Worker | undefined;
+  private exited: Promise<void> = Promise.resolve();
+  private readonly startTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  /**
+   * `startAfterMs`: the thread (an isolate of its own: tens of milliseconds of the event loop to start)
+   * starts that much later, so a server's start does not wait for it; the commits meanwhile stay in the
+   * WAL until its first checkpoint.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly file: string,
+    private readonly log: Logger,
+    private readonly intervalMs = 200,
+    private readonly driver: SqliteDriverSetting = 'auto',
+    startAfterMs = 0,
+  ) {
     db.pragma('wal_autocheckpoint = 0');
     db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
-    this.worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), {
-      workerData: { file, intervalMs, driver: resolveSqliteDriver(driver) },
+    if (startAfterMs <= 0) {
+      this.start();
+      return;
+    }
+    this.startTimer = setTimeout(() => this.start(), startAfterMs);
+    this.startTimer.unref();
+  }
+
+  private start(): void {
+    if (this.closed || this.worker) return;
+    const { db, log } = this;
+    // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
+    const worker = new Worker(new URL('../db/checkpoint-worker.js', import.meta.url), {
+      workerData: { file: this.file, intervalMs: this.intervalMs, driver: resolveSqliteDriver(this.driver) },
     });
+    this.worker = worker;
     // Never what keeps the process alive: close() is the orderly way out.
-    this.worker.unref();
-    this.worker.on('message', (msg: { error?: string }) => {
+    worker.unref();
+    worker.on('message', (msg: { error?: string }) => {
       if (msg.error) log.warn({ error: msg.error }, 'sqlite: checkpoint failed');
     });
     this.exited = new Promise((resolve) => {
-      this.worker.once('exit', () => resolve());
+      worker.once('exit', () => resolve());
     });
-    this.worker.once('error', (err) => {
+    worker.once('error', (err) => {
       // Without the worker the server's own connection checkpoints again, on the event loop.
       log.error({ err }, 'sqlite: checkpoint worker died; checkpointing inline');
       if (db.open) db.pragma('wal_autocheckpoint = 1000');
@@ -36,9 +66,21 @@ export class Checkpointer {
 
   /** A last checkpoint, then the worker goes. */
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.startTimer);
+    const worker = this.worker;
+    if (!worker) {
+      // Closed before its thread started: the last checkpoint on the server's own connection.
+      try {
+        if (this.db.open) this.db.pragma('wal_checkpoint(PASSIVE)');
+      } catch (err) {
+        this.log.warn({ err }, 'sqlite: checkpoint failed');
+      }
+      return;
+    }
     // Held until it has gone, or the process could end with the last checkpoint half done.
-    this.worker.ref();
-    this.worker.postMessage('close');
+    worker.ref();
+    worker.postMessage('close');
     await this.exited;
   }
 }

@@ -2,7 +2,8 @@
 // created elsewhere is visible at once. For rows that never change while they exist (a bucket's id and
 // owner, an asset): one removed by this process is forgotten at once, one removed by another process
 // is noticed within the TTL. Concurrent misses of one key share one load.
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { lazyLru } from '../lazy-lru.js';
 
 export interface FoundCacheOptions {
   ttlMs?: number;
@@ -12,7 +13,7 @@ export interface FoundCacheOptions {
 }
 
 export class FoundCache<V extends object> {
-  private readonly found: LRUCache<string, V>;
+  private readonly found: () => LRUCache<string, V>;
   /** Loads in flight; forget() removes a key's entry so that its answer is not cached. */
   private readonly loading = new Map<string, Promise<V | undefined>>();
 
@@ -21,11 +22,11 @@ export class FoundCache<V extends object> {
     opts: FoundCacheOptions = {},
   ) {
     const perf = opts.now ? { now: opts.now } : undefined;
-    this.found = new LRUCache({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 1000, ttlAutopurge: false, ttlResolution: 0, perf });
+    this.found = lazyLru({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 1000, ttlAutopurge: false, ttlResolution: 0, perf });
   }
 
   get(key: string): Promise<V | undefined> {
-    const hit = this.found.get(key);
+    const hit = this.found().get(key);
     if (hit) return Promise.resolve(hit);
     let pending = this.loading.get(key);
     if (pending === undefined) {
@@ -35,7 +36,7 @@ export class FoundCache<V extends object> {
           // Cached only if no forget() came while it loaded: the row read may be one removed since.
           if (this.loading.get(key) === pending) {
             this.loading.delete(key);
-            if (value) this.found.set(key, value);
+            if (value) this.found().set(key, value);
           }
           return value;
         },
@@ -51,7 +52,7 @@ export class FoundCache<V extends object> {
 
   /** Call after removing the row in this process. */
   forget(key: string): void {
-    this.found.delete(key);
+    this.found().delete(key);
     this.loading.delete(key);
   }
 }

@@ -19,7 +19,15 @@
 //   a name whose ending the ICANN list does not know (`example.notarealtld`, `.test`, `.local`). Whether
 //   the extension is one we sell is the caller's question (its catalogue), not this module's.
 import { domainToASCII, domainToUnicode } from 'node:url';
-import { parse } from 'tldts';
+import { createRequire } from 'node:module';
+import type { parse as tldtsParse } from 'tldts';
+
+/** The public suffix list (tldts: one large module) loads with its first use, not with the server. */
+let psl: typeof tldtsParse | undefined;
+function parse(...args: Parameters<typeof tldtsParse>): ReturnType<typeof tldtsParse> {
+  psl ??= (createRequire(import.meta.url)('tldts') as { parse: typeof tldtsParse }).parse;
+  return psl(...args);
+}
 
 export class DomainQueryError extends Error {
   override name = 'DomainQueryError';

@@ -150,12 +150,15 @@ export async function forward(req: IncomingMessage, res: ServerResponse, opts: F
   const bytesIn = (): number => meter?.bytes ?? 0;
   // An origin that answered before reading the whole body: the rest is read and dropped (node's own
   // behaviour for unread bodies), so the connection can carry the client's next request.
-  res.once('finish', () => {
-    if (!req.complete && meter) {
-      req.unpipe(meter);
-      req.resume();
-    }
-  });
+  if (meter) {
+    const body = meter;
+    res.once('finish', () => {
+      if (!req.complete) {
+        req.unpipe(body);
+        req.resume();
+      }
+    });
+  }
 
   let answer: Dispatcher.ResponseData;
   try {

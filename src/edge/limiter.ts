@@ -67,15 +67,21 @@ function wholeSeconds(ms: number): number {
 }
 
 export class ClientLimiter implements EdgeLimiter {
-  private readonly clients: LRUCache<string, ClientState>;
+  // Made with the first rate-limited request: the LRU allocates its whole index at once (maxClients).
+  private clientsLru: LRUCache<string, ClientState> | undefined;
+  private readonly maxClients: number;
 
   constructor(opts: { maxClients: number }) {
-    this.clients = new LRUCache<string, ClientState>({ max: Math.max(1, Math.floor(opts.maxClients)) });
+    this.maxClients = Math.max(1, Math.floor(opts.maxClients));
+  }
+
+  private get clients(): LRUCache<string, ClientState> {
+    return (this.clientsLru ??= new LRUCache<string, ClientState>({ max: this.maxClients }));
   }
 
   /** Clients tracked now (never more than maxClients). */
   get size(): number {
-    return this.clients.size;
+    return this.clientsLru?.size ?? 0;
   }
 
   /**

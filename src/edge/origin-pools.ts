@@ -6,8 +6,9 @@
 // MAX_POOLS; all of them on close().
 import type { lookup as dnsLookup } from 'node:dns';
 import { LRUCache } from 'lru-cache';
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 import { guardedConnector } from '../net/guarded-connector.js';
+import { undici } from '../net/undici-lazy.js';
 import type { EdgeConfig } from '../config/schema.js';
 
 /** A pool nobody used for this long is closed; the next request to its origin opens a new one. */
@@ -48,7 +49,8 @@ export class OriginPools {
     const key = new URL(originUrl).origin;
     let pool = this.pools.get(key);
     if (!pool) {
-      pool = new Pool(key, {
+      // undici loads with the first pool (net/undici-lazy.ts).
+      pool = new (undici().Pool)(key, {
         connections: this.config.connectionsPerOrigin,
         connect: guardedConnector({
           allowPrivateAddresses: this.config.allowPrivateOrigins,

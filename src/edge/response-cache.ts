@@ -15,14 +15,18 @@
 // Ranges: a Range on a stored 200 is served from the whole stored body (206); an unsatisfiable one is
 // left to the origin. On a miss the handler forwards Range as is, and a 206 is never stored.
 // The metadata lives in this process only: after a restart everything is a miss, and bodies the tiers
-// kept from before (or whose metadata the lru dropped) are evicted by the tiers' own bounds.
-import { createHash, randomUUID } from 'node:crypto';
+// kept from before (or whose metadata the lru dropped) are evicted by the tiers' own bounds. For the
+// same reason each process stores its answers under keys of its own (tierKey): the disk tier is shared
+// by every worker of the data directory, and another worker, which cannot know this process's
+// versions, would otherwise replace a large answer with its own at every request, and this one its.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { LRUCache } from 'lru-cache';
 import type { CacheStatus } from '../analytics/request-log.js';
 import type { CacheResult, EdgeCache, HeldObject } from '../cdn/edge-cache.js';
+import { headersFrom } from '../http/request-target.js';
 import { isS3Error } from '../errors/s3-errors.js';
 import { parseRange } from '../s3/range.js';
 import type { ReadRange } from '../storage/backend.js';
@@ -115,16 +119,25 @@ function rangeOf(header: string | string[] | undefined, size: number): ReadRange
 }
 
 export class ProxyResponseCache {
-  private readonly entries: LRUCache<string, Entry>;
+  /** This process's part of the tiers' keys (tierKey). */
+  private readonly tag = randomBytes(8).toString('hex');
+  // Made with the first proxied answer: an LRU allocates its whole index at once (a few MB and tens of
+  // milliseconds at 100,000 entries), which a server that proxies nothing should not pay at its start.
+  private entriesLru: LRUCache<string, Entry> | undefined;
   /** Per target: the Vary names of the answer stored last, which select the variant key. */
-  private readonly varies: LRUCache<string, readonly string[]>;
+  private variesLru: LRUCache<string, readonly string[]> | undefined;
 
   constructor(
     private readonly edge: EdgeCache,
     private readonly opts: ProxyResponseCacheOptions,
-  ) {
-    this.entries = new LRUCache<string, Entry>({ max: opts.maxEntries });
-    this.varies = new LRUCache<string, readonly string[]>({ max: opts.maxEntries });
+  ) {}
+
+  private get entries(): LRUCache<string, Entry> {
+    return (this.entriesLru ??= new LRUCache<string, Entry>({ max: this.opts.maxEntries }));
+  }
+
+  private get varies(): LRUCache<string, readonly string[]> {
+    return (this.variesLru ??= new LRUCache<string, readonly string[]>({ max: this.opts.maxEntries }));
   }
 
   /** A fresh stored answer for this request, or undefined: forward it, then offer the answer to store(). */
@@ -143,11 +156,14 @@ export class ProxyResponseCache {
       return undefined;
     }
     if (!isFresh(entry.lifetime, age, policy) || hasOriginPreconditions(req.headers)) return undefined;
-    const held: HeldObject = { key: entry.key, etag: entry.version, size: entry.size, owner: proxyCacheOwner(hostname) };
-    const headers = { ...entry.headers, age: String(age) };
+    const held: HeldObject = { key: this.tierKey(entry.key), etag: entry.version, size: entry.size, owner: proxyCacheOwner(hostname) };
+    const headers = headersFrom(entry.headers);
+    headers.age = String(age);
     // Conditionals and ranges apply to successful answers only (RFC 9110 §13.2.1, §14.2).
     if (entry.status >= 200 && entry.status < 300 && isNotModified(req.headers, entry.validators)) {
-      return this.withoutBody(entry, held, 304, { ...notModifiedHeaders(entry.headers), age: String(age) });
+      const notModified = notModifiedHeaders(entry.headers);
+      notModified.age = String(age);
+      return this.withoutBody(entry, held, 304, notModified);
     }
     if (req.method === 'HEAD') return this.withoutBody(entry, held, entry.status, headers);
     let range: ReadRange | undefined;
@@ -165,7 +181,7 @@ export class ProxyResponseCache {
     if (!range) return { status: entry.status, headers, body: result.body, cacheStatus: result.status };
     return {
       status: 206,
-      headers: { ...headers, 'content-length': String(range.end - range.start + 1), 'content-range': `bytes ${range.start}-${range.end}/${entry.size}` },
+      headers: Object.assign(headers, { 'content-length': String(range.end - range.start + 1), 'content-range': `bytes ${range.start}-${range.end}/${entry.size}` }),
       body: result.body,
       cacheStatus: result.status,
     };
@@ -195,7 +211,7 @@ export class ProxyResponseCache {
       lifetime: verdict.lifetime,
       allowsAuthorized: verdict.allowsAuthorized,
     };
-    const reading = this.edge.read({ key: entry.key, etag: entry.version, size: entry.size, owner: proxyCacheOwner(hostname), open: () => Promise.resolve(body) });
+    const reading = this.edge.read({ key: this.tierKey(entry.key), etag: entry.version, size: entry.size, owner: proxyCacheOwner(hostname), open: () => Promise.resolve(body) });
     // In the tick read() registered its fill: whoever finds this entry finds the fill too.
     this.varies.set(keyOf(hostname, req.url), verdict.vary);
     this.entries.set(entry.key, entry);
@@ -213,7 +229,9 @@ export class ProxyResponseCache {
       this.forget(entry);
       return undefined;
     }
-    return { status: originStatus, headers: { ...headers, age: String(verdict.initialAge) }, body: result.body, cacheStatus: result.status };
+    const answerHeaders = headersFrom(headers);
+    answerHeaders.age = String(verdict.initialAge);
+    return { status: originStatus, headers: answerHeaders, body: result.body, cacheStatus: result.status };
   }
 
   /** Drops every answer stored for `hostname`; returns the number of bodies the tiers dropped. */
@@ -222,6 +240,14 @@ export class ProxyResponseCache {
     for (const key of [...this.entries.keys()]) if (key.startsWith(prefix)) this.entries.delete(key);
     for (const key of [...this.varies.keys()]) if (key.startsWith(prefix)) this.varies.delete(key);
     return this.edge.purgeOwner(proxyCacheOwner(hostname));
+  }
+
+  /**
+   * The tiers' key of a stored answer: the variant key and this process's tag, after a line feed and
+   * '@' (no Vary'd header name starts with '@'; a collision would only be a version mismatch anyway).
+   */
+  private tierKey(key: string): string {
+    return `${key}\n@${this.tag}`;
   }
 
   /** Stored answers whose metadata is kept (their bytes may have been evicted since). */

@@ -1,8 +1,9 @@
 // Incremental digests for every algorithm S3 clients name. All native except CRC64NVME.
 import { createHash, type Hash } from 'node:crypto';
 import zlib from 'node:zlib';
+import { createRequire } from 'node:module';
 import { crc32c } from '@node-rs/crc32';
-import { Crc64Nvme } from '@aws-sdk/crc64-nvme';
+import type { Crc64Nvme } from '@aws-sdk/crc64-nvme';
 import { S3Error } from '../errors/s3-errors.js';
 
 export const CHECKSUM_ALGORITHMS = ['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'] as const;
@@ -58,8 +59,11 @@ class Crc32Digest implements IncrementalDigest {
   }
 }
 
+/** The CRC64NVME implementation (with the AWS SDK modules under it) loads with its first use. */
+let crc64: typeof Crc64Nvme | undefined;
+
 class Crc64NvmeDigest implements IncrementalDigest {
-  private readonly crc = new Crc64Nvme();
+  private readonly crc = new (crc64 ??= (createRequire(import.meta.url)('@aws-sdk/crc64-nvme') as { Crc64Nvme: typeof Crc64Nvme }).Crc64Nvme)();
   update(chunk: Buffer): void {
     this.crc.update(chunk);
   }

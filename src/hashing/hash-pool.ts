@@ -4,9 +4,13 @@
 // state, so each session keeps to one lane; on the 2-core bench machine a second thread only competed
 // with the event loop (bench/RESULTS-hashing.md).
 // Each session fills the slots of a ring (a SharedArrayBuffer the worker reads in place); rings are
-// kept for reuse, because freshly touched memory is slow on this VM.
-import { Piscina } from 'piscina';
+// kept for reuse, because freshly touched memory is slow on this VM. The threads (and piscina) start with
+// the first large upload, not with the server: most starts never hash in a worker, and a thread is an
+// isolate of its own (about 10 MB).
+import type { Piscina } from 'piscina';
 import { SLOT_BYTES, type HashTask, type WorkerDigests, type WorkerHashSpec } from './hash-worker.js';
+
+type Lane = Piscina<HashTask, WorkerDigests | number | undefined>;
 
 export { SLOT_BYTES };
 /** Slots per ring: batches of one upload in the worker's queue or being filled, at most. */
@@ -27,27 +31,39 @@ export class HashPool {
    * One single-thread piscina per lane: a session's batches must run in order on the thread holding
    * its hash state, which one pool of N threads cannot promise.
    */
-  private readonly lanes: Piscina<HashTask, WorkerDigests | number | undefined>[];
+  private lanes: Lane[] | undefined;
+  private starting: Promise<Lane[]> | undefined;
+  private readonly threads: number;
   private readonly free: SharedArrayBuffer[] = [];
   private nextId = 1;
   private closed = false;
 
   constructor(opts: HashPoolOptions) {
     this.threshold = opts.threshold;
-    this.lanes = Array.from(
-      { length: Math.max(1, opts.threads ?? 1) },
-      () =>
-        new Piscina({
-          filename: new URL('./hash-worker.js', import.meta.url).href,
-          minThreads: 1,
-          maxThreads: 1,
-          // The thread lives as long as the pool: starting one costs tens of milliseconds.
-          idleTimeout: Number.MAX_SAFE_INTEGER,
-          // By default piscina moves a task it could not hand out to the back of the queue; a session's
-          // batches must stay in order (the worker checks their seq and fails the upload otherwise).
-          stricterFIFO: true,
-        }),
-    );
+    this.threads = Math.max(1, opts.threads ?? 1);
+  }
+
+  /** The lanes, started on first use; every caller awaits the same start, so tasks keep their order. */
+  private start(): Promise<Lane[]> {
+    this.starting ??= import('piscina').then(({ Piscina }) => {
+      this.lanes = Array.from(
+        { length: this.threads },
+        () =>
+          new Piscina<HashTask, WorkerDigests | number | undefined>({
+            // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
+            filename: new URL('../hashing/hash-worker.js', import.meta.url).href,
+            minThreads: 1,
+            maxThreads: 1,
+            // The thread lives as long as the pool: starting one costs tens of milliseconds.
+            idleTimeout: Number.MAX_SAFE_INTEGER,
+            // By default piscina moves a task it could not hand out to the back of the queue; a session's
+            // batches must stay in order (the worker checks their seq and fails the upload otherwise).
+            stricterFIFO: true,
+          }),
+      );
+      return this.lanes;
+    });
+    return this.starting;
   }
 
   /** True when a body of this declared length (undefined: unknown) should be hashed in the worker. */
@@ -69,18 +85,26 @@ export class HashPool {
   }
 
   /** Runs a task on the thread of session `id`. */
-  run(task: HashTask, id: number): Promise<WorkerDigests | number | undefined> {
-    if (this.closed) return Promise.reject(new Error('hash pool is closed'));
-    return (this.lanes[id % this.lanes.length] as Piscina<HashTask, WorkerDigests | number | undefined>).run(task);
+  async run(task: HashTask, id: number): Promise<WorkerDigests | number | undefined> {
+    if (this.closed) throw new Error('hash pool is closed');
+    const lanes = this.lanes ?? (await this.start());
+    if (this.closed) throw new Error('hash pool is closed');
+    return (lanes[id % lanes.length] as Lane).run(task);
   }
 
   /** Hashing tasks waiting for a worker thread, over every lane (the gateway's metrics). */
   get queued(): number {
-    return this.lanes.reduce((n, lane) => n + lane.queueSize, 0);
+    return (this.lanes ?? []).reduce((n, lane) => n + lane.queueSize, 0);
+  }
+
+  /** Worker threads running now (none before the first large upload). */
+  get started(): boolean {
+    return this.lanes !== undefined;
   }
 
   /** Open sessions in the workers (for tests and leak checks); queued behind every lane's tasks. */
   async openSessions(): Promise<number> {
+    if (!this.lanes) return 0;
     const counts = await Promise.all(this.lanes.map((_, lane) => this.run({ op: 'sessions' }, lane)));
     return counts.reduce<number>((n, c) => n + (c as number), 0);
   }
@@ -89,7 +113,8 @@ export class HashPool {
     if (this.closed) return;
     this.closed = true;
     this.free.length = 0;
-    await Promise.all(this.lanes.map((lane) => lane.close()));
+    const lanes = this.lanes ?? (await this.starting?.catch(() => undefined));
+    await Promise.all((lanes ?? []).map((lane) => lane.close()));
   }
 }
 

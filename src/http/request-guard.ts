@@ -14,17 +14,20 @@
 //    in place of the answer it was sent.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** Header names that must appear at most once (lowercase). */
-const SINGLE_HEADERS = ['authorization', 'host'] as const;
-
-/** The first of SINGLE_HEADERS the raw headers repeat, if any. */
+/** The first of Authorization and Host that the raw headers repeat (lower-case name), if any. */
 export function repeatedHeader(rawHeaders: readonly string[]): string | undefined {
-  const seen = new Set<string>();
+  // On every request: names are compared by length first, lower-cased only when they may match.
+  let host = false;
+  let authorization = false;
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = (rawHeaders[i] ?? '').toLowerCase();
-    if (!(SINGLE_HEADERS as readonly string[]).includes(name)) continue;
-    if (seen.has(name)) return name;
-    seen.add(name);
+    const name = rawHeaders[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (host) return 'host';
+      host = true;
+    } else if (name.length === 13 && name.toLowerCase() === 'authorization') {
+      if (authorization) return 'authorization';
+      authorization = true;
+    }
   }
   return undefined;
 }

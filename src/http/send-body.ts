@@ -4,7 +4,6 @@
 // after the headers went out destroys the socket: the client sees a short read, never a short success.
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { finished } from 'node:stream/promises';
 import type { Logger } from 'pino';
 
 /** How a relayed body ended: every byte out, or the body failed (its error), or the client left first. */
@@ -42,11 +41,22 @@ function isClientGone(err: unknown): boolean {
   return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE';
 }
 
+/**
+ * Once the response is over: `length` when it finished, else 0 (the client left before the end: how
+ * much of the buffer reached it is unknown). A response emits 'close' either way, once; one listener
+ * costs less than stream.finished's (eos registers seven, on a small CDN hit).
+ */
+function bufferSent(res: ServerResponse, length: number): Promise<number> {
+  if (res.closed) return Promise.resolve(res.writableFinished ? length : 0);
+  return new Promise((resolve) => res.once('close', () => resolve(res.writableFinished ? length : 0)));
+}
+
 /** Resolves with the body bytes written once the response is over, however it ended; never rejects. */
 export async function sendBody(
   res: ServerResponse,
   status: number,
-  headers: Record<string, string>,
+  /** An object, or flat `[name, value, ...]` (node's writeHead takes either). */
+  headers: Record<string, string> | string[],
   body: Buffer | Readable,
   log: Pick<Logger, 'warn'>,
 ): Promise<number> {
@@ -59,13 +69,7 @@ export async function sendBody(
   }
   if (Buffer.isBuffer(body)) {
     res.end(body);
-    try {
-      await finished(res);
-      return body.length;
-    } catch {
-      // The client left before the end: how much of the buffer reached it is unknown.
-      return 0;
-    }
+    return bufferSent(res, body.length);
   }
   const relayed = await relay(body, res);
   if (relayed.failure !== undefined) {

@@ -2,11 +2,36 @@
 // or, of the nodes on one PostgreSQL, the one leading the jobs (db/store/pg-leadership.ts), which starts
 // them when it takes the lead and stops them when it loses it. The request log's roll-ups ask the same
 // leadership themselves (analytics/request-log.ts).
-import type { AppContext } from '../context.js';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { Repos } from '../db/repos/index.js';
+import type { MultipartRepo } from '../db/repos/multipart.js';
+import type { Durability } from '../db/wal-sync.js';
 import { startMultipartSweeper, type Sweeper } from '../s3/operations/multipart/sweep.js';
+import type { StorageBackend } from '../storage/backend.js';
 import { BlobCollector } from '../storage/blob-gc.js';
+import type { BlobLeases } from '../storage/blob-leases.js';
 import type { BlobRemovals } from '../storage/blob-removals.js';
+import type { CorruptionReporter } from '../storage/corruption.js';
 import { Scrubber } from '../storage/scrub.js';
+
+/**
+ * What the jobs use: the single process's serving context or the supervisor's jobs context (either has
+ * these). The blob collector and the scrub are set on it while the jobs run (their figures are scraped there).
+ */
+export interface JobsDeps {
+  config: Config;
+  log: Logger;
+  clock: () => Date;
+  repos: Repos;
+  multipart: MultipartRepo;
+  storage: StorageBackend;
+  durability: Durability;
+  leases: BlobLeases;
+  corruption: CorruptionReporter;
+  blobGc?: BlobCollector;
+  scrubber?: Scrubber;
+}
 
 /** How often due blob removals are done, and ended rate-limit windows pruned (nodes on PostgreSQL). */
 const REMOVALS_EVERY_MS = 10_000;
@@ -25,7 +50,7 @@ export class SingletonJobs {
   private round: Promise<void> | undefined;
 
   constructor(
-    private readonly ctx: AppContext,
+    private readonly ctx: JobsDeps,
     private readonly opts: SingletonJobsOptions = {},
   ) {}
 

@@ -4,9 +4,9 @@
 // adds them up: prom-client's AggregatorRegistry for the request and process metrics (sums, and the
 // aggregator each default metric names), and per-name sums (or the max, for a database figure) for
 // the gateway's own figures.
-import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { AppContext } from '../context.js';
-import { gatewayMetrics } from './gateway.js';
+import { gatewayMetrics, integrityMetrics, type IntegritySource } from './gateway.js';
 import { renderPrometheus, type Metric } from './prometheus.js';
 
 /** What one worker reports. */
@@ -23,11 +23,12 @@ export interface ClusterMetrics {
   gateway: string;
 }
 
-export const WORKER_METRICS = 'metrics.worker';
-export const CLUSTER_METRICS = 'metrics.cluster';
+// The requests' names live with the channel's (the supervisor names them without loading this module).
+import { CLUSTER_METRICS } from '../cluster/ipc.js';
+export { CLUSTER_METRICS, WORKER_METRICS } from '../cluster/ipc.js';
 
 export async function workerMetrics(ctx: AppContext): Promise<WorkerMetrics> {
-  return { prom: await ctx.requestMetrics.registry.getMetricsAsJSON(), gateway: await gatewayMetrics(ctx) };
+  return { prom: await ctx.requestMetrics.json(), gateway: await gatewayMetrics(ctx) };
 }
 
 /** The gateway figures of every process added up by name, in the first report's order. */
@@ -49,6 +50,8 @@ export async function clusterMetrics(workers: readonly WorkerMetrics[], supervis
     ...addGatewayMetrics([supervisorGateway, ...workers.map((w) => w.gateway)]),
     { name: 's3edge_workers_reporting', type: 'gauge', value: workers.length, help: 'Workers whose figures this answer adds up (the others were starting or stopping).' },
   ]);
+  // Loaded when first scraped: the supervisor serves nothing else of prom-client.
+  const { AggregatorRegistry } = await import('prom-client');
   const registry = AggregatorRegistry.aggregate(workers.map((w) => w.prom));
   return { text: (await registry.metrics()) + gateway, gateway };
 }
@@ -56,8 +59,8 @@ export async function clusterMetrics(workers: readonly WorkerMetrics[], supervis
 /** The background jobs' figures: the supervisor's share of a cluster's answer (the rest is the workers'). */
 const JOB_METRIC = /^s3edge_(scrub_|blob_gc_|corrupt_blobs$)/;
 
-export async function jobMetrics(ctx: AppContext): Promise<Metric[]> {
-  return (await gatewayMetrics(ctx)).filter((m) => JOB_METRIC.test(m.name));
+export async function jobMetrics(ctx: IntegritySource): Promise<Metric[]> {
+  return (await integrityMetrics(ctx)).filter((m) => JOB_METRIC.test(m.name));
 }
 
 /** This server's metrics: the whole cluster's from a worker (its own if the supervisor does not answer), else this process's. */

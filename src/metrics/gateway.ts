@@ -3,7 +3,6 @@
 // hashing workers' queue and the upload budget. Served by GET /api/v3/metrics (scope metrics:read) and GET /metrics.
 import type { AppContext } from '../context.js';
 import type { EdgeCacheStats } from '../cdn/edge-cache.js';
-import { S3Storage } from '../storage/upstream/s3-storage.js';
 import type { UploadBudgetStats } from '../storage/upload-budget.js';
 import type { Metric } from './prometheus.js';
 
@@ -18,8 +17,9 @@ const CACHE_METRICS: readonly [CacheCounter, Omit<Metric, 'value'>][] = [
   ['storageReads', { name: 's3edge_cdn_cache_storage_reads_total', type: 'counter', help: 'Reads of the storage backend by the edge cache.' }],
   ['memoryBytes', { name: 's3edge_cdn_cache_memory_bytes', type: 'gauge', help: 'Bytes held by the memory tier of the edge cache.' }],
   ['memoryEntries', { name: 's3edge_cdn_cache_memory_entries', type: 'gauge', help: 'Bodies held by the memory tier, compressed variants included.' }],
-  ['diskBytes', { name: 's3edge_cdn_cache_disk_bytes', type: 'gauge', help: 'Bytes held by the disk tier of the edge cache.' }],
-  ['diskEntries', { name: 's3edge_cdn_cache_disk_entries', type: 'gauge', help: 'Files held by the disk tier of the edge cache.' }],
+  // One disk tier for every worker: each reports the whole of it, so a cluster's answer takes the max.
+  ['diskBytes', { name: 's3edge_cdn_cache_disk_bytes', type: 'gauge', aggregate: 'max', help: 'Bytes held by the disk tier of the edge cache.' }],
+  ['diskEntries', { name: 's3edge_cdn_cache_disk_entries', type: 'gauge', aggregate: 'max', help: 'Files held by the disk tier of the edge cache.' }],
   ['fillsInFlight', { name: 's3edge_cdn_cache_fills_in_flight', type: 'gauge', help: 'Storage reads filling the cache right now.' }],
 ];
 
@@ -33,11 +33,14 @@ const UPLOAD_BUFFER_METRICS: readonly [keyof UploadBudgetStats, Omit<Metric, 'va
   ['refusals', { name: 's3edge_upload_buffer_refusals_total', type: 'counter', help: 'Uploads refused with 503 SlowDown after waiting limits.uploadBufferWaitMs for room.' }],
 ];
 
-export async function gatewayMetrics(ctx: AppContext): Promise<Metric[]> {
-  const log = ctx.requestLog.stats();
+/** What the integrity and job figures are read from: a serving context, or a supervisor's jobs context. */
+export type IntegritySource = Pick<AppContext, 'blobGc' | 'scrubber' | 'corruption' | 'repos'>;
+
+/** The scrub, read-time corruption and blob collector figures. */
+export async function integrityMetrics(ctx: IntegritySource): Promise<Metric[]> {
   const gc = ctx.blobGc?.stats() ?? { runs: 0, failures: 0, collected: 0, bytes: 0 };
   const scrub = ctx.scrubber?.stats() ?? { runs: 0, checked: 0, bytes: 0, corruptFound: 0, missingFound: 0 };
-  const metrics: Metric[] = [
+  return [
     { name: 's3edge_scrub_runs_total', type: 'counter', value: scrub.runs, help: 'Completed passes of the background scrub.' },
     { name: 's3edge_scrub_blobs_checked_total', type: 'counter', value: scrub.checked, help: 'Blobs the scrub re-hashed.' },
     { name: 's3edge_scrub_bytes_checked_total', type: 'counter', value: scrub.bytes, help: 'Bytes the scrub read.' },
@@ -49,6 +52,19 @@ export async function gatewayMetrics(ctx: AppContext): Promise<Metric[]> {
     { name: 's3edge_blob_gc_failures_total', type: 'counter', value: gc.failures, help: 'Passes of the blob collector, or removals in one, that failed (logged).' },
     { name: 's3edge_blob_gc_collected_total', type: 'counter', value: gc.collected, help: 'Unreferenced blobs removed from storage.' },
     { name: 's3edge_blob_gc_collected_bytes_total', type: 'counter', value: gc.bytes, help: 'Bytes of the unreferenced blobs removed.' },
+  ];
+}
+
+/** Whether the storage is the upstream store (by its counter: importing its class would load its client). */
+function upstreamFailures(storage: AppContext['storage']): number | undefined {
+  const n = (storage as { upstreamFailures?: unknown }).upstreamFailures;
+  return typeof n === 'number' ? n : undefined;
+}
+
+export async function gatewayMetrics(ctx: AppContext): Promise<Metric[]> {
+  const log = ctx.requestLog.stats();
+  const metrics: Metric[] = [
+    ...(await integrityMetrics(ctx)),
     { name: 's3edge_cdn_log_buffered', type: 'gauge', value: log.buffered, help: 'CDN request log records waiting for the next flush.' },
     { name: 's3edge_cdn_log_buffer_capacity', type: 'gauge', value: log.capacity, help: 'Records the request log buffer holds before it drops (cdn.log.bufferSize).' },
     { name: 's3edge_cdn_log_dropped_total', type: 'counter', value: log.dropped, help: 'CDN request log records lost because the buffer was full (or the log closed).' },
@@ -56,8 +72,9 @@ export async function gatewayMetrics(ctx: AppContext): Promise<Metric[]> {
     { name: 's3edge_cdn_log_flushes_total', type: 'counter', value: log.flushes, help: 'Flush transactions of the CDN request log.' },
     { name: 's3edge_cdn_log_flush_errors_total', type: 'counter', value: log.flushErrors, help: 'Flushes of the CDN request log that failed (records kept for the next).' },
   ];
-  if (ctx.storage instanceof S3Storage) {
-    metrics.push({ name: 's3edge_upstream_failures_total', type: 'counter', value: ctx.storage.upstreamFailures, help: 'Requests to the upstream S3 store that failed for good (transport errors or 5xx, after retries).' });
+  const upstream = upstreamFailures(ctx.storage);
+  if (upstream !== undefined) {
+    metrics.push({ name: 's3edge_upstream_failures_total', type: 'counter', value: upstream, help: 'Requests to the upstream S3 store that failed for good (transport errors or 5xx, after retries).' });
   }
   if (ctx.hashPool) {
     metrics.push({ name: 's3edge_hashing_queued_tasks', type: 'gauge', value: ctx.hashPool.queued, help: 'Upload hashing tasks waiting for a worker thread.' });

@@ -3,7 +3,8 @@
 // is on the address really dialled, not on a separate resolution an attacker could race.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
+import { undici } from './undici-lazy.js';
 import { AddressRefusedError, refusal, type AddressPolicy } from './address-policy.js';
 
 export interface GuardedConnectorOptions extends AddressPolicy {
@@ -35,7 +36,7 @@ export function guardedLookup(policy: AddressPolicy, resolve: typeof dnsLookup =
 }
 
 export function guardedConnector(opts: GuardedConnectorOptions): buildConnector.connector {
-  const base = buildConnector({ timeout: opts.connectTimeoutMs, lookup: guardedLookup(opts, opts.lookup) });
+  const base = undici().buildConnector({ timeout: opts.connectTimeoutMs, lookup: guardedLookup(opts, opts.lookup) });
   return (options, callback) => {
     const host = options.hostname.replace(/^\[(.*)\]$/, '$1');
     if (isIP(host)) {

@@ -18,11 +18,18 @@ export interface S3Address {
 const MAX_KEY_BYTES = 1024;
 
 function decode(part: string, what: string): string {
+  // Nothing to decode (most keys, names and values): no decodeURIComponent.
+  if (part.indexOf('%') === -1) return part;
   try {
     return decodeURIComponent(part);
   } catch {
     throw new S3Error('InvalidURI', `Couldn't parse the specified URI: malformed ${what}.`);
   }
+}
+
+/** A query name or value: '+' is a space (form decoding), then percent-decoding. */
+function decodeQueryPart(part: string): string {
+  return decode(part.indexOf('+') === -1 ? part : part.replace(/\+/g, '%20'), 'query');
 }
 
 export function parseQuery(rawQuery: string): Map<string, string> {
@@ -31,8 +38,8 @@ export function parseQuery(rawQuery: string): Map<string, string> {
   for (const pair of rawQuery.split('&')) {
     if (!pair) continue;
     const eq = pair.indexOf('=');
-    const name = decode((eq < 0 ? pair : pair.slice(0, eq)).replace(/\+/g, '%20'), 'query');
-    const value = eq < 0 ? '' : decode(pair.slice(eq + 1).replace(/\+/g, '%20'), 'query');
+    const name = decodeQueryPart(eq < 0 ? pair : pair.slice(0, eq));
+    const value = eq < 0 ? '' : decodeQueryPart(pair.slice(eq + 1));
     if (!query.has(name)) query.set(name, value);
   }
   return query;

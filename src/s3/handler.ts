@@ -3,7 +3,8 @@ import { SAFETY_HEADERS } from '../assets/content-safety.js';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
-import { verifyRequest } from '../auth/sigv4/index.js';
+import { PresignedMemo, verifyRequest } from '../auth/sigv4/index.js';
+import { lineWriter, type LineWriter } from '../log-format.js';
 import { isPresignedV2, verifyPresignedV2 } from '../auth/sigv2/presigned.js';
 import { S3Error } from '../errors/s3-errors.js';
 import { parseAddress, validateKey, type S3Address } from './addressing.js';
@@ -11,7 +12,8 @@ import { resolveOperation, type OperationName } from './router.js';
 import type { OperationHandler } from './operation.js';
 import { sendError, sendResponse } from './respond.js';
 import { trackContinue } from './body.js';
-import { countBodies, S3RequestRecord } from './request-log.js';
+import { S3RequestRecord } from './request-log.js';
+import { countBodies } from '../http/counted-messages.js';
 import {
   createBucketOp, deleteBucketOp, getBucketLocation, headBucket, listBuckets,
 } from './operations/buckets.js';
@@ -36,6 +38,8 @@ import { abortMultipartUpload, listMultipartUploads, listParts } from './operati
 
 /** Operations that create an object under the key they address: only these refuse a key XML cannot list. */
 const CREATES_KEY: ReadonlySet<OperationName> = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload', 'CompleteMultipartUpload']);
+
+const SAFETY: readonly string[] = Object.entries(SAFETY_HEADERS).flat();
 
 /** PostObject is not here: its form, not the request, is signed (the branch in handleS3). */
 const HANDLERS: Record<Exclude<OperationName, 'PostObject'>, OperationHandler> = {
@@ -118,16 +122,18 @@ export type S3Handler = (req: IncomingMessage, res: ServerResponse) => Promise<v
 
 export function createS3Handler(ctx: AppContext): S3Handler {
   const newRequestId = requestIdGenerator();
-  return (req, res) => handleS3(ctx, newRequestId(), req, res);
+  const lines = lineWriter(ctx.log);
+  const memo = new PresignedMemo();
+  return (req, res) => handleS3(ctx, lines, memo, newRequestId(), req, res);
 }
 
-async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleS3(ctx: AppContext, lines: LineWriter, memo: PresignedMemo, requestId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   res.setHeader('x-amz-request-id', requestId);
   res.setHeader('x-amz-id-2', requestId);
   res.setHeader('server', 's3edge');
   // Object bytes on this origin (presigned links opened in a browser, response-content-type=text/html)
   // are inert, as on the CDN: S3 clients ignore both headers, browsers never run what they are given.
-  for (const [name, value] of Object.entries(SAFETY_HEADERS)) res.setHeader(name, value);
+  for (let i = 0; i < SAFETY.length; i += 2) res.setHeader(SAFETY[i] as string, SAFETY[i + 1] as string);
   trackContinue(req, res);
   const rawUrl = req.url ?? '/';
   let addr: S3Address | undefined;
@@ -138,7 +144,7 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
   // 'close' comes once the response is over, or when the client left: the one log line is written then.
   const onClose = (): void => {
     if (handling && !res.writableFinished) client.abort();
-    record.write(ctx.log, res, ctx.requestMetrics);
+    record.write(lines, res, ctx.requestMetrics);
   };
   res.once('close', onClose);
   try {
@@ -151,7 +157,11 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
       await sendResponse(req, res, await preflightResponse(ctx, req, addr.bucket));
       return;
     }
-    for (const [name, value] of Object.entries((await actualCorsHeaders(ctx, req, addr.bucket)) ?? {})) res.setHeader(name, value);
+    // Only a browser's request (it names its Origin) has CORS headers to answer with.
+    if (req.headers.origin !== undefined) {
+      const cors = await actualCorsHeaders(ctx, req, addr.bucket);
+      if (cors) for (const name in cors) res.setHeader(name, cors[name] as string);
+    }
     const op = resolveOperation({ method: req.method ?? 'GET', bucket: addr.bucket, key: addr.key, query: addr.query, headers: req.headers });
     record.operation = op;
     if (addr.key !== undefined) validateKey(addr.key, { existing: !CREATES_KEY.has(op) });
@@ -173,7 +183,7 @@ async function handleS3(ctx: AppContext, requestId: string, req: IncomingMessage
     const { value: auth, key: found } = await ctx.keys.verify((getSecret) =>
       isPresignedV2(signed.rawQuery)
         ? verifyPresignedV2(signed, v2Path, { now, getSecret })
-        : verifyRequest(signed, { region: ctx.config.region, now, maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret }),
+        : verifyRequest(signed, { region: ctx.config.region, now, maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret, memo }),
     );
     if (!auth) throw new S3Error('AccessDenied');
     record.accessKeyId = auth.accessKeyId;

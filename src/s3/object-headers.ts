@@ -65,6 +65,8 @@ const OVERRIDES: Record<string, string> = {
   'response-content-encoding': 'content-encoding',
 };
 
+const OVERRIDE_LIST = Object.entries(OVERRIDES);
+
 export function objectResponseHeaders(
   rec: ObjectRecord,
   query: ReadonlyMap<string, string>,
@@ -80,8 +82,9 @@ export function objectResponseHeaders(
   if (rec.contentLanguage) h['content-language'] = rec.contentLanguage;
   if (rec.cacheControl) h['cache-control'] = rec.cacheControl;
   if (rec.expires) h.expires = rec.expires;
-  for (const [name, value] of Object.entries(rec.userMetadata)) h[`x-amz-meta-${name}`] = value;
-  for (const [param, name] of Object.entries(OVERRIDES)) {
+  for (const name in rec.userMetadata) h[`x-amz-meta-${name}`] = rec.userMetadata[name] as string;
+  if (query.size === 0) return h;
+  for (const [param, name] of OVERRIDE_LIST) {
     const v = query.get(param);
     if (v === undefined) continue;
     try {

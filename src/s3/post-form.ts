@@ -3,7 +3,13 @@
 // stream, and whatever follows it is read and ignored, as S3 ignores fields after the file.
 import type { IncomingMessage } from 'node:http';
 import { PassThrough, type Readable } from 'node:stream';
-import { Busboy } from '@fastify/busboy';
+import { createRequire } from 'node:module';
+import type { Busboy as BusboyCtor } from '@fastify/busboy';
+
+/** The multipart parser loads with the first POST form: browser uploads are rare, every start is not. */
+let busboyModule: { Busboy: typeof BusboyCtor } | undefined;
+const Busboy = ((...args: Parameters<typeof BusboyCtor>) =>
+  (busboyModule ??= createRequire(import.meta.url)('@fastify/busboy') as { Busboy: typeof BusboyCtor }).Busboy(...args)) as typeof BusboyCtor;
 import { S3Error, isS3Error } from '../errors/s3-errors.js';
 import { acceptBody } from './body.js';
 import type { FormField } from './post-policy.js';

@@ -1,9 +1,10 @@
 // One log line per S3 request (docs/ARCHITECTURE.md "Request logs"): a record the handler and the
 // responder fill in as the request goes, written once when the response is over or the client left.
 // Secrets never enter it: the access key id only, no headers, no query string (signatures live there).
-import { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import { counterOf, type BodyCounter } from '../http/counted-messages.js';
 import { performance } from 'node:perf_hooks';
-import type { Logger } from 'pino';
+import { jsonString as str, type LineWriter } from '../log-format.js';
 import type { S3Error } from '../errors/s3-errors.js';
 import type { RequestMetrics } from '../metrics/request-metrics.js';
 import type { OperationName } from './router.js';
@@ -17,8 +18,8 @@ interface Counted {
   [RECORD]: S3RequestRecord;
 }
 
-// The fields, in the order of the line. Private fields (#) stay out of it: pino writes own enumerable ones.
-export class S3RequestRecord {
+// The fields, in the order of the line (fields()).
+export class S3RequestRecord implements BodyCounter {
   readonly surface: 's3';
   readonly requestId: string;
   operation: LoggedOperation | null;
@@ -63,68 +64,39 @@ export class S3RequestRecord {
     if (this.accessKeyId === null && claimed !== undefined) this.accessKeyId = claimed;
   }
 
+  /** The line's fields, in the order above, serialised (src/log-format.ts lineWriter). */
+  fields(): string {
+    return (
+      `,"surface":"s3","requestId":${str(this.requestId)},"operation":${strOrNull(this.operation)},"method":${str(this.method)}` +
+      `,"bucket":${strOrNull(this.bucket)},"key":${strOrNull(this.key)},"accessKeyId":${strOrNull(this.accessKeyId)}` +
+      `,"status":${this.status === null ? 'null' : this.status},"errorCode":${strOrNull(this.errorCode)},"bytesIn":${this.bytesIn}` +
+      `,"bytesOut":${this.bytesOut},"durationMs":${this.durationMs},"clientGone":${this.clientGone},"clientIp":${str(this.clientIp)}`
+    );
+  }
+
   /**
    * Writes the line, once: at info, or warn for a 5xx (the cause is logged at error where it happened);
    * and counts the request in the metrics.
    */
-  write(log: Logger, res: ServerResponse, metrics: RequestMetrics): void {
+  write(lines: LineWriter, res: ServerResponse, metrics: RequestMetrics): void {
     if (this.#written) return;
     this.#written = true;
     this.status = res.headersSent ? res.statusCode : null;
     this.clientGone = !res.writableFinished;
     this.durationMs = Math.round((performance.now() - this.#started) * 1000) / 1000;
-    const line: S3RequestRecord = this;
-    if (this.status !== null && this.status >= 500) log.warn(line, 's3 request');
-    else log.info(line, 's3 request');
-    metrics.observe({
-      surface: 's3',
-      operation: this.operation ?? 'unrouted',
-      status: this.status,
-      durationMs: this.durationMs,
-      bytesIn: this.bytesIn,
-      bytesOut: this.bytesOut,
-    });
+    const level = this.status !== null && this.status >= 500 ? 40 : 30;
+    if (lines.enabled(level)) lines.write(level, this.fields(), 's3 request');
+    metrics.count('s3', this.operation ?? 'unrouted', this.status, this.durationMs, this.bytesIn, this.bytesOut);
   }
 }
 
-const push = IncomingMessage.prototype.push;
-const write = ServerResponse.prototype.write;
-const end = ServerResponse.prototype.end;
-
-function bodyBytes(chunk: unknown, encoding: unknown): number {
-  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
-  return chunk instanceof Uint8Array ? chunk.byteLength : 0;
-}
-
-// Module-level functions on the instances, not closures: nothing allocated per request but the record.
-function countedPush(this: IncomingMessage & Counted, chunk: unknown, encoding?: BufferEncoding): boolean {
-  this[RECORD].bytesIn += bodyBytes(chunk, encoding);
-  return push.call(this, chunk, encoding);
-}
-
-function countedWrite(this: ServerResponse & Counted, chunk: unknown, encoding?: unknown, cb?: unknown): boolean {
-  this[RECORD].bytesOut += bodyBytes(chunk, encoding);
-  return (write as (...args: unknown[]) => boolean).call(this, chunk, encoding, cb);
-}
-
-function countedEnd(this: ServerResponse & Counted, chunk?: unknown, encoding?: unknown, cb?: unknown): ServerResponse {
-  this[RECORD].bytesOut += bodyBytes(chunk, encoding);
-  return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, encoding, cb);
-}
-
-/**
- * Counts the body bytes node reads from the client (whoever consumes them: a handler, the drain) and
- * the body bytes handed to the response, into `record`.
- */
-export function countBodies(req: IncomingMessage, res: ServerResponse, record: S3RequestRecord): void {
-  (req as IncomingMessage & Counted)[RECORD] = record;
-  (res as ServerResponse & Counted)[RECORD] = record;
-  req.push = countedPush;
-  res.write = countedWrite as ServerResponse['write'];
-  res.end = countedEnd as ServerResponse['end'];
+/** A JSON value for a nullable string. */
+function strOrNull(s: string | null): string {
+  return s === null ? 'null' : str(s);
 }
 
 /** The record of an S3 response, for answers written outside the handler (the request guard's). */
 export function requestRecordOf(res: ServerResponse): S3RequestRecord | undefined {
-  return (res as Partial<Counted>)[RECORD];
+  const counter = counterOf(res);
+  return counter instanceof S3RequestRecord ? counter : undefined;
 }

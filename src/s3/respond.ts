@@ -24,7 +24,10 @@ export function xmlResponse(xml: string, status = 200, headers: Record<string, H
 }
 
 function setHeaders(res: ServerResponse, headers: Record<string, HeaderValue | undefined>): void {
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) res.setHeader(name, value);
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined) res.setHeader(name, value);
+  }
 }
 
 export async function sendResponse(req: IncomingMessage, res: ServerResponse, r: S3Response): Promise<void> {

@@ -67,6 +67,12 @@ export async function findVersion(
  * that were ever versioned name versions, or when a version was asked for; the "null" one as 'null'.
  */
 export function servedVersionHeaders(bucket: Bucket, rec: ObjectRecord, asked: string | null | undefined): Record<string, string> {
+  const id = servedVersionId(bucket, rec, asked);
+  return id !== undefined ? { 'x-amz-version-id': id } : {};
+}
+
+/** servedVersionHeaders' x-amz-version-id value, or undefined when the answer names no version. */
+export function servedVersionId(bucket: Bucket, rec: ObjectRecord, asked: string | null | undefined): string | undefined {
   const named = rec.versionId != null || bucket.versioning != null || asked !== undefined;
-  return named ? { 'x-amz-version-id': rec.versionId ?? 'null' } : {};
+  return named ? (rec.versionId ?? 'null') : undefined;
 }

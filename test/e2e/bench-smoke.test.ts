@@ -9,11 +9,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseBenchArgs, runBench } from '../../bench/src/main.js';
+import { fastpathOptions, parseBenchArgs, runBench } from '../../bench/src/main.js';
+import { runFastpathBench } from '../../bench/src/fastpath.js';
 import { HASHING_VARIANTS, runHashingBench } from '../../bench/src/hashing.js';
 import { fullPlan } from '../../bench/src/plan.js';
 import { clientIp } from '../../bench/src/proxy.js';
 import { runScaleBench, scaleRatios } from '../../bench/src/scale.js';
+import { measureStart, renderStartSection } from '../../bench/src/start.js';
 import { nginxConfig } from '../../bench/src/targets.js';
 import { parseWrkOutput, wrkScript } from '../../bench/src/wrk.js';
 
@@ -180,6 +182,33 @@ t.test('bench --scale --load wrk --smoke: wrk drives presigned S3 GETs and the C
   t.match(report, /\| server CPU µs\/op \| client CPU µs\/op \|/);
 });
 
+// wrk drives every column, as in the full run; the smoke configuration is s3edge --workers 1 and the bare
+// node:http cluster of one (no nginx, no Varnish, no proxy), 1 s rounds, a hit-ratio pass of 4 assets.
+t.test('bench --fastpath --smoke: CDN hit, presigned and header-signed GET against the bare ceiling, the hit ratio', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-bench-fastpath-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'fastpath.md');
+  const opts = fastpathOptions({ ...parseBenchArgs(['--fastpath', '--smoke', '--out', out]), log: () => undefined });
+  t.same([opts.workers, opts.cells, opts.nginx, opts.varnish], [[1], ['cdn', 'presigned', 'signed'], false, false], 's3edge and the bare ceiling only');
+  const result = await runFastpathBench(opts);
+  t.same(result.cells.map((c) => c.label), ['s3edge CDN hit w1', 's3edge presigned GET w1', 's3edge signed GET w1', 'bare node w1'], 'every column ran');
+  for (const c of result.cells) {
+    const r = c.rounds[0]!;
+    // wrk counts statuses above 399: a refused signature (presigned or in the header) shows here.
+    t.equal(r.errors, 0, `${c.label}: every request answered${r.firstError ? ` (${r.firstError})` : ''}`);
+    t.ok(r.ops > 0 && r.p99Ms >= r.p50Ms && r.cpuUsPerOp > 0 && r.clientCpuUsPerOp > 0, `${c.label}: requests, latencies, server and wrk CPU measured`);
+  }
+  t.equal(result.cells.find((c) => c.label === 'bare node w1')?.processes, 2, "the bare cluster's primary and its worker");
+  t.same(result.probes, { 's3edge CDN hit w1': { HIT: 8 } }, 'the CDN cell was served from a warm cache');
+  const [h] = result.hitRatio;
+  t.match(h, { label: 's3edge w1', objects: 4, requestsPerObject: 3, errors: 0, xCache: { MISS: 4, HIT: 8 } }, 'each asset a MISS once, then HITs');
+  t.match(h, { first: { requests: 4, misses: 4, storageReads: 4 }, later: { requests: 8, hits: 8, storageReads: 0 } }, "the edge cache's counters: one origin fetch per object");
+  const report = readFileSync(out, 'utf8');
+  t.match(report, /\| CDN hit \/ bare node \| ≥ 0\.60x \| \d+\.\d\dx (PASS|\*\*MISS\*\*) \|/, 'the acceptance ratios, marked');
+  t.match(report, /\| s3edge w1 \| 12 \| 0 \/ 4 \/ 4 \| 8 \/ 0 \/ 0 \| 1\.00 \|/, 'the hit-ratio table');
+  t.match(report, /## Start and memory/);
+});
+
 t.test('wrk: the Lua script and its summary line', async (t) => {
   const script = wrkScript(['/bench/a?X-Amz-Signature=1', '/bench/b?X-Amz-Signature=2']);
   t.match(script, /"\/bench\/a\?X-Amz-Signature=1",\n {2}"\/bench\/b\?X-Amz-Signature=2",/, 'every request target, as Lua strings');
@@ -211,4 +240,22 @@ t.test('--scale: bench/RESULTS-scale.md, --concurrency 64, --scale-workers, the 
   ]);
   t.match(nginxConfig('/tmp/x', 8080, { workers: 2 }), /^(user root;\n)?worker_processes 2;\n/);
   t.match(nginxConfig('/tmp/x', 8080), /^(user root;\n)?worker_processes 1;\n/, 'one worker unless asked');
+});
+
+t.test('bench --start --smoke: time to the first /healthz 200 and the idle RSS of every process', async (t) => {
+  const opts = parseBenchArgs(['--start', '--smoke']);
+  t.equal(opts.start, true);
+  t.ok(opts.out.startsWith(tmpdir()), 'a smoke run leaves bench/RESULTS-start.md alone');
+  t.same(parseBenchArgs(['--start', '--start-compare', 'x=/a', '--start-compare', '/b']).startCompare, ['x=/a', '/b']);
+  t.throws(() => parseBenchArgs(['--start-compare', '/a']), /apply to --start only/);
+  const f = await measureStart({ rounds: 1, rssRounds: 1, settleMs: 300, binary: null, profile: false });
+  t.same(f.targets.map((x) => x.target.name), ['node -e 0', 'bare node:http', 's3edge w1', 's3edge w2']);
+  for (const x of f.targets) {
+    t.same(x.errors, [], `${x.target.name}: started`);
+    t.ok((x.samples[0]?.healthzMs ?? 0) > 0, `${x.target.name}: a time`);
+  }
+  const w2 = f.targets.find((x) => x.target.name === 's3edge w2');
+  t.same(w2?.rss[0]?.processes.map((p) => p.role).sort(), ['supervisor', 'worker', 'worker'], 'the supervisor and its two workers, each measured');
+  t.ok((w2?.rssAfterApi[0]?.totalKiB ?? 0) > 0, 'and again after a management request');
+  t.match(renderStartSection(f), /^\| s3edge w2 \| \d+ \| supervisor \d+, worker \d+, worker \d+ \|/m, 'the per-process split in the report');
 });

@@ -1,10 +1,10 @@
 // Two gateway processes on one data directory, as `serve --workers 2` runs them (issue 21): here two
 // contexts built in this test process with shares 1 and 2 of 2, each listening on its own ports
-// (createContext + startServer). A public bucket object cached by both CDN listeners is purged through
-// the management API of the first; the second stops serving its cached copy once it has read the
-// invalidation feed (polled against a generous deadline). Each share caches in its own directory,
-// with its part of the upload budget; worker 1 removes a single process's cache files. (Without a
-// share the cache is cdn-cache/ itself, as before: test/unit/cache-purges.test.ts, cdn-cache-disk.)
+// (createContext + startServer). Both share one disk tier (cdn-cache/ itself, as a single process has
+// it): a public bucket object fetched through the first is a HIT in the second without a storage read.
+// It is purged through the management API of the first: the disk copy goes for both at once, and the
+// second stops serving its memory copy once it has read the invalidation feed (polled against a
+// generous deadline). Each share has its part of the upload budget and of the memory tier.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -78,8 +78,9 @@ t.test('a purge through one worker reaches the cached copy of the other', async 
 
   t.equal(ctx1.uploadBudget.capBytes, 2_000_000, 'share 1: half the upload budget');
   t.equal(ctx2.uploadBudget.capBytes, 2_000_000, 'share 2: half the upload budget');
-  t.ok(existsSync(join(cacheRoot, '1', 'tmp')) && existsSync(join(cacheRoot, '2', 'tmp')), 'each share has its own directory');
-  await until("worker 1 removed the single process's files", () => readdirSync(cacheRoot).sort().join() === '1,2');
+  t.ok(existsSync(join(cacheRoot, 'index.db')), 'one cache directory for both, with its shared index');
+  await until("the single process's unreadable file is removed", () => !existsSync(join(cacheRoot, 'ab', 'f'.repeat(32))));
+  t.same(readdirSync(cacheRoot).filter((n) => /^[0-9]+$/.test(n)), [], 'no per-worker directory');
 
   // A public bucket object, written through worker 1.
   const s3 = new RawS3({ url: s1.url }, rootKey);
@@ -96,25 +97,29 @@ t.test('a purge through one worker reaches the cached copy of the other', async 
   await ctx1.cachePurges.idle();
   await until('worker 2 read the feed to its end', async () => ctx2.cachePurges.stats().position === (await ctx2.repos.cacheInvalidations.lastSeq()));
 
-  // Both workers cache it (memory and their own disk directory).
+  // Worker 1 fills the cache; worker 2's first answer is a hit from the shared disk tier.
   const target = '/b/coherent/pics/a.bin';
-  for (const s of [s1, s2]) {
-    const first = await cdnGet(s, target);
-    t.equal(first.status, 200);
-    t.ok(first.body.equals(body), 'the object');
-    t.equal(first.headers['x-cache'], 'MISS');
-    t.equal((await cdnGet(s, target)).headers['x-cache'], 'HIT');
+  const first = await cdnGet(s1, target);
+  t.equal(first.status, 200);
+  t.ok(first.body.equals(body), 'the object');
+  t.equal(first.headers['x-cache'], 'MISS');
+  await ctx1.edge.idle();
+  for (const s of [s2, s1, s2]) {
+    const res = await cdnGet(s, target);
+    t.equal(res.headers['x-cache'], 'HIT');
+    t.ok(res.body.equals(body));
   }
-  await ctx2.edge.idle();
-  t.equal(ctx2.edge.stats().diskEntries, 1, 'worker 2 keeps it on disk');
-  const shardFiles = (slot: string): number =>
-    readdirSync(join(cacheRoot, slot)).filter((d) => d !== 'tmp').reduce((n, d) => n + readdirSync(join(cacheRoot, slot, d)).length, 0);
-  t.equal(shardFiles('2'), 1, 'in cdn-cache/2');
-  t.equal(shardFiles('1'), 1, "worker 1's copy in cdn-cache/1");
+  const storageReads = (): number => ctx1.edge.stats().storageReads + ctx2.edge.stats().storageReads;
+  t.equal(storageReads(), 1, 'one storage read for the two workers');
+  t.equal(ctx2.edge.stats().diskEntries, 1, 'worker 2 sees the one disk entry');
+  const shardFiles = (): number =>
+    readdirSync(cacheRoot).filter((d) => /^[0-9a-f]{2}$/.test(d)).reduce((n, d) => n + readdirSync(join(cacheRoot, d)).length, 0);
+  t.equal(shardFiles(), 1, 'stored once');
 
   const appliedBefore = ctx2.cachePurges.stats().applied;
 
-  // Purged through worker 1's management API: worker 1 at once, worker 2 once it reads the feed.
+  // Purged through worker 1's management API: the disk copy and worker 1's memory copy at once,
+  // worker 2's memory copy once it reads the feed.
   const purged = await api(s1, token, 'POST', '/api/v3/cdn/purge', { bucket: 'coherent', prefix: 'pics/' });
   t.equal(purged.status, 200);
   t.same(JSON.parse(purged.text), { success: true, purged: 1 }, "worker 1's copy");
@@ -125,8 +130,11 @@ t.test('a purge through one worker reaches the cached copy of the other', async 
   });
   t.equal(ctx2.cachePurges.stats().applied, appliedBefore + 1, 'worker 2 applied the purge from the feed');
   t.equal((await cdnGet(s2, target)).headers['x-cache'], 'HIT', 'cached again after the refetch');
+  await ctx2.edge.idle();
   const again = await cdnGet(s1, target);
-  t.equal(again.headers['x-cache'], 'MISS', 'worker 1 refetches too');
+  t.equal(again.headers['x-cache'], 'HIT', "worker 1 serves the copy worker 2 fetched again: one refetch for both");
   t.ok(again.body.equals(body));
+  t.equal(storageReads(), 2);
+  t.equal(shardFiles(), 1);
   t.equal(ctx1.cachePurges.stats().applied, 0, 'worker 1 never applies its own purge again');
 });

@@ -4,7 +4,9 @@
 //  - the background jobs start in the supervisor only, once, also after a worker was restarted;
 //  - a worker killed with SIGKILL is replaced, and the server answers all along;
 //  - SIGTERM while an upload streams: the upload ends 200, every process exits, the supervisor with 0;
-//  - a port that is taken fails the start with one line and exit 1.
+//  - a port that is taken fails the start with one line and exit 1;
+//  - a data directory the supervisor cannot open (the workers, forked first, wait for it) fails the start
+//    with its one line and exit 2, and no worker is left.
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -175,4 +177,47 @@ t.test('a taken port fails the start with one line and exit 1', async (t) => {
   t.equal(r.code, 1, 'exit 1');
   t.match(r.stderr, /^s3edge: cannot listen: .*EADDRINUSE/m, 'one line naming the problem');
   t.equal(r.stderr.split('\n').filter((l) => l.startsWith('s3edge:')).length, 1, 'said once, not once per worker');
+});
+
+t.test('a data directory the supervisor cannot open fails the start with one line and exit 2', async (t) => {
+  const { tempDir } = await import('../helpers/temp-data.js');
+  const dir = tempDir(t, 's3edge-cluster-key-');
+  const { randomBytes } = await import('node:crypto');
+  const key = (): Record<string, string> => ({ S3EDGE_MASTER_KEY: randomBytes(32).toString('hex') });
+  // One start with a key makes the directory; the next, with another key, cannot open its metadata.
+  const first = await runS3edge(['users', 'create', 'someone', '--data-dir', dir, '--json'], key());
+  t.equal(first.code, 0, `the data directory is made: ${first.stderr}`);
+  const r = await runS3edge(['serve', '--workers', '2', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0'], key());
+  t.equal(r.code, 2, 'exit 2');
+  t.match(r.stderr, /^s3edge: config: the master key does not match this metadata/m, 'the supervisor says why');
+  t.equal(r.stderr.split('\n').filter((l) => l.startsWith('s3edge:')).length, 1, 'said once: the workers waiting for the directory say nothing');
+  t.notMatch(r.stdout, /"event":"listening"|s3edge is running/, 'no start message');
+});
+
+t.test('SIGTERM as soon as the first worker listens: the start completes, then every process exits 0, no stack trace', async (t) => {
+  const { spawn } = await import('node:child_process');
+  const { childProcessEnv, s3edgeCommand } = await import('../helpers/child-env.js');
+  const { tempDir } = await import('../helpers/temp-data.js');
+  const dir = tempDir(t, 's3edge-cluster-early-stop-');
+  // The second worker is forked once the first listens: the signal lands while it starts.
+  const [cmd, args] = s3edgeCommand(['serve', '--workers', '2', '--json', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0']);
+  const child = spawn(cmd, args, { env: childProcessEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let signalled = false;
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    if (!signalled && pidsLogging(stdout, 'cluster: a worker listens').length > 0) {
+      signalled = true;
+      child.kill('SIGTERM');
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  t.ok(signalled, 'the signal was sent after the first worker listened');
+  t.equal(code, 0, `the supervisor exits 0 (stderr: ${stderr.slice(0, 500)})`);
+  t.notMatch(stderr, /EPIPE|Error|at .*\(node:/, 'no worker died on its channel');
+  t.match(stdout, /"event":"listening"/, 'the start completed before the stop');
+  t.match(stdout, /stopping: every worker drains/, 'the stop drained the workers');
+  t.same(childrenOf(child.pid as number), [], 'no process left');
 });

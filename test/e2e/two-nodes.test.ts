@@ -2,7 +2,8 @@
 // Debian's PostgreSQL started for this file (test/helpers/postgres.ts), a moto server as the upstream
 // store, and two `s3edge serve` processes with their own data directories sharing the metadata URL, the
 // master key and the root key, as nodes behind a load balancer do. An object written through one is read
-// through the other at once; a key revoked on one is refused by the other within a second; a CDN purge
+// through the other at once, also when both have it in their row caches (src/db/metadata-cache.ts): an
+// overwrite, a delete, a bucket made private or public or deleted; a key revoked on one is refused by the other within a second; a CDN purge
 // through one evicts the other's cached copy; credits charged through both add up exactly; an API rate
 // limit counts across both; and the singleton jobs run on one node.
 import t from 'tap';
@@ -66,6 +67,70 @@ t.test('an object written through one node is read through the other at once', a
   t.same(list.keys, ['k100', 'k300000'], 'B lists both');
   t.equal((await s3b.deleteObject('shared', 'k100')).status, 204, 'deleted through B');
   t.equal((await s3a.getObject('shared', 'k100')).status, 404, 'gone on A at once');
+});
+
+t.test('row caches warm on both nodes: an overwrite through one is read through the other at once, 50 times', async (t) => {
+  const s3a = new RawS3({ url: a.url }, a.rootKey);
+  const s3b = new RawS3({ url: b.url }, a.rootKey);
+  t.equal((await s3a.createBucket('coherent')).status, 200);
+  t.equal((await s3a.putObject('coherent', 'k', Buffer.from('v0'))).status, 200);
+  let stale = 0;
+  for (let i = 1; i <= 50; i++) {
+    const [writer, reader] = i % 2 === 0 ? [s3a, s3b] : [s3b, s3a];
+    // Both nodes have just read the key: its row (with its bytes) is in both caches.
+    for (const s3 of [reader, writer]) t.equal((await s3.getObject('coherent', 'k')).text, `v${i - 1}`);
+    t.equal((await writer.putObject('coherent', 'k', Buffer.from(`v${i}`))).status, 200);
+    const got = await reader.getObject('coherent', 'k');
+    if (got.text !== `v${i}`) stale++;
+    t.equal(got.text, `v${i}`, `overwrite ${i}: the other node reads it at once`);
+    t.equal((await reader.headObject('coherent', 'k')).headers['content-length'], String(`v${i}`.length));
+  }
+  t.equal(stale, 0, 'no stale read');
+});
+
+t.test('row caches warm on both nodes: a delete through one is NoSuchKey through the other at once', async (t) => {
+  const s3a = new RawS3({ url: a.url }, a.rootKey);
+  const s3b = new RawS3({ url: b.url }, a.rootKey);
+  for (let i = 0; i < 20; i++) {
+    const [writer, reader] = i % 2 === 0 ? [s3a, s3b] : [s3b, s3a];
+    t.equal((await writer.putObject('coherent', `d${i}`, Buffer.from('x'))).status, 200);
+    for (const s3 of [reader, writer]) t.equal((await s3.getObject('coherent', `d${i}`)).status, 200);
+    t.equal((await writer.deleteObject('coherent', `d${i}`)).status, 204);
+    const got = await reader.getObject('coherent', `d${i}`);
+    t.equal(got.status, 404, `delete ${i}: gone on the other node`);
+    t.match(got.text, /<Code>NoSuchKey<\/Code>/);
+    // And a key made again after its "no such key" was cached.
+    t.equal((await writer.putObject('coherent', `d${i}`, Buffer.from('again'))).status, 200);
+    t.equal((await reader.getObject('coherent', `d${i}`)).text, 'again');
+  }
+});
+
+t.test('a bucket made private, public, or deleted through one node: the other node sees it at once', async (t) => {
+  const user = await apiUser(a, ['buckets:manage']);
+  await user.client.createBucket('flips');
+  const s3a = new RawS3({ url: a.url }, a.rootKey);
+  const s3b = new RawS3({ url: b.url }, a.rootKey);
+  t.equal((await s3a.putObject('flips', 'page.txt', Buffer.from('hello'))).status, 200);
+  const target = '/b/flips/page.txt';
+  const clientB = apiClient(b, user.token);
+  for (let i = 0; i < 5; i++) {
+    await user.client.setBucketPublic('flips', true);
+    t.equal((await cdnGet(b, target)).status, 200, `made public on A (${i}): B's CDN serves it`);
+    t.equal((await cdnGet(b, target)).status, 200);
+    await clientB.setBucketPublic('flips', false);
+    t.equal((await cdnGet(a, target)).status, 404, `made private on B (${i}): A's CDN refuses it`);
+    await user.client.setBucketPublic('flips', true);
+    t.equal((await cdnGet(a, target)).status, 200);
+    await user.client.setBucketPublic('flips', false);
+    t.equal((await cdnGet(b, target)).status, 404, `private again through A: B's CDN refuses it at once`);
+  }
+  // Deleted through A (emptied first): B's S3 path answers NoSuchBucket at once, not within a second.
+  t.equal((await s3b.getObject('flips', 'page.txt')).status, 200, 'B has the bucket cached');
+  t.equal((await s3a.deleteObject('flips', 'page.txt')).status, 204);
+  t.equal((await s3a.send({ method: 'DELETE', bucket: 'flips' })).status, 204, 'bucket deleted through A');
+  const gone = await s3b.getObject('flips', 'page.txt');
+  t.equal(gone.status, 404);
+  t.match(gone.text, /<Code>NoSuchBucket<\/Code>/, 'B: NoSuchBucket at once');
 });
 
 t.test('a key revoked on one node is refused by the other within a second', async (t) => {

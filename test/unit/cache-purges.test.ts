@@ -3,13 +3,13 @@
 // CachePurges, whose feed the test reads by calling poll() (no timer). Another process's purges are
 // applied, its own are not, a process that starts later does not replay older ones, long feeds are read
 // in batches, old rows are pruned, and a failed append does not fail the purge. Also: how a process's
-// share of the cache and upload budget is computed, and the removal of other cache layouts' files.
+// share of the cache and upload budget is computed, and what becomes of the old per-worker layout's files.
 import t, { type Test } from 'tap';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { CachePurges, RETENTION_MS } from '../../src/cdn/cache-purges.js';
-import { removeOtherShares } from '../../src/cdn/cache/shares.js';
+import { encodeHeader } from '../../src/cdn/cache/disk-tier.js';
 import { assetCacheKey, EdgeCache, objectCacheKey, type CacheObject } from '../../src/cdn/edge-cache.js';
 import { shareLimits } from '../../src/context.js';
 import { openDatabase, type Db } from '../../src/db/open.js';
@@ -187,8 +187,10 @@ t.test("a process's share of the cache and the upload budget", async (t) => {
     'limits.uploadBufferBytes': '3000',
   });
   t.same(shareLimits(config), { cacheDir: '/data/cdn-cache', memoryBytes: 1000, diskBytes: 10001, uploadBufferBytes: 3000 }, 'no share: the whole');
-  t.same(shareLimits(config, { slot: 1, of: 2 }), { cacheDir: '/data/cdn-cache/1', memoryBytes: 500, diskBytes: 5000, uploadBufferBytes: 1500 });
-  t.same(shareLimits(config, { slot: 2, of: 2 }), { cacheDir: '/data/cdn-cache/2', memoryBytes: 500, diskBytes: 5000, uploadBufferBytes: 1500 });
+  // One disk tier for every worker: the same directory and the whole disk bound; memory is divided.
+  t.same(shareLimits(config, { slot: 1, of: 2 }), { cacheDir: '/data/cdn-cache', memoryBytes: 500, diskBytes: 10001, uploadBufferBytes: 1500 });
+  t.same(shareLimits(config, { slot: 2, of: 2 }), { cacheDir: '/data/cdn-cache', memoryBytes: 500, diskBytes: 10001, uploadBufferBytes: 1500 });
+  t.same(shareLimits(config, undefined, 'supervisor'), { cacheDir: undefined, memoryBytes: 0, diskBytes: 0, uploadBufferBytes: 3000 }, 'the supervisor: no cache, no directory');
   const tiny = testConfig({ dataDir: '/data', 'limits.uploadBufferBytes': '3' });
   t.equal(shareLimits(tiny, { slot: 5, of: 8 }).uploadBufferBytes, 1, 'a cap stays a cap (0 would be none)');
   const uncapped = testConfig({ dataDir: '/data', 'limits.uploadBufferBytes': '0' });
@@ -198,15 +200,40 @@ t.test("a process's share of the cache and the upload budget", async (t) => {
   }
 });
 
-t.test("worker 1 removes other layouts' cache files, never a current slot's", async (t) => {
+/** A complete cache file as the old per-worker layout (or any layout) wrote it. */
+function cacheFile(key: string, body: string, cachedAt: number): Buffer {
+  return Buffer.concat([encodeHeader({ key, etag: '"old"', owner: 'alice', size: Buffer.byteLength(body), cachedAt }), Buffer.from(body)]);
+}
+
+t.test("the old per-worker layout's files move into the shared cache; the rest of those directories goes", async (t) => {
   const root = join(tempDir(t), 'cdn-cache');
-  for (const d of ['1', '2', '3', '10', 'ab', 'tmp']) mkdirSync(join(root, d), { recursive: true });
-  writeFileSync(join(root, 'ab', 'f'.repeat(32)), 'a single process file');
-  writeFileSync(join(root, '2', 'kept'), 'slot 2');
-  t.equal(await removeOtherShares(root, 2), 4, "a single process's shard and tmp, slots 3 and 10");
-  t.same(readdirSync(root).sort(), ['1', '2']);
-  t.ok(existsSync(join(root, '2', 'kept')), "slot 2's files stay");
-  t.equal(await removeOtherShares(join(root, 'missing'), 2), 0, 'no directory: nothing to do');
+  const files: [string, Buffer][] = [
+    [join(root, '1', 'ab', 'a'.repeat(32)), cacheFile('o/B1/one', 'cached by worker 1', 1000)],
+    [join(root, '2', 'cd', 'b'.repeat(32)), cacheFile('o/B1/two', 'cached by worker 2', 1000)],
+    // Both workers held a copy of one key: the newer stays.
+    [join(root, '1', 'ef', 'c'.repeat(32)), cacheFile('o/B1/both', 'older copy', 1000)],
+    [join(root, '2', 'ef', 'd'.repeat(32)), cacheFile('o/B1/both', 'newer copy', 2000)],
+    [join(root, '3', 'ab', 'e'.repeat(32)), Buffer.from('not a cache file')],
+    // Slot 12 of a larger cluster: a name that is also a shard's.
+    [join(root, '12', 'ab', '9'.repeat(32)), cacheFile('o/B1/twelve', 'cached by worker 12', 1000)],
+    [join(root, 'supervisor', 'tmp', 'f'.repeat(32)), Buffer.from('half a body')],
+  ];
+  for (const [file, bytes] of files) {
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, bytes);
+  }
+  const edge = await EdgeCache.open({ dir: root, memoryBytes: 1 << 20, memoryEntryMaxBytes: 1024, diskBytes: 1 << 20, now: () => 5000, log: { warn: () => undefined } });
+  t.teardown(() => edge.close());
+  await edge.idle();
+  t.match(edge.stats(), { diskEntries: 4 }, "the old directories' complete files are indexed");
+  for (const [key, body] of [['one', 'cached by worker 1'], ['two', 'cached by worker 2'], ['both', 'newer copy'], ['twelve', 'cached by worker 12']] as const) {
+    const obj = { key: objectCacheKey('B1', key), etag: '"old"', size: Buffer.byteLength(body), owner: 'alice', open: () => Promise.reject(new Error('no storage read expected')) };
+    const res = await edge.read(obj);
+    t.equal(res.status, 'HIT', `${key}: served from the moved file`);
+    t.equal((res.body as Buffer).toString(), body);
+  }
+  t.same(readdirSync(root).filter((n) => !/^[0-9a-f]{2}$/.test(n) && n !== 'tmp' && !n.startsWith('index.db')), [], 'no slot directory is left');
+  t.same(readdirSync(join(root, '12')).filter((n) => !/^[0-9a-f]{32}$/.test(n)), [], "and slot 12's shard directories are gone from the shard 12");
 });
 
 t.test("a single process removes the slot directories a cluster left in its cache directory", async (t) => {
@@ -217,6 +244,8 @@ t.test("a single process removes the slot directories a cluster left in its cach
   }
   const edge = await EdgeCache.open({ dir: root, memoryBytes: 1 << 20, memoryEntryMaxBytes: 1024, diskBytes: 1 << 20, now: () => 0, log: { warn: () => undefined } });
   t.teardown(() => edge.close());
+  // The start's check of the directory runs in the background.
+  await edge.idle();
   t.equal(edge.stats().diskEntries, 0, 'nothing of theirs is indexed');
   t.notOk(existsSync(join(root, '1')), 'slot 1 is gone');
   t.same(readdirSync(join(root, '12')), [], "slot 12 (a two-hex-digit name, a shard here) is emptied");

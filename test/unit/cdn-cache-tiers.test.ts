@@ -3,6 +3,7 @@
 // dropped), and the compression helpers.
 import t from 'tap';
 import { gunzipSync, brotliDecompressSync } from 'node:zlib';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync, writeFileSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { compress, isCompressibleType, negotiateCoding } from '../../src/cdn/cache/compression.js';
@@ -47,6 +48,13 @@ t.test('memory tier: compressed variants live and die with their object', async 
   t.equal(m.delete('k'), false, 'nothing left');
 });
 
+/** The pid of a process that has exited. */
+function deadPid(): number {
+  const { pid } = spawnSync(process.execPath, ['-e', '0']);
+  if (pid === undefined) throw new Error('no child process');
+  return pid;
+}
+
 function id(key: string, size: number, cachedAt = 1000, etag = '"e"'): EntryIdentity {
   return { key, etag, owner: 'u1', size, cachedAt };
 }
@@ -59,10 +67,11 @@ async function put(tier: DiskTier, ident: EntryIdentity, body: Buffer): Promise<
   slot.release();
 }
 
-/** Every file under dir (recursively) with its size. */
+/** Every file under dir (recursively) with its size, but the shared index (index.db and its WAL). */
 function files(dir: string): { path: string; size: number }[] {
   const out: { path: string; size: number }[] = [];
   for (const name of readdirSync(dir)) {
+    if (name.startsWith('index.db')) continue;
     const p = join(dir, name);
     const st = statSync(p);
     if (st.isDirectory()) out.push(...files(p));
@@ -140,7 +149,8 @@ t.test('disk tier: replacing or deleting a key deletes its old file', async (t) 
 
 t.test('disk tier: a restart rebuilds the index; temp, foreign and corrupt files go', async (t) => {
   const dir = join(tempDir(t), 'cdn-cache');
-  const first = await DiskTier.open({ dir, maxBytes: 1 << 20, log: silent });
+  // The first run stands for a process that crashed: the index names a process no longer running.
+  const first = await DiskTier.open({ dir, maxBytes: 1 << 20, log: silent, pid: deadPid() });
   await put(first, id('o/b/old', 3, 1000), Buffer.from('old'));
   await put(first, id('o/b/new', 3, 2000), Buffer.from('new'));
   await put(first, id('o/b/torn', 4, 3000), Buffer.from('torn'));
@@ -156,11 +166,13 @@ t.test('disk tier: a restart rebuilds the index; temp, foreign and corrupt files
   writeFileSync(join(dir, freeShard), 'a file where a shard directory belongs');
 
   const second = await DiskTier.open({ dir, maxBytes: 1 << 20, log: silent });
+  // Alone on the directory: every file is checked, in the background.
+  await second.idle();
   t.same([...second.objects()].map(([k]) => k).sort(), ['o/b/new', 'o/b/old'], 'whole entries come back');
   t.same(await readEntry(second.get('o/b/new')?.file ?? ''), second.get('o/b/new'));
   t.equal(files(dir).length, 2, 'the torn, corrupt, temp and foreign files are gone');
   const names = readdirSync(dir);
-  t.ok(names.every((n) => n === 'tmp' || (/^[0-9a-f]{2}$/.test(n) && statSync(join(dir, n)).isDirectory())), 'only shard directories left');
+  t.ok(names.every((n) => n === 'tmp' || /^index\.db(-wal|-shm)?$/.test(n) || (/^[0-9a-f]{2}$/.test(n) && statSync(join(dir, n)).isDirectory())), 'only shard directories (and the index) left');
   t.notOk(names.includes('zz') || names.includes('ab-not-a-shard') || names.includes(freeShard), 'foreign entries removed');
   const smaller = await DiskTier.open({ dir, maxBytes: encodeHeader(id('o/b/new', 3)).length + 3, log: silent });
   await smaller.idle();

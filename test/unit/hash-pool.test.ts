@@ -122,3 +122,20 @@ t.test('two lanes: concurrent uploads keep their batches in order on their own t
   t.equal(await pool.openSessions(), 0, 'no state left on either thread');
 });
 
+
+t.test('the threads start with the first task, not with the pool; a pool never used closes at once', async (t) => {
+  const idle = new HashPool({ threshold: 1 });
+  t.equal(idle.started, false, 'no thread for a pool nothing was hashed in');
+  t.equal(idle.queued, 0);
+  t.equal(await idle.openSessions(), 0);
+  await idle.close();
+  t.equal(idle.started, false, 'closed without ever starting one');
+
+  const pool = new HashPool({ threshold: 1 });
+  t.teardown(() => pool.close());
+  const data = randomBytes(3 * SLOT_BYTES + 123);
+  // Several batches handed over before the threads exist: they run in order once they do.
+  const { digests } = await hashThrough(new UploadHasher({ maxSize: Number.MAX_SAFE_INTEGER, pool, expectedSize: data.length }), chunksOf(data, 64 * 1024));
+  t.equal(pool.started, true, 'started by the first upload');
+  t.same(digests, await expected(data));
+});

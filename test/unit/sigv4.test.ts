@@ -10,6 +10,7 @@ import {
   canonicalQueryString,
   canonicalRequest,
   parseQuery,
+  PresignedMemo,
   reencodePath,
   verifyRequest,
   type SigV4Request,
@@ -531,6 +532,41 @@ t.test('oracle: @smithy/signature-v4 sign() requests verify, tampering fails', a
     }
   }
   t.equal(verified, 300, 'all oracle-signed requests verified');
+});
+
+t.test('a presigned URL verified once is remembered, and only what its signature covers is taken from the memo', async (t) => {
+  const q =
+    'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request' +
+    '&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host' +
+    '&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404';
+  const req: SigV4Request = { method: 'GET', rawPath: '/test.txt', rawQuery: q, headers: { host: 'examplebucket.s3.amazonaws.com' } };
+  const memo = new PresignedMemo();
+  const opts: VerifyOptions = { ...docOpts, memo };
+  const first = verifyRequest(req, opts);
+  t.equal(memo.size, 1, 'remembered after it verified');
+  t.equal(verifyRequest(req, opts), first, 'a repeat gets the same answer, from the memo');
+  t.equal(memo.size, 1, 'one entry for the one URL');
+  // What the signature covers is the key: any change is verified in full, and fails as before.
+  expectCode(t, () => verifyRequest({ ...req, rawPath: '/test.txu' }, opts), 'SignatureDoesNotMatch', 'other key');
+  expectCode(t, () => verifyRequest({ ...req, rawQuery: q.replace('86400', '86401') }, opts), 'SignatureDoesNotMatch', 'longer expiry');
+  expectCode(t, () => verifyRequest({ ...req, headers: { host: 'otherbucket.s3.amazonaws.com' } }, opts), 'SignatureDoesNotMatch', 'other host');
+  expectCode(t, () => verifyRequest({ ...req, method: 'PUT' }, opts), 'SignatureDoesNotMatch', 'other method');
+  expectCode(t, () => verifyRequest({ ...req, headers: { ...req.headers, 'x-amz-content-sha256': EMPTY_SHA256 } }, opts), 'SignatureDoesNotMatch', 'payload hash header');
+  t.equal(memo.size, 1, 'failures are never remembered');
+  // What it does not cover is checked on every repeat.
+  const expired = expectCode(t, () => verifyRequest(req, { ...opts, now: new Date(DOC_NOW.getTime() + 86401_000) }), 'AccessDenied', 'expired, though remembered');
+  t.equal(expired?.message, 'Request has expired');
+  const early = expectCode(t, () => verifyRequest(req, { ...opts, now: new Date(DOC_NOW.getTime() - 16 * 60_000) }), 'AccessDenied', 'not yet valid, though remembered');
+  t.equal(early?.message, 'Request is not valid yet');
+  expectCode(t, () => verifyRequest({ ...req, headers: { ...req.headers, 'x-amz-acl': 'public-read' } }, opts), 'AccessDenied', 'an unsigned x-amz-acl added to a remembered URL');
+  expectCode(t, () => verifyRequest(req, { ...opts, getSecret: (id) => (id === DOC_AKID ? 'another secret' : undefined) }), 'SignatureDoesNotMatch', 'the key has another secret now');
+  expectCode(t, () => verifyRequest(req, { ...opts, getSecret: () => undefined }), 'InvalidAccessKeyId', 'the key is gone');
+  t.ok(verifyRequest(req, opts), 'and the URL still verifies with the key as it was');
+  // Signed headers beyond host: verified every time, never remembered.
+  const withRange: SigV4Request = { method: 'GET', rawPath: '/x', rawQuery: 'X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-SignedHeaders=host%3Brange&X-Amz-Signature=00', headers: { host: 'h' } };
+  const other = new PresignedMemo();
+  t.throws(() => verifyRequest(withRange, { ...docOpts, memo: other }));
+  t.equal(other.size, 0, 'nothing remembered');
 });
 
 t.test('oracle: @smithy/signature-v4 presign() URLs verify, tampering fails', async (t) => {

@@ -5,13 +5,13 @@ import { DiskStorage } from '../../src/storage/disk.js';
 import { S3Storage } from '../../src/storage/upstream/s3-storage.js';
 
 t.test('storage.backend selects the backend; s3 needs its settings', async (t) => {
-  t.ok(createStorage(loadConfig({ env: {} })) instanceof DiskStorage, 'disk by default');
-  t.throws(() => createStorage(loadConfig({ env: { S3EDGE_STORAGE_BACKEND: 's3' } })), ConfigError);
-  t.throws(
-    () => createStorage(loadConfig({ env: { S3EDGE_STORAGE_BACKEND: 's3', S3EDGE_STORAGE_S3_ENDPOINT: 'http://127.0.0.1:1', S3EDGE_STORAGE_S3_BUCKET: 'bkt' } })),
+  t.ok((await createStorage(loadConfig({ env: {} }))) instanceof DiskStorage, 'disk by default');
+  await t.rejects(createStorage(loadConfig({ env: { S3EDGE_STORAGE_BACKEND: 's3' } })), ConfigError);
+  await t.rejects(
+    createStorage(loadConfig({ env: { S3EDGE_STORAGE_BACKEND: 's3', S3EDGE_STORAGE_S3_ENDPOINT: 'http://127.0.0.1:1', S3EDGE_STORAGE_S3_BUCKET: 'bkt' } })),
     /storage\.s3\.accessKeyId is required/,
   );
-  const s3 = createStorage(
+  const s3 = await createStorage(
     loadConfig({
       env: {
         S3EDGE_STORAGE_BACKEND: 's3',

@@ -3,6 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { DomainQueryError } from '../../domains/normalize.js';
+import type { DomainSearch } from '../../domains/search.js';
 import { ApiError } from '../errors.js';
 import { type RouteModule } from '../plugin.js';
 import { DomainSearchResponse, ERROR_RESPONSES, ErrorBody, Tld, TldMatch } from './schemas.js';
@@ -21,16 +22,17 @@ function badQuery(err: unknown): never {
 export const domainRoutes: RouteModule = (app, { ctx, requireScope }) => {
   const limits = ctx.config.domains.rateLimits;
   const limited = (max: number) => ({ rateLimit: { max, timeWindow: limits.windowSeconds * 1000 } });
-  const search = ctx.domains;
+  // Made on the first domain request (domains/lazy-search.ts).
+  const search = (): Promise<DomainSearch> => ctx.domains();
 
   app.get('/api/v3/domains/tlds', { onRequest: requireScope('domains:read'), config: limited(limits.tlds), schema: { response: { 200: TldsResponse, ...RESPONSES } } }, async () => ({
     success: true,
-    tlds: await search.tlds(),
+    tlds: await (await search()).tlds(),
   }));
 
   app.get('/api/v3/domains/tlds/popular', { onRequest: requireScope('domains:read'), config: limited(limits.popular), schema: { response: { 200: TldsResponse, ...RESPONSES } } }, async () => ({
     success: true,
-    tlds: await search.popular(),
+    tlds: await (await search()).popular(),
   }));
 
   app.get<{ Querystring: Record<string, unknown> }>(
@@ -40,7 +42,7 @@ export const domainRoutes: RouteModule = (app, { ctx, requireScope }) => {
       const q = request.query.q;
       if (typeof q !== 'string' || q.trim() === '') throw new ApiError(400, 'invalid_request', "Give the extension to look for as ?q= (for example ?q=io)");
       try {
-        return { success: true, ...(await search.searchTlds(q)) };
+        return { success: true, ...(await (await search()).searchTlds(q)) };
       } catch (err) {
         return badQuery(err);
       }
@@ -52,7 +54,7 @@ export const domainRoutes: RouteModule = (app, { ctx, requireScope }) => {
     { onRequest: requireScope('domains:read'), config: limited(limits.search), schema: { body: SearchBody, response: { 200: DomainSearchResponse, ...RESPONSES } } },
     async (request) => {
       try {
-        return { success: true, ...(await search.search(request.body.query)) };
+        return { success: true, ...(await (await search()).search(request.body.query)) };
       } catch (err) {
         return badQuery(err);
       }

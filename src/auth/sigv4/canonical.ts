@@ -110,6 +110,15 @@ export function reencodePath(rawPath: string): string {
   return out;
 }
 
+/** Only unreserved characters (A-Z a-z 0-9 - . _ ~). */
+function isPlain(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 0x7f || UNRESERVED[c] !== 1) return false;
+  }
+  return true;
+}
+
 export interface QueryParam {
   /** Decoded name, UTF-8 (invalid sequences replaced). */
   name: string;
@@ -138,6 +147,12 @@ export function parseQuery(rawQuery: string): QueryParam[] {
     const eq = part.indexOf('=');
     const rawName = eq === -1 ? part : part.slice(0, eq);
     const rawValue = eq === -1 ? '' : part.slice(eq + 1);
+    // Most parameters are plain (X-Amz-Date, X-Amz-Signature, a prefix of letters): decoding and AWS
+    // encoding give them back as they are, without the byte buffers below.
+    if (isPlain(rawName) && isPlain(rawValue)) {
+      out.push({ name: rawName, value: rawValue, encName: rawName, encValue: rawValue });
+      continue;
+    }
     const nameBytes = percentDecodeBytes(rawName, true);
     const valueBytes = percentDecodeBytes(rawValue, true);
     out.push({

@@ -8,6 +8,7 @@ export type {
 } from './types.js';
 export { verifyRequest, signatureMatches, DEFAULT_MAX_SKEW_MS, MAX_PRESIGNED_EXPIRES } from './verify.js';
 export { ChunkDecoder } from './chunked-decoder.js';
+export { PresignedMemo } from './presigned-memo.js';
 export {
   ALGORITHM,
   EMPTY_SHA256,

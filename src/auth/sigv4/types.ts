@@ -1,3 +1,5 @@
+import type { PresignedMemo } from './presigned-memo.js';
+
 // Public types of the SigV4 verifier. Other modules are written against these shapes: keep them stable.
 
 export interface SigV4Request {
@@ -49,6 +51,8 @@ export interface VerifyOptions {
   maxSkewMs?: number;
   /** undefined -> InvalidAccessKeyId. */
   getSecret(accessKeyId: string): string | undefined;
+  /** Presigned URLs verified before, to answer their repeats without the signature's work (presigned-memo.ts). */
+  memo?: PresignedMemo;
 }
 
 export interface ChunkDecoderOptions {

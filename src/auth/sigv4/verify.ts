@@ -25,6 +25,7 @@ import {
   type Credential,
 } from './parse.js';
 import { deriveSigningKey } from './signing-key.js';
+import { PresignedMemo } from './presigned-memo.js';
 import type { PayloadMode, SigV4Request, VerifiedAuth, VerifyOptions } from './types.js';
 
 export const DEFAULT_MAX_SKEW_MS = 15 * 60 * 1000;
@@ -210,7 +211,7 @@ function verifyHeaderAuth(req: SigV4Request, params: readonly QueryParam[], auth
   return { accessKeyId: credential.accessKeyId, method: 'header', payload, signingKey, signature, amzDate, scope };
 }
 
-function verifyPresigned(req: SigV4Request, params: readonly QueryParam[], opts: VerifyOptions, service: string, now: number): VerifiedAuth {
+function verifyPresigned(req: SigV4Request, params: readonly QueryParam[], opts: VerifyOptions, service: string, now: number, memoKey?: string): VerifiedAuth {
   const p = extractPresignedParams(params);
   if (p.algorithm !== ALGORITHM) {
     throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Algorithm only supports "AWS4-HMAC-SHA256"');
@@ -283,7 +284,7 @@ function verifyPresigned(req: SigV4Request, params: readonly QueryParam[], opts:
     accessKeyId: credential.accessKeyId,
   });
   checkAmzHeadersSigned(req.headers, signedHeaders);
-  return {
+  const auth: VerifiedAuth = {
     accessKeyId: credential.accessKeyId,
     method: 'presigned',
     payload,
@@ -292,11 +293,39 @@ function verifyPresigned(req: SigV4Request, params: readonly QueryParam[], opts:
     amzDate: p.amzDate,
     scope,
   };
+  if (memoKey !== undefined && opts.memo && signedHeaders.length === 1 && signedHeaders[0] === 'host') {
+    opts.memo.set(memoKey, { auth, secret, time, expiresMs: expires * 1000 });
+  }
+  return auth;
 }
+
+/**
+ * A presigned URL verified before (presigned-memo.ts), still within its time window, its key still
+ * holding the secret it verified with, and no x-amz-* header added outside the signature: its earlier
+ * answer. undefined: verify it in full (which also gives the right error for whatever changed).
+ */
+function rememberedPresigned(req: SigV4Request, key: string, opts: VerifyOptions & { memo: PresignedMemo }, now: number): VerifiedAuth | undefined {
+  const entry = opts.memo.get(key);
+  if (entry === undefined) return undefined;
+  const maxSkew = opts.maxSkewMs ?? DEFAULT_MAX_SKEW_MS;
+  if (entry.time - now > maxSkew || entry.expiresMs === 0 || now > entry.time + entry.expiresMs) return undefined;
+  if (opts.getSecret(entry.auth.accessKeyId) !== entry.secret) return undefined;
+  checkAmzHeadersSigned(req.headers, HOST_ONLY);
+  return entry.auth;
+}
+
+const HOST_ONLY: readonly string[] = ['host'];
 
 /** Returns undefined for an anonymous request (no Authorization header and no X-Amz-Algorithm/X-Amz-Signature query). */
 export function verifyRequest(req: SigV4Request, opts: VerifyOptions): VerifiedAuth | undefined {
   const authz = headerValue(req.headers, 'authorization');
+  let memoKey: string | undefined;
+  if (opts.memo && authz === undefined && req.rawQuery.includes('X-Amz-Signature=')) {
+    const now = opts.now.getTime();
+    memoKey = PresignedMemo.keyOf(req.method, headerValue(req.headers, 'host'), req.rawPath, req.rawQuery, headerValue(req.headers, 'x-amz-content-sha256'));
+    const remembered = Number.isFinite(now) ? rememberedPresigned(req, memoKey, opts as VerifyOptions & { memo: PresignedMemo }, now) : undefined;
+    if (remembered !== undefined) return remembered;
+  }
   const params = parseQuery(req.rawQuery);
   const presigned = params.some((p) => p.name === 'X-Amz-Algorithm' || p.name === 'X-Amz-Signature');
   if (authz === undefined && !presigned) return undefined;
@@ -312,5 +341,5 @@ export function verifyRequest(req: SigV4Request, opts: VerifyOptions): VerifiedA
   const service = opts.service ?? 's3';
   return authz !== undefined
     ? verifyHeaderAuth(req, params, authz, opts, service, now)
-    : verifyPresigned(req, params, opts, service, now);
+    : verifyPresigned(req, params, opts, service, now, memoKey);
 }

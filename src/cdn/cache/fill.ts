@@ -47,7 +47,7 @@ export class Fill {
   purged = false;
   /** Body bytes read so far (and written to the slot). */
   written = 0;
-  private complete = false;
+  private finished = false;
   private failure: Error | undefined;
   private readonly waiters = new Set<() => void>();
   private stream: Readable | undefined;
@@ -70,6 +70,11 @@ export class Fill {
     this.bytes.catch(() => undefined);
   }
 
+  /** Every byte was read from storage (and written to the slot). */
+  get complete(): boolean {
+    return this.finished;
+  }
+
   private async read(): Promise<Buffer | undefined> {
     const { id, slot } = this.opts;
     const chunks: Buffer[] | undefined = this.opts.keepInMemory ? [] : undefined;
@@ -85,7 +90,7 @@ export class Fill {
         this.wake();
       }
       if (this.written !== id.size) throw new Error(`short read from storage: ${this.written} of ${id.size} bytes`);
-      this.complete = true;
+      this.finished = true;
       this.wake();
       return chunks ? Buffer.concat(chunks, id.size) : undefined;
     } catch (err) {
@@ -139,7 +144,7 @@ export class Fill {
   async waitFor(n: number): Promise<void> {
     for (;;) {
       if (this.failure) throw this.failure;
-      if (this.written >= n || this.complete) return;
+      if (this.written >= n || this.finished) return;
       await new Promise<void>((resolve) => this.waiters.add(resolve));
     }
   }
@@ -147,6 +152,6 @@ export class Fill {
   /** Stops a fill still reading (shutdown): it fails and caches nothing. One reading no more finishes. */
   abort(reason: Error): void {
     this.aborted = reason;
-    if (!this.complete) this.stream?.destroy(reason);
+    if (!this.finished) this.stream?.destroy(reason);
   }
 }

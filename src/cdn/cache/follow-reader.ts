@@ -2,8 +2,21 @@
 // that miss (the first one and any that join it) stream the object while it is cached, at their own
 // pace, with one storage read between them. The slot's file stays open until every reader is done.
 import { Readable } from 'node:stream';
-import type { DiskSlot } from './disk-tier.js';
-import { DiskWriteError, type Fill } from './fill.js';
+import { DiskWriteError } from './fill.js';
+import { RemoteFillLost } from './remote-fill.js';
+
+/** A fill as a reader follows it: a local one (fill.ts) or another process's (remote-fill.ts). */
+export interface FollowedFill {
+  readonly written: number;
+  waitFor(n: number): Promise<void>;
+}
+
+/** The file the fill writes: body bytes already written, open while anyone reads it. */
+export interface FollowedFile {
+  read(position: number, length: number): Promise<Buffer>;
+  retain(): void;
+  release(): void;
+}
 
 const READ_BYTES = 1024 * 1024;
 
@@ -14,11 +27,12 @@ export class FollowReader extends Readable {
 
   /**
    * Bytes [start, end) of the body; `end` is exclusive. `reopen` opens bytes [from, end) in storage:
-   * used when the fill fails on the disk (full), so the response goes on uncached.
+   * used when the fill fails on the disk (full) or another process's fill is lost, so the response
+   * goes on uncached.
    */
   constructor(
-    private readonly fill: Fill,
-    private readonly slot: DiskSlot,
+    private readonly fill: FollowedFill,
+    private readonly slot: FollowedFile,
     start: number,
     private readonly end: number,
     private readonly reopen?: (from: number) => Promise<Readable>,
@@ -59,7 +73,7 @@ export class FollowReader extends Readable {
   }
 
   private fallBack(err: Error): void {
-    if (!(err instanceof DiskWriteError) || !this.reopen || this.destroyed) {
+    if (!(err instanceof DiskWriteError || err instanceof RemoteFillLost) || !this.reopen || this.destroyed) {
       this.destroy(err);
       return;
     }

@@ -1,5 +1,6 @@
 // Buckets. Deleting is guarded in one statement so an object committed meanwhile is never cascaded away.
 import type { SqlExecutor } from '../store/types.js';
+import type { MetadataCache } from '../metadata-cache.js';
 import { newId } from '../../auth/ids.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 
@@ -54,10 +55,20 @@ const SET_PUBLIC = 'UPDATE buckets SET public = ? WHERE id = ?';
 const SET_VERSIONING = 'UPDATE buckets SET versioning = ? WHERE id = ?';
 
 export class BucketsRepo {
+  /**
+   * `cache`: the node's coherent cache (PostgreSQL, outside transactions), which getByName reads
+   * through; `cachedReads` says so, for callers that would otherwise keep answers of their own.
+   */
   constructor(
     private readonly db: SqlExecutor,
     private readonly clock: () => number = Date.now,
+    private readonly cache?: MetadataCache,
   ) {}
+
+  /** getByName is coherent across processes and nodes: a change made anywhere is read at once. */
+  get cachedReads(): boolean {
+    return this.cache !== undefined;
+  }
 
   /** Throws ConstraintError('duplicate') when the name is taken, ('in_use') when the owner does not exist. */
   async insert(input: NewBucket): Promise<Bucket> {
@@ -73,7 +84,12 @@ export class BucketsRepo {
     return bucket;
   }
 
-  async getByName(name: string): Promise<Bucket | undefined> {
+  getByName(name: string): Promise<Bucket | undefined> {
+    if (this.cache) return this.cache.bucket(name, () => this.readByName(name));
+    return this.readByName(name);
+  }
+
+  private async readByName(name: string): Promise<Bucket | undefined> {
     const r = await this.db.get<BucketRow>(BY_NAME, [name]);
     return r && toBucket(r);
   }

@@ -105,17 +105,21 @@ function isSqliteConnection(db: Db | SqlStore): db is Db {
  */
 export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
   const clock = opts.clock ?? Date.now;
-  const store = isSqliteConnection(db) ? new SqliteStore(db) : db;
+  const store: SqlStore = isSqliteConnection(db) ? new SqliteStore(db) : db;
   const dataVersion = (): number => store.changeVersion();
+  // The node's cache of hot rows (PostgreSQL): read through by the store's own repositories only; a
+  // transaction reads its own snapshot.
+  const cache = store.readCache;
   const bound = (exec: SqlExecutor): Repos => {
+    const cached = exec === store ? cache : undefined;
     const repos: Repos = {
       dataVersion,
-      buckets: new BucketsRepo(exec, clock),
+      buckets: new BucketsRepo(exec, clock, cached),
       bucketCors: new BucketCorsRepo(exec, clock),
       assets: new AssetsRepo(exec),
       blobRefs: new BlobRefsRepo(exec),
       integrity: new IntegrityRepo(exec),
-      objects: new ObjectsRepo(exec),
+      objects: new ObjectsRepo(exec, cached),
       users: new UsersRepo(exec, clock),
       accessKeys: new AccessKeysRepo(exec, clock),
       settings: new SettingsRepo(exec),

@@ -1,6 +1,7 @@
 // Object metadata rows (db/store: SQLite or PostgreSQL); listing walks the primary key in UTF-8 byte
 // order (PostgreSQL's key columns are COLLATE "C").
 import type { SqlExecutor } from '../store/types.js';
+import type { CachedObject, MetadataCache } from '../metadata-cache.js';
 import { isInlineBlobId } from '../../storage/blob-id.js';
 import { markerPrefixBound, prefixUpperBound, walkRolledUp } from './roll-up.js';
 import { newVersionId, ObjectVersionsRepo, type VersionRow, type Versioning } from './object-versions.js';
@@ -209,12 +210,24 @@ export class ObjectsRepo {
   /** Noncurrent versions and delete markers. */
   readonly versions: ObjectVersionsRepo;
 
-  constructor(private readonly db: SqlExecutor) {
+  /**
+   * `cache`: the node's coherent cache of current rows (PostgreSQL, outside transactions), which
+   * getWithInline and get read through; a transaction's repository reads its own snapshot.
+   */
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly cache?: MetadataCache,
+  ) {
     this.versions = new ObjectVersionsRepo(db);
   }
 
   /** The record and, for a small object kept inline, its bytes: one statement for a GET. */
-  async getWithInline(bucketId: string, key: string): Promise<{ rec: ObjectRecord; inline?: Buffer } | undefined> {
+  getWithInline(bucketId: string, key: string): Promise<CachedObject | undefined> {
+    if (this.cache) return this.cache.object(bucketId, key, () => this.readWithInline(bucketId, key));
+    return this.readWithInline(bucketId, key);
+  }
+
+  private async readWithInline(bucketId: string, key: string): Promise<CachedObject | undefined> {
     const row = await this.db.get<InlineRow>(GET_WITH_INLINE, [bucketId, key]);
     if (!row) return undefined;
     return row.inline_data === null ? { rec: toRecord(row) } : { rec: toRecord(row), inline: row.inline_data };
@@ -226,6 +239,8 @@ export class ObjectsRepo {
   }
 
   async get(bucketId: string, key: string): Promise<ObjectRecord | undefined> {
+    // Cached: the entry of getWithInline (the row read with its bytes, one entry per key).
+    if (this.cache) return (await this.getWithInline(bucketId, key))?.rec;
     const row = await this.db.get<ObjectRow>(GET, [bucketId, key]);
     return row && toRecord(row);
   }

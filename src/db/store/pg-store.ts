@@ -2,8 +2,11 @@
 // prepared once per connection (a named statement per SQL text), transactions SERIALIZABLE on one
 // pooled client so that a body reads and writes as if alone, as SQLite's IMMEDIATE transactions do,
 // re-run when PostgreSQL aborts one for a conflict. changeVersion() moves on NOTIFY s3edge_changes
-// (change-feed.ts).
+// (pg-change-feed.ts). A commit that changed rows the nodes cache (objects, buckets: migration 005)
+// returns only after `afterCachedWrite` (the row cache's lease, db/metadata-cache.ts), so that a write
+// acknowledged here is read at once on every node (docs/SCALE.md, "Coherence").
 import type pg from 'pg';
+import type { MetadataCache } from '../metadata-cache.js';
 import { bindValues, translatePlaceholders, type PgStatement } from './pg-sql.js';
 import type { SqlExecutor, SqlParams, SqlRunResult, SqlStore } from './types.js';
 
@@ -17,7 +20,13 @@ const MAX_ATTEMPTS = 30;
 
 interface Prepared extends PgStatement {
   name: string;
+  /** The statement may change a row of a table the nodes cache (migration 005's triggers). */
+  changesCached: boolean;
 }
+
+/** The tables migration 005 watches; a statement that changes them names them (or is a cascade of one that does). */
+const CACHED_TABLES = /\b(objects|buckets)\b/i;
+const READ_ONLY = /^\s*SELECT\b/i;
 
 class PgStatements {
   private readonly cache = new Map<string, Prepared>();
@@ -25,7 +34,7 @@ class PgStatements {
   get(sql: string): Prepared {
     let stmt = this.cache.get(sql);
     if (stmt === undefined) {
-      stmt = { ...translatePlaceholders(sql), name: `s3e_${this.cache.size + 1}` };
+      stmt = { ...translatePlaceholders(sql), name: `s3e_${this.cache.size + 1}`, changesCached: !READ_ONLY.test(sql) && CACHED_TABLES.test(sql) };
       this.cache.set(sql, stmt);
     }
     return stmt;
@@ -40,6 +49,9 @@ abstract class PgExecutor implements SqlExecutor {
   constructor(protected readonly statements: PgStatements) {}
 
   protected abstract target(): Queryable;
+
+  /** A statement that may have changed cached rows has run (on the store: committed). */
+  protected abstract changedCached(): Promise<void> | void;
 
   async get<R>(sql: string, params?: SqlParams): Promise<R | undefined> {
     return (await this.query<R>(sql, params)).rows[0];
@@ -57,12 +69,21 @@ abstract class PgExecutor implements SqlExecutor {
 
   private query<R>(sql: string, params: SqlParams | undefined): Promise<pg.QueryResult<R & pg.QueryResultRow>> {
     const stmt = this.statements.get(sql);
-    return this.target().query<R & pg.QueryResultRow>({ name: stmt.name, text: stmt.text, values: bindValues(stmt, params) });
+    const result = this.target().query<R & pg.QueryResultRow>({ name: stmt.name, text: stmt.text, values: bindValues(stmt, params) });
+    return stmt.changesCached ? this.afterChange(result) : result;
+  }
+
+  private async afterChange<T>(result: Promise<T>): Promise<T> {
+    const value = await result;
+    await this.changedCached();
+    return value;
   }
 }
 
 class PgTransaction extends PgExecutor {
   private savepoints = 0;
+  /** A statement of this transaction (a savepoint's too, even one rolled back) may have changed cached rows. */
+  changed = false;
 
   constructor(
     private readonly client: pg.PoolClient,
@@ -73,6 +94,10 @@ class PgTransaction extends PgExecutor {
 
   protected target(): Queryable {
     return this.client;
+  }
+
+  protected changedCached(): void {
+    this.changed = true;
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -97,6 +122,13 @@ export interface PgStoreOptions {
   changeVersion?: () => number;
   /** Called after the pool has ended (the change feed's own connection, for one). */
   onClose?: () => Promise<void>;
+  /**
+   * Awaited after a commit that may have changed cached rows, before its caller goes on (the row
+   * cache's lease: db/metadata-cache.ts).
+   */
+  afterCachedWrite?: () => Promise<void>;
+  /** The node's cache of hot rows (db/metadata-cache.ts), read by the repositories outside transactions. */
+  readCache?: MetadataCache;
 }
 
 export class PgStore extends PgExecutor implements SqlStore {
@@ -105,21 +137,36 @@ export class PgStore extends PgExecutor implements SqlStore {
     private readonly options: PgStoreOptions = {},
   ) {
     super(new PgStatements());
+    this.readCache = options.readCache;
   }
+
+  readonly readCache: MetadataCache | undefined;
 
   protected target(): Queryable {
     return this.pool;
   }
 
+  protected changedCached(): Promise<void> | void {
+    return this.options.afterCachedWrite?.();
+  }
+
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const { value, changed } = await this.attempts(fn);
+    // After the client is back in the pool: the lease holds the caller, not a connection.
+    if (changed) await this.changedCached();
+    return value;
+  }
+
+  private async attempts<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<{ value: T; changed: boolean }> {
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect();
       let broken: Error | undefined;
       try {
         await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
-        const value = await fn(new PgTransaction(client, this.statements));
+        const tx = new PgTransaction(client, this.statements);
+        const value = await fn(tx);
         await client.query('COMMIT');
-        return value;
+        return { value, changed: tx.changed };
       } catch (err) {
         await client.query('ROLLBACK').catch((rollbackErr: Error) => (broken = rollbackErr));
         const code = (err as { code?: unknown } | null)?.code;

@@ -5,6 +5,7 @@
 // would wait for SQLite's write lock.
 import type { Db } from '../open.js';
 import type { Statement } from '../sqlite/index.js';
+import { MetadataCache, type RowChangeListener, type RowChangeSource } from '../metadata-cache.js';
 import { TransactionWaitError, type SqlExecutor, type SqlParams, type SqlRunResult, type SqlStore } from './types.js';
 
 /** How long a statement waits for another request's transaction (SQLite's own busy timeout). */
@@ -71,16 +72,73 @@ class SqliteTransaction implements SqlExecutor {
   }
 }
 
+/**
+ * The row cache's change source on SQLite (db/metadata-cache.ts), read before every cached answer: the
+ * connection's data_version (moves when another connection committed: another worker, an admin
+ * command, the request log's writer thread) and total_changes() (moves with this connection's own
+ * writes). Either moved since the last look: everything cached is dropped, and the answer is read
+ * again. The two cost about 5 µs (data_version looks at the WAL index, as every read transaction
+ * does); the row with a small object's bytes they stand in for cost 15-25 (a read transaction, its
+ * overflow page, a record of twenty columns built in JavaScript).
+ * Coarse (any commit anywhere empties the cache) but exact: a commit acknowledged by any process
+ * before a request began is seen by that request.
+ */
+export class SqliteRowChanges implements RowChangeSource {
+  readonly live = true;
+  private readonly dataVersion: Statement;
+  private readonly totalChanges: Statement;
+  private seenVersion = -1;
+  private seenChanges = -1;
+  private listener: RowChangeListener | undefined;
+
+  constructor(db: Db) {
+    // Two statements: pragma_data_version() as a table costs a statement's preparation on every read.
+    this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.totalChanges = db.prepare('SELECT total_changes()').pluck();
+  }
+
+  subscribe(listener: RowChangeListener): void {
+    this.listener = listener;
+  }
+
+  /** False (and everything dropped) when anything was committed since the last look. */
+  confirmedAfter(): boolean {
+    const version = this.dataVersion.get() as number;
+    const changes = this.totalChanges.get() as number;
+    if (version === this.seenVersion && changes === this.seenChanges) return true;
+    this.seenVersion = version;
+    this.seenChanges = changes;
+    this.listener?.reset();
+    return false;
+  }
+
+  /** What confirmedAfter found is applied at once: nothing to wait for. */
+  confirmAfter(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+export interface SqliteStoreOptions {
+  /** Bytes of the row cache (db/metadata-cache.ts); 0 or absent: none. */
+  readCacheBytes?: number;
+}
+
 export class SqliteStore implements SqlStore {
   readonly dialect = 'sqlite' as const;
+  readonly readCache: MetadataCache | undefined;
   private readonly statements: Statements;
   private readonly dataVersion: Statement;
   /** Settles when the open transaction ends; undefined while none is open. */
   private open: Promise<void> | undefined;
 
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    opts: SqliteStoreOptions = {},
+  ) {
     this.statements = new Statements(db);
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+    const bytes = opts.readCacheBytes ?? 0;
+    this.readCache = bytes > 0 ? new MetadataCache(new SqliteRowChanges(db), { maxBytes: bytes }) : undefined;
   }
 
   /** The connection itself, for what is SQLite's alone (checkpoints, PRAGMAs, the migrations). */

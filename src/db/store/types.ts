@@ -3,6 +3,7 @@
 // (db/repos) hold every SQL statement and run them through this, so the same repository code serves
 // both; where the dialects differ a repository asks `dialect`. test/contract/sql-store.test.ts runs the
 // same checks against both.
+import type { MetadataCache } from '../metadata-cache.js';
 
 /**
  * A statement's parameters: an array for `?` placeholders, or an object for named ones (`@name`,
@@ -42,6 +43,11 @@ export interface SqlStore extends SqlExecutor {
    */
   changeVersion(): number;
   close(): Promise<void>;
+  /**
+   * The node's coherent cache of hot rows (db/metadata-cache.ts), which the repositories read through
+   * outside transactions: PostgreSQL only (SQLite's reads are in-process; it has none).
+   */
+  readonly readCache?: MetadataCache | undefined;
 }
 
 /** A statement waited too long for another transaction on the one SQLite connection to end. */

@@ -63,7 +63,8 @@ function worse(kind: AnomalyKind, open: AnomalyEvent, f: Finding): boolean {
 }
 
 export class EdgeMonitor implements TrafficMonitor {
-  private readonly hosts: LRUCache<string, HostState>;
+  // Made with the first hostname tracked: the LRU allocates its whole index at once (maxHostnames).
+  private hostsLru: LRUCache<string, HostState> | undefined;
   /** Open events of hostnames the LRU dropped: ended at the next evaluate(). */
   private readonly orphans: { event: AnomalyEvent; endedAt: number }[] = [];
   private readonly widthMs: number;
@@ -77,16 +78,19 @@ export class EdgeMonitor implements TrafficMonitor {
   constructor(private readonly deps: EdgeMonitorDeps) {
     this.widthMs = Math.max(1, deps.config.bucketSeconds) * 1000;
     this.maxHistory = Math.max(1, deps.config.baselineBuckets) * HISTORY_BASELINES;
-    this.hosts = new LRUCache<string, HostState>({
-      max: Math.max(1, deps.maxHostnames ?? DEFAULT_MAX_HOSTNAMES),
+    this.chain = this.restore(this.bucketOf(deps.now()));
+    this.timer = setInterval(() => void this.evaluate(), Math.min(this.widthMs / 5, 10_000));
+    this.timer.unref();
+  }
+
+  private get hosts(): LRUCache<string, HostState> {
+    return (this.hostsLru ??= new LRUCache<string, HostState>({
+      max: Math.max(1, this.deps.maxHostnames ?? DEFAULT_MAX_HOSTNAMES),
       dispose: (state, _key, reason) => {
         if (reason !== 'evict') return;
         for (const event of state.open.values()) this.orphans.push({ event, endedAt: state.series.closedUntil });
       },
-    });
-    this.chain = this.restore(this.bucketOf(deps.now()));
-    this.timer = setInterval(() => void this.evaluate(), Math.min(this.widthMs / 5, 10_000));
-    this.timer.unref();
+    }));
   }
 
   /** Counts one proxied request. Cheap and silent: it runs on the request path. */
@@ -120,7 +124,7 @@ export class EdgeMonitor implements TrafficMonitor {
     await this.endOrphans();
     // The detectors run as the buckets close (they read the history as it was then); the writes follow.
     const closed: { state: HostState; start: number; outcomes: Outcomes }[] = [];
-    for (const state of this.hosts.values()) {
+    for (const state of this.hostsLru?.values() ?? []) {
       try {
         state.series.closeUntil(before, (start, bucket, history) => closed.push({ state, start, outcomes: detect(bucket, history, this.deps.config) }));
       } catch (err) {
@@ -144,8 +148,8 @@ export class EdgeMonitor implements TrafficMonitor {
 
   stats(): EdgeMonitorStats {
     let openEvents = 0;
-    for (const state of this.hosts.values()) openEvents += state.open.size;
-    return { hostnames: this.hosts.size, openEvents, observed: this.observed, dropped: this.dropped };
+    for (const state of this.hostsLru?.values() ?? []) openEvents += state.open.size;
+    return { hostnames: this.hostsLru?.size ?? 0, openEvents, observed: this.observed, dropped: this.dropped };
   }
 
   close(): void {

@@ -9,7 +9,7 @@ import { parseRange } from '../range.js';
 import { checkInlineObject, openObjectBody, parsePartNumber, partRange } from '../object-reader.js';
 import type { S3Response } from '../respond.js';
 import type { ReadRange } from '../../storage/backend.js';
-import { findVersion, servedVersionHeaders, versionIdParam } from '../versioning.js';
+import { findVersion, servedVersionId, versionIdParam } from '../versioning.js';
 
 interface ReadChecksum {
   algorithm: ChecksumAlgorithm;
@@ -50,7 +50,10 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
   for (let attempt = 0; ; attempt++) {
     const { rec, inline } = await findVersion(r, bucket, key, versionId);
     checkReadPreconditions(r.req, rec.etag, rec.lastModified);
-    const headers: Record<string, string | number> = { ...objectResponseHeaders(rec, r.addr.query), ...servedVersionHeaders(bucket, rec, versionId) };
+    // Added to, never spread: a spread with more properties after it costs microseconds on Node 20.
+    const headers: Record<string, string | number> = objectResponseHeaders(rec, r.addr.query);
+    const version = servedVersionId(bucket, rec, versionId);
+    if (version !== undefined) headers['x-amz-version-id'] = version;
     let range: ReadRange | undefined;
     if (partNumber !== undefined) {
       // A part is a ranged read of the object; an object not uploaded in parts is its own part 1.

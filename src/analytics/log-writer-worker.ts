@@ -1,0 +1,63 @@
+// Runs in a worker thread (analytics/log-writer.ts): writes the request log's batches with a SQLite
+// connection of its own, so the inserts (two rows a CDN request: the log row and its download usage
+// event) and any wait for SQLite's write lock (another worker's flush, an admin command, a backup
+// holding it) cost this thread, never the event loop that serves requests.
+import { parentPort, workerData } from 'node:worker_threads';
+import { CdnLogRepo } from '../db/repos/cdn-log.js';
+import { openSqlite, type SqliteDriver } from '../db/sqlite/index.js';
+import { SqliteStore } from '../db/store/sqlite-store.js';
+import type { CdnRequestRecord } from './request-log.js';
+
+interface Options {
+  file: string;
+  /** The server connection's driver: one binding in the process. */
+  driver: SqliteDriver;
+}
+
+/** A batch to write: `records` is the batch as JSON (one string crosses the thread boundary cheaper than a clone of many objects). */
+export interface WriteRequest {
+  id: number;
+  records: string;
+}
+
+export interface WriteReply {
+  id: number;
+  error?: { message: string; code?: string };
+}
+
+const { file, driver } = workerData as Options;
+const db = openSqlite(file, { driver });
+db.pragma('busy_timeout = 5000');
+db.pragma('foreign_keys = ON');
+// Durable with the next WAL sync of the server's connection, like every other commit of a serving process.
+db.pragma('synchronous = NORMAL');
+// Checkpoints are the checkpointer thread's alone.
+db.pragma('wal_autocheckpoint = 0');
+const repo = new CdnLogRepo(new SqliteStore(db));
+
+/** The batch being written: one at a time, in order; the close waits for it. */
+let last: Promise<void> = Promise.resolve();
+
+parentPort?.on('message', (msg: WriteRequest | 'close') => {
+  if (msg === 'close') {
+    void last.then(() => {
+      db.close();
+      parentPort?.close();
+    });
+    return;
+  }
+  last = last.then(() => write(msg));
+});
+
+function write(msg: WriteRequest): Promise<void> {
+  return repo.insertBatch(JSON.parse(msg.records) as CdnRequestRecord[]).then(
+    () => parentPort?.postMessage({ id: msg.id } satisfies WriteReply),
+    (err: unknown) => {
+      const e = err as { message?: unknown; code?: unknown };
+      parentPort?.postMessage({
+        id: msg.id,
+        error: { message: String(e.message ?? err), ...(typeof e.code === 'string' ? { code: e.code } : {}) },
+      } satisfies WriteReply);
+    },
+  );
+}

@@ -1,0 +1,95 @@
+// Where the request log's flushes are written (analytics/request-log.ts). On SQLite, a worker thread
+// with its own connection (log-writer-worker.ts): the inserts were a tenth of a CDN hit's CPU on the
+// event loop, and a flush that found the write lock taken (another worker's flush) waited for it
+// synchronously, stalling every request of that worker. On PostgreSQL the store is asynchronous
+// already: the batch is one statement on a pooled connection.
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import { CdnLogRepo } from '../db/repos/cdn-log.js';
+import { resolveSqliteDriver, type SqliteDriverSetting } from '../db/sqlite/index.js';
+import type { SqlExecutor } from '../db/store/types.js';
+import type { WriteReply, WriteRequest } from './log-writer-worker.js';
+import type { CdnRequestRecord } from './request-log.js';
+
+export interface LogWriter {
+  /** All or nothing: the batch is one transaction. */
+  insertBatch(records: readonly CdnRequestRecord[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Writes on the store itself (PostgreSQL; SQLite in tests and tools that want no thread). */
+export function storeLogWriter(store: SqlExecutor): LogWriter {
+  const repo = new CdnLogRepo(store);
+  return { insertBatch: (records) => repo.insertBatch(records), close: async () => undefined };
+}
+
+/** A batch the thread failed to write, with the SQLite error's code (SQLITE_BUSY ...). */
+export class LogWriteError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'LogWriteError';
+  }
+}
+
+/**
+ * The SQLite writer thread. If the thread dies, its batches in flight fail (the request log keeps
+ * them for its next flush) and later ones are written on `fallback`, on the event loop, as before.
+ */
+export class ThreadLogWriter implements LogWriter {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  private nextId = 0;
+  private dead = false;
+  private readonly exited: Promise<void>;
+
+  constructor(
+    file: string,
+    driver: SqliteDriverSetting,
+    private readonly fallback: LogWriter,
+    log: Pick<Logger, 'error'>,
+  ) {
+    // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
+    this.worker = new Worker(new URL('../analytics/log-writer-worker.js', import.meta.url), { workerData: { file, driver: resolveSqliteDriver(driver) } });
+    // Never what keeps the process alive: close() is the orderly way out.
+    this.worker.unref();
+    this.worker.on('message', (reply: WriteReply) => {
+      const waiter = this.pending.get(reply.id);
+      if (!waiter) return;
+      this.pending.delete(reply.id);
+      if (reply.error) waiter.reject(new LogWriteError(reply.error.message, reply.error.code));
+      else waiter.resolve();
+    });
+    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.once('error', (err) => {
+      log.error({ err }, 'request log: the writer thread died; writing on the event loop');
+      this.failAll(err);
+    });
+    void this.exited.then(() => this.failAll(new Error('request log writer thread exited')));
+  }
+
+  insertBatch(records: readonly CdnRequestRecord[]): Promise<void> {
+    if (this.dead) return this.fallback.insertBatch(records);
+    const id = ++this.nextId;
+    return new Promise<void>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, records: JSON.stringify(records) } satisfies WriteRequest);
+    });
+  }
+
+  private failAll(err: Error): void {
+    this.dead = true;
+    for (const waiter of this.pending.values()) waiter.reject(err);
+    this.pending.clear();
+  }
+
+  async close(): Promise<void> {
+    if (this.dead) return;
+    // Held until it has gone: the last batch is written by then (messages are handled in order).
+    this.worker.ref();
+    this.worker.postMessage('close');
+    await this.exited;
+  }
+}

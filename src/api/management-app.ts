@@ -1,0 +1,49 @@
+// The management API and the dashboard (/api/, /storage/, /dashboard) as one fastify instance that
+// never listens: src/app.ts hands it the requests of those paths. It is the largest part of the
+// server's code (fastify, its schemas, every route module), so it is loaded and built for the first
+// request to it (api/management-lazy.ts).
+import { randomUUID } from 'node:crypto';
+import { createServer, type RequestListener } from 'node:http';
+import Fastify, { type FastifyReply } from 'fastify';
+import type { AppContext } from '../context.js';
+import { managementApi } from './plugin.js';
+import { observeApiRequests } from './request-line.js';
+import { parseQueryFirstValue } from './query.js';
+
+export interface BuiltManagement {
+  listener: RequestListener;
+  close(): Promise<void>;
+}
+
+export async function buildManagement(ctx: AppContext): Promise<BuiltManagement> {
+  let fastifyListener: RequestListener | undefined;
+  const fastify = Fastify({
+    loggerInstance: ctx.log,
+    // One line per request of our own (api/request-line.ts), under an id the client is shown.
+    disableRequestLogging: true,
+    genReqId: () => randomUUID(),
+    requestIdLogLabel: 'requestId',
+    routerOptions: { querystringParser: parseQueryFirstValue },
+    // Malformed URLs (bad percent-encoding, over-long segments) get the API's JSON envelope too.
+    frameworkErrors: (err, _req, reply) => {
+      const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
+      void (reply as FastifyReply).code(status).send({ success: false, message: 'Malformed request URL', code: 'invalid_request' });
+    },
+    serverFactory: (handler) => {
+      fastifyListener = handler;
+      // Never listens: server.ts creates the http/https servers around app.ts's listener.
+      return createServer();
+    },
+  });
+  observeApiRequests(fastify, ctx);
+  fastify.setNotFoundHandler((_req, reply) => {
+    void reply.code(404).send({ success: false, message: 'Not found', code: 'not_found' });
+  });
+  await fastify.register(managementApi, { ctx });
+  if (ctx.config.dashboard.enabled) {
+    const { dashboardFiles } = await import('../web/static.js');
+    await fastify.register(dashboardFiles);
+  }
+  await fastify.ready();
+  return { listener: fastifyListener as RequestListener, close: () => fastify.close() };
+}
