@@ -9,45 +9,28 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Db } from '../db/open.js';
-import type { Repos } from '../db/repos/index.js';
 import { MultipartRepo } from '../db/repos/multipart.js';
 import { META_DB_FILE } from '../cli/data-dir.js';
 import type { RootCredentials } from '../auth/root.js';
-import { DURABLE_AT_COMMIT, WalSync, type Durability } from '../db/wal-sync.js';
+import { DURABLE_AT_COMMIT, WalSync } from '../db/wal-sync.js';
 import { Checkpointer, CHECKPOINTS_AFTER_START_MS } from '../db/checkpointer.js';
-import type { StorageBackend } from '../storage/backend.js';
 import { createStorage } from '../storage/select.js';
 import { BlobLeases } from '../storage/blob-leases.js';
 import { BlobRemovals } from '../storage/blob-removals.js';
-import type { BlobCollector } from '../storage/blob-gc.js';
-import type { Scrubber } from '../storage/scrub.js';
 import { CorruptionReporter } from '../storage/corruption.js';
 import { RequestLog } from '../analytics/request-log.js';
 import { EdgeMonitor } from '../edge/detect/monitor.js';
 import { ClientLimiter } from '../edge/limiter.js';
 import type { PgLeadership } from '../db/store/pg-leadership.js';
 import type { PreparedDataDir } from '../data-dir-setup.js';
-import { SingletonJobs } from './singleton-jobs.js';
+import { SingletonJobs, type JobsDeps } from './singleton-jobs.js';
 
 /** The background jobs' line: one process of a server logs it (tests look for it). */
 export const JOBS_LINE = 'background jobs run in this process: multipart sweep, blob GC, scrub, request-log roll-ups, WAL checkpoints';
 
-export interface JobsContext {
-  config: Config;
-  log: Logger;
-  clock: () => Date;
+/** What the singleton jobs need (JobsDeps), and what the supervisor serves its workers besides. */
+export interface JobsContext extends JobsDeps {
   db?: Db;
-  repos: Repos;
-  multipart: MultipartRepo;
-  storage: StorageBackend;
-  /** The shared WAL flush: the multipart sweep makes the trashing commits durable before removing bytes. */
-  durability: Durability;
-  /** Every worker's leases of streamed blobs, one lease per worker hold (src/cluster/shared-leases.ts). */
-  leases: BlobLeases;
-  corruption: CorruptionReporter;
-  /** The blob collector and the scrub, set while the jobs run. */
-  blobGc?: BlobCollector;
-  scrubber?: Scrubber;
   root: RootCredentials;
   /** The request log's maintenance only (roll-ups and retention; the workers write the records), from startJobs(). */
   requestLog?: RequestLog;

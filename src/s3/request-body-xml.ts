@@ -1,14 +1,13 @@
 // Small XML request bodies that carry instructions (DeleteObjects, PutBucketCors, PutBucketAcl): read
 // whole under a cap, aws-chunked framing decoded, every digest the client sent verified, then parsed
 // without trimming or guessing, because object keys may start or end with spaces.
-import type { XMLParser } from 'fast-xml-parser';
 import { ChunkDecoder } from '../auth/sigv4/index.js';
 import { S3Error, isS3Error } from '../errors/s3-errors.js';
 import { UploadHasher } from '../hashing/upload-hasher.js';
 import { requestBody } from './body.js';
 import { header, type S3Request } from './operation.js';
 import { checkUpload, parseUploadExpectations } from './upload-checks.js';
-import { fastXml } from './xml.js';
+import { lazyXmlParser } from './xml.js';
 
 function tooLarge(): S3Error {
   return new S3Error('MalformedXML', 'The XML you provided was too large.');
@@ -52,19 +51,17 @@ const CDATA = '#cdata';
 
 // Entities are decoded by decodeXmlText in one pass (the parser's own pass would turn `&amp;#13;`
 // into a character reference and skips numeric ones); values are never trimmed or coerced.
-let parserMade: XMLParser | undefined;
-const parser = (): XMLParser =>
-  (parserMade ??= new (fastXml().XMLParser)({
-    ignoreAttributes: true,
-    removeNSPrefix: true,
-    parseTagValue: false,
-    trimValues: false,
-    processEntities: false,
-    ignoreDeclaration: true,
-    ignorePiTags: true,
-    // CDATA stays apart from text: it is taken literally, never entity-decoded.
-    cdataPropName: CDATA,
-  }));
+const parser = lazyXmlParser({
+  ignoreAttributes: true,
+  removeNSPrefix: true,
+  parseTagValue: false,
+  trimValues: false,
+  processEntities: false,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  // CDATA stays apart from text: it is taken literally, never entity-decoded.
+  cdataPropName: CDATA,
+});
 
 const ENTITY = /&(lt|gt|amp|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);/g;
 

@@ -1,5 +1,5 @@
 // XML in and out. Bodies are built from plain objects; request XML is read whole under a size cap.
-import type { XMLBuilder, XMLParser, XmlBuilderOptions } from 'fast-xml-parser';
+import type { X2jOptions, XMLBuilder, XMLParser, XmlBuilderOptions } from 'fast-xml-parser';
 import type { IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
 import { acceptBody } from './body.js';
@@ -10,7 +10,7 @@ const S3_NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 type FastXml = typeof import('fast-xml-parser');
 let fastXmlModule: FastXml | undefined;
 /** fast-xml-parser, loaded by the first XML answer or body: its entity tables were ~15 ms of every start. */
-export function fastXml(): FastXml {
+function fastXml(): FastXml {
   return (fastXmlModule ??= createRequire(import.meta.url)('fast-xml-parser') as FastXml);
 }
 
@@ -36,15 +36,19 @@ const BUILDER_OPTIONS = {
 let builderMade: XMLBuilder | undefined;
 const builder = (): XMLBuilder => (builderMade ??= new (fastXml().XMLBuilder)(BUILDER_OPTIONS));
 
-let parserMade: XMLParser | undefined;
-const parser = (): XMLParser =>
-  (parserMade ??= new (fastXml().XMLParser)({
-    ignoreAttributes: true,
-    removeNSPrefix: true,
-    parseTagValue: false,
-    trimValues: true,
-    processEntities: true,
-  }));
+/** A parser with these options, made at its first use (fastXml()). */
+export function lazyXmlParser(options: X2jOptions): () => XMLParser {
+  let made: XMLParser | undefined;
+  return () => (made ??= new (fastXml().XMLParser)(options));
+}
+
+const parser = lazyXmlParser({
+  ignoreAttributes: true,
+  removeNSPrefix: true,
+  parseTagValue: false,
+  trimValues: true,
+  processEntities: true,
+});
 
 export type XmlValue = string | number | boolean | XmlObject | XmlValue[] | XmlSequence | undefined | null;
 export interface XmlObject {
