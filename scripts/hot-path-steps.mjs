@@ -8,7 +8,9 @@
 //
 // With the second argument each share is also given in µs (measure it without the profiler: the
 // profiler's own cost inflates JavaScript against the kernel).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 const STEPS = [
   ['socket writes (kernel)', /^(writev|writeLatin1String|writeUtf8String|writeBuffer|writeString) $/],
@@ -36,7 +38,20 @@ const profile = JSON.parse(readFileSync(file, 'utf8'));
 const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-const label = (n) => `${n.callFrame.functionName} ${n.callFrame.url}`;
+// The bundled build (scripts/bundle.mjs) runs our code from a few chunk files: a frame there is named by
+// the source file its linked source map gives, so the steps below match src/ paths in both builds.
+const maps = new Map();
+function sourceOf(url, line, column) {
+  if (!url.startsWith('file://') || !url.includes('/bundle/')) return url;
+  if (!maps.has(url)) {
+    const mapFile = `${fileURLToPath(url)}.map`;
+    maps.set(url, existsSync(mapFile) ? new SourceMap(JSON.parse(readFileSync(mapFile, 'utf8'))) : undefined);
+  }
+  const entry = maps.get(url)?.findEntry(line, column);
+  // '../../../src/cdn/handler.ts' -> 'src/cdn/handler.js', as tsc's build names it.
+  return entry?.originalSource ? entry.originalSource.replace(/^(\.\.\/)+/, '').replace(/\.ts$/, '.js') : url;
+}
+const label = (n) => `${n.callFrame.functionName} ${sourceOf(n.callFrame.url, n.callFrame.lineNumber, n.callFrame.columnNumber)}`;
 const time = new Map();
 for (let i = 0; i < profile.samples.length; i++) time.set(profile.samples[i], (time.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
 
