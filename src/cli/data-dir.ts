@@ -99,7 +99,9 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
     } catch (err) {
       throw new ConfigError(`config: dataDir: cannot open ${join(config.dataDir, META_DB_FILE)}: ${(err as Error).message}`);
     }
-    store = new SqliteStore(db, { readCacheBytes: options.sqliteReadCacheBytes ?? 0 });
+    // Every process of the data directory holds its writes of cached rows for the servers' row caches
+    // (db/metadata-cache.ts), whether or not it caches itself; metadataCacheBytes 0 turns both off.
+    store = new SqliteStore(db, { readCacheBytes: options.sqliteReadCacheBytes ?? 0, coherenceLease: config.metadataCacheBytes > 0 });
   }
   try {
     const repos = createRepos(store);

@@ -1,21 +1,24 @@
 // A node's cache of the metadata rows its hot paths read on every request (docs/SCALE.md, part 2):
 // the current version of an object with a small object's bytes (S3 GET/HEAD, the CDN's public bucket
-// objects) and buckets by name. Used on PostgreSQL only, where each such read is a round trip; SQLite's
-// are in-process reads and stay uncached. Coherence comes from the database, not from a TTL: every
+// objects) and buckets by name. Coherence comes from the database, not from a TTL. On PostgreSQL every
 // commit that changes an object or bucket row names it on the change feed (migration 005, NOTIFY
-// s3edge_rows; pg-change-feed.ts), and the entry is dropped as the note arrives. Answers found and not
-// found are both kept (an insert is a change like any other).
+// s3edge_rows; pg-change-feed.ts), and the entry is dropped as the note arrives. On SQLite a look at
+// the connection's data_version drops everything when any other connection committed (sqlite-store.ts
+// SqliteRowChanges). Answers found and not found are both kept (an insert is a change like any other).
 //
-// A write acknowledged on any node is read at once on every node (the lease, COHERENCE_LEASE_MS):
-// - a node acknowledges a commit that changed cached rows only COHERENCE_LEASE_MS after COMMIT
-//   answered (pg-store.ts, open-pg.ts);
-// - an entry is served for a lookup begun at t only once a round trip on the change feed's connection
-//   sent after t - COHERENCE_LEASE_MS has ended (the feed's confirmations), and is still there then. A
+// A write acknowledged by any process is read at once by every process (the lease, the source's
+// `leaseMs`: COHERENCE_LEASE_MS on PostgreSQL, SQLITE_COHERENCE_LEASE_MS on SQLite):
+// - a process acknowledges a commit that changed cached rows only a lease after COMMIT answered
+//   (pg-store.ts, sqlite-store.ts: `leaseAfterCommit`);
+// - an entry is served for a lookup begun at t only once a confirmation begun after t - lease has ended
+//   (PostgreSQL: a round trip on the change feed's connection; SQLite: a look at data_version), and is
+//   still there then. A
 //   request that reaches a node after another node acknowledged a write began at least a lease after
 //   that commit, so the round trip was sent after the commit, and PostgreSQL delivers the commit's
-//   notes before that round trip's answer. Under traffic the feed keeps confirmations fresh (one
-//   round trip per half lease, shared by every lookup): a hit seldom waits.
-// - A lookup begun at t joins a load in flight only if that load began after t - COHERENCE_LEASE_MS
+//   notes before that round trip's answer (SQLite's look sees every commit before it). Under traffic the
+//   confirmations stay fresh (one per half lease or per lease, shared by every lookup): a hit seldom
+//   waits, and the confirmation's cost is shared by every request of the lease.
+// - A lookup begun at t joins a load in flight only if that load began after t - lease
 //   (its read then follows every acknowledged write); otherwise it loads anew.
 // - A load that an invalidation of its key (or a reset) overtakes is not kept: its row may be older
 //   than the change (as in found-cache.ts, the load is taken out of `loads`, and only a load still
@@ -24,6 +27,7 @@
 //   here or stored: every read goes to the database. Losing and regaining the feed both drop everything.
 // - Values are frozen: one object is shared by every request that reads it.
 import { LRUCache } from 'lru-cache';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Bucket } from './repos/buckets.js';
 import type { ObjectRecord } from './repos/objects.js';
 
@@ -46,11 +50,35 @@ export interface RowChangeListener {
  * of one database (a constant of the version).
  */
 export const COHERENCE_LEASE_MS = 10;
+/**
+ * The same on SQLite, where every process of one data directory is on one machine: a look at
+ * data_version costs a read lock (four fcntl calls, ~15 µs under load), so a worker looks at most once a
+ * lease, and a write of cached rows is acknowledged a millisecond later.
+ */
+export const SQLITE_COHERENCE_LEASE_MS = 1;
 
-/** Where the cache hears of committed changes (PgChangeFeed). */
+/** A statement that may change cached rows: not a SELECT, and it names their tables (or a cascade of one that does). */
+const CACHED_TABLES = /\b(objects|buckets)\b/i;
+const READ_ONLY = /^\s*SELECT\b/i;
+export function changesCachedRows(sql: string): boolean {
+  return !READ_ONLY.test(sql) && CACHED_TABLES.test(sql);
+}
+
+/**
+ * Holds a write's acknowledgment for `ms` after its COMMIT answered, by the monotonic clock (a timer may
+ * fire early against it when the event loop was busy: the rest is waited again).
+ */
+export async function leaseAfterCommit(ms: number): Promise<void> {
+  const until = performance.now() + ms;
+  for (let left = ms; left > 0; left = until - performance.now()) await delay(Math.ceil(left));
+}
+
+/** Where the cache hears of committed changes (PgChangeFeed, SqliteRowChanges). */
 export interface RowChangeSource {
   /** True while changes are heard: only then may a cached answer be served. */
   readonly live: boolean;
+  /** The lease writers of this database hold their acknowledgments for (ms). */
+  readonly leaseMs: number;
   subscribe(listener: RowChangeListener): void;
   /** Whether every note committed before `time` (performance.now()) has been applied, as far as known now. */
   confirmedAfter(time: number): boolean;
@@ -114,7 +142,7 @@ class LoadingCache<V extends object> {
     const begun = performance.now();
     const hit = this.entries.get(id);
     if (hit !== undefined) {
-      if (this.source.confirmedAfter(begun - COHERENCE_LEASE_MS)) {
+      if (this.source.confirmedAfter(begun - this.source.leaseMs)) {
         this.stats.hits++;
         return Promise.resolve(hit === NONE ? undefined : hit);
       }
@@ -126,7 +154,7 @@ class LoadingCache<V extends object> {
   /** A hit not yet confirmed: once it is, the entry if the notes applied meanwhile left it. */
   private async afterConfirmation(id: string, begun: number, load: () => Promise<V | undefined>): Promise<V | undefined> {
     this.stats.waits++;
-    await this.source.confirmAfter(begun - COHERENCE_LEASE_MS);
+    await this.source.confirmAfter(begun - this.source.leaseMs);
     if (!this.source.live) return load();
     const hit = this.entries.get(id);
     if (hit === undefined) return this.miss(id, begun, load);
@@ -136,7 +164,7 @@ class LoadingCache<V extends object> {
 
   private miss(id: string, begun: number, load: () => Promise<V | undefined>): Promise<V | undefined> {
     const current = this.loads.get(id);
-    if (current !== undefined && current.startedAt > begun - COHERENCE_LEASE_MS) return current.promise;
+    if (current !== undefined && current.startedAt > begun - this.source.leaseMs) return current.promise;
     this.stats.misses++;
     const started: Load<V> = { startedAt: performance.now(), promise: load() };
     started.promise = started.promise.then(

@@ -10,6 +10,7 @@ import type { ObjectRecord } from '../../src/db/repos/objects.js';
 
 class TestFeed implements RowChangeSource {
   live = true;
+  readonly leaseMs = 10;
   /** Whether every note so far has been confirmed applied (a round trip ended). */
   confirmed = true;
   private waiting: Array<() => void> = [];

@@ -1,8 +1,7 @@
 // Opens the PostgreSQL metadata store of a node: the pool, the migrations (under their advisory lock:
 // nodes starting together migrate once), the change feed that moves changeVersion() and keeps the
 // node's cache of hot rows coherent (db/metadata-cache.ts), and that cache.
-import { setTimeout as delay } from 'node:timers/promises';
-import { COHERENCE_LEASE_MS, MetadataCache } from '../metadata-cache.js';
+import { COHERENCE_LEASE_MS, MetadataCache, leaseAfterCommit } from '../metadata-cache.js';
 import { migratePostgres } from '../pg/migrate.js';
 import { createPgPool, type PgPoolOptions } from '../pg/pool.js';
 import { PgChangeFeed, type ChangeFeedOptions } from './pg-change-feed.js';
@@ -43,16 +42,7 @@ export async function openPgStore(url: string, options: OpenPgStoreOptions = {})
     changeVersion: () => feed.version(),
     onClose: () => feed.close(),
     // The lease of db/metadata-cache.ts: every node's cache has the commit's notes before it may serve.
-    ...((options.coherenceLease ?? true) ? { afterCachedWrite: leaseAfterCommit } : {}),
+    ...((options.coherenceLease ?? true) ? { afterCachedWrite: () => leaseAfterCommit(COHERENCE_LEASE_MS) } : {}),
     ...(readCache ? { readCache } : {}),
   });
-}
-
-/**
- * Holds a write's acknowledgment for COHERENCE_LEASE_MS after its COMMIT answered, by the monotonic
- * clock (a timer may fire early against it when the event loop was busy: the rest is waited again).
- */
-async function leaseAfterCommit(): Promise<void> {
-  const until = performance.now() + COHERENCE_LEASE_MS;
-  for (let left = COHERENCE_LEASE_MS; left > 0; left = until - performance.now()) await delay(Math.ceil(left));
 }

@@ -54,6 +54,7 @@ interface RoundTrip {
 }
 
 export class PgChangeFeed implements RowChangeSource {
+  readonly leaseMs = COHERENCE_LEASE_MS;
   private counter = 0;
   private client: pg.Client | undefined;
   private listening = false;

@@ -6,7 +6,7 @@
 // returns only after `afterCachedWrite` (the row cache's lease, db/metadata-cache.ts), so that a write
 // acknowledged here is read at once on every node (docs/SCALE.md, "Coherence").
 import type pg from 'pg';
-import type { MetadataCache } from '../metadata-cache.js';
+import { changesCachedRows, type MetadataCache } from '../metadata-cache.js';
 import { bindValues, translatePlaceholders, type PgStatement } from './pg-sql.js';
 import type { SqlExecutor, SqlParams, SqlRunResult, SqlStore } from './types.js';
 
@@ -24,9 +24,6 @@ interface Prepared extends PgStatement {
   changesCached: boolean;
 }
 
-/** The tables migration 005 watches; a statement that changes them names them (or is a cascade of one that does). */
-const CACHED_TABLES = /\b(objects|buckets)\b/i;
-const READ_ONLY = /^\s*SELECT\b/i;
 
 class PgStatements {
   private readonly cache = new Map<string, Prepared>();
@@ -34,7 +31,7 @@ class PgStatements {
   get(sql: string): Prepared {
     let stmt = this.cache.get(sql);
     if (stmt === undefined) {
-      stmt = { ...translatePlaceholders(sql), name: `s3e_${this.cache.size + 1}`, changesCached: !READ_ONLY.test(sql) && CACHED_TABLES.test(sql) };
+      stmt = { ...translatePlaceholders(sql), name: `s3e_${this.cache.size + 1}`, changesCached: changesCachedRows(sql) };
       this.cache.set(sql, stmt);
     }
     return stmt;

@@ -5,7 +5,7 @@
 // would wait for SQLite's write lock.
 import type { Db } from '../open.js';
 import type { Statement } from '../sqlite/index.js';
-import { MetadataCache, type RowChangeListener, type RowChangeSource } from '../metadata-cache.js';
+import { MetadataCache, SQLITE_COHERENCE_LEASE_MS, changesCachedRows, leaseAfterCommit, type RowChangeListener, type RowChangeSource } from '../metadata-cache.js';
 import { TransactionWaitError, type SqlExecutor, type SqlParams, type SqlRunResult, type SqlStore } from './types.js';
 
 /** How long a statement waits for another request's transaction (SQLite's own busy timeout). */
@@ -18,6 +18,8 @@ function bind(params: SqlParams | undefined): unknown[] {
 
 class Statements {
   private readonly cache = new Map<string, Statement>();
+  /** The SQL texts that may change cached rows (changesCachedRows), decided once per text. */
+  private readonly cachedWrites = new Map<string, boolean>();
   constructor(private readonly db: Db) {}
 
   get(sql: string): Statement {
@@ -28,12 +30,23 @@ class Statements {
     }
     return stmt;
   }
+
+  changesCached(sql: string): boolean {
+    let changes = this.cachedWrites.get(sql);
+    if (changes === undefined) {
+      changes = changesCachedRows(sql);
+      this.cachedWrites.set(sql, changes);
+    }
+    return changes;
+  }
 }
 
 /** Runs statements on the connection without the gate: the transaction's own `tx`. */
 class SqliteTransaction implements SqlExecutor {
   readonly dialect = 'sqlite' as const;
   private savepoints = 0;
+  /** A statement of this transaction (a savepoint's too, even one rolled back) may have changed cached rows. */
+  changed = false;
 
   constructor(
     private readonly db: Db,
@@ -52,6 +65,7 @@ class SqliteTransaction implements SqlExecutor {
 
   async run(sql: string, params?: SqlParams): Promise<SqlRunResult> {
     const stmt = this.statements.get(sql);
+    if (!this.changed && this.statements.changesCached(sql)) this.changed = true;
     return { changes: stmt.run(...bind(params)).changes };
   }
 
@@ -73,22 +87,26 @@ class SqliteTransaction implements SqlExecutor {
 }
 
 /**
- * The row cache's change source on SQLite (db/metadata-cache.ts), read before every cached answer: the
- * connection's data_version (moves when another connection committed: another worker, an admin
- * command, the request log's writer thread) and total_changes() (moves with this connection's own
- * writes). Either moved since the last look: everything cached is dropped, and the answer is read
- * again. The two cost about 5 µs (data_version looks at the WAL index, as every read transaction
- * does); the row with a small object's bytes they stand in for cost 15-25 (a read transaction, its
- * overflow page, a record of twenty columns built in JavaScript).
- * Coarse (any commit anywhere empties the cache) but exact: a commit acknowledged by any process
- * before a request began is seen by that request.
+ * The row cache's change source on SQLite (db/metadata-cache.ts): the connection's data_version (moves
+ * when another connection committed: another worker, an admin command, the request log's writer
+ * thread) and total_changes() (moves with this connection's own writes). Either moved since the last
+ * look: everything cached is dropped, and the answer is read again. Coarse (any commit anywhere empties
+ * the cache) but exact: every process holds a write of cached rows for SQLITE_COHERENCE_LEASE_MS
+ * after its COMMIT (SqliteStore's `coherenceLease`), and a cached answer is served to a request begun
+ * at t only after a look begun after t - that lease, so a commit acknowledged before a request began
+ * is seen by that request; a writer outside s3edge (sqlite3 by hand) holds no lease, and its change is
+ * read within one. A look takes SQLite's WAL read lock (four fcntl calls: ~15 µs under load, more than
+ * the row with a small object's bytes it saves): one per lease serves every request of it.
  */
 export class SqliteRowChanges implements RowChangeSource {
   readonly live = true;
+  readonly leaseMs = SQLITE_COHERENCE_LEASE_MS;
   private readonly dataVersion: Statement;
   private readonly totalChanges: Statement;
   private seenVersion = -1;
   private seenChanges = -1;
+  /** performance.now() when the last look began (-Infinity: none yet). */
+  private lookedAt = Number.NEGATIVE_INFINITY;
   private listener: RowChangeListener | undefined;
 
   constructor(db: Db) {
@@ -101,8 +119,13 @@ export class SqliteRowChanges implements RowChangeSource {
     this.listener = listener;
   }
 
-  /** False (and everything dropped) when anything was committed since the last look. */
-  confirmedAfter(): boolean {
+  /**
+   * True when a look begun after `time` found nothing new (or dropped what it found). Otherwise looks
+   * now: false (and everything dropped) when anything was committed since the last look.
+   */
+  confirmedAfter(time: number): boolean {
+    if (this.lookedAt > time) return true;
+    this.lookedAt = performance.now();
     const version = this.dataVersion.get() as number;
     const changes = this.totalChanges.get() as number;
     if (version === this.seenVersion && changes === this.seenChanges) return true;
@@ -121,6 +144,13 @@ export class SqliteRowChanges implements RowChangeSource {
 export interface SqliteStoreOptions {
   /** Bytes of the row cache (db/metadata-cache.ts); 0 or absent: none. */
   readCacheBytes?: number;
+  /**
+   * Hold each write of cached rows for SQLITE_COHERENCE_LEASE_MS after its COMMIT, so that the row
+   * cache of every process on this file reads it at once (SqliteRowChanges). Default off (tests, tools
+   * that share the file with no server); on in every process of a data directory whose servers cache
+   * (cli/data-dir.ts), a process without a cache of its own included.
+   */
+  coherenceLease?: boolean;
 }
 
 export class SqliteStore implements SqlStore {
@@ -128,6 +158,7 @@ export class SqliteStore implements SqlStore {
   readonly readCache: MetadataCache | undefined;
   private readonly statements: Statements;
   private readonly dataVersion: Statement;
+  private readonly lease: boolean;
   /** Settles when the open transaction ends; undefined while none is open. */
   private open: Promise<void> | undefined;
 
@@ -137,6 +168,7 @@ export class SqliteStore implements SqlStore {
   ) {
     this.statements = new Statements(db);
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.lease = opts.coherenceLease ?? false;
     const bytes = opts.readCacheBytes ?? 0;
     this.readCache = bytes > 0 ? new MetadataCache(new SqliteRowChanges(db), { maxBytes: bytes }) : undefined;
   }
@@ -161,19 +193,22 @@ export class SqliteStore implements SqlStore {
   async run(sql: string, params?: SqlParams): Promise<SqlRunResult> {
     if (this.open !== undefined) await this.waitForGate();
     const stmt = this.statements.get(sql);
-    return { changes: stmt.run(...bind(params)).changes };
+    const result = { changes: stmt.run(...bind(params)).changes };
+    if (this.lease && this.statements.changesCached(sql)) await leaseAfterCommit(SQLITE_COHERENCE_LEASE_MS);
+    return result;
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     while (this.open !== undefined) await this.waitForGate();
     let end!: () => void;
     this.open = new Promise<void>((resolve) => (end = resolve));
+    const tx = new SqliteTransaction(this.db, this.statements);
+    let value: T;
     try {
       this.db.exec('BEGIN IMMEDIATE');
       try {
-        const value = await fn(new SqliteTransaction(this.db, this.statements));
+        value = await fn(tx);
         this.db.exec('COMMIT');
-        return value;
       } catch (err) {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         throw err;
@@ -182,6 +217,9 @@ export class SqliteStore implements SqlStore {
       this.open = undefined;
       end();
     }
+    // After the gate opened: the lease holds the caller, not the connection.
+    if (this.lease && tx.changed) await leaseAfterCommit(SQLITE_COHERENCE_LEASE_MS);
+    return value;
   }
 
   changeVersion(): number {
