@@ -20,6 +20,8 @@ export type OriginPoolsConfig = Pick<EdgeConfig, 'allowPrivateOrigins' | 'connec
 
 export class OriginPools {
   private readonly pools: LRUCache<string, Pool>;
+  /** Each origin URL's pool key (its origin), as routes name it: a URL parse was ~2 µs a proxied request. */
+  private readonly keys = new Map<string, string>();
   /** Pools closing (evicted or idle): close() waits for them too. */
   private readonly closing = new Set<Promise<void>>();
   private closed = false;
@@ -46,7 +48,13 @@ export class OriginPools {
   /** The pool of `originUrl` (`http(s)://host[:port]`, as the projects service validated it). */
   get(originUrl: string): Pool {
     if (this.closed) throw new Error('origin pools are closed');
-    const key = new URL(originUrl).origin;
+    let key = this.keys.get(originUrl);
+    if (key === undefined) {
+      key = new URL(originUrl).origin;
+      // Bounded like the pools: routes change, and each URL a route ever named would stay.
+      if (this.keys.size >= MAX_POOLS) this.keys.clear();
+      this.keys.set(originUrl, key);
+    }
     let pool = this.pools.get(key);
     if (!pool) {
       // undici loads with the first pool (net/undici-lazy.ts).

@@ -90,8 +90,20 @@ export function parseAuthorizationHeader(header: string): ParsedAuthorization {
   return { credential, signedHeaders, signature: sig };
 }
 
+/** The last parseAmzDate's input and answer: the requests of one second share their x-amz-date. */
+let lastAmzDate: string | undefined;
+let lastAmzTime: number | undefined;
+
 /** 20130524T000000Z -> ms since epoch, undefined when not a valid ISO 8601 basic UTC timestamp. */
 export function parseAmzDate(s: string): number | undefined {
+  if (s === lastAmzDate) return lastAmzTime;
+  const time = parseAmzDateOnce(s);
+  lastAmzDate = s;
+  lastAmzTime = time;
+  return time;
+}
+
+function parseAmzDateOnce(s: string): number | undefined {
   const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(s);
   if (!m) return undefined;
   const [y, mo, d, h, mi, se] = m.slice(1).map(Number) as [number, number, number, number, number, number];
