@@ -3,18 +3,18 @@
 // through one is read through the other as soon as it is acknowledged; a change made by any other
 // client (plain SQL) reaches the cache by its note, whether it names one key, a long key, a whole
 // bucket or everything; a load overtaken by a change keeps nothing; while the feed's connection is
-// down nothing is served from the cache, and it starts empty when the connection is back. SQLite has
-// no cache.
+// down nothing is served from the cache, and it starts empty when the connection is back. SQLite's row
+// cache is test/unit/sqlite-row-cache.test.ts.
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createRepos, type Repos } from '../../src/db/repos/index.js';
-import { ObjectsRepo, type ObjectRecord } from '../../src/db/repos/objects.js';
+import { ObjectsRepo } from '../../src/db/repos/objects.js';
 import type { MetadataCache } from '../../src/db/metadata-cache.js';
 import type { PgStore } from '../../src/db/store/pg-store.js';
 import type { SqlStore } from '../../src/db/store/types.js';
-import { newInlineBlobId } from '../../src/storage/blob-id.js';
 import { startPostgres } from '../helpers/postgres.js';
+import { bucketChangesSeen, inlineBody, putInline, readsAfterWrites } from '../helpers/row-cache.js';
 import { openPgStore } from '../../src/db/store/open-pg.js';
 import { pgStore, sqliteStore } from '../helpers/stores.js';
 
@@ -31,14 +31,6 @@ async function node(t: Test, url: string): Promise<Node> {
   const cache = store.readCache;
   if (!cache) throw new Error('a PostgreSQL store has a row cache by default');
   return { store, repos: createRepos(store), cache };
-}
-
-function rec(bucketId: string, key: string, etag: string): ObjectRecord {
-  return {
-    bucketId, key, blobId: newInlineBlobId(), size: etag.length, etag, sha256: 's', checksumAlgorithm: null, checksumValue: null,
-    checksumType: null, contentType: 'text/plain', contentEncoding: null, contentDisposition: null, contentLanguage: null,
-    cacheControl: null, expires: null, userMetadata: {}, lastModified: 1000,
-  };
 }
 
 /** Two nodes on a fresh database, a user, a bucket, and a plain client (another process's writes). */
@@ -63,14 +55,8 @@ async function until(check: () => boolean | Promise<boolean>, what: string, boun
   }
 }
 
-async function put(n: Node, bucketId: string, key: string, body: string): Promise<void> {
-  const r = rec(bucketId, key, body);
-  await n.repos.objects.put(r, undefined, Buffer.from(body));
-}
-
-async function body(n: Node, bucketId: string, key: string): Promise<string | undefined> {
-  return (await n.repos.objects.getWithInline(bucketId, key))?.inline?.toString();
-}
+const put = (n: Node, bucketId: string, key: string, text: string): Promise<void> => putInline(n, bucketId, key, text);
+const body = (n: Node, bucketId: string, key: string): Promise<string | undefined> => inlineBody(n, bucketId, key);
 
 t.test('a write acknowledged on one node is read on the other at once, both caches warm', async (t) => {
   const { a, b, bucketId } = await cluster(t);
@@ -80,43 +66,13 @@ t.test('a write acknowledged on one node is read on the other at once, both cach
   t.equal(await body(b, bucketId, 'k'), 'v0');
   t.equal(b.cache.stats.hits, hits + 1, 'a read with nothing changed is a hit, no round trip');
 
-  for (let i = 1; i <= 50; i++) {
-    const [writer, reader] = i % 2 === 0 ? [a, b] : [b, a];
-    // Both warm for the key: the reader's entry must go before the writer's put resolves.
-    await body(reader, bucketId, 'k');
-    await body(writer, bucketId, 'k');
-    await put(writer, bucketId, 'k', `v${i}`);
-    t.equal(await body(reader, bucketId, 'k'), `v${i}`, `write ${i} read on the other node at once`);
-    t.equal(await body(writer, bucketId, 'k'), `v${i}`, 'and on the writer');
-    t.equal((await reader.repos.objects.get(bucketId, 'k'))?.etag, `v${i}`, 'the record alone (the CDN read) too');
-  }
-  for (let i = 0; i < 10; i++) {
-    await put(a, bucketId, `d${i}`, 'x');
-    t.equal(await body(b, bucketId, `d${i}`), 'x');
-    t.same(await a.repos.objects.delete(bucketId, `d${i}`), { existed: true, blobIds: [] });
-    t.equal(await b.repos.objects.getWithInline(bucketId, `d${i}`), undefined, `delete ${i}: gone on the other node`);
-  }
-  // A cached "no such key" goes when the key is made.
-  t.equal(await body(b, bucketId, 'later'), undefined);
-  await put(a, bucketId, 'later', 'now');
-  t.equal(await body(b, bucketId, 'later'), 'now');
+  await readsAfterWrites(t, a, b, bucketId);
   t.ok(b.cache.stats.invalidations > 0);
 });
 
 t.test('buckets by name: made public, versioned and deleted on one node, seen on the other at once', async (t) => {
   const { a, b, bucketId } = await cluster(t);
-  t.equal((await b.repos.buckets.getByName('shared'))?.public, false);
-  t.equal(b.repos.buckets.cachedReads, true);
-  await a.repos.buckets.setPublic(bucketId, true);
-  t.equal((await b.repos.buckets.getByName('shared'))?.public, true);
-  await a.repos.buckets.setVersioning(bucketId, 'Enabled');
-  t.equal((await b.repos.buckets.getByName('shared'))?.versioning, 'Enabled');
-  t.equal(await b.repos.buckets.getByName('fresh'), undefined);
-  const owner = (await a.repos.buckets.getByName('shared'))?.ownerId as string;
-  const fresh = await a.repos.buckets.insert({ name: 'fresh', ownerId: owner, region: 'us-east-1' });
-  t.equal((await b.repos.buckets.getByName('fresh'))?.id, fresh.id, 'a cached miss goes when the bucket is made');
-  t.equal(await a.repos.buckets.delete(fresh.id), 'deleted');
-  t.equal(await b.repos.buckets.getByName('fresh'), undefined, 'deleted on A: gone on B');
+  await bucketChangesSeen(t, a, b, bucketId);
 });
 
 t.test('changes made by any client reach the cache by their notes: one key, a long key, a bucket, everything', async (t) => {
