@@ -24,7 +24,6 @@ interface Prepared extends PgStatement {
   changesCached: boolean;
 }
 
-
 class PgStatements {
   private readonly cache = new Map<string, Prepared>();
 
