@@ -19,7 +19,7 @@
 //          --fastpath (issue 30: s3edge's CDN hit, presigned and header-signed S3 GET and edge proxy vs a bare node:http
 //          cluster, nginx static and proxy_pass and Varnish, wrk -t1, 4 KiB; bench/RESULTS-fastpath.md; --rounds,
 //          --round-seconds, --concurrency (16,64), --out and --smoke apply) with --fastpath-workers 1,2 and
-//          --fastpath-cells cdn,presigned,signed,proxy
+//          --fastpath-cells cdn,presigned,signed,proxy, --fastpath-warmup S
 //          --start (time from spawn to the first /healthz 200 of serve --workers 1 and 2 and the single binary, beside
 //          node -e 0 and a bare node:http server; idle RSS per process; a profiled start; bench/RESULTS-start.md;
 //          --rounds (10), --out and --smoke apply) with --start-binary PATH|none, --start-node PATH (another node) and
@@ -92,6 +92,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       fastpath: { type: 'boolean' },
       'fastpath-workers': { type: 'string' },
       'fastpath-cells': { type: 'string' },
+      'fastpath-warmup': { type: 'string' },
       start: { type: 'boolean' },
       'start-binary': { type: 'string' },
       'start-node': { type: 'string' },
@@ -173,6 +174,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       if (!fastpathCells.includes(name)) fastpathCells.push(name);
     }
   }
+  let fastpathWarmup: number | undefined;
+  if (values['fastpath-warmup'] !== undefined) {
+    if (values.fastpath !== true) throw new Error('--fastpath-warmup applies to --fastpath only');
+    fastpathWarmup = Number(values['fastpath-warmup']);
+    // wrk's -d is whole seconds; 0 turns the warm-up off.
+    if (!Number.isInteger(fastpathWarmup) || fastpathWarmup < 0 || fastpathWarmup > 600) {
+      throw new Error(`--fastpath-warmup: want whole seconds from 0 to 600 (got ${values['fastpath-warmup']})`);
+    }
+  }
   let load: 'node' | 'wrk' | undefined;
   if (values.load !== undefined) {
     if (values.scale !== true) throw new Error('--load applies to --scale only');
@@ -227,6 +237,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(values.fastpath === true ? { fastpath: true } : {}),
     ...(fastpathWorkers ? { fastpathWorkers } : {}),
     ...(fastpathCells ? { fastpathCells } : {}),
+    ...(fastpathWarmup !== undefined ? { fastpathWarmup } : {}),
     ...(scaleWorkers ? { scaleWorkers } : {}),
     ...(scalePostgres !== undefined ? { scalePostgres } : {}),
     ...(load ? { load } : {}),
@@ -248,7 +259,7 @@ export function fastpathOptions(opts: BenchOptions): FastpathOptions {
     rounds: opts.rounds ?? (opts.smoke ? 1 : 5),
     // wrk's -d is whole seconds.
     roundSeconds: opts.smoke ? 1 : Math.max(1, Math.round(opts.roundSeconds ?? 3)),
-    warmupSeconds: opts.smoke ? 0 : 1,
+    warmupSeconds: opts.fastpathWarmup ?? (opts.smoke ? 0 : 1),
     concurrency: opts.concurrency ?? (opts.smoke ? [4] : [16, 64]),
     workers: opts.fastpathWorkers ?? (opts.smoke ? [1] : [1, 2]),
     cells: opts.fastpathCells ?? (opts.smoke ? ['cdn', 'presigned', 'signed'] : FASTPATH_CELLS),

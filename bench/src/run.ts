@@ -55,6 +55,8 @@ export interface BenchOptions extends PlanOptions {
   fastpathWorkers?: readonly number[];
   /** --fastpath's s3edge cells (--fastpath-cells; default all, smoke: cdn,presigned,signed). */
   fastpathCells?: readonly FastpathCellName[];
+  /** --fastpath's untimed wrk run of every column before each concurrency's rounds, in seconds (--fastpath-warmup; default 1). */
+  fastpathWarmup?: number;
   /** --start: start times and idle memory (bench/src/start.ts). */
   start?: boolean;
   /** --start-binary: the single binary to time (default dist/s3edge-<platform>-<arch> when built; none: skip). */

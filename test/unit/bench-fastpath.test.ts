@@ -4,7 +4,7 @@
 import t from 'tap';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { parseBenchArgs } from '../../bench/src/main.js';
+import { fastpathOptions, parseBenchArgs } from '../../bench/src/main.js';
 import { signedRequests } from '../../bench/src/fastpath.js';
 import {
   ACCEPTANCE,
@@ -192,4 +192,9 @@ t.test('--fastpath: bench/RESULTS-fastpath.md, a temp file in smoke, --fastpath-
   t.throws(() => parseBenchArgs(['--fastpath', '--fastpath-workers', '0']), /from 1 to 64/);
   t.throws(() => parseBenchArgs(['--fastpath-workers', '1']), /--fastpath only/);
   t.throws(() => parseBenchArgs(['--fastpath-cells', 'cdn']), /--fastpath only/);
+  t.equal(fastpathOptions(parseBenchArgs(['--fastpath'])).warmupSeconds, 1, 'a second of warm-up by default');
+  t.equal(fastpathOptions(parseBenchArgs(['--fastpath', '--fastpath-warmup', '15'])).warmupSeconds, 15);
+  t.equal(fastpathOptions(parseBenchArgs(['--fastpath', '--fastpath-warmup', '0'])).warmupSeconds, 0, '0: none');
+  t.throws(() => parseBenchArgs(['--fastpath', '--fastpath-warmup', '1.5']), /whole seconds from 0 to 600/);
+  t.throws(() => parseBenchArgs(['--fastpath-warmup', '5']), /--fastpath only/);
 });
