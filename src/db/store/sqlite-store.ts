@@ -17,27 +17,25 @@ function bind(params: SqlParams | undefined): unknown[] {
 }
 
 class Statements {
-  private readonly cache = new Map<string, Statement>();
-  /** The SQL texts that may change cached rows (changesCachedRows), decided once per text. */
-  private readonly cachedWrites = new Map<string, boolean>();
+  /** Each SQL text's prepared statement, and whether it may change cached rows (changesCachedRows). */
+  private readonly cache = new Map<string, { stmt: Statement; changesCached: boolean }>();
   constructor(private readonly db: Db) {}
 
-  get(sql: string): Statement {
-    let stmt = this.cache.get(sql);
-    if (stmt === undefined) {
-      stmt = this.db.prepare(sql);
-      this.cache.set(sql, stmt);
+  private entry(sql: string): { stmt: Statement; changesCached: boolean } {
+    let entry = this.cache.get(sql);
+    if (entry === undefined) {
+      entry = { stmt: this.db.prepare(sql), changesCached: changesCachedRows(sql) };
+      this.cache.set(sql, entry);
     }
-    return stmt;
+    return entry;
+  }
+
+  get(sql: string): Statement {
+    return this.entry(sql).stmt;
   }
 
   changesCached(sql: string): boolean {
-    let changes = this.cachedWrites.get(sql);
-    if (changes === undefined) {
-      changes = changesCachedRows(sql);
-      this.cachedWrites.set(sql, changes);
-    }
-    return changes;
+    return this.entry(sql).changesCached;
   }
 }
 
