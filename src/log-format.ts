@@ -53,6 +53,15 @@ export function prettyDestination(out: NodeJS.WritableStream & { isTTY?: boolean
 }
 
 /**
+ * The most one write of the JSON destination hands the kernel. sonic-boom's default, 16 KiB, is one
+ * write per ~40 request lines: under load the writes (each a round trip through libuv's thread pool)
+ * fell behind the lines, and the backlog (16 MiB seen in a heap profile of a presigned GET load) lived
+ * through every young-generation collection, which copied and promoted it: a quarter of the garbage
+ * collector's time. One write now takes what piled up while the last one was out, up to this.
+ */
+export const LOG_WRITE_BYTES = 1024 * 1024;
+
+/**
  * JSON lines go to stdout asynchronously: a line is handed to the kernel off the event loop, and
  * lines logged while a write is in flight go out together in the next one (one request line each, on
  * every request). What is still buffered is written synchronously when the process exits, a crash
@@ -61,7 +70,7 @@ export function prettyDestination(out: NodeJS.WritableStream & { isTTY?: boolean
  */
 export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>): Logger {
   const options = { level: config.logLevel };
-  const log = config.logFormat === 'pretty' ? pino(options, prettyDestination()) : pino(options, destination({ dest: 1, sync: false }));
+  const log = config.logFormat === 'pretty' ? pino(options, prettyDestination()) : pino(options, destination({ dest: 1, sync: false, maxWrite: LOG_WRITE_BYTES }));
   PLAIN.add(log);
   return log;
 }

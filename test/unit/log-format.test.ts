@@ -2,8 +2,8 @@ import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { loadConfig } from '../../src/config/load.js';
-import { prettyDestination, prettyLine } from '../../src/log-format.js';
-import { pino } from 'pino';
+import { createLogger, LOG_WRITE_BYTES, prettyDestination, prettyLine } from '../../src/log-format.js';
+import { pino, symbols } from 'pino';
 import { childProcessEnv, nodeCommand } from '../helpers/child-env.js';
 
 t.test('logFormat: json by default, pretty by S3EDGE_LOG_FORMAT, nothing else', async (t) => {
@@ -48,4 +48,13 @@ t.test('the asynchronous JSON destination loses no line at exit, nor at a crash'
     t.equal(lines.length, 5000, `${what}: every line written`);
     t.same(JSON.parse(lines[4999] ?? '{}')['i'], 4999, `${what}: the last line whole`);
   }
+});
+
+t.test('the JSON destination hands the kernel what piled up during a write, up to 1 MiB at once', async (t) => {
+  // Its default, 16 KiB, let a backlog of lines build up under load (src/log-format.ts LOG_WRITE_BYTES).
+  const log = createLogger({ logLevel: 'silent', logFormat: 'json' });
+  const stream = (log as unknown as Record<symbol, { maxWrite: number; sync: boolean }>)[symbols.streamSym];
+  t.equal(stream?.maxWrite, LOG_WRITE_BYTES);
+  t.equal(LOG_WRITE_BYTES, 1024 * 1024);
+  t.equal(stream?.sync, false, 'asynchronous');
 });
