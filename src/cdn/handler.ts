@@ -12,8 +12,8 @@ import { displayKey } from '../assets/view.js';
 import { isStorageUnavailable } from '../errors/s3-errors.js';
 import type { AppContext } from '../context.js';
 import type { CdnRequestRecord } from '../analytics/request-log.js';
-import { CdnResolver, type TargetFacts } from './resolve.js';
-import { createVersionSender, notFound, plain, type SendFacts } from './send-version.js';
+import { CdnResolver, type Resolution, type Served, type TargetFacts } from './resolve.js';
+import { createMemoryHitSender, createVersionSender, notFound, plain, type SendFacts } from './send-version.js';
 
 export { notFound } from './send-version.js';
 
@@ -29,13 +29,19 @@ type RequestFacts = TargetFacts & SendFacts & Pick<CdnRequestRecord, 'downloadKe
 /** Lookups retried when a blob vanished between the row and the read (another process removed it). */
 const ATTEMPTS = 3;
 
+const DONE: Promise<void> = Promise.resolve();
+
 export function createCdnHandler(ctx: AppContext): CdnHandler {
   const resolver = new CdnResolver(ctx);
   const send = createVersionSender(ctx);
+  const sendHit = createMemoryHitSender(ctx);
 
-  /** One attempt: 'retry' when the bytes vanished before anything was sent. */
-  const attempt = async (req: IncomingMessage, res: ServerResponse, facts: RequestFacts): Promise<'done' | 'retry'> => {
-    const resolution = await resolver.resolve(req, facts);
+  /**
+   * One attempt: 'retry' when the bytes vanished before anything was sent. `held`: what the hot path
+   * resolved in this tick (no second lookup).
+   */
+  const attempt = async (req: IncomingMessage, res: ServerResponse, facts: RequestFacts, held?: Served): Promise<'done' | 'retry'> => {
+    const resolution: Resolution = held !== undefined ? { kind: 'found', served: held } : await resolver.resolve(req, facts);
     if (resolution.kind === 'not-found') {
       notFound(req, res);
       return 'done';
@@ -55,17 +61,37 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
     return 'done';
   };
 
-  const serve = async (req: IncomingMessage, res: ServerResponse, facts: RequestFacts): Promise<void> => {
+  const serve = async (req: IncomingMessage, res: ServerResponse, facts: RequestFacts, held: Served | undefined): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return notFound(req, res);
     for (let i = 0; i < ATTEMPTS; i++) {
-      if ((await attempt(req, res, facts)) === 'done') return;
+      if ((await attempt(req, res, facts, i === 0 ? held : undefined)) === 'done') return;
     }
     // Still gone: the object went away under us.
     facts.cacheStatus = null;
     notFound(req, res);
   };
 
-  return async (req, res) => {
+  /** Once the response is over: the request log gets the record (the status, the duration). */
+  const logged = (res: ServerResponse, record: CdnRequestRecord, started: number): void => {
+    record.status = res.statusCode;
+    record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    ctx.requestLog.record(record);
+  };
+
+  const served = async (req: IncomingMessage, res: ServerResponse, record: CdnRequestRecord, started: number, held?: Served): Promise<void> => {
+    try {
+      await serve(req, res, record, held);
+    } catch (err) {
+      ctx.log.error({ err, url: req.url }, 'cdn request failed');
+      // The storage backend's 503 (upstream down) keeps its Retry-After; nothing else of it is shown.
+      if (!res.headersSent && isStorageUnavailable(err)) plain(res, req, 503, 'Service Unavailable', err.headers);
+      else if (!res.headersSent) plain(res, req, 500, 'Internal Server Error');
+      else res.destroy();
+    }
+    logged(res, record, started);
+  };
+
+  return (req, res) => {
     const started = performance.now();
     // Now, while the socket still knows its peer: after a Connection: close response it does not.
     const client = ctx.clients.resolve(req);
@@ -90,18 +116,30 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       durationMs: 0,
       downloadKey: undefined,
     };
+    // The hot path, in this tick and without a promise: a public asset whose row, owner's standing and
+    // bytes this process holds. Anything else, or what it resolved but could not answer from memory
+    // (HEAD, a conditional, a range, a compressed variant, bytes not in memory), takes the slow path.
+    let held: ReturnType<CdnResolver['heldPublicAsset']>;
+    let length: number | undefined;
     try {
-      await serve(req, res, record);
+      held = resolver.heldPublicAsset(req, record);
+      if (held !== undefined) length = sendHit(req, res, held, record);
     } catch (err) {
+      // Nothing written yet: the slow path answers (and logs) it as any other failure.
+      if (!res.headersSent) return served(req, res, record, started);
       ctx.log.error({ err, url: req.url }, 'cdn request failed');
-      // The storage backend's 503 (upstream down) keeps its Retry-After; nothing else of it is shown.
-      if (!res.headersSent && isStorageUnavailable(err)) plain(res, req, 503, 'Service Unavailable', err.headers);
-      else if (!res.headersSent) plain(res, req, 500, 'Internal Server Error');
-      else res.destroy();
+      res.destroy();
+      logged(res, record, started);
+      return DONE;
     }
-    record.status = res.statusCode;
-    record.durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-    ctx.requestLog.record(record);
+    if (held === undefined || length === undefined) return served(req, res, record, started, held);
+    record.downloadKey = displayKey(held.asset);
+    // The body counts as sent once the response finished, as sendBody counts it.
+    res.once('close', () => {
+      record.bytesSent = res.writableFinished ? length : 0;
+      logged(res, record, started);
+    });
+    return DONE;
   };
 }
 

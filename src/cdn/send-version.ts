@@ -55,19 +55,59 @@ function pushLengthHeaders(out: HeaderList, size: number, range: { start: number
   return out;
 }
 
+/** The Age header's value for an entry cached at `cachedAt` (Unix ms). */
+function ageFrom(ctx: AppContext): (cachedAt: number) => string {
+  return (cachedAt) => String(Math.max(0, Math.floor((ctx.clock().getTime() - cachedAt) / 1000)));
+}
+
+/** The whole identity body of a version the memory tier holds, with its headers; counted as a hit. */
+function memoryAnswer(ctx: AppContext, ageOf: (cachedAt: number) => string, { rep, cache }: Pick<Served, 'rep' | 'cache'>, facts: SendFacts): { headers: HeaderList; body: Buffer } | undefined {
+  const hit = ctx.edge.memoryHit(cache);
+  if (hit === undefined) return undefined;
+  facts.cacheStatus = 'HIT';
+  const headers = wholeBodyHeaders(rep).slice();
+  headers.push(CACHE_STATUS_HEADER, 'HIT', 'age', ageOf(hit.cachedAt));
+  return { headers, body: hit.body };
+}
+
+/**
+ * The hot path, in the request's own tick: a GET with no conditional or Range header of a version whose
+ * whole identity body the memory tier holds. Answers it and returns the body's length, or returns
+ * undefined having written nothing (the VersionSender answers).
+ */
+export type MemoryHitSender = (req: IncomingMessage, res: ServerResponse, version: Pick<Served, 'rep' | 'cache'>, facts: SendFacts) => number | undefined;
+
+export function createMemoryHitSender(ctx: AppContext): MemoryHitSender {
+  const ageOf = ageFrom(ctx);
+  return (req, res, version, facts) => {
+    if (req.method !== 'GET') return undefined;
+    const { rep } = version;
+    const decision = decideRequest(rep, req.headers);
+    if (decision.kind !== 'body' || decision.range !== undefined) return undefined;
+    // A compressible type is a variant for the sender to pick.
+    if (variesByEncoding(rep) && ctx.edge.canCompress(rep.size) && negotiateCoding(req.headers['accept-encoding']) !== undefined) return undefined;
+    const answer = memoryAnswer(ctx, ageOf, version, facts);
+    if (answer === undefined) return undefined;
+    res.writeHead(200, answer.headers);
+    res.end(answer.body);
+    return answer.body.length;
+  };
+}
+
 /**
  * Call the sender in the tick the version was looked up in: a fill or bypass then opens (and leases)
  * the bytes of that row before anything can remove them.
  */
 export function createVersionSender(ctx: AppContext): VersionSender {
-  const ageOf = (cachedAt: number): string => String(Math.max(0, Math.floor((ctx.clock().getTime() - cachedAt) / 1000)));
+  const ageOf = ageFrom(ctx);
   const pushCacheHeaders = (out: HeaderList, status: CacheStatus, cachedAt: number | undefined): HeaderList => {
     out.push(CACHE_STATUS_HEADER, status);
     if (cachedAt !== undefined) out.push('age', ageOf(cachedAt));
     return out;
   };
 
-  return async (req, res, { rep, cache }, facts, opts = {}) => {
+  return async (req, res, version, facts, opts = {}) => {
+    const { rep, cache } = version;
     const decision = opts.status === undefined ? decideRequest(rep, req.headers) : WHOLE;
     if (decision.kind === 'precondition-failed') {
       plain(res, req, 412, 'Precondition Failed');
@@ -99,13 +139,10 @@ export function createVersionSender(ctx: AppContext): VersionSender {
       return 'answered';
     }
 
-    // The hot path: the whole identity body of a version the memory tier holds, in this tick.
-    const hit = decision.range === undefined && coding === undefined ? ctx.edge.memoryHit(cache) : undefined;
+    // The whole identity body of a version the memory tier holds (the CDN takes most of these before, createMemoryHitSender).
+    const hit = decision.range === undefined && coding === undefined ? memoryAnswer(ctx, ageOf, version, facts) : undefined;
     if (hit !== undefined) {
-      facts.cacheStatus = 'HIT';
-      const headers = wholeBodyHeaders(rep).slice();
-      headers.push(CACHE_STATUS_HEADER, 'HIT', 'age', ageOf(hit.cachedAt));
-      facts.bytesSent = await sendBody(res, status, headers, hit.body, ctx.log);
+      facts.bytesSent = await sendBody(res, status, hit.headers, hit.body, ctx.log);
       return 'body';
     }
 

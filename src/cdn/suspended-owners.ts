@@ -13,6 +13,11 @@ export class SuspendedOwners {
    * effect within a second, as a key deleted with the CLI reaches S3. The row read was 10% of a 4 KiB
    * CDN GET.
    */
+  /** The answer held now, or undefined (not held: has() reads it). */
+  held(userId: string): boolean | undefined {
+    return this.answers().get(userId);
+  }
+
   async has(userId: string): Promise<boolean> {
     let answer = this.answers().get(userId);
     if (answer === undefined) {

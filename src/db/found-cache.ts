@@ -25,6 +25,11 @@ export class FoundCache<V extends object> {
     this.found = lazyLru({ max: opts.max ?? 10_000, ttl: opts.ttlMs ?? 1000, ttlAutopurge: false, ttlResolution: 0, perf });
   }
 
+  /** The found answer held now, or undefined (not held: get() loads it). */
+  held(key: string): V | undefined {
+    return this.found().get(key);
+  }
+
   get(key: string): Promise<V | undefined> {
     const hit = this.found().get(key);
     if (hit) return Promise.resolve(hit);
