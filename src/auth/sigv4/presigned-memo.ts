@@ -11,6 +11,15 @@ import type { LRUCache } from 'lru-cache';
 import { lazyLru } from '../../lazy-lru.js';
 import type { VerifiedAuth } from './types.js';
 
+/** What a presigned request's signature covers, as sent. */
+export interface PresignedRequest {
+  method: string;
+  host: string | undefined;
+  rawPath: string;
+  rawQuery: string;
+  contentSha256: string | undefined;
+}
+
 export interface PresignedEntry {
   auth: VerifiedAuth;
   /** The secret the signature verified with. */
@@ -21,24 +30,48 @@ export interface PresignedEntry {
   expiresMs: number;
 }
 
+interface Remembered extends PresignedEntry {
+  request: PresignedRequest;
+}
+
+const SIGNATURE_PARAM = 'X-Amz-Signature=';
+
+/**
+ * Entries are found by the URL's X-Amz-Signature (64 hex digits: cheap to hash) and hold the request
+ * they verified, compared field by field: hashing the whole request line as one key string was most of
+ * a repeat's cost.
+ */
 export class PresignedMemo {
-  private readonly entries: () => LRUCache<string, PresignedEntry>;
+  private readonly entries: () => LRUCache<string, Remembered>;
 
   constructor(max = 10_000) {
     this.entries = lazyLru({ max });
   }
 
-  /** What a presigned request's signature covers, as one string (Host and target as sent). */
-  static keyOf(method: string, host: string | undefined, rawPath: string, rawQuery: string, contentSha256: string | undefined): string {
-    return `${method}\n${host ?? ''}\n${rawPath}?${rawQuery}\n${contentSha256 ?? ''}`;
+  /** The X-Amz-Signature value of a raw query string, or undefined. */
+  static signatureOf(rawQuery: string): string | undefined {
+    const at = rawQuery.indexOf(SIGNATURE_PARAM);
+    if (at < 0 || (at > 0 && rawQuery.charCodeAt(at - 1) !== 0x26 /* & */)) return undefined;
+    const from = at + SIGNATURE_PARAM.length;
+    const end = rawQuery.indexOf('&', from);
+    return rawQuery.slice(from, end < 0 ? rawQuery.length : end);
   }
 
-  get(key: string): PresignedEntry | undefined {
-    return this.entries().get(key);
+  /** The entry of exactly this request, as it verified before. */
+  get(req: PresignedRequest): PresignedEntry | undefined {
+    const signature = PresignedMemo.signatureOf(req.rawQuery);
+    if (signature === undefined) return undefined;
+    const entry = this.entries().get(signature);
+    if (entry === undefined) return undefined;
+    const was = entry.request;
+    const same =
+      was.rawQuery === req.rawQuery && was.rawPath === req.rawPath && was.method === req.method && was.host === req.host && was.contentSha256 === req.contentSha256;
+    return same ? entry : undefined;
   }
 
-  set(key: string, entry: PresignedEntry): void {
-    this.entries().set(key, entry);
+  set(req: PresignedRequest, entry: PresignedEntry): void {
+    const signature = PresignedMemo.signatureOf(req.rawQuery);
+    if (signature !== undefined) this.entries().set(signature, { ...entry, request: req });
   }
 
   get size(): number {

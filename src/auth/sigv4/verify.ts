@@ -25,7 +25,7 @@ import {
   type Credential,
 } from './parse.js';
 import { deriveSigningKey } from './signing-key.js';
-import { PresignedMemo } from './presigned-memo.js';
+import type { PresignedMemo, PresignedRequest } from './presigned-memo.js';
 import type { PayloadMode, SigV4Request, VerifiedAuth, VerifyOptions } from './types.js';
 
 export const DEFAULT_MAX_SKEW_MS = 15 * 60 * 1000;
@@ -211,7 +211,7 @@ function verifyHeaderAuth(req: SigV4Request, params: readonly QueryParam[], auth
   return { accessKeyId: credential.accessKeyId, method: 'header', payload, signingKey, signature, amzDate, scope };
 }
 
-function verifyPresigned(req: SigV4Request, params: readonly QueryParam[], opts: VerifyOptions, service: string, now: number, memoKey?: string): VerifiedAuth {
+function verifyPresigned(req: SigV4Request, params: readonly QueryParam[], opts: VerifyOptions, service: string, now: number, memoKey?: PresignedRequest): VerifiedAuth {
   const p = extractPresignedParams(params);
   if (p.algorithm !== ALGORITHM) {
     throw new S3Error('AuthorizationQueryParametersError', 'X-Amz-Algorithm only supports "AWS4-HMAC-SHA256"');
@@ -304,7 +304,7 @@ function verifyPresigned(req: SigV4Request, params: readonly QueryParam[], opts:
  * holding the secret it verified with, and no x-amz-* header added outside the signature: its earlier
  * answer. undefined: verify it in full (which also gives the right error for whatever changed).
  */
-function rememberedPresigned(req: SigV4Request, key: string, opts: VerifyOptions & { memo: PresignedMemo }, now: number): VerifiedAuth | undefined {
+function rememberedPresigned(req: SigV4Request, key: PresignedRequest, opts: VerifyOptions & { memo: PresignedMemo }, now: number): VerifiedAuth | undefined {
   const entry = opts.memo.get(key);
   if (entry === undefined) return undefined;
   const maxSkew = opts.maxSkewMs ?? DEFAULT_MAX_SKEW_MS;
@@ -319,10 +319,16 @@ const HOST_ONLY: readonly string[] = ['host'];
 /** Returns undefined for an anonymous request (no Authorization header and no X-Amz-Algorithm/X-Amz-Signature query). */
 export function verifyRequest(req: SigV4Request, opts: VerifyOptions): VerifiedAuth | undefined {
   const authz = headerValue(req.headers, 'authorization');
-  let memoKey: string | undefined;
+  let memoKey: PresignedRequest | undefined;
   if (opts.memo && authz === undefined && req.rawQuery.includes('X-Amz-Signature=')) {
     const now = opts.now.getTime();
-    memoKey = PresignedMemo.keyOf(req.method, headerValue(req.headers, 'host'), req.rawPath, req.rawQuery, headerValue(req.headers, 'x-amz-content-sha256'));
+    memoKey = {
+      method: req.method,
+      host: headerValue(req.headers, 'host'),
+      rawPath: req.rawPath,
+      rawQuery: req.rawQuery,
+      contentSha256: headerValue(req.headers, 'x-amz-content-sha256'),
+    };
     const remembered = Number.isFinite(now) ? rememberedPresigned(req, memoKey, opts as VerifyOptions & { memo: PresignedMemo }, now) : undefined;
     if (remembered !== undefined) return remembered;
   }
