@@ -132,11 +132,13 @@ function checkSignature(c: SignatureCheck): void {
  * its value is the payload-hash line of the canonical request, so it is covered anyway.
  */
 function checkAmzHeadersSigned(headers: SigV4Request['headers'], signedHeaders: readonly string[]): void {
-  const signed = new Set(signedHeaders.map((h) => h.toLowerCase()));
+  // Made when a request carries an x-amz-* header to look up (most GETs carry none).
+  let signed: Set<string> | undefined;
   const notSigned: string[] = [];
-  for (const name of Object.keys(headers)) {
+  for (const name in headers) {
     const lname = name.toLowerCase();
     if (!lname.startsWith('x-amz-') || lname === 'x-amz-content-sha256') continue;
+    signed ??= new Set(signedHeaders.map((h) => h.toLowerCase()));
     if (headers[name] === undefined || signed.has(lname)) continue;
     notSigned.push(lname);
   }
