@@ -33,6 +33,9 @@ db.pragma('foreign_keys = ON');
 db.pragma('synchronous = NORMAL');
 // Checkpoints are the checkpointer thread's alone.
 db.pragma('wal_autocheckpoint = 0');
+// A multi-row INSERT keeps a statement journal (the pages it changed, in case it must undo itself):
+// in memory, not in a temporary file (a 4 KiB write per page: ~10% of an insert's CPU here).
+db.pragma('temp_store = MEMORY');
 const repo = new CdnLogRepo(new SqliteStore(db));
 
 /** The batch being written: one at a time, in order; the close waits for it. */

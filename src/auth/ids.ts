@@ -1,5 +1,5 @@
 // Random identifiers: access key ids, secret keys and row ids. All from the CSPRNG.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomFillSync, randomUUID } from 'node:crypto';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -47,6 +47,23 @@ export function newId(): string {
  * the index, which cost 3-4x the row itself once the table outgrew the page cache; these append.
  */
 export function newTimeOrderedId(nowMs: number = Date.now()): string {
-  const u = randomUUID();
-  return Math.floor(nowMs).toString(16).padStart(12, '0').slice(-12) + u.slice(0, 8) + u.slice(9, 13) + u.slice(15, 18) + u.slice(20, 23) + u.slice(24, 26);
+  return Math.floor(nowMs).toString(16).padStart(12, '0').slice(-12) + randomHex(10);
+}
+
+/**
+ * Random bytes drawn 4 KiB at a time (as randomUUID's cache does), for the ids made in bulk: slicing a
+ * UUID into pieces was 6% of the request log writer's thread.
+ */
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
+
+/** `bytes` random bytes as lowercase hex. */
+function randomHex(bytes: number): string {
+  if (poolAt + bytes > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const hex = pool.toString('hex', poolAt, poolAt + bytes);
+  poolAt += bytes;
+  return hex;
 }

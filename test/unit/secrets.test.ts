@@ -5,7 +5,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { newAccessKeyId, newId, newSecretKey } from '../../src/auth/ids.js';
+import { newAccessKeyId, newId, newSecretKey, newTimeOrderedId } from '../../src/auth/ids.js';
 import { decryptSecret, encryptSecret, loadMasterKey, parseMasterKey } from '../../src/auth/secrets.js';
 import { ConfigError } from '../../src/config/load.js';
 import { tempDir, testConfig } from '../helpers/temp-data.js';
@@ -106,4 +106,13 @@ t.test('ids: formats and uniqueness', async (t) => {
   t.not(newSecretKey(), secret);
   t.match(newId(), /^[0-9a-f]{32}$/);
   t.not(newId(), newId());
+});
+
+t.test('time-ordered ids: the milliseconds, then 80 random bits, all distinct across refills of the random pool', async (t) => {
+  const now = Date.parse('2026-12-02T03:00:00Z');
+  const ids = Array.from({ length: 5000 }, (_, i) => newTimeOrderedId(now + i));
+  for (const id of [ids[0], ids[409], ids[410], ids[4999]]) t.match(id, /^[0-9a-f]{32}$/);
+  t.equal(ids[0]?.slice(0, 12), now.toString(16).padStart(12, '0'), 'the time first');
+  t.same([...ids].sort(), ids, 'in time order');
+  t.equal(new Set(ids.map((id) => id.slice(12))).size, ids.length, 'no random part twice');
 });
