@@ -45,10 +45,13 @@ function unquote(v: string): string {
   return v.length >= 2 && v.startsWith('"') && v.endsWith('"') ? v.slice(1, -1).replace(/\\(.)/g, '$1') : v;
 }
 
+/** The directives of an absent header: one shared empty map (most requests carry none). */
+const NO_DIRECTIVES: Directives = new Map();
+
 export function parseCacheControl(value: string | string[] | undefined): Directives {
-  const out = new Map<string, string | null>();
   const text = joined(value);
-  if (text === undefined) return out;
+  if (text === undefined) return NO_DIRECTIVES;
+  const out = new Map<string, string | null>();
   for (const item of splitList(text)) {
     const eq = item.indexOf('=');
     const name = (eq === -1 ? item : item.slice(0, eq)).trim().toLowerCase();

@@ -12,7 +12,7 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import type { CacheStatus } from '../analytics/request-log.js';
 import type { HeaderMap } from './cacheability.js';
-import type { ProxyResponseCache } from './response-cache.js';
+import type { ProxyRequest, ProxyResponseCache, StorableAnswer } from './response-cache.js';
 import { CLIENT_GONE, relay } from '../http/send-body.js';
 import { hasBody } from '../http/request-guard.js';
 import { expectsContinue } from '../http/expect-continue.js';
@@ -117,6 +117,14 @@ function headerMap(raw: readonly string[]): HeaderMap {
   return map;
 }
 
+/** What the response cache needs to store the origin's answer to a GET, or undefined when it may not. */
+function storableAnswer(answers: ProxyResponseCache, req: IncomingMessage, status: number, raw: readonly string[]): { request: ProxyRequest; headers: HeaderMap; decided: StorableAnswer } | undefined {
+  const request: ProxyRequest = { method: 'GET', url: req.url ?? '/', headers: req.headers };
+  const headers = headerMap(raw);
+  const decided = answers.storable(request, status, headers);
+  return decided && { request, headers, decided };
+}
+
 function isBodyTooLarge(err: unknown): boolean {
   if (err instanceof BodyTooLargeError) return true;
   const cause = err instanceof Error ? err.cause : undefined;
@@ -193,10 +201,12 @@ export async function forward(req: IncomingMessage, res: ServerResponse, opts: F
   // undici gives strings for responseHeaders 'raw' (its types say otherwise).
   const received = answer.headers as unknown;
   const raw = Array.isArray(received) ? rawStrings(received as (Buffer | string)[]) : [];
-  if (opts.cache && req.method === 'GET') {
-    const request = { method: 'GET', url: req.url ?? '/', headers: req.headers };
+  // Decided in this tick: an answer that may not be stored (no-store, private, ...) is piped at once,
+  // without store()'s promise.
+  const storing = opts.cache && req.method === 'GET' ? storableAnswer(opts.cache.answers, req, answer.statusCode, raw) : undefined;
+  if (opts.cache && storing) {
     try {
-      const stored = await opts.cache.answers.store(opts.cache.hostname, request, answer.statusCode, headerMap(raw), answer.body);
+      const stored = await opts.cache.answers.store(opts.cache.hostname, storing.request, answer.statusCode, storing.headers, answer.body, storing.decided);
       if (stored) {
         res.off('close', onClose);
         const bytesOut = await sendCached(res, stored, opts.log);

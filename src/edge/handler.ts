@@ -169,7 +169,8 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     }
     // Taken now, while the socket still knows its peer.
     const headers = headersFor(req, origin, client);
-    const cached = await lookup(req, route, requestId);
+    // Most targets have nothing stored: no lookup, no promise.
+    const cached = answers.holdsTarget(route.hostnameId, req.url ?? '/') ? await lookup(req, route, requestId) : undefined;
     if (cached) {
       const bytesOut = await sendCached(res, cached, ctx.log);
       log(req, route, client, time, started, 'allowed', { status: cached.status, bytesIn: 0, bytesOut, cacheStatus: cached.cacheStatus }, requestId);

@@ -42,9 +42,16 @@ import {
   storedHeaders,
   validatorsOf,
   type HeaderMap,
+  type Storability,
   type StoredValidators,
 } from './cacheability.js';
 import { proxyCacheOwner } from './model.js';
+
+/** An answer storable() let through, and when it decided. */
+export interface StorableAnswer {
+  verdict: Extract<Storability, { storable: true }>;
+  now: number;
+}
 
 /** What lookup() and store() need of the client's request. */
 export interface ProxyRequest {
@@ -141,6 +148,11 @@ export class ProxyResponseCache {
   }
 
   /** A fresh stored answer for this request, or undefined: forward it, then offer the answer to store(). */
+  /** Whether anything is stored for this target (any variant): when not, lookup() would find nothing. */
+  holdsTarget(hostname: string, url: string): boolean {
+    return this.varies.has(keyOf(hostname, url));
+  }
+
   async lookup(hostname: string, req: ProxyRequest): Promise<CachedAnswer | undefined> {
     const policy = requestPolicy(req.method, req.headers);
     if (!policy.lookup) return undefined;
@@ -193,11 +205,27 @@ export class ProxyResponseCache {
    * Rejects if the origin's body fails before anything was handed over (a small body is handed over
    * whole): the caller answers 502. A failure later ends the returned body with an error.
    */
-  async store(hostname: string, req: ProxyRequest, originStatus: number, originHeaders: HeaderMap, body: Readable): Promise<CachedAnswer | undefined> {
+  /**
+   * Whether the origin's answer to `req` may be stored: what store() needs, or undefined (the caller
+   * pipes the answer itself, without the promise store() is).
+   */
+  storable(req: ProxyRequest, originStatus: number, originHeaders: HeaderMap): StorableAnswer | undefined {
     if (!requestPolicy(req.method, req.headers).store) return undefined;
     const now = this.opts.now();
     const verdict = storability({ method: req.method, requestHeaders: req.headers, status: originStatus, headers: originHeaders, now });
-    if (!verdict.storable) return undefined;
+    return verdict.storable ? { verdict, now } : undefined;
+  }
+
+  async store(
+    hostname: string,
+    req: ProxyRequest,
+    originStatus: number,
+    originHeaders: HeaderMap,
+    body: Readable,
+    decided: StorableAnswer | undefined = this.storable(req, originStatus, originHeaders),
+  ): Promise<CachedAnswer | undefined> {
+    if (decided === undefined) return undefined;
+    const { verdict, now } = decided;
     const headers = storedHeaders(originHeaders);
     const entry: Entry = {
       key: variantKey(hostname, req.url, verdict.vary, req.headers),
