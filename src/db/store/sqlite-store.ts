@@ -98,7 +98,6 @@ class SqliteTransaction implements SqlExecutor {
  */
 export class SqliteRowChanges implements RowChangeSource {
   readonly live = true;
-  readonly leaseMs = SQLITE_COHERENCE_LEASE_MS;
   private readonly dataVersion: Statement;
   private readonly totalChanges: Statement;
   private seenVersion = -1;
@@ -107,7 +106,10 @@ export class SqliteRowChanges implements RowChangeSource {
   private lookedAt = Number.NEGATIVE_INFINITY;
   private listener: RowChangeListener | undefined;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    readonly leaseMs: number = SQLITE_COHERENCE_LEASE_MS,
+  ) {
     // Two statements: pragma_data_version() as a table costs a statement's preparation on every read.
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.totalChanges = db.prepare('SELECT total_changes()').pluck();
@@ -149,6 +151,11 @@ export interface SqliteStoreOptions {
    * (cli/data-dir.ts), a process without a cache of its own included.
    */
   coherenceLease?: boolean;
+  /**
+   * The lease's length: how long a write is held and a look serves. SQLITE_COHERENCE_LEASE_MS unless a
+   * test needs a look that lasts (to show what the lease prevents without racing the clock).
+   */
+  leaseMs?: number;
 }
 
 export class SqliteStore implements SqlStore {
@@ -157,6 +164,7 @@ export class SqliteStore implements SqlStore {
   private readonly statements: Statements;
   private readonly dataVersion: Statement;
   private readonly lease: boolean;
+  private readonly leaseMs: number;
   /** Settles when the open transaction ends; undefined while none is open. */
   private open: Promise<void> | undefined;
 
@@ -167,8 +175,9 @@ export class SqliteStore implements SqlStore {
     this.statements = new Statements(db);
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.lease = opts.coherenceLease ?? false;
+    this.leaseMs = opts.leaseMs ?? SQLITE_COHERENCE_LEASE_MS;
     const bytes = opts.readCacheBytes ?? 0;
-    this.readCache = bytes > 0 ? new MetadataCache(new SqliteRowChanges(db), { maxBytes: bytes }) : undefined;
+    this.readCache = bytes > 0 ? new MetadataCache(new SqliteRowChanges(db, this.leaseMs), { maxBytes: bytes }) : undefined;
   }
 
   /** The connection itself, for what is SQLite's alone (checkpoints, PRAGMAs, the migrations). */
@@ -192,7 +201,7 @@ export class SqliteStore implements SqlStore {
     if (this.open !== undefined) await this.waitForGate();
     const stmt = this.statements.get(sql);
     const result = { changes: stmt.run(...bind(params)).changes };
-    if (this.lease && this.statements.changesCached(sql)) await leaseAfterCommit(SQLITE_COHERENCE_LEASE_MS);
+    if (this.lease && this.statements.changesCached(sql)) await leaseAfterCommit(this.leaseMs);
     return result;
   }
 
@@ -216,7 +225,7 @@ export class SqliteStore implements SqlStore {
       end();
     }
     // After the gate opened: the lease holds the caller, not the connection.
-    if (this.lease && tx.changed) await leaseAfterCommit(SQLITE_COHERENCE_LEASE_MS);
+    if (this.lease && tx.changed) await leaseAfterCommit(this.leaseMs);
     return value;
   }
 
