@@ -147,12 +147,12 @@ export class ProxyResponseCache {
     return (this.variesLru ??= new LRUCache<string, readonly string[]>({ max: this.opts.maxEntries }));
   }
 
-  /** A fresh stored answer for this request, or undefined: forward it, then offer the answer to store(). */
   /** Whether anything is stored for this target (any variant): when not, lookup() would find nothing. */
   holdsTarget(hostname: string, url: string): boolean {
     return this.varies.has(keyOf(hostname, url));
   }
 
+  /** A fresh stored answer for this request, or undefined: forward it, then offer the answer to store(). */
   async lookup(hostname: string, req: ProxyRequest): Promise<CachedAnswer | undefined> {
     const policy = requestPolicy(req.method, req.headers);
     if (!policy.lookup) return undefined;
@@ -200,12 +200,6 @@ export class ProxyResponseCache {
   }
 
   /**
-   * Offers the origin's answer to a GET that lookup() missed. Storable (cacheability.ts) and accepted by
-   * the tiers: the answer to send, its body read from the fill; else undefined and `body` untouched.
-   * Rejects if the origin's body fails before anything was handed over (a small body is handed over
-   * whole): the caller answers 502. A failure later ends the returned body with an error.
-   */
-  /**
    * Whether the origin's answer to `req` may be stored: what store() needs, or undefined (the caller
    * pipes the answer itself, without the promise store() is).
    */
@@ -216,6 +210,12 @@ export class ProxyResponseCache {
     return verdict.storable ? { verdict, now } : undefined;
   }
 
+  /**
+   * Offers the origin's answer to a GET that lookup() missed. Storable (`decided`: storable()'s verdict) and accepted by
+   * the tiers: the answer to send, its body read from the fill; else undefined and `body` untouched.
+   * Rejects if the origin's body fails before anything was handed over (a small body is handed over
+   * whole): the caller answers 502. A failure later ends the returned body with an error.
+   */
   async store(
     hostname: string,
     req: ProxyRequest,
