@@ -153,6 +153,19 @@ class Origin {
         res.write('partial');
         setTimeout(() => req.socket.destroy(), 50);
         return;
+      case '/cacheable-big':
+        // Storable, but bigger than the test server's disk tier (S3EDGE_CDN_CACHE_DISK_BYTES below).
+        req.resume();
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'public, max-age=60', 'content-length': String(BIG.length) });
+        res.end(BIG);
+        return;
+      case '/cacheable-cut':
+        // Storable, then cut short: headers and a few bytes, then the connection is gone.
+        req.resume();
+        res.writeHead(200, { 'cache-control': 'public, max-age=60', 'content-length': '100000' });
+        res.write('partial');
+        setTimeout(() => req.socket.destroy(), 50);
+        return;
       case '/cacheable':
         req.resume();
         res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'public, max-age=60', 'content-length': '7' });
@@ -179,6 +192,8 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** A storable answer too big for the test server's cache tiers. */
+const BIG = randomBytes(6 * MiB);
 const origin = await new Origin().listen();
 const kaOrigin = await new Origin().listen();
 const refused = await closedPort();
@@ -207,6 +222,9 @@ const server = await startServer({
     S3EDGE_EDGE_HEADERS_TIMEOUT_MS: '1000',
     S3EDGE_CDN_TRUSTED_PROXIES: '127.0.0.2',
     S3EDGE_CDN_LOG_FLUSH_INTERVAL_MS: '50',
+    // Small tiers: a storable answer can be too big for them (/cacheable-big).
+    S3EDGE_CDN_CACHE_DISK_BYTES: String(4 * MiB),
+    S3EDGE_CDN_CACHE_MEMORY_ENTRY_MAX_BYTES: String(64 * 1024),
   },
 });
 t.teardown(async () => {
@@ -618,6 +636,21 @@ t.test('a cacheable answer is kept: the second GET is a HIT the origin never see
   t.equal(count(), 1, 'one origin request');
   const uncacheable = await get('app.test', '/plain');
   t.equal(uncacheable.headers['x-cache'], undefined, 'an answer the cache does not take says nothing about it');
+});
+
+t.test('a storable answer the tiers cannot take is relayed whole; one cut short is cut for the client too; neither is kept', async (t) => {
+  const count = (url: string): number => origin.seen.filter((s) => s.url === url).length;
+  for (let i = 1; i <= 2; i++) {
+    const big = await get('app.test', '/cacheable-big');
+    t.equal(big.status, 200);
+    t.equal(big.body.length, BIG.length, `big ${i}: every byte`);
+    t.equal(sha(big.body), sha(BIG), `big ${i}: the origin's bytes`);
+    t.equal(big.headers['x-cache'], undefined, `big ${i}: not from the cache`);
+    t.equal(count('/cacheable-big'), i, `big ${i}: the origin answered`);
+    const cut = await readToEnd('/cacheable-cut');
+    t.same([cut.status, cut.ending, cut.bytes], [200, 'cut', 'partial'.length], `cut ${i}: the headers had gone out, then the connection was cut`);
+    t.equal(count('/cacheable-cut'), i, `cut ${i}: the origin answered, nothing was kept`);
+  }
 });
 
 t.test("a bucket origin is served as a static site of the owner's bucket", async (t) => {
