@@ -39,10 +39,27 @@ await build({
   platform: 'node',
   target: 'node20',
   packages: 'external',
-  // Error and class names are part of what the code reads (err.name, constructor names in logs).
-  keepNames: true,
+  // No keepNames: it wraps every function made at run time, per-request closures included, in a
+  // defineProperty of its name (1-4 a request on the S3 and proxy paths). Class names are what logs
+  // show (constructor names): esbuild renames one only when two modules declare the same name, which
+  // the check below refuses.
+  keepNames: false,
   sourcemap: 'linked',
   logLevel: 'warning',
   chunkNames: 'chunk-[hash]',
 });
+await refuseRenamedClasses(`${root}/dist/src/bundle`);
 await writeFile(`${root}/${entry}`, SHIM, { mode: 0o755 });
+
+/** Fails the build when esbuild renamed a class to keep two apart (`Foo` and `Foo2`): rename one in src/. */
+async function refuseRenamedClasses(dir) {
+  const { readdir } = await import('node:fs/promises');
+  const names = new Set();
+  for (const file of await readdir(dir)) {
+    if (!file.endsWith('.js')) continue;
+    const text = await readFile(`${dir}/${file}`, 'utf8');
+    for (const m of text.matchAll(/\bclass ([A-Za-z_$][\w$]*)|\b([A-Za-z_$][\w$]*) = class\b/g)) names.add(m[1] ?? m[2]);
+  }
+  const renamed = [...names].filter((n) => /\d$/.test(n) && names.has(n.replace(/\d+$/, '')));
+  if (renamed.length > 0) throw new Error(`bundle: classes declared twice under one name, renamed by esbuild: ${renamed.join(', ')}; give them distinct names`);
+}
