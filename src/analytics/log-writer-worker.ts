@@ -6,7 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { CdnLogRepo } from '../db/repos/cdn-log.js';
 import { openSqlite, type SqliteDriver } from '../db/sqlite/index.js';
 import { SqliteStore } from '../db/store/sqlite-store.js';
-import type { CdnRequestRecord } from './request-log.js';
+import { decodeRecordBatch } from './record-batch.js';
 
 interface Options {
   file: string;
@@ -14,7 +14,7 @@ interface Options {
   driver: SqliteDriver;
 }
 
-/** A batch to write: `records` is the batch as JSON (one string crosses the thread boundary cheaper than a clone of many objects). */
+/** A batch to write: `records` is encodeRecordBatch's string (one string crosses the thread boundary cheaper than a clone of many objects). */
 export interface WriteRequest {
   id: number;
   records: string;
@@ -53,7 +53,7 @@ parentPort?.on('message', (msg: WriteRequest | 'close') => {
 });
 
 function write(msg: WriteRequest): Promise<void> {
-  return repo.insertBatch(JSON.parse(msg.records) as CdnRequestRecord[]).then(
+  return repo.insertBatch(decodeRecordBatch(msg.records)).then(
     () => parentPort?.postMessage({ id: msg.id } satisfies WriteReply),
     (err: unknown) => {
       const e = err as { message?: unknown; code?: unknown };

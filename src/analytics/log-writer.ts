@@ -9,6 +9,7 @@ import { CdnLogRepo } from '../db/repos/cdn-log.js';
 import { resolveSqliteDriver, type SqliteDriverSetting } from '../db/sqlite/index.js';
 import type { SqlExecutor } from '../db/store/types.js';
 import type { WriteReply, WriteRequest } from './log-writer-worker.js';
+import { encodeRecordBatch } from './record-batch.js';
 import type { CdnRequestRecord } from './request-log.js';
 
 export interface LogWriter {
@@ -75,7 +76,7 @@ export class ThreadLogWriter implements LogWriter {
     const id = ++this.nextId;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, records: JSON.stringify(records) } satisfies WriteRequest);
+      this.worker.postMessage({ id, records: encodeRecordBatch(records) } satisfies WriteRequest);
     });
   }
 
