@@ -24,42 +24,46 @@ export const VIA = '1.1 s3edge';
 /** A flat raw header list: name, value, name, value (node's rawHeaders, undici's raw headers). */
 export type RawHeaders = string[];
 
-/** Lower-case names listed in the Connection headers of `raw`. */
-function connectionTokens(raw: readonly string[]): Set<string> {
-  const named = new Set<string>();
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    if ((raw[i] as string).toLowerCase() !== 'connection') continue;
+const NOTHING: ReadonlySet<string> = new Set();
+
+/**
+ * The lower-case name of each header of `raw`, in order (each name lower-cased once), and the names its
+ * Connection headers list.
+ */
+function scan(raw: readonly string[]): { lower: string[]; named: ReadonlySet<string> } {
+  const lower = new Array<string>(raw.length >> 1);
+  let named: Set<string> | undefined;
+  for (let i = 0, j = 0; i + 1 < raw.length; i += 2, j++) {
+    const name = (raw[i] as string).toLowerCase();
+    lower[j] = name;
+    if (name !== 'connection') continue;
     for (const token of (raw[i + 1] as string).split(',')) {
-      const name = token.trim().toLowerCase();
-      if (name !== '') named.add(name);
+      const listed = token.trim().toLowerCase();
+      if (listed !== '') (named ??= new Set()).add(listed);
     }
   }
-  return named;
+  return { lower, named: named ?? NOTHING };
+}
+
+/** Whether a header of this (lower-case) name stops at the proxy. */
+function stops(name: string, named: ReadonlySet<string>): boolean {
+  return HOP_BY_HOP.has(name) || named.has(name);
 }
 
 /** `raw` without hop-by-hop headers, without the ones Connection names, and without `also`. */
-export function endToEnd(raw: readonly string[], also: ReadonlySet<string> = new Set()): RawHeaders {
-  const named = connectionTokens(raw);
+export function endToEnd(raw: readonly string[], also: ReadonlySet<string> = NOTHING): RawHeaders {
+  const { lower, named } = scan(raw);
   const out: RawHeaders = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i] as string;
-    const lower = name.toLowerCase();
-    if (HOP_BY_HOP.has(lower) || named.has(lower) || also.has(lower)) continue;
-    out.push(name, raw[i + 1] as string);
+  for (let i = 0, j = 0; i + 1 < raw.length; i += 2, j++) {
+    const name = lower[j] as string;
+    if (!stops(name, named) && !also.has(name)) out.push(raw[i] as string, raw[i + 1] as string);
   }
   return out;
 }
 
-/** Every value of header `name` in `raw`, in order. */
-function values(raw: readonly string[], name: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i + 1 < raw.length; i += 2) if ((raw[i] as string).toLowerCase() === name) out.push(raw[i + 1] as string);
-  return out;
-}
-
-/** `Via` with our hop appended to what came before. */
-function via(raw: readonly string[]): string {
-  return [...values(raw, 'via').filter((v) => v.trim() !== ''), VIA].join(', ');
+/** `Via` with our hop appended to the non-empty values before it. */
+function via(before: readonly string[]): string {
+  return before.length === 0 ? VIA : `${before.join(', ')}, ${VIA}`;
 }
 
 /** An RFC 7239 node: IPv4 as a token, IPv6 quoted in brackets, `unknown` when the peer is gone. */
@@ -84,33 +88,63 @@ export interface ForwardingFacts {
   originHost: string;
 }
 
-/** The request headers for the origin, from the client's raw headers. */
+/** The request headers for the origin, from the client's raw headers (one pass over them after scan()). */
 export function requestHeadersFor(raw: readonly string[], facts: ForwardingFacts): RawHeaders {
-  const out = endToEnd(raw, REPLACED_ON_REQUEST);
-  const clientHost = values(raw, 'host')[0] ?? '';
-  // From a trusted proxy in front of us its view of the scheme and host is the client's; anyone else's is ignored.
-  const claimedProto = facts.trustedPeer ? values(raw, 'x-forwarded-proto')[0]?.trim().toLowerCase() : undefined;
-  const proto = claimedProto === 'http' || claimedProto === 'https' ? claimedProto : facts.proto;
-  const claimedHost = facts.trustedPeer ? values(raw, 'x-forwarded-host')[0]?.trim() : undefined;
-  const forwardedHost = claimedHost !== undefined && claimedHost !== '' ? claimedHost : clientHost;
+  const { lower, named } = scan(raw);
+  const out: RawHeaders = [];
+  let clientHost: string | undefined;
+  let claimedProto: string | undefined;
+  let claimedHost: string | undefined;
+  const received: string[] = [];
+  const vias: string[] = [];
+  for (let i = 0, j = 0; i + 1 < raw.length; i += 2, j++) {
+    const name = lower[j] as string;
+    const value = raw[i + 1] as string;
+    // The headers we write ourselves: what the client sent is read here, never passed on.
+    if (REPLACED_ON_REQUEST.has(name)) {
+      if (name === 'host') clientHost ??= value;
+      else if (name === 'via') {
+        if (value.trim() !== '') vias.push(value);
+      } else if (facts.trustedPeer) {
+        // From a trusted proxy in front of us its view of the scheme and host is the client's; anyone else's is ignored.
+        if (name === 'x-forwarded-proto') claimedProto ??= value;
+        else if (name === 'x-forwarded-host') claimedHost ??= value;
+        else if (name === 'forwarded' && value.trim() !== '') received.push(value);
+      }
+      continue;
+    }
+    if (!stops(name, named)) out.push(raw[i] as string, value);
+  }
+  const host = clientHost ?? '';
+  const scheme = claimedProto?.trim().toLowerCase();
+  const proto = scheme === 'http' || scheme === 'https' ? scheme : facts.proto;
+  const trimmedHost = claimedHost?.trim();
+  const forwardedHost = trimmedHost !== undefined && trimmedHost !== '' ? trimmedHost : host;
   // Our element names who connected to us (RFC 7239 §5.2): the client itself, or the trusted proxy after its own.
-  const element = [`for=${forwardedNode(facts.forwardedFor.at(-1))}`, `proto=${facts.proto}`, ...(clientHost !== '' ? [`host=${forwardedValue(clientHost)}`] : [])].join(';');
-  const received = facts.trustedPeer ? values(raw, 'forwarded').filter((v) => v.trim() !== '') : [];
-  out.push(
-    'host', facts.originHost,
-    ...(facts.forwardedFor.length > 0 ? ['x-forwarded-for', facts.forwardedFor.join(', ')] : []),
-    'x-forwarded-proto', proto,
-    ...(forwardedHost !== '' ? ['x-forwarded-host', forwardedHost] : []),
-    'forwarded', [...received, element].join(', '),
-    'via', via(raw),
-  );
+  let element = `for=${forwardedNode(facts.forwardedFor.at(-1))};proto=${facts.proto}`;
+  if (host !== '') element += `;host=${forwardedValue(host)}`;
+  received.push(element);
+  out.push('host', facts.originHost);
+  if (facts.forwardedFor.length > 0) out.push('x-forwarded-for', facts.forwardedFor.join(', '));
+  out.push('x-forwarded-proto', proto);
+  if (forwardedHost !== '') out.push('x-forwarded-host', forwardedHost);
+  out.push('forwarded', received.join(', '), 'via', via(vias));
   return out;
 }
 
 /** The origin's response headers for the client: end-to-end ones, and Via. */
 export function responseHeadersFor(raw: readonly string[]): RawHeaders {
-  const out = endToEnd(raw, new Set(['via']));
-  out.push('via', via(raw));
+  const { lower, named } = scan(raw);
+  const out: RawHeaders = [];
+  const vias: string[] = [];
+  for (let i = 0, j = 0; i + 1 < raw.length; i += 2, j++) {
+    const name = lower[j] as string;
+    const value = raw[i + 1] as string;
+    if (name === 'via') {
+      if (value.trim() !== '') vias.push(value);
+    } else if (!stops(name, named)) out.push(raw[i] as string, value);
+  }
+  out.push('via', via(vias));
   return out;
 }
 

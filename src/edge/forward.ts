@@ -173,7 +173,8 @@ class OriginBody extends Readable {
 /**
  * One exchange as undici's dispatch handler: the origin's answer is written to the client as its parts
  * arrive (headers, each chunk with backpressure, the end), with no response stream, promise or abort
- * signal of undici's own in between: request() and its body stream cost ~50 µs a proxied request.
+ * signal of undici's own in between (request() and its piped body stream: ~20-25 µs more CPU a proxied
+ * request). The headers come raw: names as the origin wrote them, repeats (Set-Cookie) apart, in order.
  */
 class OriginExchange implements Dispatcher.DispatchHandler {
   private phase: Phase = 'waiting';
