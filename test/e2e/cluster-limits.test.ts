@@ -7,6 +7,7 @@ import t, { type Test } from 'tap';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { apiUser, eventually } from '../helpers/api.js';
 import { addProjectHostnames, urlOrigin } from '../helpers/edge.js';
 import { startServer } from '../helpers/server.js';
@@ -25,6 +26,8 @@ const BURST = 4;
 /** Requests a bucket needs before an anomaly opens: more than either worker serves of WATCHED_REQUESTS. */
 const MIN_REQUESTS = 6;
 const WATCHED_REQUESTS = 6;
+/** The anomaly monitor's bucket: aligned to the epoch, as the monitor's own (Math.floor(time / width)). */
+const BUCKET_MS = 10_000;
 
 const dataDir = join(tempDir(t), 'data');
 await addProjectHostnames(dataDir, 'ana', [
@@ -41,7 +44,7 @@ const server = await startServer({
   env: {
     S3EDGE_EDGE_ALLOW_PRIVATE_ORIGINS: 'true',
     S3EDGE_DOMAINS_RATE_LIMITS_TLD_SEARCH: String(SEARCH_MAX),
-    S3EDGE_EDGE_ANOMALIES_BUCKET_SECONDS: '10',
+    S3EDGE_EDGE_ANOMALIES_BUCKET_SECONDS: String(BUCKET_MS / 1000),
     S3EDGE_EDGE_ANOMALIES_MIN_REQUESTS: String(MIN_REQUESTS),
   },
 });
@@ -102,6 +105,10 @@ t.test('the edge rate-limit rule is exact across workers', async (t) => {
 
 t.test('one anomaly monitor sees both workers’ traffic', async (t) => {
   const ana = await apiUser(server, ['usage:read'], { name: 'ana' });
+  // The requests must share one bucket (split across two, neither has MIN_REQUESTS): with less than 5 s
+  // of this bucket left, they wait for the next one.
+  const left = BUCKET_MS - (Date.now() % BUCKET_MS);
+  if (left < 5_000) await sleep(left + 50);
   for (let i = 0; i < WATCHED_REQUESTS; i++) t.equal((await fresh('/', { host: 'watched.test' })).status, 200, `watched.test request ${i + 1}`);
   await servedByBoth(t, 'watched.test', WATCHED_REQUESTS, (l) => l['surface'] === 'proxy' && l['host'] === 'watched.test');
   // One client sent every request of a bucket: source dominance, once the 10 s bucket has closed. Neither
