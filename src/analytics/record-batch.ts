@@ -27,6 +27,15 @@ type Encoded = [
   downloadKey: string | null,
 ];
 
+/** The fields carried, in Encoded's order. */
+const CARRIED = [
+  'surface', 'method', 'path', 'bytesIn', 'decision', 'time', 'host', 'assetId', 'bucket', 'key', 'ownerId',
+  'status', 'bytesSent', 'cacheStatus', 'clientIp', 'country', 'userAgent', 'durationMs', 'downloadKey',
+] as const satisfies readonly (keyof CdnRequestRecord)[];
+type MustBeNever<T extends never> = T;
+/** Does not compile once CdnRequestRecord has a field that is neither carried here nor the request id. */
+export type UncarriedRecordFields = MustBeNever<Exclude<keyof CdnRequestRecord, (typeof CARRIED)[number] | 'requestId'>>;
+
 export function encodeRecordBatch(records: readonly CdnRequestRecord[]): string {
   const rows = new Array<Encoded>(records.length);
   for (let i = 0; i < records.length; i++) {
