@@ -37,6 +37,8 @@ export interface BenchOptions extends PlanOptions {
   upstream?: boolean;
   /** The hashing comparison (bench/src/hashing.ts) instead of the matrix. */
   hashing?: boolean;
+  /** --log-rows: the request log's rows on SQLite (bench/src/log-rows.ts). */
+  logRows?: boolean;
   /** Domain search throughput, cached answers (bench/src/domains.ts) instead of the matrix. */
   domains?: boolean;
   /** The edge proxy vs nginx proxy_pass (bench/src/proxy.ts) instead of the matrix. */

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { fastpathOptions, parseBenchArgs, runBench } from '../../bench/src/main.js';
 import { runFastpathBench } from '../../bench/src/fastpath.js';
 import { HASHING_VARIANTS, runHashingBench } from '../../bench/src/hashing.js';
+import { LOG_ROW_KINDS, runLogRowsBench } from '../../bench/src/log-rows.js';
 import { fullPlan } from '../../bench/src/plan.js';
 import { clientIp } from '../../bench/src/proxy.js';
 import { runScaleBench, scaleRatios } from '../../bench/src/scale.js';
@@ -125,6 +126,22 @@ t.test('bench --hashing --smoke runs every hashing mode and writes its report wh
   t.match(readFileSync(out, 'utf8'), /\| worker \|/, 'the report was written');
 });
 
+t.test('bench --log-rows --smoke: the request log\'s inserts, timed per kind of record, all written', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-bench-log-rows-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'log-rows.md');
+  const opts = parseBenchArgs(['--log-rows', '--smoke', '--out', out]);
+  t.equal(opts.logRows, true);
+  t.equal(opts.out, out);
+  const result = await runLogRowsBench({ rounds: 2, records: 64, flush: 32, preload: 96, out, command: 'test' });
+  for (const kind of LOG_ROW_KINDS) {
+    t.equal(result.perRecord[kind].length, 2, `${kind}: one figure a round`);
+    t.ok(result.perRecord[kind].every((us) => us > 0), `${kind}: CPU measured`);
+  }
+  // The preload: 32 records of each kind; then 2 rounds of 64 of each, in flushes of 32. Only the CDN hit is a download.
+  t.same(result.rows, { requests: 3 * 32 + 3 * 2 * 64, downloadEvents: 32 + 2 * 64 }, 'every record became its rows');
+  t.match(readFileSync(out, 'utf8'), /\| CDN hit \(row \+ download event\) \| [\d.]+ \(/, 'the report was written');
+});
 
 t.test('bench --scale --smoke: s3edge --workers 1 and 2, GET and CDN hit, CPU over the whole cluster', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 's3edge-bench-scale-test-'));
