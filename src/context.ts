@@ -59,6 +59,11 @@ const CDN_CACHE_DIR = 'cdn-cache';
 
 /** Proxied answers whose metadata is kept (their bytes are bounded by the cache tiers). */
 const PROXY_CACHE_ENTRIES = 100_000;
+/**
+ * How long a serving process's statement waits for another connection's lock on meta.db (a backup,
+ * `sqlite3` by hand, an admin command's long transaction) before the request is refused with 503.
+ */
+export const SQLITE_BUSY_WAIT_MS = 5000;
 
 export interface AppContext {
   config: Config;
@@ -240,6 +245,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
   const { db, store, repos, masterKey, root } = await prepareDataDir(config, {
     postgres: { onError: (err) => log.warn({ err }, 'metadata: a PostgreSQL connection failed (the pool connects again)'), readCacheBytes },
     sqliteReadCacheBytes: readCacheBytes,
+    // Another connection's lock is waited for on timers, never on the event loop (docs/ARCHITECTURE.md
+    // "A busy database"); past the wait a write is refused with 503.
+    sqliteBusyWaitMs: SQLITE_BUSY_WAIT_MS,
   });
   const dbFile = join(config.dataDir, META_DB_FILE);
   // Nodes on one PostgreSQL (docs/DEPLOYMENT.md): their jobs are led by one of them, freed blobs wait

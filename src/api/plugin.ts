@@ -6,7 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onReq
 import { type ApiPrincipal, type Scope } from '../auth/api-keys.js';
 import type { AppContext } from '../context.js';
 import { ApiError } from './errors.js';
-import { isMetadataUnavailable, isOutOfSpace, isStorageUnavailable } from '../errors/s3-errors.js';
+import { isMetadataBusy, isMetadataUnavailable, isOutOfSpace, isStorageUnavailable } from '../errors/s3-errors.js';
 import { isUploadBufferFull } from '../storage/upload-budget.js';
 import { strictValidation } from './strict-validation.js';
 import { apiKeyRoutes } from './v3/api-keys.js';
@@ -103,6 +103,12 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
       request.log.warn({ err }, 'management API: storage unavailable');
       void reply.headers(err.headers);
       return sendError(reply, 503, 'storage_unavailable', 'Storage is temporarily unavailable; retry later');
+    }
+    if (isMetadataBusy(err)) {
+      // Another process held meta.db's lock for the whole wait (a backup, sqlite3 by hand): nothing was done.
+      request.log.warn({ err }, 'management API: metadata database busy');
+      void reply.headers({ 'retry-after': '1' });
+      return sendError(reply, 503, 'busy', 'The metadata database is busy (locked by another process); retry shortly');
     }
     if (isMetadataUnavailable(err)) {
       // PostgreSQL restarting or failing over: nothing was done that a retry would repeat wrongly.

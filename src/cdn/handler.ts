@@ -9,7 +9,7 @@ import { pathOf, userAgentOf } from '../http/request-target.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostnameOf } from '../assets/delivery.js';
 import { displayKey } from '../assets/view.js';
-import { isStorageUnavailable } from '../errors/s3-errors.js';
+import { isMetadataBusy, isMetadataUnavailable, isStorageUnavailable } from '../errors/s3-errors.js';
 import type { AppContext } from '../context.js';
 import type { CdnRequestRecord } from '../analytics/request-log.js';
 import { CdnResolver, type Resolution, type Served, type TargetFacts } from './resolve.js';
@@ -85,6 +85,8 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
       ctx.log.error({ err, url: req.url }, 'cdn request failed');
       // The storage backend's 503 (upstream down) keeps its Retry-After; nothing else of it is shown.
       if (!res.headersSent && isStorageUnavailable(err)) plain(res, req, 503, 'Service Unavailable', err.headers);
+      // The metadata database locked by another process, or PostgreSQL away: a retry may succeed.
+      else if (!res.headersSent && (isMetadataBusy(err) || isMetadataUnavailable(err))) plain(res, req, 503, 'Service Unavailable', { 'retry-after': '1' });
       else if (!res.headersSent) plain(res, req, 500, 'Internal Server Error');
       else res.destroy();
     }

@@ -45,6 +45,11 @@ export interface OpenDataDirOptions {
   postgres?: OpenPgStoreOptions;
   /** SQLite: this serving process's share of the row cache (db/metadata-cache.ts); absent or 0, none (admin commands). */
   sqliteReadCacheBytes?: number;
+  /**
+   * SQLite: how long a statement waits for another connection's lock, on timers rather than on the event
+   * loop (SqliteStore's `busyWaitMs`): serving processes. Absent: SQLite's busy_timeout (admin commands).
+   */
+  sqliteBusyWaitMs?: number;
 }
 
 async function verifyMasterKey(repos: Repos, masterKey: Buffer): Promise<void> {
@@ -101,7 +106,11 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
     }
     // Every process of the data directory holds its writes of cached rows for the servers' row caches
     // (db/metadata-cache.ts), whether or not it caches itself; metadataCacheBytes 0 turns both off.
-    store = new SqliteStore(db, { readCacheBytes: options.sqliteReadCacheBytes ?? 0, coherenceLease: config.metadataCacheBytes > 0 });
+    store = new SqliteStore(db, {
+      readCacheBytes: options.sqliteReadCacheBytes ?? 0,
+      coherenceLease: config.metadataCacheBytes > 0,
+      ...(options.sqliteBusyWaitMs !== undefined ? { busyWaitMs: options.sqliteBusyWaitMs } : {}),
+    });
   }
   try {
     const repos = createRepos(store);

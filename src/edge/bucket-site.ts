@@ -19,7 +19,7 @@ import { SuspendedOwners } from '../cdn/suspended-owners.js';
 import type { AppContext } from '../context.js';
 import type { Bucket } from '../db/repos/buckets.js';
 import type { ObjectRecord } from '../db/repos/objects.js';
-import { isStorageUnavailable } from '../errors/s3-errors.js';
+import { isMetadataBusy, isMetadataUnavailable, isStorageUnavailable } from '../errors/s3-errors.js';
 import type { Origin } from './model.js';
 
 export type BucketOrigin = Extract<Origin, { kind: 'bucket' }>;
@@ -129,6 +129,8 @@ export function createBucketSite(ctx: AppContext): BucketSite {
       ctx.log.error({ err, url: req.url }, 'bucket site request failed');
       // The storage backend's 503 (upstream down) keeps its Retry-After; nothing else of it is shown.
       if (!res.headersSent && isStorageUnavailable(err)) plain(res, req, 503, 'Service Unavailable', err.headers);
+      // The metadata database locked by another process, or PostgreSQL away: a retry may succeed.
+      else if (!res.headersSent && (isMetadataBusy(err) || isMetadataUnavailable(err))) plain(res, req, 503, 'Service Unavailable', { 'retry-after': '1' });
       else if (!res.headersSent) plain(res, req, 500, 'Internal Server Error');
       else res.destroy();
     }

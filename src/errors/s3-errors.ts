@@ -108,6 +108,24 @@ export function isOutOfSpace(err: unknown): boolean {
   return false;
 }
 
+/**
+ * The metadata database is locked by another connection past the serving store's wait (SQLite's
+ * SQLITE_BUSY: a backup, `sqlite3` by hand, an admin command's long transaction; DatabaseBusyError):
+ * nothing was done, and a retry will likely succeed. Answered 503 SlowDown / the API's `busy`.
+ */
+export function isMetadataBusy(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) return true;
+  }
+  return false;
+}
+
+/** A 503 for a busy metadata database: S3 SlowDown, with the Retry-After the other 503s send. */
+export function metadataBusyError(): S3Error {
+  return new S3Error('SlowDown', 'The metadata database is busy (locked by another process); retry shortly.', {}, { 'Retry-After': '1' });
+}
+
 /** Network failures of a database connection (node's codes on pg's errors). */
 const CONNECTION_CODES: ReadonlySet<unknown> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 /** PostgreSQL SQLSTATEs of a server going away or refusing writes (a failover, a restart, a standby). */

@@ -3,6 +3,7 @@
 // HEAD). Probes run at most once a second whatever the polling rate, concurrent callers share one,
 // and each has a deadline, so a load balancer's checks stay cheap and never pile up.
 import type { Db } from '../db/open.js';
+import { isSqliteBusy } from '../db/sqlite/result-codes.js';
 import type { SqlExecutor } from '../db/store/types.js';
 import type { StorageBackend } from '../storage/backend.js';
 
@@ -27,6 +28,8 @@ export interface ReadinessDeps {
 const REUSE_MS = 1000;
 const PROBE_WRITE = "INSERT INTO settings (name, value) VALUES ('readiness.probe', '') ON CONFLICT (name) DO UPDATE SET value = excluded.value";
 const DEFAULT_PROBE_TIMEOUT_MS = 2000;
+/** How long the lock may stay with another connection that commits nothing before /readyz says so. */
+const LOCKED_AFTER_MS = 1000;
 
 export class Readiness {
   private last: { at: number; report: ReadinessReport } | undefined;
@@ -81,30 +84,50 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 /**
  * SQLite: writes a row and rolls it back. A read-only database (file, mount or connection) refuses the
  * write itself, while the write lock alone would still be granted; nothing reaches the disk. Without
- * waiting: busy_timeout is 0 for these statements (one synchronous turn, so nothing else sees it), and
- * another writer holding the lock (SQLITE_BUSY), or a transaction of this connection open, means the
- * database is writable, just in use.
+ * waiting on the event loop: busy_timeout is 0 for these statements (one synchronous turn, so nothing
+ * else sees it). Another connection holding the lock (SQLITE_BUSY) is tried again on timers: the
+ * database is writable, just in use, once the probe gets the lock, a transaction of this connection
+ * is open, or anyone commits meanwhile (data_version, total_changes() move: other workers and the log
+ * writer under load); held by someone who commits nothing for `lockedAfterMs` (a backup, `sqlite3` by
+ * hand, an admin command's long transaction), it is reported as locked, and writes would be refused.
  */
-export function sqliteWritable(db: Pick<Db, 'pragma' | 'exec' | 'inTransaction'>): () => Promise<void> {
+export function sqliteWritable(db: Pick<Db, 'pragma' | 'exec' | 'inTransaction' | 'prepare'>, lockedAfterMs = LOCKED_AFTER_MS): () => Promise<void> {
+  const totalChanges = db.prepare('SELECT total_changes()').pluck();
+  const commits = () => `${db.pragma('data_version', { simple: true }) as number}/${totalChanges.get() as number}`;
   return async () => {
-    if (db.inTransaction) return;
-    const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
-    db.pragma('busy_timeout = 0');
-    try {
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        db.exec(PROBE_WRITE);
-      } finally {
-        // Some errors (a full disk) end the transaction themselves.
-        if (db.inTransaction) db.exec('ROLLBACK');
+    const started = performance.now();
+    const before = commits();
+    for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+      if (db.inTransaction || probeWrite(db)) return;
+      const waited = performance.now() - started;
+      if (commits() !== before) return;
+      if (waited >= lockedAfterMs) {
+        throw new Error(`the metadata database has been locked by another connection for ${Math.round(waited)} ms with no commit (a backup, sqlite3 by hand, a long admin command?); writes wait up to their limit, then get 503`);
       }
-    } catch (err) {
-      if ((err as { code?: unknown }).code === 'SQLITE_BUSY') return;
-      throw err;
-    } finally {
-      db.pragma(`busy_timeout = ${busyTimeout}`);
+      await new Promise<void>((resolve) => setTimeout(resolve, pause));
     }
   };
+}
+
+/** One try of the probe's write: true when it was made (and rolled back), false when another connection holds the lock. */
+function probeWrite(db: Pick<Db, 'pragma' | 'exec' | 'inTransaction'>): boolean {
+  const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
+  db.pragma('busy_timeout = 0');
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      db.exec(PROBE_WRITE);
+    } finally {
+      // Some errors (a full disk) end the transaction themselves.
+      if (db.inTransaction) db.exec('ROLLBACK');
+    }
+    return true;
+  } catch (err) {
+    if (isSqliteBusy(err)) return false;
+    throw err;
+  } finally {
+    db.pragma(`busy_timeout = ${busyTimeout}`);
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { S3Error, isMetadataUnavailable, isOutOfSpace, isS3Error } from '../errors/s3-errors.js';
+import { S3Error, isMetadataBusy, isMetadataUnavailable, isOutOfSpace, isS3Error, metadataBusyError } from '../errors/s3-errors.js';
 import { toXml } from './xml.js';
 import { bodyWithheld } from './body.js';
 import { drainRequest } from '../http/request-drain.js';
@@ -73,6 +73,10 @@ export function sendError(
     // The operator's cue to free space; the client gets 507, and reads go on being served.
     info.log.warn({ err, requestId: info.requestId }, 'storage full: write refused');
     e = new S3Error('XS3edgeStorageFull');
+  } else if (isMetadataBusy(err)) {
+    // Another process held meta.db's lock for the whole wait (a backup, sqlite3 by hand): nothing was done.
+    info.log.warn({ err, requestId: info.requestId }, 'metadata database busy: request refused');
+    e = metadataBusyError();
   } else if (isMetadataUnavailable(err)) {
     // PostgreSQL restarting or failing over: the SDKs retry a 503.
     info.log.warn({ err, requestId: info.requestId }, 'metadata database unavailable');

@@ -2,11 +2,11 @@
 // SQLite and on PostgreSQL (a real server, test/helpers/postgres.ts). Parameters in every style the
 // repositories write, numbers and bytes read back alike, transactions that commit, roll back and nest,
 // constraint errors recognised, and transactions that see and write as if alone under contention.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { isForeignKeyViolation, isUniqueViolation } from '../../src/db/repos/errors.js';
 import { bindValues, translatePlaceholders } from '../../src/db/store/pg-sql.js';
 import { SqliteStore } from '../../src/db/store/sqlite-store.js';
-import type { SqlExecutor } from '../../src/db/store/types.js';
+import { DatabaseBusyError, type SqlExecutor } from '../../src/db/store/types.js';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.js';
 import { pgStore, sqliteStore, storeMatrix } from '../helpers/stores.js';
@@ -116,6 +116,69 @@ t.test('sqlite: statements of other requests wait for an open transaction, then 
   await write;
   t.same(await db.get("SELECT value FROM settings WHERE name = 'n'"), { value: 'after' }, 'the write was not undone with the transaction');
   t.ok(db instanceof SqliteStore);
+});
+
+/** A store given busyWaitMs (as every serving process's) and another connection to the same file (a backup, sqlite3 by hand). */
+function busyPair(t: Test, busyWaitMs: number) {
+  const file = join(tempDir(t), 'meta.db');
+  const store = new SqliteStore(openDatabase(file), { busyWaitMs });
+  const other = openDatabase(file);
+  t.teardown(async () => {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    other.close();
+    await store.close();
+  });
+  return { store, other };
+}
+
+/** Counts the event loop's turns (a 5 ms timer) until stopped: a synchronous wait would let none run. */
+function loopTurns(): { stop(): number } {
+  let turns = 0;
+  const timer = setInterval(() => turns++, 5);
+  return { stop: () => (clearInterval(timer), turns) };
+}
+
+t.test('sqlite busyWaitMs: another connection\'s lock is waited for on timers, and the write then made', async (t) => {
+  const { store, other } = busyPair(t, 5000);
+  t.equal(store.connection.pragma('busy_timeout', { simple: true }), 0, 'SQLite itself never waits');
+  other.exec('BEGIN EXCLUSIVE');
+  const turns = loopTurns();
+  const write = store.run("INSERT INTO settings (name, value) VALUES ('w', '1')");
+  const begun = store.transaction(async (tx) => tx.run("INSERT INTO settings (name, value) VALUES ('tx', '1')"));
+  // While both wait for the lock, a read of this store is answered: a BEGIN that waits holds no gate.
+  t.same(await store.get("SELECT count(*) AS n FROM settings WHERE name IN ('w', 'tx')"), { n: 0 }, 'a read is served meanwhile');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  other.exec('COMMIT');
+  await write;
+  await begun;
+  t.ok(turns.stop() >= 10, 'the event loop kept turning while the write waited');
+  t.same(await store.get("SELECT count(*) AS n FROM settings WHERE name IN ('w', 'tx')"), { n: 2 }, 'both writes were made once the lock was let go');
+});
+
+t.test('sqlite busyWaitMs: a lock held past the wait fails the write with DatabaseBusyError, nothing written', async (t) => {
+  const { store, other } = busyPair(t, 300);
+  other.exec('BEGIN IMMEDIATE');
+  const turns = loopTurns();
+  const started = performance.now();
+  const err = await store.run("INSERT INTO settings (name, value) VALUES ('w', '1')").catch((e: unknown) => e);
+  const waited = performance.now() - started;
+  t.ok(err instanceof DatabaseBusyError, 'DatabaseBusyError');
+  t.equal((err as DatabaseBusyError).code, 'SQLITE_BUSY');
+  t.match((err as Error).message, /locked by another connection for \d+ ms/);
+  t.ok(waited >= 300, `it waited its limit (${waited.toFixed(0)} ms)`);
+  const txErr = await store.transaction(async (tx) => tx.run("INSERT INTO settings (name, value) VALUES ('tx', '1')")).catch((e: unknown) => e);
+  t.ok(txErr instanceof DatabaseBusyError, 'a transaction that never got the lock fails alike');
+  t.ok(turns.stop() >= 20, 'the event loop kept turning');
+  other.exec('ROLLBACK');
+  t.same(await store.get("SELECT count(*) AS n FROM settings WHERE name IN ('w', 'tx')"), { n: 0 }, 'nothing was written');
+  await store.run("INSERT INTO settings (name, value) VALUES ('w', '2')");
+  t.same(await store.get("SELECT value FROM settings WHERE name = 'w'"), { value: '2' }, 'and the next write goes through');
+});
+
+t.test('sqlite without busyWaitMs: SQLite\'s own busy_timeout is kept (tools and the admin CLI)', async (t) => {
+  const store = new SqliteStore(openDatabase(join(tempDir(t), 'meta.db')));
+  t.teardown(() => store.close());
+  t.equal(store.connection.pragma('busy_timeout', { simple: true }), 5000);
 });
 
 async function until(t: { ok(v: unknown, m: string): void }, what: string, check: () => boolean): Promise<void> {

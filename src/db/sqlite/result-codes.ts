@@ -36,3 +36,12 @@ const EXTENDED = new Map<number, string>([
 export function resultCodeName(code: number): string {
   return EXTENDED.get(code) ?? PRIMARY[code & 0xff] ?? `SQLITE_UNKNOWN_${code}`;
 }
+
+/**
+ * Another connection holds the lock this statement needs (SQLITE_BUSY and its extended codes): nothing
+ * was done, and the same statement may be tried again.
+ */
+export function isSqliteBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}

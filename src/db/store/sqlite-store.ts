@@ -2,14 +2,39 @@
 // Statements are prepared once per SQL text and run at once; the promise they return is already
 // settled. A transaction body may await, and other requests' statements would then land inside it on
 // the shared connection: while one is open they wait for it to end (the gate), as a second connection
-// would wait for SQLite's write lock.
+// would wait for SQLite's write lock. Another connection's lock (another worker, the log writer thread,
+// a backup, `sqlite3` by hand) is waited for without blocking the event loop when the store is given
+// `busyWaitMs` (every serving process): the connection's busy_timeout is 0, and a statement or BEGIN
+// refused with SQLITE_BUSY is tried again after a timer, other requests served meanwhile.
 import type { Db } from '../open.js';
+import { isSqliteBusy } from '../sqlite/result-codes.js';
 import type { Statement } from '../sqlite/index.js';
 import { MetadataCache, SQLITE_COHERENCE_LEASE_MS, changesCachedRows, leaseAfterCommit, type RowChangeListener, type RowChangeSource } from '../metadata-cache.js';
-import { TransactionWaitError, type SqlExecutor, type SqlParams, type SqlRunResult, type SqlStore } from './types.js';
+import { DatabaseBusyError, TransactionWaitError, type SqlExecutor, type SqlParams, type SqlRunResult, type SqlStore } from './types.js';
 
 /** How long a statement waits for another request's transaction (SQLite's own busy timeout). */
 const GATE_TIMEOUT_MS = 5000;
+/** The longest pause between two tries of a statement refused with SQLITE_BUSY (the first is 1 ms, doubling). */
+const BUSY_RETRY_MAX_MS = 50;
+
+/**
+ * One statement's wait for another connection's lock: a timer between tries, doubling from 1 ms to
+ * BUSY_RETRY_MAX_MS; past `limitMs` it fails with DatabaseBusyError.
+ */
+class BusyWait {
+  private readonly started = performance.now();
+  private delay = 1;
+
+  constructor(private readonly limitMs: number) {}
+
+  async next(): Promise<void> {
+    const waited = performance.now() - this.started;
+    if (waited >= this.limitMs) throw new DatabaseBusyError(Math.round(waited));
+    const pause = Math.min(this.delay, this.limitMs - waited);
+    this.delay = Math.min(this.delay * 2, BUSY_RETRY_MAX_MS);
+    await new Promise<void>((resolve) => setTimeout(resolve, pause));
+  }
+}
 
 function bind(params: SqlParams | undefined): unknown[] {
   if (params === undefined) return [];
@@ -125,9 +150,20 @@ export class SqliteRowChanges implements RowChangeSource {
    */
   confirmedAfter(time: number): boolean {
     if (this.lookedAt > time) return true;
-    this.lookedAt = performance.now();
-    const version = this.dataVersion.get() as number;
-    const changes = this.totalChanges.get() as number;
+    const begun = performance.now();
+    let version: number;
+    let changes: number;
+    try {
+      version = this.dataVersion.get() as number;
+      changes = this.totalChanges.get() as number;
+    } catch (err) {
+      // Not even a look now (another connection's lock, on a connection that never waits: SQLITE_BUSY):
+      // nothing is confirmed, and the caller reads through the store, which waits on timers.
+      if (!isSqliteBusy(err)) throw err;
+      this.listener?.reset();
+      return false;
+    }
+    this.lookedAt = begun;
     if (version === this.seenVersion && changes === this.seenChanges) return true;
     this.seenVersion = version;
     this.seenChanges = changes;
@@ -156,6 +192,13 @@ export interface SqliteStoreOptions {
    * test needs a look that lasts (to show what the lease prevents without racing the clock).
    */
   leaseMs?: number;
+  /**
+   * How long a statement (or a transaction's BEGIN) waits for another connection's lock, on timers: the
+   * connection's busy_timeout is set to 0, so SQLite never waits on the event loop. Past it the call
+   * fails with DatabaseBusyError. Absent: SQLite's own busy_timeout waits, synchronously (the admin
+   * CLI, tools and tests, which serve no one meanwhile).
+   */
+  busyWaitMs?: number;
 }
 
 export class SqliteStore implements SqlStore {
@@ -165,6 +208,7 @@ export class SqliteStore implements SqlStore {
   private readonly dataVersion: Statement;
   private readonly lease: boolean;
   private readonly leaseMs: number;
+  private readonly busyWaitMs: number | undefined;
   /** Settles when the open transaction ends; undefined while none is open. */
   private open: Promise<void> | undefined;
 
@@ -176,6 +220,8 @@ export class SqliteStore implements SqlStore {
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.lease = opts.coherenceLease ?? false;
     this.leaseMs = opts.leaseMs ?? SQLITE_COHERENCE_LEASE_MS;
+    this.busyWaitMs = opts.busyWaitMs;
+    if (this.busyWaitMs !== undefined) db.pragma('busy_timeout = 0');
     const bytes = opts.readCacheBytes ?? 0;
     this.readCache = bytes > 0 ? new MetadataCache(new SqliteRowChanges(db, this.leaseMs), { maxBytes: bytes }) : undefined;
   }
@@ -186,33 +232,66 @@ export class SqliteStore implements SqlStore {
   }
 
   async get<R>(sql: string, params?: SqlParams): Promise<R | undefined> {
-    if (this.open !== undefined) await this.waitForGate();
     const stmt = this.statements.get(sql);
-    return stmt.get(...bind(params)) as R | undefined;
+    for (let wait: BusyWait | undefined; ; ) {
+      if (this.open !== undefined) await this.waitForGate();
+      try {
+        return stmt.get(...bind(params)) as R | undefined;
+      } catch (err) {
+        wait = this.busyWait(err, wait);
+        await wait.next();
+      }
+    }
   }
 
   async all<R>(sql: string, params?: SqlParams): Promise<R[]> {
-    if (this.open !== undefined) await this.waitForGate();
     const stmt = this.statements.get(sql);
-    return stmt.all(...bind(params)) as R[];
+    for (let wait: BusyWait | undefined; ; ) {
+      if (this.open !== undefined) await this.waitForGate();
+      try {
+        return stmt.all(...bind(params)) as R[];
+      } catch (err) {
+        wait = this.busyWait(err, wait);
+        await wait.next();
+      }
+    }
   }
 
   async run(sql: string, params?: SqlParams): Promise<SqlRunResult> {
-    if (this.open !== undefined) await this.waitForGate();
     const stmt = this.statements.get(sql);
-    const result = { changes: stmt.run(...bind(params)).changes };
+    let result: SqlRunResult;
+    for (let wait: BusyWait | undefined; ; ) {
+      if (this.open !== undefined) await this.waitForGate();
+      try {
+        result = { changes: stmt.run(...bind(params)).changes };
+        break;
+      } catch (err) {
+        wait = this.busyWait(err, wait);
+        await wait.next();
+      }
+    }
     if (this.lease && this.statements.changesCached(sql)) await leaseAfterCommit(this.leaseMs);
     return result;
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    while (this.open !== undefined) await this.waitForGate();
+    // The gate is looked at and BEGIN run in one synchronous turn: no other request's statement can
+    // land between them. A BEGIN refused (another connection writes) leaves the gate open meanwhile.
+    for (let wait: BusyWait | undefined; ; ) {
+      while (this.open !== undefined) await this.waitForGate();
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+        break;
+      } catch (err) {
+        wait = this.busyWait(err, wait);
+        await wait.next();
+      }
+    }
     let end!: () => void;
     this.open = new Promise<void>((resolve) => (end = resolve));
     const tx = new SqliteTransaction(this.db, this.statements);
     let value: T;
     try {
-      this.db.exec('BEGIN IMMEDIATE');
       try {
         value = await fn(tx);
         this.db.exec('COMMIT');
@@ -227,6 +306,12 @@ export class SqliteStore implements SqlStore {
     // After the gate opened: the lease holds the caller, not the connection.
     if (this.lease && tx.changed) await leaseAfterCommit(this.leaseMs);
     return value;
+  }
+
+  /** The wait for a statement SQLite refused with SQLITE_BUSY; anything else (or no busyWaitMs) is rethrown. */
+  private busyWait(err: unknown, wait: BusyWait | undefined): BusyWait {
+    if (this.busyWaitMs === undefined || !isSqliteBusy(err)) throw err;
+    return wait ?? new BusyWait(this.busyWaitMs);
   }
 
   changeVersion(): number {

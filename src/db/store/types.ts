@@ -50,6 +50,19 @@ export interface SqlStore extends SqlExecutor {
   readonly readCache?: MetadataCache | undefined;
 }
 
+/**
+ * The SQLite database stayed locked by another connection (a backup, `sqlite3` by hand, an admin
+ * command in a long transaction) for the whole wait a serving store allows (SqliteStore's `busyWaitMs`).
+ * Nothing was done: answered 503 (S3 SlowDown, the API's `busy`) so that the client retries.
+ */
+export class DatabaseBusyError extends Error {
+  readonly code = 'SQLITE_BUSY';
+  constructor(readonly waitedMs: number) {
+    super(`the metadata database stayed locked by another connection for ${waitedMs} ms (a backup, sqlite3 by hand, a long admin command?)`);
+    this.name = 'DatabaseBusyError';
+  }
+}
+
 /** A statement waited too long for another transaction on the one SQLite connection to end. */
 export class TransactionWaitError extends Error {
   readonly code = 'SQLITE_BUSY';
