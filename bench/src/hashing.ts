@@ -105,8 +105,8 @@ export function summariseHashing(rounds: readonly HashingRound[]): HashingSummar
   });
 }
 
-/** GETs at a fixed rate until `until` resolves; each latency counts from when the GET was due. */
-async function pacedGets(client: S3HttpClient, rate: number, until: Promise<unknown>): Promise<LatencyStats> {
+/** GETs of `path` at a fixed rate until `until` resolves; each latency counts from when the GET was due. */
+export async function pacedGets(client: S3HttpClient, rate: number, until: Promise<unknown>, path = '/hashing/small'): Promise<LatencyStats> {
   const latencies: number[] = [];
   let errors = 0;
   let done = false;
@@ -120,7 +120,7 @@ async function pacedGets(client: S3HttpClient, rate: number, until: Promise<unkn
     if (wait > 0) await sleep(wait);
     if (done) break;
     inFlight.push(
-      client.send('GET', { path: '/hashing/small', payloadHash: EMPTY_SHA256 }).then(
+      client.send('GET', { path, payloadHash: EMPTY_SHA256 }).then(
         (r) => {
           if (r.status === 200) latencies.push(performance.now() - due);
           else errors++;

@@ -8,6 +8,8 @@
 //          --upstream (s3edge stores bytes on a moto of its own: compare with --targets s3edge,moto)
 //          --hashing (hashing on the event loop vs in the worker: small-GET latency during 4 large uploads;
 //          bench/RESULTS-hashing.md; --rounds, --out and --smoke apply)
+//          --busy-lock (small GETs while another connection holds meta.db's lock for 10 s and PUTs wait;
+//          bench/RESULTS-busy-lock.md; --out and --smoke apply)
 //          --log-rows (the request log's rows on SQLite: CPU per request of the writer thread's inserts;
 //          bench/RESULTS-log-rows.md; --rounds, --out and --smoke apply)
 //          --domains (POST /api/v3/domains/search with cached answers vs a bare node:http JSON server;
@@ -39,6 +41,7 @@ import { fastpathResultsFile, runFastpathBench, type FastpathOptions } from './f
 import { FASTPATH_CELLS, type FastpathCellName } from './fastpath-report.js';
 import { runHashingBench } from './hashing.js';
 import { logRowsResultsFile, runLogRowsBench } from './log-rows.js';
+import { busyLockResultsFile, runBusyLockBench } from './busy-lock.js';
 import { domainsResultsFile, runDomainsBench, runJsonServer } from './domains.js';
 import { installExitHandlers } from './proc.js';
 import { proxyResultsFile, runOriginServer, runProxyBench } from './proxy.js';
@@ -85,6 +88,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       upstream: { type: 'boolean' },
       hashing: { type: 'boolean' },
       'log-rows': { type: 'boolean' },
+      'busy-lock': { type: 'boolean' },
       domains: { type: 'boolean' },
       proxy: { type: 'boolean' },
       'proxy-clients': { type: 'string' },
@@ -209,12 +213,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   if ((values['start-binary'] !== undefined || values['start-node'] !== undefined || values['start-compare'] !== undefined) && values.start !== true) {
     throw new Error('--start-binary, --start-node and --start-compare apply to --start only');
   }
-  const partial = smoke || values.start === true || values.fastpath === true || values.upstream === true || values.hashing === true || values['log-rows'] === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
+  const partial = smoke || values.start === true || values.fastpath === true || values.upstream === true || values.hashing === true || values['log-rows'] === true || values['busy-lock'] === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   // A --fastpath run of some cells, worker counts or connection counts is a draft: a temp file unless told where.
   const fastpathSubset = fastpathCells !== undefined || fastpathWorkers !== undefined || concurrency !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
   const hashingResults = join(repoRoot(), 'bench', 'RESULTS-hashing.md');
-  const out = values.out ?? (values.fastpath === true && !smoke && !fastpathSubset ? fastpathResultsFile() : values.hashing === true && !smoke ? hashingResults : values['log-rows'] === true && !smoke ? logRowsResultsFile() : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : values.scale === true && !smoke ? scaleResultsFile() : values.start === true && !smoke ? startResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
+  const out = values.out ?? (values.fastpath === true && !smoke && !fastpathSubset ? fastpathResultsFile() : values.hashing === true && !smoke ? hashingResults : values['log-rows'] === true && !smoke ? logRowsResultsFile() : values['busy-lock'] === true && !smoke ? busyLockResultsFile() : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : values.scale === true && !smoke ? scaleResultsFile() : values.start === true && !smoke ? startResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
   const cdnOnly = !smoke && values.out === undefined && workloads !== undefined && workloads.every((w) => w === 'CDN');
   const rounds = positive('rounds', values.rounds);
   return {
@@ -236,6 +240,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(values.upstream === true ? { upstream: true } : {}),
     ...(values.hashing === true ? { hashing: true } : {}),
     ...(values['log-rows'] === true ? { logRows: true } : {}),
+    ...(values['busy-lock'] === true ? { busyLock: true } : {}),
     ...(values.domains === true ? { domains: true } : {}),
     ...(values.proxy === true ? { proxy: true } : {}),
     ...(values.scale === true ? { scale: true } : {}),
@@ -333,6 +338,18 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     process.stdout.write(`report: ${opts.out}\n`);
     return result.summary.some((s) => s.errors > 0) ? 1 : 0;
+  }
+  if (opts.busyLock) {
+    const result = await runBusyLockBench({
+      lockMs: opts.smoke ? 1500 : 10_000,
+      idleMs: opts.smoke ? 500 : 3000,
+      getRate: 200,
+      out: opts.out,
+      command: opts.command ?? 'node bench/dist/main.js --busy-lock',
+    });
+    process.stdout.write(result.report);
+    process.stdout.write(`report: ${opts.out}\n`);
+    return result.idle.errors + result.locked.errors > 0 ? 1 : 0;
   }
   if (opts.logRows) {
     const result = await runLogRowsBench({

@@ -39,6 +39,8 @@ export interface BenchOptions extends PlanOptions {
   hashing?: boolean;
   /** --log-rows: the request log's rows on SQLite (bench/src/log-rows.ts). */
   logRows?: boolean;
+  /** --busy-lock: GETs while meta.db is locked by another connection (bench/src/busy-lock.ts). */
+  busyLock?: boolean;
   /** Domain search throughput, cached answers (bench/src/domains.ts) instead of the matrix. */
   domains?: boolean;
   /** The edge proxy vs nginx proxy_pass (bench/src/proxy.ts) instead of the matrix. */

@@ -31,6 +31,8 @@ export interface Target {
   metadata?: string;
   /** s3edge only: the admin CLI on its data dir (`s3edge <args> --data-dir DIR --json`), parsed. */
   admin?(args: readonly string[]): Record<string, unknown>;
+  /** s3edge only: its data directory (meta.db, storage/). */
+  dataDir?: string;
   proc: Managed;
   stop(): Promise<void>;
 }
@@ -141,7 +143,7 @@ export async function startS3edge(opts: S3edgeOptions = {}): Promise<Target> {
     };
     const workers = typeof line['workers'] === 'number' ? line['workers'] : undefined;
     const metadata = typeof line['metadata'] === 'string' ? line['metadata'] : undefined;
-    return { name: 's3edge', kind: 's3', url, pid: proc.pid, credentials, cdnUrl, ...(workers !== undefined ? { workers } : {}), ...(metadata !== undefined ? { metadata } : {}), admin, proc, stop: stopper(proc, dir) };
+    return { name: 's3edge', kind: 's3', url, pid: proc.pid, credentials, cdnUrl, ...(workers !== undefined ? { workers } : {}), ...(metadata !== undefined ? { metadata } : {}), admin, dataDir, proc, stop: stopper(proc, dir) };
   } catch (err) {
     await stopper(proc, dir)();
     throw err;

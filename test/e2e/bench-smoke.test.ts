@@ -13,6 +13,7 @@ import { fastpathOptions, parseBenchArgs, runBench } from '../../bench/src/main.
 import { runFastpathBench } from '../../bench/src/fastpath.js';
 import { HASHING_VARIANTS, runHashingBench } from '../../bench/src/hashing.js';
 import { LOG_ROW_KINDS, runLogRowsBench } from '../../bench/src/log-rows.js';
+import { runBusyLockBench } from '../../bench/src/busy-lock.js';
 import { fullPlan } from '../../bench/src/plan.js';
 import { clientIp } from '../../bench/src/proxy.js';
 import { runScaleBench, scaleRatios } from '../../bench/src/scale.js';
@@ -124,6 +125,21 @@ t.test('bench --hashing --smoke runs every hashing mode and writes its report wh
     t.ok(s.uploadMBps > 0 && s.idleP99Ms > 0 && s.loadedP99Ms > 0, `${s.variant}: figures measured`);
   }
   t.match(readFileSync(out, 'utf8'), /\| worker \|/, 'the report was written');
+});
+
+t.test('bench --busy-lock --smoke: GETs idle and while meta.db is locked, and the waiting PUTs', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-bench-busy-lock-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'busy-lock.md');
+  const opts = parseBenchArgs(['--busy-lock', '--smoke', '--out', out]);
+  t.equal(opts.busyLock, true);
+  t.equal(opts.out, out);
+  const result = await runBusyLockBench({ lockMs: 1500, idleMs: 300, getRate: 100, out, command: 'test' });
+  t.ok(result.idle.count > 0 && result.locked.count > 0, 'GETs measured in both phases');
+  t.equal(result.idle.errors + result.locked.errors, 0, 'every GET answered 200, the lock held or not');
+  t.ok(result.puts.length >= 1, 'a PUT waited for the lock');
+  t.ok(result.puts.every((p) => p.status === 200 || (p.status === 503 && p.code === 'SlowDown')), `each PUT went through or got 503 SlowDown: ${JSON.stringify(result.puts)}`);
+  t.match(readFileSync(out, 'utf8'), /\| during the lock \| \d+ \| 0 \|/, 'the report was written');
 });
 
 t.test('bench --log-rows --smoke: the request log\'s inserts, timed per kind of record, all written', async (t) => {
