@@ -61,9 +61,18 @@ export class SingletonJobs {
     const { config, storage, repos, log, clock, leases } = ctx;
     // Abandoned multipart uploads: swept now and every hour.
     this.sweeper = startMultipartSweeper(ctx);
+    // What a crash left on the local disk (docs/ARCHITECTURE.md "Garbage collection"): half-written
+    // uploads and unreferenced blobs from before this process started, every worker being younger.
+    const leftoversBefore = storage.sweepStaged ? performance.timeOrigin : undefined;
+    if (storage.sweepStaged && leftoversBefore !== undefined) {
+      storage.sweepStaged(leftoversBefore).then(
+        (removed) => (removed > 0 ? log.info({ removed }, 'storage: removed uploads an earlier process left half-written') : undefined),
+        (err: unknown) => log.warn({ err }, 'storage: could not remove the half-written uploads of an earlier process'),
+      );
+    }
     // Unreferenced blobs (left by a crash): collected now, in the background, and every interval.
     ctx.blobGc = new BlobCollector(
-      { storage, blobRefs: repos.blobRefs, leases, clock, log, graceMs: config.integrity.gcGraceSeconds * 1000 },
+      { storage, blobRefs: repos.blobRefs, leases, clock, log, graceMs: config.integrity.gcGraceSeconds * 1000, ...(leftoversBefore !== undefined ? { leftoversBefore } : {}) },
       config.integrity.gcIntervalSeconds * 1000,
     );
     // Stored bytes re-hashed against their digests, at a bounded rate: now, then every interval.

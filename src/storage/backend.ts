@@ -56,8 +56,17 @@ export interface StoredBlob {
  * the metadata database's business. Implementations throw S3Error for conditions a client can cause.
  */
 export interface StorageBackend {
-  /** Removes what an earlier process left half-written. */
+  /** Makes the backend ready; upstream: aborts multipart uploads an earlier process left for a day. */
   init(): Promise<void>;
+  /**
+   * Present when this node's processes are the only writers of the backend (the local disk): what it
+   * holds from before `before` (the start of the process that runs the jobs, older than every worker)
+   * was left by an earlier process. Removes the staged files (half-written uploads) from before it and
+   * returns how many; the blob collector's first pass then also takes unreferenced blobs from before it
+   * without waiting out the grace (blob-gc.ts). Absent (an upstream store other gateways may share): the
+   * grace alone decides.
+   */
+  sweepStaged?(before: number): Promise<number>;
   /** Streams body into a new staged blob. Rejects (leaving nothing behind) if body errors or signal aborts. */
   stage(body: Readable, opts?: StageOptions): Promise<StagedBlob>;
   /**

@@ -5,6 +5,7 @@
 // it goes: a leased blob (a reader streams it, or its commit is in progress: commit-staged.ts) is
 // skipped, and so is one a row references by then. Runs at start-up and then every interval, on disk
 // and upstream S3 alike (StorageBackend.list); one blob that cannot be removed does not stop the pass.
+// On the local disk the start-up pass also takes what an earlier process left, however young.
 import type { Logger } from 'pino';
 import type { BlobRefsRepo } from '../db/repos/blob-refs.js';
 import type { StorageBackend } from './backend.js';
@@ -17,6 +18,12 @@ export interface BlobGcContext {
   clock: () => Date;
   log: Pick<Logger, 'info' | 'warn'>;
   graceMs: number;
+  /**
+   * The backend's only writers are this node's processes, all started at or after this time (the start
+   * of the process that collects): the first pass also takes unreferenced blobs written before it, however
+   * young (StorageBackend.sweepStaged). Absent: the grace alone.
+   */
+  leftoversBefore?: number;
 }
 
 export interface BlobGcRun {
@@ -35,9 +42,11 @@ export interface BlobGcStats {
 }
 
 /** One pass: every stored blob that is unreferenced, older than the grace period and not being read, removed. */
-export async function collectBlobs(ctx: BlobGcContext, stop: () => boolean = () => false): Promise<BlobGcRun> {
+export async function collectBlobs(ctx: BlobGcContext, stop: () => boolean = () => false, leftoversBefore?: number): Promise<BlobGcRun> {
   const referenced = await ctx.blobRefs.referenced();
-  const cutoff = ctx.clock().getTime() - ctx.graceMs;
+  // A crash's leftovers from before this process started cannot be a commit in flight: none of this
+  // node's writers is that old, and the lease and row checks below still apply.
+  const cutoff = Math.max(ctx.clock().getTime() - ctx.graceMs, leftoversBefore ?? Number.NEGATIVE_INFINITY);
   const run: BlobGcRun = { scanned: 0, collected: 0, bytes: 0, failed: 0 };
   for await (const blob of ctx.storage.list()) {
     if (stop()) break;
@@ -81,7 +90,7 @@ export class BlobCollector {
     this.running = this.running
       .then(async () => {
         if (this.stopped) return;
-        const run = await collectBlobs(this.ctx, () => this.stopped);
+        const run = await collectBlobs(this.ctx, () => this.stopped, this.totals.runs === 0 ? this.ctx.leftoversBefore : undefined);
         this.totals.runs++;
         this.totals.collected += run.collected;
         this.totals.bytes += run.bytes;

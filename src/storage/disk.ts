@@ -27,9 +27,22 @@ export class DiskStorage implements StorageBackend {
 
   async init(): Promise<void> {
     await mkdir(this.blobDir, { recursive: true, mode: 0o700 });
-    // Orphaned temp files are uploads that never committed: remove them all.
-    await rm(this.tmpDir, { recursive: true, force: true });
+    // Not emptied here: every worker opens the backend, and one started again after a crash must not
+    // take the files of another's uploads in flight. The process that runs the jobs sweeps (sweepStaged).
     await mkdir(this.tmpDir, { recursive: true, mode: 0o700 });
+  }
+
+  /** Temp files last written before `before`: uploads of an earlier process that never committed. */
+  async sweepStaged(before: number): Promise<number> {
+    let removed = 0;
+    for (const name of await readdir(this.tmpDir).catch(() => [] as string[])) {
+      const file = join(this.tmpDir, name);
+      const info = await stat(file).catch(() => undefined);
+      if (info === undefined || info.mtimeMs >= before) continue;
+      await rm(file, { recursive: true, force: true });
+      removed++;
+    }
+    return removed;
   }
 
   async probe(): Promise<void> {

@@ -1,7 +1,8 @@
 // The StorageBackend contract. Every backend runs this suite: disk, and the upstream S3 backend
 // against a real moto server (one per file, a key prefix per case).
 import t from 'tap';
-import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, utimes, writeFile, mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -249,7 +250,7 @@ for (const backend of backends) {
     t.same(await stored(), [], 'nothing left');
   });
 
-  t.test(`${backend.name}: ids never come from keys and init removes orphaned temp files`, async (t) => {
+  t.test(`${backend.name}: ids never come from keys; what an earlier process left half-written is removed at start`, async (t) => {
     const { storage, stored, plantOrphan, reopen, cleanup } = await backend.make();
     t.teardown(cleanup);
     const a = await storage.stage(Readable.from([Buffer.from('a')]));
@@ -262,6 +263,8 @@ for (const backend of backends) {
     const again = reopen();
     t.teardown(() => again.close());
     await again.init();
+    // The disk: the process that runs the jobs sweeps what is older than its start; upstream: init.
+    await again.sweepStaged?.(Date.now() + 1000);
     const names = await stored();
     t.notOk(names.some((f) => f.includes('leftover')), 'orphan removed');
     t.ok(names.some((f) => f.endsWith(a.blobId)), 'committed blob kept');
@@ -269,3 +272,34 @@ for (const backend of backends) {
     await t.rejects(storage.read('../../etc/passwd'), 'blob ids are validated');
   });
 }
+
+t.test('disk: opening never takes another process\'s upload in flight; the start-up sweep takes only what is older than its process', async (t) => {
+  const root = await mkdtemp(join(tmpdir(), 's3edge-storage-'));
+  t.teardown(() => rm(root, { recursive: true, force: true }));
+  const first = new DiskStorage(root);
+  await first.init();
+  // An upload in flight in one worker: its temp file is being written.
+  const body = new Readable({ read() {} });
+  const push = (chunk: Buffer | null): boolean => body.push(chunk);
+  push(Buffer.from('first half, '));
+  const staging = first.stage(body);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  // Another worker starts (again, after a crash) and opens the same backend: nothing of the upload goes.
+  const restarted = new DiskStorage(root);
+  await restarted.init();
+  // A leftover of an earlier process: a temp file last written before this process started.
+  const stale = join(root, 'tmp', 'f'.repeat(26));
+  await writeFile(stale, 'half a body');
+  const past = new Date(Date.now() - 60_000);
+  await utimes(stale, past, past);
+  t.equal(await restarted.sweepStaged(Date.now() - 10_000), 1, 'the sweep took one file');
+  t.notOk(existsSync(stale), 'the leftover is gone');
+  push(Buffer.from('second half'));
+  push(null);
+  const staged = await staging;
+  await staged.commit();
+  const read = await first.read(staged.blobId);
+  const chunks: Buffer[] = [];
+  for await (const c of read) chunks.push(c as Buffer);
+  t.equal(Buffer.concat(chunks).toString(), 'first half, second half', 'the upload in flight committed whole');
+});

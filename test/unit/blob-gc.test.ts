@@ -69,6 +69,32 @@ t.test('a blob whose commit is in flight is never collected, however old it look
   t.ok(existsSync(blobFile(ctx, staged.blobId)));
 });
 
+t.test('leftovers from before the process started go at once; a younger orphan waits out the grace; a commit in flight is kept', async (t) => {
+  const ctx = await context(t);
+  const bucket = await ctx.repos.buckets.insert({ name: 'b', ownerId: (await ctx.repos.users.create('u')).id, region: 'us-east-1' });
+  // A crash's leftover: renamed into place, never committed, ten seconds before this process started.
+  const leftover = await stage(ctx);
+  await leftover.commit();
+  const started = Date.now() - 1000;
+  const before = new Date(started - 10_000);
+  utimesSync(blobFile(ctx, leftover.blobId), before, before);
+  // An orphan of this process (written after its start): within the grace, it may be a commit of another worker.
+  const young = await stage(ctx);
+  await young.commit();
+  const staged = await stage(ctx);
+  await commitStaged(ctx, staged, async () => {
+    utimesSync(blobFile(ctx, staged.blobId), before, before); // looks old, but its commit holds a lease
+    const run = await collectBlobs(gcOf(ctx), () => false, started);
+    t.equal(run.collected, 1, 'one blob taken');
+    await ctx.objects.put(objectRecord(bucket.id, 'k', staged));
+  });
+  t.notOk(existsSync(blobFile(ctx, leftover.blobId)), 'the leftover from before the start is gone, though younger than the grace');
+  t.ok(existsSync(blobFile(ctx, young.blobId)), 'the orphan written since the start waits out the grace');
+  t.ok(existsSync(blobFile(ctx, staged.blobId)), 'the blob whose commit was in flight is kept');
+  t.equal((await collectBlobs(gcOf(ctx))).collected, 0, 'a later pass (no leftoversBefore) goes by the grace alone');
+  t.ok(existsSync(blobFile(ctx, young.blobId)));
+});
+
 t.test('a row written after the pass read its snapshot keeps its blob; an orphan in the same pass goes', async (t) => {
   const ctx = await context(t);
   const bucket = await ctx.repos.buckets.insert({ name: 'b', ownerId: (await ctx.repos.users.create('u')).id, region: 'us-east-1' });
