@@ -233,62 +233,29 @@ export class SqliteStore implements SqlStore {
 
   async get<R>(sql: string, params?: SqlParams): Promise<R | undefined> {
     const stmt = this.statements.get(sql);
-    for (let wait: BusyWait | undefined; ; ) {
-      if (this.open !== undefined) await this.waitForGate();
-      try {
-        return stmt.get(...bind(params)) as R | undefined;
-      } catch (err) {
-        wait = this.busyWait(err, wait);
-        await wait.next();
-      }
-    }
+    return this.step(() => stmt.get(...bind(params)) as R | undefined);
   }
 
   async all<R>(sql: string, params?: SqlParams): Promise<R[]> {
     const stmt = this.statements.get(sql);
-    for (let wait: BusyWait | undefined; ; ) {
-      if (this.open !== undefined) await this.waitForGate();
-      try {
-        return stmt.all(...bind(params)) as R[];
-      } catch (err) {
-        wait = this.busyWait(err, wait);
-        await wait.next();
-      }
-    }
+    return this.step(() => stmt.all(...bind(params)) as R[]);
   }
 
   async run(sql: string, params?: SqlParams): Promise<SqlRunResult> {
     const stmt = this.statements.get(sql);
-    let result: SqlRunResult;
-    for (let wait: BusyWait | undefined; ; ) {
-      if (this.open !== undefined) await this.waitForGate();
-      try {
-        result = { changes: stmt.run(...bind(params)).changes };
-        break;
-      } catch (err) {
-        wait = this.busyWait(err, wait);
-        await wait.next();
-      }
-    }
+    const result = await this.step(() => ({ changes: stmt.run(...bind(params)).changes }));
     if (this.lease && this.statements.changesCached(sql)) await leaseAfterCommit(this.leaseMs);
     return result;
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    // The gate is looked at and BEGIN run in one synchronous turn: no other request's statement can
-    // land between them. A BEGIN refused (another connection writes) leaves the gate open meanwhile.
-    for (let wait: BusyWait | undefined; ; ) {
-      while (this.open !== undefined) await this.waitForGate();
-      try {
-        this.db.exec('BEGIN IMMEDIATE');
-        break;
-      } catch (err) {
-        wait = this.busyWait(err, wait);
-        await wait.next();
-      }
-    }
+    // BEGIN runs in the turn that found the gate open, and the gate closes in that same turn: no other
+    // request's statement can land inside the transaction. A BEGIN refused leaves the gate open.
     let end!: () => void;
-    this.open = new Promise<void>((resolve) => (end = resolve));
+    await this.step(() => {
+      this.db.exec('BEGIN IMMEDIATE');
+      this.open = new Promise<void>((resolve) => (end = resolve));
+    });
     const tx = new SqliteTransaction(this.db, this.statements);
     let value: T;
     try {
@@ -308,6 +275,22 @@ export class SqliteStore implements SqlStore {
     return value;
   }
 
+  /**
+   * Runs `fn` (one synchronous step on the connection) once no transaction of this store is open;
+   * refused with SQLITE_BUSY, it is tried again on timers (busyWaitMs), the gate looked at again first.
+   */
+  private async step<T>(fn: () => T): Promise<T> {
+    for (let wait: BusyWait | undefined; ; ) {
+      while (this.open !== undefined) await this.waitForGate();
+      try {
+        return fn();
+      } catch (err) {
+        wait = this.busyWait(err, wait);
+        await wait.next();
+      }
+    }
+  }
+
   /** The wait for a statement SQLite refused with SQLITE_BUSY; anything else (or no busyWaitMs) is rethrown. */
   private busyWait(err: unknown, wait: BusyWait | undefined): BusyWait {
     if (this.busyWaitMs === undefined || !isSqliteBusy(err)) throw err;
@@ -323,16 +306,16 @@ export class SqliteStore implements SqlStore {
   }
 
   private async waitForGate(): Promise<void> {
-    const started = Date.now();
+    const started = performance.now();
     while (this.open !== undefined) {
       const open = this.open;
       let timer: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([
         open.then(() => false),
-        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), GATE_TIMEOUT_MS - (Date.now() - started)))),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), GATE_TIMEOUT_MS - (performance.now() - started)))),
       ]);
       clearTimeout(timer);
-      if (timedOut) throw new TransactionWaitError(Date.now() - started);
+      if (timedOut) throw new TransactionWaitError(Math.round(performance.now() - started));
     }
   }
 }
