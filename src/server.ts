@@ -192,7 +192,7 @@ export async function startServer(ctx: AppContext, opts: StartOptions = {}): Pro
     tlsUrl,
     cdnUrl,
     async close(graceMs = config.shutdownGraceSeconds * 1000) {
-      const started = Date.now();
+      const started = performance.now();
       const open = connections.open;
       ctx.log.info({ connections: open, graceSeconds: graceMs / 1000 }, 'stopping: no new connections, draining the open ones');
       app.closeTunnels();
@@ -207,7 +207,7 @@ export async function startServer(ctx: AppContext, opts: StartOptions = {}): Pro
         await drained;
       }
       clearTimeout(timer);
-      ctx.log.info({ connections: open, cut, ms: Date.now() - started }, 'stopped: every connection closed');
+      ctx.log.info({ connections: open, cut, ms: Math.round(performance.now() - started) }, 'stopped: every connection closed');
       try {
         if (recording) await ctx.repos.settings.markServerStopped(record, ctx.clock().getTime());
       } catch (err) {

@@ -30,7 +30,7 @@ function sleepSync(ms: number): void {
 
 /** Reads a key file that another process may be writing right now (created, not yet filled). */
 function readKeyFile(file: string): Buffer {
-  const deadline = Date.now() + 2000;
+  const deadline = performance.now() + 2000;
   for (;;) {
     let data: Buffer;
     try {
@@ -39,7 +39,7 @@ function readKeyFile(file: string): Buffer {
       throw new ConfigError(`config: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
     }
     if (data.length === KEY_BYTES) return data;
-    if (data.length > KEY_BYTES || Date.now() > deadline) {
+    if (data.length > KEY_BYTES || performance.now() > deadline) {
       throw new ConfigError(`config: ${file} must hold exactly ${KEY_BYTES} bytes (found ${data.length})`);
     }
     sleepSync(10);

@@ -80,7 +80,7 @@ class Workers {
   private fork(slot: number, backoffMs: number): void {
     const worker = cluster.fork({ S3EDGE_WORKER_SLOT: String(slot), S3EDGE_WORKER_COUNT: String(this.count) });
     this.channel.attach(worker, slot);
-    const entry: Slot = { worker, startedAt: Date.now(), backoffMs };
+    const entry: Slot = { worker, startedAt: performance.now(), backoffMs };
     this.slots.set(slot, entry);
     worker.once('exit', (code, signal) => {
       // node:cluster forgets a dead worker's listeners only once its IPC channel is seen closed too, and
@@ -89,7 +89,7 @@ class Workers {
       if (this.slots.get(slot) === entry) this.slots.delete(slot);
       for (const fn of this.exited) fn();
       if (this.stopping || this.onFirstExitBeforeListening(slot, code)) return;
-      const lived = Date.now() - entry.startedAt;
+      const lived = performance.now() - entry.startedAt;
       const delay = lived >= STABLE_MS ? MIN_BACKOFF_MS : Math.min(entry.backoffMs * 2, MAX_BACKOFF_MS);
       this.log()?.warn({ slot, workerPid: worker.process.pid, code, signal, restartInMs: delay }, 'cluster: a worker exited; starting another');
       const timer = setTimeout(() => {

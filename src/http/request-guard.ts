@@ -62,11 +62,12 @@ export function watchBodyRate(
   const needed = (opts.minBytesPerSecond * opts.windowMs) / 1000;
   const over = (): boolean => req.complete || req.destroyed || socket.destroyed;
   // Samples of (time, bytes read so far) within the current window of active reading.
-  let samples: { at: number; bytes: number }[] = [{ at: Date.now(), bytes: socket.bytesRead }];
+  // A monotonic clock: a wall-clock jump must neither cut every upload nor excuse a slow one.
+  let samples: { at: number; bytes: number }[] = [{ at: performance.now(), bytes: socket.bytesRead }];
   const stop = (): void => clearInterval(timer);
   const timer = setInterval(() => {
     if (over()) return stop();
-    const now = Date.now();
+    const now = performance.now();
     // After the answer the rest of the body is only discarded: nothing of ours holds it back, so a
     // pause (a reader that let go of it without draining) no longer excuses the client.
     const answered = res.writableEnded;

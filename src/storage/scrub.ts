@@ -51,7 +51,8 @@ async function readChecked(ctx: ScrubContext, blob: BlobToCheck, opts: ScrubOpti
     checkBuffer(data, verify);
     return;
   }
-  const started = Date.now();
+  // Paced on a monotonic clock: a wall-clock jump neither pauses the scrub for an hour nor unpaces it.
+  const started = performance.now();
   let read = 0;
   const { signal } = opts;
   for await (const chunk of await ctx.storage.read(blob.blobId, { verify, ...(signal ? { signal } : {}) })) {
@@ -59,7 +60,8 @@ async function readChecked(ctx: ScrubContext, blob: BlobToCheck, opts: ScrubOpti
     counted((chunk as Buffer).length);
     if (opts.bytesPerSecond > 0) {
       const due = started + (read / opts.bytesPerSecond) * 1000;
-      if (due > Date.now()) await sleep(due - Date.now(), undefined, signal ? { signal } : {});
+      const now = performance.now();
+      if (due > now) await sleep(due - now, undefined, signal ? { signal } : {});
     }
   }
 }

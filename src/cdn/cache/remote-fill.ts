@@ -118,7 +118,7 @@ export class RemoteFill {
 
   private async openFile(): Promise<void> {
     const { fill } = this.opts;
-    const since = Date.now();
+    const since = performance.now();
     let wait = FIRST_POLL_MS;
     for (;;) {
       this.check();
@@ -141,7 +141,7 @@ export class RemoteFill {
       // Registered but not created yet (the writer creates it with the first bytes).
       if (!this.opts.running()) throw new RemoteFillLost('given up before it started');
       if (!this.opts.alive(fill)) throw new RemoteFillLost('its process is gone');
-      if (Date.now() - since > this.opts.stallMs) throw new RemoteFillLost('it never started');
+      if (performance.now() - since > this.opts.stallMs) throw new RemoteFillLost('it never started');
       await sleep(wait);
       wait = Math.min(wait * 2, MAX_POLL_MS);
     }
@@ -168,7 +168,7 @@ export class RemoteFill {
   private async follow(): Promise<Buffer | undefined> {
     const file = this.slot;
     try {
-      let last = Date.now();
+      let last = performance.now();
       let wait = FIRST_POLL_MS;
       while (!this.finished) {
         this.check();
@@ -177,13 +177,13 @@ export class RemoteFill {
         if (this.finished) break;
         if (grew) {
           // Bytes keep coming: look a little more often, not at once every millisecond (an fstat each).
-          last = Date.now();
+          last = performance.now();
           wait = Math.max(FIRST_POLL_MS, wait / 2);
           continue;
         }
         if (unlinked) throw new RemoteFillLost('its writer gave it up');
         if (!this.opts.alive(this.opts.fill)) throw new RemoteFillLost('its process is gone');
-        if (Date.now() - last > this.opts.stallMs) throw new RemoteFillLost('stalled');
+        if (performance.now() - last > this.opts.stallMs) throw new RemoteFillLost('stalled');
         wait = Math.min(wait * 2, MAX_POLL_MS);
       }
       return this.keepsInMemory ? await file.read(0, this.id.size) : undefined;

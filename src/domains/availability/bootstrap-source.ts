@@ -26,7 +26,7 @@ export interface BootstrapSourceOptions {
   settings?: Pick<SettingsStore, 'get'>;
   /** Default SHIPPED_BOOTSTRAP_FILE. */
   shippedFile?: string;
-  /** Millisecond clock for the one-second re-read; default Date.now. */
+  /** Millisecond clock for the one-second re-read; default performance.now (monotonic: a wall-clock jump must not stop re-reads). */
   now?: () => number;
   /** Told once per stored value that does not validate; the shipped file serves meanwhile. */
   onInvalid?: (err: Error) => void;
@@ -58,7 +58,7 @@ export class BootstrapSource {
   private readonly now: () => number;
 
   constructor(private readonly opts: BootstrapSourceOptions = {}) {
-    this.now = opts.now ?? Date.now;
+    this.now = opts.now ?? (() => performance.now());
     // A configured file that is missing or broken is a configuration error: fail at start, not per search.
     if (opts.file) this.fixed = readBootstrapFile(opts.file);
   }
