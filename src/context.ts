@@ -160,7 +160,10 @@ export type ProcessRole = 'single' | 'supervisor' | 'worker';
 
 export interface ContextOptions {
   log?: Logger;
+  /** The wall clock: dates, expiry, retention (docs/ARCHITECTURE.md "Clocks"). */
   clock?: () => Date;
+  /** A monotonic clock in ms for elapsed time (the edge limiter's buckets and bans); default performance.now. */
+  monotonic?: () => number;
   /** Default `single`. */
   role?: ProcessRole;
   /** A worker's channel to its supervisor (required for role `worker`): the shared state is asked there. */
@@ -358,7 +361,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       edgeMonitor: channel
         ? new MonitorForwarder(channel, log)
         : new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
-      edgeLimiter: channel ? new RemoteEdgeLimiter(channel, log) : new ClientLimiter({ maxClients: config.edge.maxTrackedClients }),
+      edgeLimiter: channel ? new RemoteEdgeLimiter(channel, log) : new ClientLimiter({ maxClients: config.edge.maxTrackedClients, ...(opts.monotonic ? { now: opts.monotonic } : {}) }),
       ...(postgres
         ? { rateLimitStore: storeRateLimitStore(repos.rateLimits, log) }
         : channel

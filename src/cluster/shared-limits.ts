@@ -208,7 +208,6 @@ interface EdgeTake {
   scope: string;
   ip: string;
   rule: RateLimitRule;
-  nowMs: number;
 }
 
 /** A worker's edge limiter: the supervisor's ClientLimiter answers; without an answer, the request is served. */
@@ -222,8 +221,9 @@ export class RemoteEdgeLimiter implements EdgeLimiter {
     this.outage = new OutageLog(log, 'the edge rate-limit rule lets requests through', 'the edge rate-limit rule applies');
   }
 
-  take(scope: string, ip: string, rule: RateLimitRule, nowMs: number): Promise<LimitResult> {
-    const body: EdgeTake = { scope, ip, rule, nowMs };
+  /** The supervisor's limiter reads its own clock: the processes' monotonic clocks have other origins. */
+  take(scope: string, ip: string, rule: RateLimitRule): Promise<LimitResult> {
+    const body: EdgeTake = { scope, ip, rule };
     return this.channel.request<LimitResult>(LIMIT_REQUESTS.edgeTake, body).then(
       (r) => {
         this.outage.answered();
@@ -245,9 +245,9 @@ export function takeForWorker(limiter: EdgeLimiter, body: unknown): LimitResult 
   const rule = t?.rule as Record<string, unknown> | undefined;
   if (
     typeof t !== 'object' || t === null || typeof t.scope !== 'string' || typeof t.ip !== 'string' ||
-    !isFiniteNumber(t.nowMs) || typeof rule !== 'object' || rule === null || !RULE_NUMBERS.every((k) => isFiniteNumber(rule[k]))
+    typeof rule !== 'object' || rule === null || !RULE_NUMBERS.every((k) => isFiniteNumber(rule[k]))
   ) {
     throw new Error('malformed edge limiter take');
   }
-  return limiter.take(t.scope, t.ip, t.rule as RateLimitRule, t.nowMs);
+  return limiter.take(t.scope, t.ip, t.rule as RateLimitRule);
 }

@@ -91,9 +91,10 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
    * The rules' verdict on a request (one call site: the limiter's tokens are taken here, once). A promise
    * only when the limiter answers later (a cluster worker asks the supervisor's): callers await just then.
    */
-  const judge = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo, now: number): Decision | Promise<Decision> => {
+  const judge = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo): Decision | Promise<Decision> => {
     const facts: RuleFacts = { ip: client.ip, country: client.country, method: req.method ?? 'GET', bodyBytes: declaredLength(req) };
-    return decide(route, facts, limiter, now);
+    // The limiter reads its own monotonic clock (edge/limiter.ts), the supervisor's in a cluster.
+    return decide(route, facts, limiter);
   };
 
   const log = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo, time: number, started: number, decision: string, r: Served, requestId: string): void => {
@@ -148,7 +149,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     const requestId = randomUUID();
     // Now, while the socket still knows its peer: after a Connection: close response it does not.
     const client = ctx.clients.resolveForwarding(req.socket.remoteAddress, req.headers);
-    const judged = judge(req, route, client, time);
+    const judged = judge(req, route, client);
     const decision = judged instanceof Promise ? await judged : judged;
     if (decision.kind === 'block') {
       sendBlocked(req, res, decision, route.rules.allowedMethods, requestId);
@@ -212,7 +213,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     };
     // Only WebSocket is passed through; the request guard's header check, done here (no response object).
     if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket' || repeatedHeader(req.rawHeaders) !== undefined) return refuse(400, 'allowed');
-    const judged = judge(req, route, client, time);
+    const judged = judge(req, route, client);
     const decision = judged instanceof Promise ? await judged : judged;
     if (decision.kind === 'block') return refuse(decision.status, decision.reason, blockedAnswer(decision, route.rules.allowedMethods).headers);
     const origin = route.origin;

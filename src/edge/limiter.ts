@@ -13,7 +13,8 @@ export type LimitResult = { ok: true } | { ok: false; reason: 'rate-limited' | '
  * the supervisor's one (src/cluster/shared-limits.ts), so that a limit holds across every worker.
  */
 export interface EdgeLimiter {
-  take(scope: string, ip: string, rule: RateLimitRule, nowMs: number): LimitResult | Promise<LimitResult>;
+  /** `nowMs`: the limiter's own monotonic clock unless given (tests). */
+  take(scope: string, ip: string, rule: RateLimitRule, nowMs?: number): LimitResult | Promise<LimitResult>;
 }
 
 interface ClientState {
@@ -70,9 +71,15 @@ export class ClientLimiter implements EdgeLimiter {
   // Made with the first rate-limited request: the LRU allocates its whole index at once (maxClients).
   private clientsLru: LRUCache<string, ClientState> | undefined;
   private readonly maxClients: number;
+  private readonly now: () => number;
 
-  constructor(opts: { maxClients: number }) {
+  /**
+   * `now`: milliseconds of a monotonic clock (default performance.now): buckets refill and bans end by
+   * elapsed time, so a wall-clock jump neither empties them for an hour nor lifts every ban.
+   */
+  constructor(opts: { maxClients: number; now?: () => number }) {
     this.maxClients = Math.max(1, Math.floor(opts.maxClients));
+    this.now = opts.now ?? (() => performance.now());
   }
 
   private get clients(): LRUCache<string, ClientState> {
@@ -88,7 +95,7 @@ export class ClientLimiter implements EdgeLimiter {
    * One request of `ip` on the hostname `scope` (limits are per hostname) at `nowMs`: takes a token,
    * or says why not and for how long. A banned client is refused without touching its tokens.
    */
-  take(scope: string, ip: string, rule: RateLimitRule, nowMs: number): LimitResult {
+  take(scope: string, ip: string, rule: RateLimitRule, nowMs: number = this.now()): LimitResult {
     const key = `${scope} ${clientKey(ip)}`;
     let s = this.clients.get(key);
     if (!s) {

@@ -85,9 +85,9 @@ function limited(r: LimitResult): Decision {
 }
 
 /** Allow, or the first rule (in the order above) that refuses the request. */
-export function decide(route: EdgeRoute, facts: RuleFacts, limiter: ClientLimiter, nowMs: number): Decision;
-export function decide(route: EdgeRoute, facts: RuleFacts, limiter: EdgeLimiter, nowMs: number): Decision | Promise<Decision>;
-export function decide(route: EdgeRoute, facts: RuleFacts, limiter: EdgeLimiter, nowMs: number): Decision | Promise<Decision> {
+export function decide(route: EdgeRoute, facts: RuleFacts, limiter: ClientLimiter, nowMs?: number): Decision;
+export function decide(route: EdgeRoute, facts: RuleFacts, limiter: EdgeLimiter, nowMs?: number): Decision | Promise<Decision>;
+export function decide(route: EdgeRoute, facts: RuleFacts, limiter: EdgeLimiter, nowMs?: number): Decision | Promise<Decision> {
   const rules = route.rules;
   const c = compile(rules);
   if (c.block || c.allow) {

@@ -49,6 +49,8 @@ export interface JobsContext extends JobsDeps {
 export interface JobsContextOptions {
   log: Logger;
   clock?: () => Date;
+  /** A monotonic clock in ms for elapsed time (the edge limiter the workers ask); default performance.now. */
+  monotonic?: () => number;
 }
 
 /**
@@ -94,7 +96,7 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
       corruption: new CorruptionReporter(repos.integrity, log, clock),
       root: dir.root,
       edgeMonitor: new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
-      edgeLimiter: new ClientLimiter({ maxClients: config.edge.maxTrackedClients }),
+      edgeLimiter: new ClientLimiter({ maxClients: config.edge.maxTrackedClients, ...(opts.monotonic ? { now: opts.monotonic } : {}) }),
       async startJobs() {
         if (jobs) return;
         ctx.requestLog = new RequestLog(store, config.cdn.log, {

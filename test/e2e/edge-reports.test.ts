@@ -40,7 +40,10 @@ const config = inProcessServerConfig(dataDir, {
 });
 // A bucket boundary, so every step below lands in the bucket it means.
 let now = Math.ceil(Date.parse('2026-11-25T00:00:00Z') / BUCKET_MS) * BUCKET_MS;
-const ctx = await createContext(config, { clock: () => new Date(now) });
+// Both clocks move with the test: dates (the wall clock) and the limiter's elapsed time (monotonic).
+// `wallJump` steps the wall clock alone, as NTP or an operator's `date -s` would.
+let wallJump = 0;
+const ctx = await createContext(config, { clock: () => new Date(now + wallJump), monotonic: () => now });
 const server = await listen(ctx);
 t.teardown(async () => {
   await server.close();
@@ -186,4 +189,30 @@ t.test('hostname filter: another user\'s hostname or a stranger is 404', async (
   const res = await client.raw('GET', '/api/v3/cdn/proxy-logs?hostname=other.example.com');
   t.equal(res.status, 404);
   t.match(JSON.parse(res.body.toString('utf8')), { success: false, code: 'not_found' });
+});
+
+t.test('a wall-clock jump of an hour, back or forward, neither lifts a ban nor stops the buckets refilling', async (t) => {
+  const HOST = 'jumpy.example.com';
+  await admin('hostnames', 'add', HOST, '--user', 'ana', '--project', 'shop');
+  await admin('hostnames', 'verify', HOST, '--operator');
+  await admin('hostnames', 'set-origin', HOST, '--url', originUrl);
+  const rateLimit = { requestsPerSecond: 1, burst: 1, banAfter: 2, banWindowSeconds: 60, banSeconds: 60, maxBanSeconds: 60 };
+  await admin('hostnames', 'set-rules', HOST, '--rules', JSON.stringify({ rateLimit }));
+  const from = (ip: string): Promise<{ status: number; retryAfter: string | undefined }> => sendTo(HOST, ip, { 'x-test-country': 'DE' });
+  t.teardown(() => void (wallJump = 0));
+
+  t.equal((await from('192.0.2.10')).status, 200);
+  t.same(await from('192.0.2.10'), { status: 429, retryAfter: '1' }, 'the bucket is empty');
+  wallJump = -3600_000;
+  now += 1000;
+  t.equal((await from('192.0.2.10')).status, 200, 'the wall clock stepped back an hour: a second later the bucket has its token again');
+
+  t.same(await from('192.0.2.10'), { status: 429, retryAfter: '60' }, 'a second refusal within the window: banned for 60 s');
+  wallJump = 3600_000;
+  t.same(await from('192.0.2.10'), { status: 429, retryAfter: '60' }, 'the wall clock stepped forward an hour: still banned');
+  wallJump = -3600_000;
+  now += 30_000;
+  t.same(await from('192.0.2.10'), { status: 429, retryAfter: '30' }, 'and back an hour: 30 s of the ban are left, as elapsed');
+  now += 31_000;
+  t.equal((await from('192.0.2.10')).status, 200, 'the ban ends 60 s after it began, whatever the wall clock said');
 });
