@@ -7,6 +7,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../../src/db/repos/err
 import { bindValues, translatePlaceholders } from '../../src/db/store/pg-sql.js';
 import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import { DatabaseBusyError, type SqlExecutor } from '../../src/db/store/types.js';
+import { isMetadataUnavailable } from '../../src/errors/s3-errors.js';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.js';
 import { pgStore, sqliteStore, storeMatrix } from '../helpers/stores.js';
@@ -197,6 +198,28 @@ t.test('sqlite: changeVersion moves for another connection\'s commit, not for it
   t.equal(a.changeVersion(), before, 'its own commit does not move it');
   await b.run("INSERT INTO settings (name, value) VALUES ('other', '1')");
   t.not(a.changeVersion(), before, 'another connection\'s commit does');
+});
+
+t.test('postgres: a connection killed between two statements of a transaction fails the transaction (a 503), never the process', async (t) => {
+  const server = await stores.postgres();
+  const store = await pgStore(server, t);
+  await store.run("INSERT INTO users (id, name, created_at) VALUES ('k', 'k', 1)");
+  const err = await store
+    .transaction(async (tx) => {
+      await tx.run("INSERT INTO settings (name, value) VALUES ('half', '1')");
+      // A failover between two statements: the server ends this connection while the client holds it.
+      const { rows } = await server.admin<{ n: number }>("SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = 's3edge' AND state LIKE 'idle in transaction%'");
+      t.equal(rows[0]?.n, 1, 'the transaction\'s connection was ended');
+      // The connection's 'error' arrives while no statement runs: with nobody listening, it ended the process.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await tx.run("INSERT INTO settings (name, value) VALUES ('other-half', '1')");
+    })
+    .catch((e: unknown) => e);
+  t.ok(err instanceof Error, 'the transaction failed');
+  t.ok(isMetadataUnavailable(err), `as the metadata database unavailable (503): ${(err as Error).message}`);
+  t.same(await store.all("SELECT name FROM settings WHERE name IN ('half', 'other-half')"), [], 'nothing of it was committed');
+  await store.run("INSERT INTO settings (name, value) VALUES ('after', '1')");
+  t.same(await store.get("SELECT value FROM settings WHERE name = 'after'"), { value: '1' }, 'the store goes on with other connections');
 });
 
 t.test('postgres: changeVersion moves when another node commits to a watched table, and while the feed is down', async (t) => {

@@ -5,7 +5,8 @@
 // through the other at once, also when both have it in their row caches (src/db/metadata-cache.ts): an
 // overwrite, a delete, a bucket made private or public or deleted; a key revoked on one is refused by the other within a second; a CDN purge
 // through one evicts the other's cached copy; credits charged through both add up exactly; an API rate
-// limit counts across both; and the singleton jobs run on one node.
+// limit counts across both; and the singleton jobs run on one node. PostgreSQL restarted under load
+// (a failover): only 200s and 503s, and coherence after the reconnect; then stopped: 503s, not ready.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -201,6 +202,43 @@ t.test('one node runs the singleton jobs', async (t) => {
 
 t.test('neither node logged an error', async (t) => {
   for (const node of [a, b]) t.same(node.output().split('\n').filter((l) => /"level":(50|60)/.test(l)), []);
+});
+
+t.test('PostgreSQL restarted under load (a failover): every request 200 or 503, none 500; then both nodes see each other\'s writes at once', async (t) => {
+  const s3a = new RawS3({ url: a.url }, a.rootKey);
+  const s3b = new RawS3({ url: b.url }, a.rootKey);
+  t.equal((await s3a.putObject('coherent', 'failover', Buffer.from('before'))).status, 200);
+  for (const s3 of [s3a, s3b]) t.equal((await s3.getObject('coherent', 'failover')).text, 'before', 'in both row caches');
+  const statuses = new Map<number, number>();
+  let loading = true;
+  const load = async (s3: RawS3, i: number): Promise<void> => {
+    for (let n = 0; loading; n++) {
+      const r = n % 3 === 0 ? await s3.putObject('coherent', `load-${i}`, Buffer.from(String(n))) : await s3.getObject('coherent', 'failover');
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+    }
+  };
+  const loads = [load(s3a, 1), load(s3b, 2), load(s3a, 3), load(s3b, 4)];
+  await sleep(300);
+  // Every connection dropped at once, the server back after a second: what a failover looks like.
+  await postgres.restart(1000);
+  await sleep(1500);
+  loading = false;
+  await Promise.all(loads);
+  const seen = Object.fromEntries(statuses);
+  t.same(Object.keys(seen).filter((s) => s !== '200' && s !== '503'), [], `only 200 and 503 (${JSON.stringify(seen)})`);
+  t.ok((seen['503'] ?? 0) > 0, 'requests in flight met the restart as 503');
+
+  await eventually(async () => (await s3a.putObject('coherent', 'failover', Buffer.from('after'))).status === 200, 'writes go through again', 15_000);
+  t.equal((await s3b.getObject('coherent', 'failover')).text, 'after', 'the other node reads the write at once: its row cache did not outlive the reconnect');
+  let stale = 0;
+  for (let i = 1; i <= 10; i++) {
+    const [writer, reader] = i % 2 === 0 ? [s3a, s3b] : [s3b, s3a];
+    for (const s3 of [reader, writer]) await s3.getObject('coherent', 'failover');
+    t.equal((await writer.putObject('coherent', 'failover', Buffer.from(`v${i}`))).status, 200);
+    if ((await reader.getObject('coherent', 'failover')).text !== `v${i}`) stale++;
+  }
+  t.equal(stale, 0, 'the change feed is back: 10 overwrites, each read at once through the other node');
+  for (const node of [a, b]) t.equal(node.output().includes('"level":60'), false, 'no fatal log');
 });
 
 t.test('PostgreSQL gone: requests get 503 (clients retry), /readyz says not ready, the nodes stay up', async (t) => {

@@ -23,6 +23,11 @@ export interface RunningPostgres {
   database(name?: string): Promise<string>;
   /** Runs one statement on the `postgres` database (as the superuser). */
   admin<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  /**
+   * Kills the server at once (SIGQUIT: every connection dropped, as in a failover) and starts it again on
+   * the same data and port after `downMs`; resolves once it takes connections again.
+   */
+  restart(downMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -95,11 +100,7 @@ export async function startPostgres(t: Teardown): Promise<RunningPostgres> {
     throw new Error(`initdb failed (exit ${String(initdb.status)}): ${initdb.stderr || String(initdb.error)}`);
   }
 
-  // The port was free a moment ago; another process may take it first: try again on a new one.
-  let started: { child: ChildProcess; port: number } | undefined;
-  let lastError = '';
-  for (let attempt = 0; attempt < 3 && started === undefined; attempt++) {
-    const port = await freePort();
+  const launch = (port: number): ChildProcess => {
     const child = spawn(
       join(bin, 'postgres'),
       [
@@ -114,6 +115,14 @@ export async function startPostgres(t: Teardown): Promise<RunningPostgres> {
     const entry = { child, dir };
     live.add(entry);
     child.once('exit', () => live.delete(entry));
+    return child;
+  };
+  // The port was free a moment ago; another process may take it first: try again on a new one.
+  let started: { child: ChildProcess; port: number } | undefined;
+  let lastError = '';
+  for (let attempt = 0; attempt < 3 && started === undefined; attempt++) {
+    const port = await freePort();
+    const child = launch(port);
     const ready = await untilReady(child, port, password);
     if (ready === true) started = { child, port };
     else {
@@ -125,7 +134,8 @@ export async function startPostgres(t: Teardown): Promise<RunningPostgres> {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`PostgreSQL did not start: ${lastError}`);
   }
-  const { child, port } = started;
+  let { child } = started;
+  const { port } = started;
   const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
 
   const admin = async <R extends pg.QueryResultRow>(sql: string, values?: unknown[]): Promise<pg.QueryResult<R>> => {
@@ -144,23 +154,32 @@ export async function startPostgres(t: Teardown): Promise<RunningPostgres> {
     return `${base}/${name}`;
   };
 
+  /** SIGQUIT: immediate shutdown, nothing to keep. */
+  const quit = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGQUIT');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const restart = async (downMs = 0): Promise<void> => {
+    await quit();
+    if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+    child = launch(port);
+    const ready = await untilReady(child, port, password);
+    if (ready !== true) throw new Error(`PostgreSQL did not start again: ${ready}`);
+  };
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        // SIGQUIT: immediate shutdown, nothing to keep.
-        child.kill('SIGQUIT');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-        await exited;
-        clearTimeout(timer);
-      }
+      await quit();
       rmSync(dir, { recursive: true, force: true });
     })());
   t.teardown(stop);
 
   try {
-    return { url: await database('s3edge_test'), database, admin, stop };
+    return { url: await database('s3edge_test'), database, admin, restart, stop };
   } catch (err) {
     await stop();
     throw err;

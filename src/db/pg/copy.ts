@@ -5,6 +5,7 @@
 // snapshot even if an admin command writes meanwhile. The tables and columns come from SQLite itself,
 // so a table added later is copied without a change here (its PostgreSQL twin is the schema test's job).
 import type pg from 'pg';
+import { checkOut } from './pool.js';
 import type { Db } from '../open.js';
 import { migratePostgres } from './migrate.js';
 import { SEEDED_TABLES } from './migrations/index.js';
@@ -91,7 +92,7 @@ async function pgColumns(client: pg.PoolClient, table: string): Promise<Map<stri
  */
 export async function copySqliteToPostgres(db: Db, pool: pg.Pool): Promise<CopyResult> {
   const { version } = await migratePostgres(pool);
-  const client = await pool.connect();
+  const { client, release } = await checkOut(pool);
   let sqliteOpen = false;
   try {
     await client.query('BEGIN');
@@ -130,7 +131,7 @@ export async function copySqliteToPostgres(db: Db, pool: pg.Pool): Promise<CopyR
     throw err;
   } finally {
     if (sqliteOpen) db.exec('ROLLBACK');
-    client.release();
+    release();
   }
 }
 

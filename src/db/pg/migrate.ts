@@ -2,6 +2,7 @@
 // two nodes starting at once, one migrates while the other waits, then finds nothing left to do.
 // schema_migrations records each version applied.
 import type pg from 'pg';
+import { checkOut } from './pool.js';
 import { PG_MIGRATIONS } from './migrations/index.js';
 
 /** pg_advisory_xact_lock key of the migration run ('s3edge migrations' in no other use). */
@@ -22,7 +23,7 @@ export class SchemaTooNewError extends Error {
 }
 
 export async function migratePostgres(pool: pg.Pool, migrations: readonly string[] = PG_MIGRATIONS): Promise<MigrationRun> {
-  const client = await pool.connect();
+  const { client, release } = await checkOut(pool);
   try {
     await client.query('BEGIN');
     // A long migration, or the wait for another node's, is not a runaway statement.
@@ -44,6 +45,6 @@ export async function migratePostgres(pool: pg.Pool, migrations: readonly string
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
-    client.release();
+    release();
   }
 }

@@ -40,3 +40,32 @@ export function createPgPool(url: string, options: PgPoolOptions = {}): pg.Pool 
   pool.on('error', (err) => options.onIdleError?.(err));
   return pool;
 }
+
+/** A client of the pool checked out for several statements, and how to give it back. */
+export interface CheckedOut {
+  client: pg.PoolClient;
+  /** Back to the pool; a client whose connection broke while out (or `err` given) is closed instead. */
+  release(err?: Error): void;
+}
+
+/**
+ * Checks a client out for several statements (a transaction). pg-pool takes its own 'error' listener
+ * off a client while it is out, and a connection that breaks between two statements (a failover, a
+ * server restarted) would then emit an 'error' nobody hears, which ends the process: this listens
+ * while the client is out, and the next statement fails instead (answered 503: s3-errors.ts).
+ */
+export async function checkOut(pool: pg.Pool): Promise<CheckedOut> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error): void => {
+    broken ??= err;
+  };
+  client.on('error', onError);
+  return {
+    client,
+    release: (err) => {
+      client.removeListener('error', onError);
+      client.release(err ?? broken);
+    },
+  };
+}

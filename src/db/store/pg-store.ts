@@ -6,6 +6,7 @@
 // returns only after `afterCachedWrite` (the row cache's lease, db/metadata-cache.ts), so that a write
 // acknowledged here is read at once on every node (docs/SCALE.md, "Coherence").
 import type pg from 'pg';
+import { checkOut } from '../pg/pool.js';
 import { changesCachedRows, type MetadataCache } from '../metadata-cache.js';
 import { bindValues, translatePlaceholders, type PgStatement } from './pg-sql.js';
 import type { SqlExecutor, SqlParams, SqlRunResult, SqlStore } from './types.js';
@@ -155,7 +156,7 @@ export class PgStore extends PgExecutor implements SqlStore {
 
   private async attempts<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<{ value: T; changed: boolean }> {
     for (let attempt = 1; ; attempt++) {
-      const client = await this.pool.connect();
+      const { client, release } = await checkOut(this.pool);
       let broken: Error | undefined;
       try {
         await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
@@ -173,7 +174,7 @@ export class PgStore extends PgExecutor implements SqlStore {
         throw err;
       } finally {
         // A client whose ROLLBACK failed is in an unknown state: the pool closes it instead of reusing it.
-        client.release(broken);
+        release(broken);
       }
     }
   }
