@@ -146,13 +146,18 @@ t.test('a synthetic burst opens exactly one rate-spike event with its figures, w
   t.ok(now - start > 0);
 });
 
+/** ana's verified hostname in the project shop, proxied to the loopback origin, with these rules. */
+async function proxiedHostname(host: string, rules: Record<string, unknown>): Promise<void> {
+  await admin('hostnames', 'add', host, '--user', 'ana', '--project', 'shop');
+  await admin('hostnames', 'verify', host, '--operator');
+  await admin('hostnames', 'set-origin', host, '--url', originUrl);
+  await admin('hostnames', 'set-rules', host, '--rules', JSON.stringify(rules));
+}
+
 t.test('rate limit per client (IPv6 by /64) with bans that grow for a repeat offender; countries', async (t) => {
   const API = 'api.example.com';
-  await admin('hostnames', 'add', API, '--user', 'ana', '--project', 'shop');
-  await admin('hostnames', 'verify', API, '--operator');
-  await admin('hostnames', 'set-origin', API, '--url', originUrl);
   const rateLimit = { requestsPerSecond: 1, burst: 2, banAfter: 3, banWindowSeconds: 60, banSeconds: 60, maxBanSeconds: 240 };
-  await admin('hostnames', 'set-rules', API, '--rules', JSON.stringify({ rateLimit, blockCountries: ['NG'] }));
+  await proxiedHostname(API, { rateLimit, blockCountries: ['NG'] });
   const from = (ip: string, country = 'DE'): Promise<{ status: number; retryAfter: string | undefined }> => sendTo(API, ip, { 'x-test-country': country });
   reached.clear();
 
@@ -193,11 +198,7 @@ t.test('hostname filter: another user\'s hostname or a stranger is 404', async (
 
 t.test('a wall-clock jump of an hour, back or forward, neither lifts a ban nor stops the buckets refilling', async (t) => {
   const HOST = 'jumpy.example.com';
-  await admin('hostnames', 'add', HOST, '--user', 'ana', '--project', 'shop');
-  await admin('hostnames', 'verify', HOST, '--operator');
-  await admin('hostnames', 'set-origin', HOST, '--url', originUrl);
-  const rateLimit = { requestsPerSecond: 1, burst: 1, banAfter: 2, banWindowSeconds: 60, banSeconds: 60, maxBanSeconds: 60 };
-  await admin('hostnames', 'set-rules', HOST, '--rules', JSON.stringify({ rateLimit }));
+  await proxiedHostname(HOST, { rateLimit: { requestsPerSecond: 1, burst: 1, banAfter: 2, banWindowSeconds: 60, banSeconds: 60, maxBanSeconds: 60 } });
   const from = (ip: string): Promise<{ status: number; retryAfter: string | undefined }> => sendTo(HOST, ip, { 'x-test-country': 'DE' });
   t.teardown(() => void (wallJump = 0));
 
