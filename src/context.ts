@@ -162,7 +162,7 @@ export interface ContextOptions {
   log?: Logger;
   /** The wall clock: dates, expiry, retention (docs/ARCHITECTURE.md "Clocks"). */
   clock?: () => Date;
-  /** A monotonic clock in ms for elapsed time (the edge limiter's buckets and bans); default performance.now. */
+  /** A monotonic clock in ms for elapsed time (the edge limiter, the RDAP cache and breaker, purge pruning); default performance.now. */
   monotonic?: () => number;
   /** Default `single`. */
   role?: ProcessRole;
@@ -281,7 +281,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const bootstrap = rdapBootstrap(config, repos, log);
     const { objects } = repos;
     const clock = opts.clock ?? (() => new Date());
-    const domainSearch = (domains = lazyDomainSearch({ repos, config, clock, bootstrap, log }));
+    const domainSearch = (domains = lazyDomainSearch({ repos, config, clock, ...(opts.monotonic ? { monotonic: opts.monotonic } : {}), bootstrap, log }));
     const shared = channel ? workerLeases(channel, log) : undefined;
     const removals = postgres ? new BlobRemovals({ repo: repos.blobRemovals, storage, now: () => clock().getTime(), log }) : undefined;
     const leases = shared
@@ -301,7 +301,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     });
     const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime() });
     const commits = new CommitQueue(repos);
-    cachePurges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), log });
+    cachePurges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), ...(opts.monotonic ? { elapsed: opts.monotonic } : {}), log });
     const purges = cachePurges;
     const requestMetrics = new RequestMetrics();
     const requestLines = lineWriter(log);

@@ -36,8 +36,10 @@ export interface CachePurgesOptions {
   edge: Pick<EdgeCache, 'purgeAsset' | 'purgeObject' | 'purgePrefix' | 'purgeOwner'>;
   proxyCache: Pick<ProxyResponseCache, 'purgeHostname'>;
   repos: Pick<Repos, 'cacheInvalidations' | 'dataVersion'>;
-  /** Unix milliseconds (rows' `at`, pruning). */
+  /** Unix milliseconds (rows' `at`, the pruning's cutoff). */
   now: () => number;
+  /** A monotonic clock in ms for how often this process prunes; default performance.now. */
+  elapsed?: () => number;
   log: Pick<Logger, 'warn'>;
   /** How often the feed is read; 0: only when poll() is called (tests). Default TAIL_MS. */
   tailMs?: number;
@@ -224,8 +226,10 @@ export class CachePurges {
     const write = async (): Promise<void> => {
       const at = now();
       await repos.cacheInvalidations.append({ ...row, at });
-      if (at - this.lastPruneAt >= PRUNE_EVERY_MS) {
-        this.lastPruneAt = at;
+      // Spaced on the monotonic clock: a wall-clock step back must not stop the pruning for its length.
+      const t = (this.opts.elapsed ?? performance.now.bind(performance))();
+      if (t - this.lastPruneAt >= PRUNE_EVERY_MS) {
+        this.lastPruneAt = t;
         await repos.cacheInvalidations.pruneBefore(at - RETENTION_MS);
       }
     };

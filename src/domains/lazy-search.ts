@@ -13,6 +13,8 @@ export interface LazyDomainSearchDeps {
   repos: Repos;
   config: Config;
   clock: () => Date;
+  /** Monotonic ms for the RDAP cache's TTLs and breaker; default performance.now. */
+  monotonic?: () => number;
   bootstrap: BootstrapSource;
   log: Pick<Logger, 'debug'>;
 }
@@ -40,6 +42,7 @@ export function lazyDomainSearch(deps: LazyDomainSearchDeps): LazyDomainSearch {
         client,
         config: config.domains.rdap,
         now: () => clock().getTime(),
+        ...(deps.monotonic ? { elapsed: deps.monotonic } : {}),
         onFailure: (failure) => log.debug({ ...failure }, 'domains: an RDAP lookup failed'),
       }),
     });

@@ -20,7 +20,8 @@ const CONFIG: RdapConfig = {
 interface Setup {
   f: RdapFixture;
   provider: RdapProvider;
-  clock: { now: number };
+  /** `now` moves both clocks; `wallJump` the wall clock alone (checkedAt), as NTP or `date -s` would. */
+  clock: { now: number; wallJump: number };
   failures: string[];
 }
 
@@ -31,13 +32,14 @@ async function setup(t: Test, config: Partial<RdapConfig> = {}, allowPrivateAddr
   const merged = { ...CONFIG, ...config };
   const client = createRdapClient({ ...merged, allowPrivateAddresses });
   t.teardown(() => client.close());
-  const clock = { now: 1_700_000_000_000 };
+  const clock = { now: 1_700_000_000_000, wallJump: 0 };
   const failures: string[] = [];
   const provider = new RdapProvider({
     bootstrap: new BootstrapSource({ file }),
     client,
     config: merged,
-    now: () => clock.now,
+    now: () => clock.now + clock.wallJump,
+    elapsed: () => clock.now,
     onFailure: (e) => failures.push(`${e.domain} ${e.reason}`),
   });
   return { f, provider, clock, failures };
@@ -139,6 +141,20 @@ t.test('cache: answers reused for cacheSeconds (inclusive) with their original c
   t.equal(f.count('taken.test'), 1);
   clock.now += 1;
   t.same(await provider.check('taken.test', 'test', trusted), { ...first, cached: false, checkedAt: clock.now });
+  t.equal(f.count('taken.test'), 2);
+});
+
+t.test('a wall-clock step of an hour, back or forward, neither keeps nor drops a cached answer: its TTL is elapsed time', async (t) => {
+  const { f, provider, clock } = await setup(t);
+  f.set('taken.test', { kind: 'registered' });
+  const first = await provider.check('taken.test', 'test', trusted);
+  clock.wallJump = 3600_000;
+  t.same(await provider.check('taken.test', 'test', trusted), { ...first, cached: true }, 'an hour forward: still cached, its checkedAt the same');
+  clock.wallJump = -3600_000;
+  clock.now += 60_001;
+  const again = await provider.check('taken.test', 'test', trusted);
+  t.match(again, { cached: false }, 'an hour back, and cacheSeconds elapsed: asked again');
+  t.equal(again.checkedAt, clock.now - 3600_000, 'checkedAt is the wall clock\'s');
   t.equal(f.count('taken.test'), 2);
 });
 

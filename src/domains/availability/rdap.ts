@@ -29,8 +29,10 @@ export interface RdapProviderOptions {
   /** The outbound client (address policy, caps); see createRdapClient. */
   client: OutboundClient;
   config: RdapConfig;
-  /** Millisecond clock for checkedAt, the cache TTLs and the breaker; default Date.now. */
+  /** Unix milliseconds for checkedAt (a date users see); default Date.now. */
   now?: () => number;
+  /** A monotonic clock in ms for the cache's TTLs and the breaker's cooldown; default performance.now. */
+  elapsed?: () => number;
   /** Names whose answers are held, at most. */
   maxEntries?: number;
   onFailure?: (failure: RdapFailure) => void;
@@ -80,10 +82,12 @@ export class RdapProvider implements AvailabilityProvider {
 
   constructor(private readonly opts: RdapProviderOptions) {
     this.now = opts.now ?? Date.now;
+    // Elapsed time on a monotonic clock: a wall-clock step back would keep answers (and an open breaker) an hour longer.
+    const elapsed = opts.elapsed ?? (() => performance.now());
     this.breaker = new CircuitBreaker({
       failures: opts.config.breakerFailures,
       cooldownMs: opts.config.breakerCooldownSeconds * 1000,
-      now: this.now,
+      now: elapsed,
     });
     this.cache = new LRUCache<string, Entry, Lookup>({
       max: opts.maxEntries ?? 10_000,
@@ -92,7 +96,7 @@ export class RdapProvider implements AvailabilityProvider {
       ttlAutopurge: false,
       // Every read checks the clock, so the TTLs hold to the millisecond (and to an injected clock).
       ttlResolution: 0,
-      perf: { now: this.now },
+      perf: { now: elapsed },
       fetchMethod: (_key, _stale, { context, options }) => this.ask(context, options),
     });
   }
