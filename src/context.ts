@@ -162,7 +162,7 @@ export interface ContextOptions {
   log?: Logger;
   /** The wall clock: dates, expiry, retention (docs/ARCHITECTURE.md "Clocks"). */
   clock?: () => Date;
-  /** A monotonic clock in ms for elapsed time (the edge limiter, the RDAP cache and breaker, purge pruning); default performance.now. */
+  /** A monotonic clock in ms for elapsed time (the edge limiter, proxied answers' resident age, the RDAP cache and breaker, purge pruning); default performance.now. */
   monotonic?: () => number;
   /** Default `single`. */
   role?: ProcessRole;
@@ -299,7 +299,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       now: () => clock().getTime(),
       log,
     });
-    const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime() });
+    const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime(), ...(opts.monotonic ? { elapsed: opts.monotonic } : {}) });
     const commits = new CommitQueue(repos);
     cachePurges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), ...(opts.monotonic ? { elapsed: opts.monotonic } : {}), log });
     const purges = cachePurges;

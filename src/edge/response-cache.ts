@@ -74,8 +74,13 @@ export interface CachedAnswer {
 export interface ProxyResponseCacheOptions {
   /** Stored answers whose metadata is kept (least recently used dropped first). */
   maxEntries: number;
-  /** Unix milliseconds (tests inject a clock). */
+  /** Unix milliseconds: the answers' Date and Expires are compared with it (tests inject a clock). */
   now: () => number;
+  /**
+   * A monotonic clock in ms for how long an answer has been held (its resident age): a wall-clock step
+   * back must not keep answers fresh an hour longer, nor one forward expire them all. Default performance.now.
+   */
+  elapsed?: () => number;
 }
 
 interface Entry {
@@ -87,7 +92,7 @@ interface Entry {
   headers: Record<string, string>;
   validators: StoredValidators;
   size: number;
-  /** Unix milliseconds. */
+  /** When it was stored, on the `elapsed` clock (ms). */
   storedAt: number;
   initialAge: number;
   lifetime: number;
@@ -134,10 +139,14 @@ export class ProxyResponseCache {
   /** Per target: the Vary names of the answer stored last, which select the variant key. */
   private variesLru: LRUCache<string, readonly string[]> | undefined;
 
+  private readonly elapsed: () => number;
+
   constructor(
     private readonly edge: EdgeCache,
     private readonly opts: ProxyResponseCacheOptions,
-  ) {}
+  ) {
+    this.elapsed = opts.elapsed ?? (() => performance.now());
+  }
 
   private get entries(): LRUCache<string, Entry> {
     return (this.entriesLru ??= new LRUCache<string, Entry>({ max: this.opts.maxEntries }));
@@ -161,7 +170,7 @@ export class ProxyResponseCache {
     const entry = this.entries.get(variantKey(hostname, req.url, vary, req.headers));
     if (!entry) return undefined;
     if (req.headers.authorization !== undefined && !entry.allowsAuthorized) return undefined;
-    const age = currentAge(entry.initialAge, entry.storedAt, this.opts.now());
+    const age = currentAge(entry.initialAge, entry.storedAt, this.elapsed());
     if (age >= entry.lifetime) {
       // Stale for everyone: the answer stored next replaces it.
       this.forget(entry);
@@ -234,7 +243,7 @@ export class ProxyResponseCache {
       headers,
       validators: validatorsOf(headers),
       size: verdict.size,
-      storedAt: now,
+      storedAt: this.elapsed(),
       initialAge: verdict.initialAge,
       lifetime: verdict.lifetime,
       allowsAuthorized: verdict.allowsAuthorized,

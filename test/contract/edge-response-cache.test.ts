@@ -63,12 +63,12 @@ interface Setup {
   origin: Origin;
   edge: EdgeCache;
   cache: ProxyResponseCache;
-  clock: { now: number };
+  clock: { now: number; wallJump: number };
   agent: Agent;
 }
 
 async function setup(t: Test, sizes: { memoryEntryMaxBytes?: number; diskBytes?: number } = {}): Promise<Setup> {
-  const clock = { now: Date.UTC(2026, 2, 1, 12, 0, 0) };
+  const clock = { now: Date.UTC(2026, 2, 1, 12, 0, 0), wallJump: 0 };
   const edge = await EdgeCache.open({
     dir: join(tempDir(t), 'cdn-cache'),
     memoryBytes: 1 << 20,
@@ -81,7 +81,8 @@ async function setup(t: Test, sizes: { memoryEntryMaxBytes?: number; diskBytes?:
   const agent = new Agent();
   t.teardown(() => agent.close());
   const origin = await Origin.start(t);
-  return { origin, edge, cache: new ProxyResponseCache(edge, { maxEntries: 1000, now: () => clock.now }), clock, agent };
+  // clock.now moves both clocks; wallJump steps the wall clock alone (as NTP or `date -s` would).
+  return { origin, edge, cache: new ProxyResponseCache(edge, { maxEntries: 1000, now: () => clock.now + clock.wallJump, elapsed: () => clock.now }), clock, agent };
 }
 
 async function bytesOf(body: Buffer | Readable | null): Promise<Buffer> {
@@ -166,6 +167,21 @@ t.test('max-age expires by the injected clock; s-maxage wins over max-age', asyn
   s.clock.now += 90_000;
   t.match(await get(s, '/shared'), { cacheStatus: 'EXPIRED' }, 'then past s-maxage');
   t.equal(s.origin.count('/shared'), 2);
+});
+
+t.test('a wall-clock step of an hour neither keeps a stored answer fresh longer nor expires it: its age is time held', async (t) => {
+  const s = await setup(t);
+  s.origin.answer('/held', 'held', { 'cache-control': 'max-age=10' });
+  await get(s, '/held');
+  s.clock.wallJump = -3600_000;
+  s.clock.now += 4_000;
+  t.match(await get(s, '/held'), { cacheStatus: 'HIT', headers: { age: '4' } }, 'an hour back: 4 s old, as held');
+  s.clock.wallJump = 3600_000;
+  t.match(await get(s, '/held'), { cacheStatus: 'HIT', headers: { age: '4' } }, 'an hour forward: still 4 s old, still fresh');
+  s.clock.wallJump = -3600_000;
+  s.clock.now += 6_000;
+  t.match(await get(s, '/held'), { cacheStatus: 'EXPIRED' }, 'after 10 s held it is stale, whatever the wall clock says');
+  t.equal(s.origin.count('/held'), 2);
 });
 
 t.test('the origin Age counts against the lifetime; the client can ask for younger', async (t) => {

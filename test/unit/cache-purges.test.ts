@@ -36,7 +36,7 @@ async function startProc(t: Test, file: string, cacheDir: string, clock: Clock):
   const warnings: unknown[] = [];
   const log = { warn: (obj: unknown) => void warnings.push(obj) };
   const edge = await EdgeCache.open({ dir: cacheDir, memoryBytes: 1 << 20, memoryEntryMaxBytes: 64 * 1024, diskBytes: 4 << 20, now: () => clock.now, log });
-  const proxyCache = new ProxyResponseCache(edge, { maxEntries: 100, now: () => clock.now });
+  const proxyCache = new ProxyResponseCache(edge, { maxEntries: 100, now: () => clock.now, elapsed: () => clock.now });
   const purges = new CachePurges({ edge, proxyCache, repos, now: () => clock.now, elapsed: () => clock.now, log, tailMs: 0 });
   t.teardown(async () => {
     await purges.close();

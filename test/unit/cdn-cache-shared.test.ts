@@ -313,7 +313,7 @@ t.test('restart: a lost or unreadable index is rebuilt from the files', async (t
 t.test("the edge proxy's answers: each worker keeps its own; a hostname purge in one drops both", async (t) => {
   const { a, b } = await twoWorkers(t);
   const now = (): number => 1_000_000;
-  const proxies = [new ProxyResponseCache(a, { maxEntries: 100, now }), new ProxyResponseCache(b, { maxEntries: 100, now })];
+  const proxies = [new ProxyResponseCache(a, { maxEntries: 100, now, elapsed: now }), new ProxyResponseCache(b, { maxEntries: 100, now, elapsed: now })];
   const body = pattern(100 * KiB, 11);
   const req = { method: 'GET', url: '/big', headers: {} };
   let originRequests = 0;
