@@ -281,7 +281,8 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const bootstrap = rdapBootstrap(config, repos, log);
     const { objects } = repos;
     const clock = opts.clock ?? (() => new Date());
-    const domainSearch = (domains = lazyDomainSearch({ repos, config, clock, ...(opts.monotonic ? { monotonic: opts.monotonic } : {}), bootstrap, log }));
+    const monotonic = opts.monotonic ?? (() => performance.now());
+    const domainSearch = (domains = lazyDomainSearch({ repos, config, clock, monotonic, bootstrap, log }));
     const shared = channel ? workerLeases(channel, log) : undefined;
     const removals = postgres ? new BlobRemovals({ repo: repos.blobRemovals, storage, now: () => clock().getTime(), log }) : undefined;
     const leases = shared
@@ -299,9 +300,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       now: () => clock().getTime(),
       log,
     });
-    const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime(), ...(opts.monotonic ? { elapsed: opts.monotonic } : {}) });
+    const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime(), elapsed: monotonic });
     const commits = new CommitQueue(repos);
-    cachePurges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), ...(opts.monotonic ? { elapsed: opts.monotonic } : {}), log });
+    cachePurges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), elapsed: monotonic, log });
     const purges = cachePurges;
     const requestMetrics = new RequestMetrics();
     const requestLines = lineWriter(log);
@@ -361,7 +362,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       edgeMonitor: channel
         ? new MonitorForwarder(channel, log)
         : new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
-      edgeLimiter: channel ? new RemoteEdgeLimiter(channel, log) : new ClientLimiter({ maxClients: config.edge.maxTrackedClients, ...(opts.monotonic ? { now: opts.monotonic } : {}) }),
+      edgeLimiter: channel ? new RemoteEdgeLimiter(channel, log) : new ClientLimiter({ maxClients: config.edge.maxTrackedClients, now: monotonic }),
       ...(postgres
         ? { rateLimitStore: storeRateLimitStore(repos.rateLimits, log) }
         : channel

@@ -227,7 +227,7 @@ export class CachePurges {
       const at = now();
       await repos.cacheInvalidations.append({ ...row, at });
       // Spaced on the monotonic clock: a wall-clock step back must not stop the pruning for its length.
-      const t = (this.opts.elapsed ?? performance.now.bind(performance))();
+      const t = this.opts.elapsed ? this.opts.elapsed() : performance.now();
       if (t - this.lastPruneAt >= PRUNE_EVERY_MS) {
         this.lastPruneAt = t;
         await repos.cacheInvalidations.pruneBefore(at - RETENTION_MS);

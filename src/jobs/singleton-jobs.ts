@@ -64,8 +64,8 @@ export class SingletonJobs {
     // What a crash left on the local disk (docs/ARCHITECTURE.md "Garbage collection"): half-written
     // uploads and unreferenced blobs from before this process started, every worker being younger.
     const leftoversBefore = storage.sweepStaged ? performance.timeOrigin : undefined;
-    if (storage.sweepStaged && leftoversBefore !== undefined) {
-      storage.sweepStaged(leftoversBefore).then(
+    if (leftoversBefore !== undefined) {
+      storage.sweepStaged?.(leftoversBefore).then(
         (removed) => (removed > 0 ? log.info({ removed }, 'storage: removed uploads an earlier process left half-written') : undefined),
         (err: unknown) => log.warn({ err }, 'storage: could not remove the half-written uploads of an earlier process'),
       );
