@@ -32,6 +32,35 @@ stores.each('fixed windows, continueExceeding, read, prune', async (t, open) => 
   now += 2 * WINDOW;
   t.equal(await repo.prune(), 4, 'every ended window removed');
   t.same(await repo.read('sign-in', 'ip'), { count: 0, ttl: 0 });
+
+  // The clock stepped an hour back: a window that began "after now" is over, not open an hour longer.
+  t.same(await repo.hit('GET /x', 'back', opts), { count: 1, ttl: WINDOW });
+  now -= 3_600_000;
+  t.same(await repo.read('GET /x', 'back'), { count: 0, ttl: 0 }, 'read: no window');
+  t.same(await repo.hit('GET /x', 'back', opts), { count: 1, ttl: WINDOW }, 'a hit starts a new window of its length');
+});
+
+t.test('postgres: the windows count on the database\'s clock, not a node\'s', async (t) => {
+  const server = await stores.postgres();
+  const store = await pgStore(server, t, await server.database());
+  const repo = new RateLimitsRepo(store);
+  const opts = { window: WINDOW, max: 3, restartWhenExceeded: false };
+  // A node whose wall clock is an hour off counts in the same windows: its clock is not asked.
+  const wall = Date.now;
+  t.teardown(() => (Date.now = wall));
+  const first = await repo.hit('GET /db', 'k', opts);
+  Date.now = () => wall() - 3_600_000;
+  const second = await repo.hit('GET /db', 'k', opts);
+  Date.now = () => wall() + 3_600_000;
+  const third = await repo.hit('GET /db', 'k', opts);
+  Date.now = wall;
+  t.same([first.count, second.count, third.count], [1, 2, 3], 'one window across the steps');
+  t.ok(third.ttl > 0 && third.ttl <= WINDOW, `ending when the database says (ttl ${third.ttl} ms)`);
+  // The database host's clock stepped back: its window began "after now", so it is over.
+  await store.run("UPDATE rate_limit_counters SET started_at = started_at + 3600000 WHERE limiter = 'GET /db'");
+  t.same(await repo.read('GET /db', 'k'), { count: 0, ttl: 0 }, 'read: no window');
+  t.equal((await repo.hit('GET /db', 'k', opts)).count, 1, 'a hit starts a new one');
+  t.equal(await repo.prune(), 0, 'the new window is not pruned');
 });
 
 t.test('postgres: hits through two nodes at once are counted exactly', async (t) => {

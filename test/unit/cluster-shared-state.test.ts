@@ -144,6 +144,20 @@ t.test('API limits: the fixed window is LocalStore’s (ttl counts down, a new w
   t.equal(counters.size, 1);
 });
 
+t.test('API limits: windows are durations on the monotonic clock, whatever the wall clock does (patches/@fastify+rate-limit)', async (t) => {
+  const counters = new ApiLimitCounters();
+  const body = { limiter: 'GET /x', continueExceeding: false, exponentialBackoff: false, cache: null, key: 'k', timeWindow: 60_000, max: 1 };
+  const wall = Date.now;
+  t.teardown(() => (Date.now = wall));
+  t.equal((await counters.count('incr', body)).current, 1);
+  Date.now = () => wall() - 3_600_000;
+  const back = await counters.count('incr', body);
+  t.equal(back.current, 2, 'stepped an hour back: the same window');
+  t.ok(back.ttl <= 60_000, `and it ends when it would have (ttl ${back.ttl} ms), not an hour later`);
+  Date.now = () => wall() + 3_600_000;
+  t.equal((await counters.count('incr', body)).current, 3, 'stepped an hour forward: still the same window, not a new one');
+});
+
 t.test('API limits without a supervisor: counted in the worker alone, logged once', async (t) => {
   const log = new Log();
   const store = new (remoteRateLimitStore(orphan(), log))({}).child({ routeInfo: { method: 'GET', url: '/x' } } as never);

@@ -134,7 +134,7 @@ export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
       projects: new ProjectsRepo(exec, clock),
       anomalies: new AnomaliesRepo(exec),
       cacheInvalidations: new CacheInvalidationsRepo(exec),
-      rateLimits: new RateLimitsRepo(exec, clock),
+      rateLimits: new RateLimitsRepo(exec),
       blobRemovals: new BlobRemovalsRepo(exec),
       transact: <T>(fn: (repos: Repos) => Promise<T>): Promise<T> => exec.transaction((tx) => fn(bound(tx))),
     };
