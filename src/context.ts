@@ -162,7 +162,7 @@ export interface ContextOptions {
   log?: Logger;
   /** The wall clock: dates, expiry, retention (docs/ARCHITECTURE.md "Clocks"). */
   clock?: () => Date;
-  /** A monotonic clock in ms for elapsed time (the edge limiter, proxied answers' resident age, the RDAP cache and breaker, purge pruning); default performance.now. */
+  /** A monotonic clock in ms for elapsed time (the edge limiter, proxied answers' resident age, the RDAP cache and breaker, purge pruning, the anomaly monitor's step check); default performance.now. */
   monotonic?: () => number;
   /** Default `single`. */
   role?: ProcessRole;
@@ -361,7 +361,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       }),
       edgeMonitor: channel
         ? new MonitorForwarder(channel, log)
-        : new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
+        : new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), elapsed: monotonic, log }),
       edgeLimiter: channel ? new RemoteEdgeLimiter(channel, log) : new ClientLimiter({ maxClients: config.edge.maxTrackedClients, now: monotonic }),
       ...(postgres
         ? { rateLimitStore: storeRateLimitStore(repos.rateLimits, log) }

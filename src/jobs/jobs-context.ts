@@ -49,7 +49,7 @@ export interface JobsContext extends JobsDeps {
 export interface JobsContextOptions {
   log: Logger;
   clock?: () => Date;
-  /** A monotonic clock in ms for elapsed time (the edge limiter the workers ask); default performance.now. */
+  /** A monotonic clock in ms for elapsed time (the edge limiter the workers ask, the anomaly monitor's step check); default performance.now. */
   monotonic?: () => number;
 }
 
@@ -95,7 +95,7 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
       leases,
       corruption: new CorruptionReporter(repos.integrity, log, clock),
       root: dir.root,
-      edgeMonitor: new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), log }),
+      edgeMonitor: new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), elapsed: opts.monotonic ?? (() => performance.now()), log }),
       edgeLimiter: new ClientLimiter({ maxClients: config.edge.maxTrackedClients, ...(opts.monotonic ? { now: opts.monotonic } : {}) }),
       async startJobs() {
         if (jobs) return;

@@ -217,3 +217,37 @@ t.test('a wall-clock jump of an hour, back or forward, neither lifts a ban nor s
   now += 31_000;
   t.equal((await from('192.0.2.10')).status, 200, 'the ban ends 60 s after it began, whatever the wall clock said');
 });
+
+t.test('a wall-clock step of an hour either way: the anomaly buckets move with it (no false drop, no stall), and a burst after it is dated by the wall clock', async (t) => {
+  const HOST = 'steady.example.com';
+  await proxiedHostname(HOST, {});
+  t.teardown(() => void (wallJump = 0));
+  // `n` requests, then the evaluation the monitor's timer runs every few seconds of a real clock.
+  const steady = async (n: number): Promise<void> => {
+    for (let i = 0; i < n; i += 8) {
+      const batch = Array.from({ length: Math.min(8, n - i) }, (_, j) => sendTo(HOST, `203.0.113.${((i + j) % 10) + 1}`, {}));
+      for (const r of await Promise.all(batch)) if (r.status !== 200) throw new Error(`steady traffic: ${r.status}`);
+    }
+    await ctx.edgeMonitor.evaluate();
+  };
+  for (let bucket = 0; bucket < 12; bucket++) {
+    await steady(20);
+    now += BUCKET_MS;
+  }
+  wallJump = 3600_000;
+  for (let bucket = 0; bucket < 3; bucket++) {
+    await steady(20);
+    now += BUCKET_MS;
+  }
+  t.same(await client.anomalies({ hostname: HOST, hours: 3 }), [], 'an hour forward: no rate drop (the hour skipped is not an hour of empty buckets)');
+  wallJump = 0;
+  for (let bucket = 0; bucket < 3; bucket++) {
+    await steady(20);
+    now += BUCKET_MS;
+  }
+  t.same(await client.anomalies({ hostname: HOST, hours: 3 }), [], 'an hour back: nothing either');
+  const burst = Math.floor(now / BUCKET_MS) * BUCKET_MS;
+  await steady(400);
+  now += BUCKET_MS;
+  t.match(await client.anomalies({ hostname: HOST, hours: 3 }), [{ kind: 'rate-spike', observed: 400, baseline: 20, startedAt: new Date(burst).toISOString() }], 'the burst right after is seen at once (the buckets did not stall for the hour), dated by the wall clock');
+});

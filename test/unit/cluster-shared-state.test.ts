@@ -85,6 +85,7 @@ function cluster(t: { teardown(fn: () => void): void }): Cluster {
     repo: createRepos(db).anomalies,
     config: { bucketSeconds: 60, baselineBuckets: 12, minRequests: 10 },
     now: () => Date.now(),
+    elapsed: () => performance.now(),
     log: new Log(),
   });
   t.teardown(() => {

@@ -45,6 +45,7 @@ class Rig {
       repo: this.repos.anomalies,
       config: CONFIG,
       now: () => this.now,
+      elapsed: () => this.now,
       log: { warn: (...args: unknown[]) => void this.warnings.push(args) },
       ...(maxHostnames === undefined ? {} : { maxHostnames }),
     });

@@ -30,7 +30,13 @@ export interface TrafficMonitor {
 export interface EdgeMonitorDeps {
   repo: AnomaliesRepo;
   config: EdgeConfig['anomalies'];
+  /** The wall clock (epoch ms): buckets are aligned on it, and events dated by it. */
   now: () => number;
+  /**
+   * A monotonic clock (ms): a wall clock that moved a bucket or more apart from it was stepped (NTP, a VM
+   * resumed, `date -s`), and the buckets move with it rather than stall or fill with empty ones.
+   */
+  elapsed: () => number;
   log: Pick<Logger, 'warn'>;
   /** Hostnames tracked at once (least recently seen dropped first). */
   maxHostnames?: number;
@@ -74,10 +80,15 @@ export class EdgeMonitor implements TrafficMonitor {
   private dropped = 0;
   /** The open events restored at start, then every evaluation: each runs after the one before. */
   private chain: Promise<void>;
+  /** Both clocks when last compared (followSteps). */
+  private wallAt: number;
+  private elapsedAt: number;
 
   constructor(private readonly deps: EdgeMonitorDeps) {
     this.widthMs = Math.max(1, deps.config.bucketSeconds) * 1000;
     this.maxHistory = Math.max(1, deps.config.baselineBuckets) * HISTORY_BASELINES;
+    this.wallAt = deps.now();
+    this.elapsedAt = deps.elapsed();
     this.chain = this.restore(this.bucketOf(deps.now()));
     this.timer = setInterval(() => void this.evaluate(), Math.min(this.widthMs / 5, 10_000));
     this.timer.unref();
@@ -100,7 +111,13 @@ export class EdgeMonitor implements TrafficMonitor {
         this.dropped += 1;
         return;
       }
-      const state = this.hosts.get(r.hostname) ?? this.track(r.hostname, r.ownerId, this.bucketOf(r.time));
+      // The clocks are compared only when it is cheap to: a hostname tracked anew (a step before it is the
+      // others' alone), or a time far from its open buckets (a quiet hostname, or a stepped clock).
+      let state = this.hosts.get(r.hostname);
+      if (state === undefined) {
+        this.followSteps();
+        state = this.track(r.hostname, r.ownerId, this.bucketOf(r.time));
+      } else if (state.series.outOfLine(r.time)) this.followSteps();
       state.series.ownerId = r.ownerId;
       state.series.add(r);
       this.observed += 1;
@@ -120,6 +137,7 @@ export class EdgeMonitor implements TrafficMonitor {
   }
 
   private async run(): Promise<void> {
+    this.followSteps();
     const before = this.bucketOf(this.deps.now());
     await this.endOrphans();
     // The detectors run as the buckets close (they read the history as it was then); the writes follow.
@@ -160,6 +178,24 @@ export class EdgeMonitor implements TrafficMonitor {
     return Math.floor(time / this.widthMs) * this.widthMs;
   }
 
+  /**
+   * Whether the wall clock was stepped since the clocks were last compared; if so every series moves by
+   * the step (whole buckets). An hour back no longer stalls every hostname's buckets for an hour (then one
+   * bucket holding the hour's requests: a false spike); an hour forward no longer closes an hour of
+   * empty buckets (a false drop, and a baseline of nothing). Events already recorded keep their dates.
+   */
+  private followSteps(): void {
+    const wall = this.deps.now();
+    const elapsed = this.deps.elapsed();
+    const step = wall - this.wallAt - (elapsed - this.elapsedAt);
+    this.wallAt = wall;
+    this.elapsedAt = elapsed;
+    if (!(Math.abs(step) >= this.widthMs)) return;
+    const shift = Math.round(step / this.widthMs) * this.widthMs;
+    for (const state of this.hostsLru?.values() ?? []) state.series.shift(shift);
+    this.deps.log.warn({ stepMs: Math.round(step) }, 'edge anomalies: the wall clock was stepped; the buckets move with it');
+  }
+
   private track(hostname: string, ownerId: string, firstStart: number): HostState {
     const state: HostState = { series: new HostSeries(hostname, ownerId, this.widthMs, this.maxHistory, firstStart), open: new Map() };
     this.hosts.set(hostname, state);
@@ -190,7 +226,8 @@ export class EdgeMonitor implements TrafficMonitor {
         if (outcome === 'unknown') continue;
         if (outcome === 'none') {
           if (open) {
-            await repo.close(open.id, start);
+            // Not before it began, should the wall clock have been stepped back meanwhile.
+            await repo.close(open.id, Math.max(start, open.startedAt));
             state.open.delete(kind);
           }
         } else if (!open) {

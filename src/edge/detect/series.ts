@@ -93,7 +93,7 @@ class OpenBucket {
   private readonly sources = new HeavyHitters();
   private readonly countries = new Map<string, number>();
 
-  constructor(readonly start: number) {}
+  constructor(public start: number) {}
 
   add(r: ObservedRequest): void {
     this.requests += 1;
@@ -170,6 +170,18 @@ export class HostSeries {
     }
     if (this.open.length > MAX_OPEN) this.open.shift();
     b.add(r);
+  }
+
+  /** Whether `time` is far from the buckets open: a bucket or more before them, or two past the newest. */
+  outOfLine(time: number): boolean {
+    const newest = this.open[this.open.length - 1]?.start ?? this.nextStart;
+    return time < this.nextStart - this.widthMs || time >= newest + 2 * this.widthMs;
+  }
+
+  /** Moves the series onto a stepped wall clock: its buckets keep their order and counts, their starts move by `ms` (whole buckets). */
+  shift(ms: number): void {
+    this.nextStart += ms;
+    for (const b of this.open) b.start += ms;
   }
 
   /** Closes every bucket that starts before `before` (a bucket boundary), oldest first. */
