@@ -113,6 +113,7 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
     if (isMetadataUnavailable(err)) {
       // PostgreSQL restarting or failing over: nothing was done that a retry would repeat wrongly.
       request.log.warn({ err }, 'management API: metadata database unavailable');
+      void reply.headers({ 'retry-after': '1' });
       return sendError(reply, 503, 'metadata_unavailable', 'The metadata database is temporarily unavailable; retry later');
     }
     if (isOutOfSpace(err)) {

@@ -126,6 +126,11 @@ export function metadataBusyError(): S3Error {
   return new S3Error('SlowDown', 'The metadata database is busy (locked by another process); retry shortly.', {}, { 'Retry-After': '1' });
 }
 
+/** A 503 for a metadata database that does not answer (PostgreSQL restarting, failing over): S3 ServiceUnavailable, retried by the SDKs. */
+export function metadataUnavailableError(): S3Error {
+  return new S3Error('ServiceUnavailable', undefined, {}, { 'Retry-After': '1' });
+}
+
 /** Network failures of a database connection (node's codes on pg's errors). */
 const CONNECTION_CODES: ReadonlySet<unknown> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 /** PostgreSQL SQLSTATEs of a server going away or refusing writes (a failover, a restart, a standby). */

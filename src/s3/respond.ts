@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import { S3Error, isMetadataBusy, isMetadataUnavailable, isOutOfSpace, isS3Error, metadataBusyError } from '../errors/s3-errors.js';
+import { S3Error, isMetadataBusy, isMetadataUnavailable, isOutOfSpace, isS3Error, metadataBusyError, metadataUnavailableError } from '../errors/s3-errors.js';
 import { toXml } from './xml.js';
 import { bodyWithheld } from './body.js';
 import { drainRequest } from '../http/request-drain.js';
@@ -80,7 +80,7 @@ export function sendError(
   } else if (isMetadataUnavailable(err)) {
     // PostgreSQL restarting or failing over: the SDKs retry a 503.
     info.log.warn({ err, requestId: info.requestId }, 'metadata database unavailable');
-    e = new S3Error('ServiceUnavailable');
+    e = metadataUnavailableError();
   } else {
     info.log.error({ err, requestId: info.requestId }, 'internal error');
     e = new S3Error('InternalError');

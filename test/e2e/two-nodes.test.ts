@@ -247,11 +247,13 @@ t.test('PostgreSQL gone: requests get 503 (clients retry), /readyz says not read
   const got = await s3.getObject('shared', 'k300000');
   t.equal(got.status, 503, 'S3: 503');
   t.match(got.text, /<Code>ServiceUnavailable<\/Code>/);
+  t.equal(got.headers['retry-after'], '1', 'with Retry-After, as every other 503');
   // Past the second an API key stays verified in memory: the key itself must be read now.
   await sleep(SETTLE_MS);
   const api = await apiClient(b, token).raw('GET', '/api/v3/cdn/usage');
   t.equal(api.status, 503, 'API: 503');
   t.match(JSON.parse(api.body.toString('utf8')), { success: false, code: 'metadata_unavailable' });
+  t.equal(api.headers.get('retry-after'), '1');
   const ready = await rawRequest({ url: a.url }, { method: 'GET', target: '/readyz', headers: [['Host', new URL(a.url).host]] });
   t.equal(ready.status, 503, '/readyz: not ready');
   for (const node of [a, b]) t.equal(node.output().includes('"level":60'), false, 'no fatal log');
