@@ -8,48 +8,17 @@
 //  - a data directory the supervisor cannot open (the workers, forked first, wait for it) fails the start
 //    with its one line and exit 2, and no worker is left.
 import t from 'tap';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { rawRequest } from '../helpers/raw-http.js';
 import { RawS3 } from '../helpers/s3-client.js';
+import { childrenOf, pidsLogging } from '../helpers/processes.js';
 import { startServer } from '../helpers/server.js';
 import { runS3edge } from '../helpers/cli.js';
 import { UNSIGNED_PAYLOAD } from '../helpers/signer.js';
 
 /** Safety net for polls, generous for a busy 2-core machine: never an assertion of speed. */
 const SAFETY_MS = 30_000;
-
-/** The live children of `pid` (from /proc: field 4 of stat is the parent). */
-function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === pid && fields[0] !== 'Z') out.push(Number(name));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out.sort((a, b) => a - b);
-}
-
-/** The pids of the processes that logged a line with this message. */
-function pidsLogging(output: string, msg: string): number[] {
-  const pids: number[] = [];
-  for (const line of output.split('\n')) {
-    if (!line.startsWith('{')) continue;
-    try {
-      const rec = JSON.parse(line) as { pid?: number; msg?: string };
-      if (rec.msg === msg && typeof rec.pid === 'number') pids.push(rec.pid);
-    } catch {
-      // not a log line
-    }
-  }
-  return pids;
-}
 
 async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>): Promise<T> {
   for (const deadline = Date.now() + SAFETY_MS; Date.now() < deadline; await sleep(100)) {
