@@ -4,7 +4,7 @@
 // request to it (api/management-lazy.ts).
 import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener } from 'node:http';
-import Fastify, { type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
 import { managementApi } from './plugin.js';
 import { observeApiRequests } from './request-line.js';
@@ -19,10 +19,10 @@ export async function buildManagement(ctx: AppContext): Promise<BuiltManagement>
   let fastifyListener: RequestListener | undefined;
   const fastify = Fastify({
     loggerInstance: ctx.log,
-    // One line per request of our own (api/request-line.ts), under an id the client is shown.
-    disableRequestLogging: true,
+    // One line per request of our own (api/request-line.ts), under an id the client is shown. (Set on a
+    // LogController: the top-level options of the same names are deprecated, FSTDEP023/024.)
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     genReqId: () => randomUUID(),
-    requestIdLogLabel: 'requestId',
     routerOptions: { querystringParser: parseQueryFirstValue },
     // Malformed URLs (bad percent-encoding, over-long segments) get the API's JSON envelope too.
     frameworkErrors: (err, _req, reply) => {

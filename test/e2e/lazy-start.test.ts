@@ -1,7 +1,8 @@
 // What a start leaves for later (docs/ARCHITECTURE.md "Start") is there when asked for, and nothing asked
 // for meanwhile fails: the management API is built for its first request, and the requests that arrive
 // while it builds wait for it (one process and each worker of a cluster alike); the S3 surface, the CDN
-// with its GeoIP lookup, a large upload (the hashing thread starts with it) answer from the first request.
+// with its GeoIP lookup, a large upload (the hashing thread starts with it) answer from the first request;
+// and no part prints a deprecation or experimental warning as it starts.
 import t from 'tap';
 import { createHash, randomBytes } from 'node:crypto';
 import { rawRequest } from '../helpers/raw-http.js';
@@ -35,5 +36,10 @@ for (const workers of [1, 2]) {
     const listed = await rawRequest({ url: server.url }, { method: 'GET', target: '/api/v3/buckets', headers: [['host', host], ['authorization', `Bearer ${token}`]] });
     t.equal(listed.status, 200, 'an authenticated management request');
     t.match(JSON.parse(listed.text) as unknown, { success: true }, 'with its answer');
+    const dashboard = await rawRequest({ url: server.url }, { method: 'GET', target: '/dashboard/', headers: [['host', host]] });
+    t.equal(dashboard.status, 200, 'the dashboard');
+    // Every part built by now: none printed a deprecation or experimental warning (fastify's FSTDEP, node's).
+    const warnings = server.output().split('\n').filter((l) => /Warning|FSTDEP|FSTWRN/.test(l));
+    t.same(warnings, [], 'no warning at start or on the first requests, in any process');
   });
 }
