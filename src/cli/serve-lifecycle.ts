@@ -2,6 +2,8 @@
 // workers, the start message, what a failed start says, and the stop signals.
 import { isPostgresUrl, redactUrl } from '../db/pg/url.js';
 import { availableParallelism, constants as osConstants } from 'node:os';
+import { dirname, resolve } from 'node:path';
+import { isSea } from 'node:sea';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { AppContext } from '../context.js';
@@ -33,6 +35,7 @@ export function announce(json: boolean, config: Config, root: AppContext['root']
         s3Tls: at.s3Tls,
         cdn: at.cdn,
         cdnBase: at.cdnBase,
+        dashboard: config.dashboard.enabled ? `${at.s3}/dashboard/` : null,
         region: config.region,
         workers,
         metadata: isPostgresUrl(config.metadata) ? 'postgres' : 'sqlite',
@@ -50,12 +53,31 @@ export function announce(json: boolean, config: Config, root: AppContext['root']
     `  Data directory:   ${config.dataDir}`,
     `  Metadata:         ${isPostgresUrl(config.metadata) ? redactUrl(config.metadata) : 'SQLite (meta.db in the data directory)'}`,
     `  Workers:          ${workers}${workers > 1 ? ' processes and their supervisor' : ' process'} (--workers)`,
+    ...(config.dashboard.enabled ? [`  Dashboard:        ${at.s3}/dashboard/`] : []),
+    `  Admin commands:   ${adminCommand(config)}`,
     `  Root access key:  ${root.accessKeyId}`,
     ...(root.generated
       ? [`  Root secret key:  ${root.secretAccessKey}`, '  (the secret is shown only now: store it somewhere safe)']
       : []),
   ];
   process.stdout.write(lines.join('\n') + '\n');
+}
+
+/**
+ * The command that runs s3edge as this process was started: the single binary's path; `npx s3edge` in the
+ * package's folder (where npx finds its bin); else node and the script's path.
+ */
+export function commandName(script = process.argv[1], cwd = process.cwd()): string {
+  if (isSea()) return process.execPath;
+  if (script === undefined || resolve(cwd) === resolve(dirname(script), '..', '..')) return 'npx s3edge';
+  return `node ${script}`;
+}
+
+/** How to run admin commands against this server: the command, and where its data is. */
+function adminCommand(config: Config): string {
+  const command = commandName();
+  const where = isPostgresUrl(config.metadata) ? '--metadata <the same URL>' : `--data-dir ${config.dataDir}`;
+  return `${command} help   (e.g. ${command} users create alice ${where})`;
 }
 
 const LISTEN_ERRORS = new Set(['EADDRINUSE', 'EACCES', 'EADDRNOTAVAIL']);
