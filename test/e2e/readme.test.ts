@@ -1,5 +1,6 @@
 // README.md's commands, run as written: every line of its ```sh blocks, in order, in a fresh folder
-// where `s3edge` is this build and `./data` is the data directory of a server started here. The only
+// where `npx s3edge` is this build (as npx resolves it in the folder of `npm ci`, which a test of its own
+// checks) and `./data` is the data directory of a server started here. The only
 // liberties: the server listens on a free port (its address replaces http://127.0.0.1:9000), and the
 // placeholders a reader fills in (<root access key>, <ACCESS_KEY_ID>) get the values the earlier
 // commands printed. Shell variables are README's own: `export A=...` and `NAME=$(...)` lines run as
@@ -57,9 +58,14 @@ t.test('every other README command runs as written', async (t) => {
   const work = join(tmpdir(), `s3edge-readme-${process.pid}`);
   await mkdir(join(work, 'bin'), { recursive: true });
   t.teardown(() => rm(work, { recursive: true, force: true }));
-  // `s3edge` on PATH is this build, as `npm install -g` or npx would give it.
-  const wrapper = join(work, 'bin', 's3edge');
-  await writeFile(wrapper, `#!/bin/sh\n# Without tap's NODE_OPTIONS (test/helpers/child-env.ts).\nexec env -u NODE_OPTIONS "${process.execPath}" "${S3EDGE_BIN}" "$@"\n`);
+  // `npx s3edge` is this build, as npx gives it in the folder of `npm ci` (the test below); README has no
+  // other npx command, and one added fails here until this file knows how to run it.
+  const wrapper = join(work, 'bin', 'npx');
+  await writeFile(
+    wrapper,
+    `#!/bin/sh\n# Without tap's NODE_OPTIONS (test/helpers/child-env.ts).\n` +
+      `if [ "$1" = s3edge ]; then shift; exec env -u NODE_OPTIONS "${process.execPath}" "${S3EDGE_BIN}" "$@"; fi\necho "readme.test runs npx s3edge only, not npx $1" >&2\nexit 127\n`,
+  );
   await chmod(wrapper, 0o755);
   const cwd = join(work, 'home');
   await mkdir(cwd);
@@ -113,8 +119,15 @@ t.test('every other README command runs as written', async (t) => {
     if (command.startsWith('curl ')) t.match(r.stdout, /"success":true/, `README: ${written}: the API says success`);
     // What a reader takes from an output for a later line.
     const accessKeyId = /^accessKeyId:\s+(\S+)$/m.exec(r.stdout)?.[1];
-    if (written.startsWith('s3edge access-keys create') && accessKeyId) values['<ACCESS_KEY_ID>'] = accessKeyId;
+    if (written.startsWith('npx s3edge access-keys create') && accessKeyId) values['<ACCESS_KEY_ID>'] = accessKeyId;
   }
   t.ok(values['<ACCESS_KEY_ID>'], 'the access key placeholder was filled from access-keys create');
   t.match(env['TOKEN'], /^s3e_/, "TOKEN is an API token, set by README's own line");
+});
+
+t.test("README's `npx s3edge` works in the folder of `npm ci`, with nothing installed globally or fetched", async (t) => {
+  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const r = await run('npx', ['--no-install', 's3edge', '--version'], { env: childProcessEnv(), cwd: root, timeoutMs: 60_000 });
+  t.equal(r.code, 0, `npx --no-install s3edge --version\n${r.stderr}`);
+  t.match(r.stdout, /^s3edge \d+\.\d+\.\d+/);
 });
