@@ -84,6 +84,15 @@ t.test('every status maps to an answer', async (t) => {
   t.match(await provider.check('swapped.test', 'test', trusted), { status: 'unknown', reason: 'bad-answer' }, 'to the object of the name asked');
 });
 
+t.test('a registry that cannot be reached (connection refused: no network, a server down): unknown/unreachable, checked by no one', async (t) => {
+  const { f, provider, failures } = await setup(t);
+  await f.close();
+  const answer = await provider.check('anything.test', 'test', trusted);
+  t.match(answer, { status: 'unknown', source: 'rdap', reason: 'unreachable', cached: false });
+  t.equal(answer.server, undefined, 'no server is named: nothing answered (checkedBy null), not a registry error');
+  t.same(failures, ['anything.test unreachable'], 'logged as such');
+});
+
 t.test('a 404 is available only where the TLD is trusted for it', async (t) => {
   const { f, provider } = await setup(t);
   t.match(await provider.check('free.test', 'test', untrusted), { status: 'unknown', reason: 'not-found-unreliable' });

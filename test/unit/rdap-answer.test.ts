@@ -39,7 +39,7 @@ t.test('failures', async (t) => {
     [new OutboundError('redirect', 'x'), 'bad-answer'],
     [new OutboundError('bad-url', 'x'), 'bad-answer'],
     [new OutboundError('address-refused', 'x'), 'address-refused'],
-    [new OutboundError('network', 'x'), 'server-error'],
+    [new OutboundError('network', 'x'), 'unreachable'],
     [new Error('anything else'), 'server-error'],
   ];
   for (const [err, want] of rows) t.equal(interpretFailure(err), want, (err as Error).message);

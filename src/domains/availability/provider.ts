@@ -13,7 +13,7 @@ export interface AvailabilityAnswer {
   cached: boolean;
   /** When the source gave this answer (unix ms). */
   checkedAt: number;
-  /** Why the status is unknown: timeout, rate-limited, server-error, bad-answer, address-refused, no-rdap-server, circuit-open, not-found-unreliable. */
+  /** Why the status is unknown: timeout, rate-limited, server-error, bad-answer, address-refused, unreachable, no-rdap-server, circuit-open, not-found-unreliable. */
   reason?: string;
 }
 

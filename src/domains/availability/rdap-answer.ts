@@ -3,7 +3,7 @@
 // TLD's business, decided by the caller), or unknown and why. Pure, so it is table-tested.
 import { OutboundError } from '../../net/outbound-client.js';
 
-export type RdapUnknownReason = 'timeout' | 'rate-limited' | 'server-error' | 'bad-answer' | 'address-refused';
+export type RdapUnknownReason = 'timeout' | 'rate-limited' | 'server-error' | 'bad-answer' | 'address-refused' | 'unreachable';
 
 export type RdapOutcome = { kind: 'registered' } | { kind: 'not-found' } | { kind: 'unknown'; reason: RdapUnknownReason };
 
@@ -44,6 +44,7 @@ export function interpretFailure(err: unknown): RdapUnknownReason {
     case 'address-refused':
       return 'address-refused';
     case 'network':
-      return 'server-error';
+      // Refused, reset, no such host: nothing answered (no network, a firewall, a registry down), not an error of the registry's.
+      return 'unreachable';
   }
 }

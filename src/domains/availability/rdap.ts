@@ -163,6 +163,8 @@ export class RdapProvider implements AvailabilityProvider {
         // Some registries answer 404 for names they hold but will not show: only trusted TLDs read it as free.
         return opts.notFoundMeansAvailable ? { ...base, status: 'available' } : { ...base, status: 'unknown', reason: 'not-found-unreliable' };
       case 'unknown':
+        // Nothing was reached: no server checked it (checkedBy null), so the answer does not read as the registry's.
+        if (entry.outcome.reason === 'unreachable') return { source: 'rdap', cached, checkedAt: entry.checkedAt, status: 'unknown', reason: 'unreachable' };
         return { ...base, status: 'unknown', reason: entry.outcome.reason };
     }
   }
