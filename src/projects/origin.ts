@@ -15,6 +15,10 @@ import { isLdhLabel } from '../domains/normalize.js';
 import type { Origin } from '../edge/model.js';
 import { refusal, type AddressPolicy } from '../net/address-policy.js';
 
+
+/** The operator's way round the policy, named wherever it refuses (a tenant reads it as: not here). */
+const PRIVATE_HINT =
+  ' (an operator who proxies to their own network allows it with --edge-allow-private-origins true, or S3EDGE_EDGE_ALLOW_PRIVATE_ORIGINS=true, on the server and the admin CLI alike)';
 export class OriginError extends Error {
   override name = 'OriginError';
 }
@@ -100,7 +104,7 @@ function checkHost(host: string, policy: AddressPolicy, field: string): void {
   if (isIP(ip) !== 0) {
     const refused = refusal(ip, policy);
     if (refused !== undefined) {
-      throw new OriginError(`${field}: ${ip} is a ${refused} address; an origin must be reachable on the public internet`);
+      throw new OriginError(`${field}: ${ip} is a ${refused} address; an origin must be reachable on the public internet${PRIVATE_HINT}`);
     }
     return;
   }
@@ -110,7 +114,7 @@ function checkHost(host: string, policy: AddressPolicy, field: string): void {
     throw new OriginError(`${field}: '${host.slice(0, 64)}' is not a valid host name (letters, digits and hyphens, at most ${MAX_NAME_OCTETS} characters)`);
   }
   if (!policy.allowPrivateAddresses && (host === 'localhost' || host.endsWith('.localhost'))) {
-    throw new OriginError(`${field}: ${host} is this machine (loopback); an origin must be reachable on the public internet`);
+    throw new OriginError(`${field}: ${host} is this machine (loopback); an origin must be reachable on the public internet${PRIVATE_HINT}`);
   }
 }
 

@@ -69,7 +69,7 @@ const REFUSED: [unknown, RegExp][] = [
   [{ kind: 'url', url: 'https://origin.example.com', preserveHost: 'yes' }, /^body\/origin\/preserveHost must be true or false/],
   // addresses the policy refuses, at set time
   [{ kind: 'url', url: 'http://169.254.169.254' }, /^body\/origin\/url: 169\.254\.169\.254 is a link-local address; an origin must be reachable on the public internet/],
-  [{ kind: 'url', url: 'http://127.0.0.1:8080' }, /127\.0\.0\.1 is a loopback address/],
+  [{ kind: 'url', url: 'http://127.0.0.1:8080' }, /127\.0\.0\.1 is a loopback address; .*allows it with --edge-allow-private-origins true, or S3EDGE_EDGE_ALLOW_PRIVATE_ORIGINS=true, on the server and the admin CLI/],
   [{ kind: 'url', url: 'http://0x7f.1' }, /127\.0\.0\.1 is a loopback address/], // WHATWG reads it as 127.0.0.1
   [{ kind: 'url', url: 'http://2130706433' }, /127\.0\.0\.1 is a loopback address/],
   [{ kind: 'url', url: 'http://10.0.0.5' }, /10\.0\.0\.5 is a private address/],
@@ -79,7 +79,7 @@ const REFUSED: [unknown, RegExp][] = [
   [{ kind: 'url', url: 'http://[::1]' }, /::1 is a loopback address/],
   [{ kind: 'url', url: 'http://[::ffff:169.254.169.254]' }, /link-local address/],
   [{ kind: 'url', url: 'http://[fd00::1]' }, /private address/],
-  [{ kind: 'url', url: 'http://localhost:3000' }, /localhost is this machine \(loopback\)/],
+  [{ kind: 'url', url: 'http://localhost:3000' }, /localhost is this machine \(loopback\); .*--edge-allow-private-origins true/],
   [{ kind: 'url', url: 'http://api.localhost' }, /this machine/],
   // bucket
   [{ kind: 'bucket' }, /^body\/origin\/bucket must be the name of one of your buckets/],
