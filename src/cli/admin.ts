@@ -584,7 +584,7 @@ function synopsis(group: string, action: string, cmd: Command): string {
 const COMMON_HELP = [
   'common options: --json (machine-readable output), --data-dir DIR, --config FILE, and every',
   "'s3edge serve' option (--region, --public-url, --master-key, ...); S3EDGE_* environment variables apply too.",
-  'Admin commands work on the data directory directly, also while the server runs.',
+  'Admin commands work on the data directory directly, also while the server runs (but for metadata copy).',
 ];
 
 /** A group's help (`s3edge users --help`), or one command's (`s3edge users create --help`): synopsis, what it does, an example. */

@@ -32,7 +32,7 @@ export interface DataDir {
 export class NoDataDirError extends Error {
   constructor(readonly dir: string) {
     super(
-      `no s3edge data directory at ${dir} (no ${META_DB_FILE} there): point at the server's with --data-dir DIR or S3EDGE_DATA_DIR, or start the server first (s3edge serve)`,
+      `no s3edge data directory at ${dir} (no ${META_DB_FILE} there): point at the server's with --data-dir DIR or S3EDGE_DATA_DIR; a deployment on PostgreSQL at its database with --metadata postgres://... or S3EDGE_METADATA(_FILE); or start the server first (s3edge serve)`,
     );
     this.name = 'NoDataDirError';
   }

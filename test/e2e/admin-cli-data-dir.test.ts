@@ -63,7 +63,7 @@ t.test('config errors exit 2 with one line', async (t) => {
 t.test('commands that need existing data never create a data directory', async (t) => {
   const cwd = tempDir(t);
   const dataDir = join(cwd, 'data');
-  const line = `s3edge: no s3edge data directory at ${dataDir} (no meta.db there): point at the server's with --data-dir DIR or S3EDGE_DATA_DIR, or start the server first (s3edge serve)\n`;
+  const line = `s3edge: no s3edge data directory at ${dataDir} (no meta.db there): point at the server's with --data-dir DIR or S3EDGE_DATA_DIR; a deployment on PostgreSQL at its database with --metadata postgres://... or S3EDGE_METADATA(_FILE); or start the server first (s3edge serve)\n`;
   const commands = [
     ['access-keys', 'create', '--bucket', 'photos', '--permission', 'read'],
     ['account-keys', 'create', '--user', 'alice'],
