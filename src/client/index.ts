@@ -27,9 +27,10 @@ import type {
   Tld,
   TldMatch,
   UsageEvent,
+  BucketView,
+  BucketVisibility,
+  PurgeRequest,
 } from '../api/v3/schemas.js';
-import type { BucketView, BucketVisibility } from '../api/v3/buckets.js';
-import type { PurgeRequest } from '../api/v3/purge.js';
 
 export type { BucketView, BucketVisibility, CacheStats, PurgeRequest };
 export type {

@@ -10,7 +10,7 @@ import { createBucket } from '../../s3/bucket-service.js';
 import { S3Error } from '../../errors/s3-errors.js';
 import { BUCKET_NOT_FOUND, ownedBucket } from './owned.js';
 import { principalOf, type RouteModule } from '../plugin.js';
-import { ERROR_RESPONSES } from './schemas.js';
+import { BucketView, BucketVisibility, ERROR_RESPONSES } from './schemas.js';
 
 /** The same route at both places. */
 const PATHS = ['/api/v3/buckets/:bucket/public', '/storage/buckets/:bucket/public'] as const;
@@ -18,18 +18,8 @@ const PATHS = ['/api/v3/buckets/:bucket/public', '/storage/buckets/:bucket/publi
 const Params = Type.Object({ bucket: Type.String({ minLength: 1, maxLength: 255 }) });
 const Body = Type.Object({ public: Type.Boolean() }, { additionalProperties: false });
 
-export const BucketVisibility = Type.Object({ name: Type.String(), public: Type.Boolean() });
-export type BucketVisibility = Static<typeof BucketVisibility>;
 const Response = Type.Object({ success: Type.Boolean(), bucket: BucketVisibility });
 
-export const BucketView = Type.Object({
-  name: Type.String(),
-  region: Type.String(),
-  public: Type.Boolean(),
-  objects: Type.Integer(),
-  createdAt: Type.String(),
-});
-export type BucketView = Static<typeof BucketView>;
 const ListResponse = Type.Object({ success: Type.Boolean(), buckets: Type.Array(BucketView) });
 const CreateBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
 const CreateResponse = Type.Object({ success: Type.Boolean(), bucket: BucketView });

@@ -5,12 +5,10 @@ import type { AppContext } from '../../context.js';
 import { badRequest } from '../errors.js';
 import { ownedAsset, ownedBucket } from './owned.js';
 import { principalOf, type RouteModule } from '../plugin.js';
-import { ERROR_RESPONSES } from './schemas.js';
+import { ERROR_RESPONSES, type PurgeRequest } from './schemas.js';
 
 const PurgeResult = Type.Object({ success: Type.Boolean(), purged: Type.Integer() });
 
-/** What a purge names: one asset, a bucket's keys under a prefix, or everything the caller owns. */
-export type PurgeRequest = { assetId: string } | { bucket: string; prefix?: string } | { all: true };
 
 const FORMS = 'one of { "assetId": "..." }, { "bucket": "...", "prefix": "..." } or { "all": true }';
 const MAX_PREFIX_BYTES = 1024;

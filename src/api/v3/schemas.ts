@@ -401,3 +401,20 @@ export const Hostname = Type.Object({
   updatedAt: Type.String(),
 });
 export type Hostname = Static<typeof Hostname>;
+
+/** A bucket's visibility (PUT /api/v3/buckets/:bucket/public). */
+export const BucketVisibility = Type.Object({ name: Type.String(), public: Type.Boolean() });
+export type BucketVisibility = Static<typeof BucketVisibility>;
+
+/** A bucket as GET/POST /api/v3/buckets show it. */
+export const BucketView = Type.Object({
+  name: Type.String(),
+  region: Type.String(),
+  public: Type.Boolean(),
+  objects: Type.Integer(),
+  createdAt: Type.String(),
+});
+export type BucketView = Static<typeof BucketView>;
+
+/** What a purge names (POST /api/v3/cdn/purge): one asset, a bucket's keys under a prefix, or everything the caller owns. */
+export type PurgeRequest = { assetId: string } | { bucket: string; prefix?: string } | { all: true };
