@@ -3,7 +3,7 @@
 import { configFlags } from '../config/load.js';
 import { GROUPS, isAdminGroup } from './admin.js';
 import { mainHelp, mainHelpJson } from './help.js';
-import { buildInfo, versionLine } from './version.js';
+import { runningInfo, versionLine } from './version.js';
 import { attachDashValues, closest, didYouMean, unknownOption } from './suggest.js';
 
 /** The options `s3edge` itself takes, without a command. */
@@ -20,7 +20,7 @@ export function runTopLevel(argv: readonly string[]): number {
     if (argv.includes('--help') || argv.includes('-h')) {
       process.stdout.write((json ? JSON.stringify(mainHelpJson()) : mainHelp()) + '\n');
     } else {
-      process.stdout.write((json ? JSON.stringify(buildInfo()) : `s3edge ${versionLine()}`) + '\n');
+      process.stdout.write((json ? JSON.stringify(runningInfo()) : `s3edge ${versionLine()}`) + '\n');
     }
     return 0;
   }

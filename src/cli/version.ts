@@ -1,4 +1,5 @@
-// What `s3edge --version` names: the package version and the git commit it was built from. The single
+// What `s3edge --version` names: the package version, the git commit it was built from, and the Node.js it
+// runs on (the single binary's own, or the node that runs dist/). The single
 // binary carries build-info.json, stamped by scripts/build-binary.mjs; a git checkout asks git; an npm
 // install knows only its version (there is no commit to be honest about).
 import { execFileSync } from 'node:child_process';
@@ -11,6 +12,11 @@ export interface BuildInfo {
   version: string;
   /** Full commit hash, with `-dirty` when the tree had uncommitted changes; null when unknown. */
   commit: string | null;
+}
+
+/** What --version reports: the build, and the Node.js version running it now. */
+export interface RunningInfo extends BuildInfo {
+  node: string;
 }
 
 function readJson<T>(name: string): T | undefined {
@@ -41,13 +47,17 @@ export function gitCommit(root: string = ROOT): string | null {
 
 export function buildInfo(): BuildInfo {
   const stamped = readJson<BuildInfo>('build-info.json');
-  if (stamped) return stamped;
+  if (stamped) return { version: stamped.version, commit: stamped.commit };
   return { version: version(), commit: gitCommit() };
 }
 
-/** `0.1.0 (commit 50d24a7c1e2f)`, or `0.1.0` when the commit is unknown. */
-export function versionLine(info: BuildInfo = buildInfo()): string {
-  if (!info.commit) return info.version;
-  const [hash, dirty] = info.commit.split('-');
-  return `${info.version} (commit ${hash?.slice(0, 12)}${dirty ? `-${dirty}` : ''})`;
+export function runningInfo(): RunningInfo {
+  return { ...buildInfo(), node: process.versions.node };
+}
+
+/** `0.1.0 (commit 50d24a7c1e2f) on Node.js 24.11.1`; without the commit when it is unknown. */
+export function versionLine(info: RunningInfo = runningInfo()): string {
+  const [hash, dirty] = (info.commit ?? '').split('-');
+  const commit = info.commit ? ` (commit ${hash?.slice(0, 12)}${dirty ? `-${dirty}` : ''})` : '';
+  return `${info.version}${commit} on Node.js ${info.node}`;
 }

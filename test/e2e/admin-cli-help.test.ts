@@ -48,8 +48,8 @@ t.test('help and --version with --json: the same content as JSON', async (t) => 
   for (const c of help.commands) t.ok(text.stdout.includes(`  ${c.command}`) && text.stdout.includes(c.summary), `${c.command}: as in the text list`);
   t.match(help.commands, [{ section: 'Server', command: 'serve' }]);
   const version = await runS3edge(['--version', '--json'], {}, cwd);
-  const stamp = JSON.parse(version.stdout) as { version: string; commit: string | null };
-  t.same([version.code, Object.keys(stamp), stamp.version], [0, ['version', 'commit'], help.version], '--version --json');
+  const stamp = JSON.parse(version.stdout) as { version: string; commit: string | null; node: string };
+  t.same([version.code, Object.keys(stamp), stamp.version, stamp.node], [0, ['version', 'commit', 'node'], help.version, process.versions.node], '--version --json, with the Node.js it runs on');
   // A git checkout names its commit (-dirty with uncommitted changes); a tree without .git has null.
   t.ok(stamp.commit === null || /^[0-9a-f]{40}(-dirty)?$/.test(stamp.commit), `commit ${stamp.commit}`);
   t.same(readdirSync(cwd), [], 'nothing created');
@@ -73,7 +73,7 @@ t.test('<command> --help explains it with an example; help COMMAND is the same',
   t.match(serve.stdout, /example: s3edge serve /);
   t.same((await runS3edge(['help', 'serve'])).stdout, serve.stdout, 'help serve');
   const version = await runS3edge(['--version']);
-  t.match(version.stdout, /^s3edge \d+\.\d+\.\d+( \(commit [0-9a-f]{12}(-dirty)?\))?\n$/);
+  t.match(version.stdout, /^s3edge \d+\.\d+\.\d+( \(commit [0-9a-f]{12}(-dirty)?\))? on Node\.js \d+\.\d+\.\d+\n$/);
 });
 
 t.test('unknown commands and options suggest the closest one', async (t) => {

@@ -83,9 +83,11 @@ t.test('--version: unpacks once into a private, content-addressed cache, then re
   const first = await run(['--version']);
   t.same([first.code, first.stderr], [0, ''], 'exit 0, quiet');
   const commit = gitCommit(ROOT);
-  t.equal(first.stdout, `s3edge ${VERSION}${commit ? ` (commit ${commit.slice(0, 12)}${commit.endsWith('-dirty') ? '-dirty' : ''})` : ''}\n`, 'version and commit');
+  // The binary carries the node that built it: the node running this test (build:binary and the rebuild above use it).
+  const node = process.versions.node;
+  t.equal(first.stdout, `s3edge ${VERSION}${commit ? ` (commit ${commit.slice(0, 12)}${commit.endsWith('-dirty') ? '-dirty' : ''})` : ''} on Node.js ${node}\n`, 'version, commit and the Node.js inside');
   const json = await run(['--version', '--json']);
-  t.same(JSON.parse(json.stdout), { version: VERSION, commit }, 'the commit stamped at build time');
+  t.same(JSON.parse(json.stdout), { version: VERSION, commit, node }, 'the commit stamped at build time');
 
   const cache = join(xdg, 's3edge');
   const entries = readdirSync(cache);
