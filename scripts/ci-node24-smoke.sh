@@ -67,7 +67,7 @@ echo "node24-smoke: admin commands: users create/list"
 env -u NODE_OPTIONS "$node24" node_modules/tap/dist/esm/run.mjs --jobs=2 \
   dist/test/contract/sqlite-adapter.test.js \
   dist/test/unit/repos.test.js \
-  dist/test/unit/multipart-repo.test.js \
+  dist/test/contract/metadata-store-s3.test.js \
   dist/test/e2e/health.test.js \
   dist/test/e2e/small-objects.test.js \
   dist/test/e2e/boto3.test.js \
