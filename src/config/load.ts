@@ -187,7 +187,11 @@ export function loadConfig(opts: LoadOptions = {}): Config {
     const key = e ? (e.instancePath.replace(/^\//, '').replace(/\//g, '.') || (e.params as { additionalProperty?: string }).additionalProperty || '(root)') : '(root)';
     // A rejected secret is never echoed; any other value is, so the operator sees what was wrong.
     const shown = (SECRET_KEYS as readonly string[]).includes(key) ? '' : ` (got ${JSON.stringify(getPath(cfg, key))})`;
-    throw new ConfigError(`config: ${key} ${e?.message ?? 'is invalid'}${shown}`);
+    // A choice names its choices (ajv's words for it do not).
+    const allowed = e?.keyword === 'enum' ? (e.params as { allowedValues?: unknown[] }).allowedValues : undefined;
+    const message = allowed ? `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}` : (e?.message ?? 'is invalid');
+    const why = key === 'sqliteDriver' && getPath(cfg, key) === 'better-sqlite3' ? '; better-sqlite3 went with Node 20: node:sqlite is the driver (docs/RUNTIME.md)' : '';
+    throw new ConfigError(`config: ${key} ${message}${shown}${why}`);
   }
   return cfg;
 }

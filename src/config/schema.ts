@@ -246,11 +246,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** json: one JSON object a line (for collectors); pretty: readable lines for a terminal. */
   logFormat: 'json' | 'pretty';
-  /**
-   * The SQLite binding: auto (better-sqlite3 before Node 24, node:sqlite from Node 24 on), or either
-   * forced (docs/RUNTIME.md). The admin commands and the checkpoint worker use the same one.
-   */
-  sqliteDriver: 'auto' | 'better-sqlite3' | 'node-sqlite';
+  /** The SQLite binding: node:sqlite, whichever is named (`auto` kept for configurations that name it; docs/RUNTIME.md). */
+  sqliteDriver: 'auto' | 'node-sqlite';
   /**
    * Where the metadata lives: 'sqlite' (meta.db in the data directory), or a PostgreSQL database
    * (postgres://USER:PASSWORD@HOST:PORT/DB) that many gateway nodes share (docs/DEPLOYMENT.md), and the
@@ -310,7 +307,7 @@ export const configSchema = {
     workers: { type: 'integer', minimum: 0, maximum: 256 },
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     logFormat: { enum: ['json', 'pretty'] },
-    sqliteDriver: { enum: ['auto', 'better-sqlite3', 'node-sqlite'] },
+    sqliteDriver: { enum: ['auto', 'node-sqlite'] },
     metadata: { type: 'string', pattern: '^(sqlite|postgres(ql)?://.+)$' },
     metadataCacheBytes: { type: 'integer', minimum: 0, maximum: 1099511627776 },
     rootAccessKey: { type: 'string', pattern: '^([A-Za-z0-9]{3,128})?$' },

@@ -181,8 +181,8 @@ class OriginExchange implements Dispatcher.DispatchHandler {
   private clientGone = false;
   /** The origin request has ended (completed or failed): nothing to abort or resume. */
   private originEnded = false;
-  private abortFn: ((err?: Error) => void) | undefined;
-  private resumeFn: (() => void) | undefined;
+  /** undici's handle on the origin request: abort, pause, resume (from onRequestStart on). */
+  private controller: Dispatcher.DispatchController | undefined;
   private meter: Meter | undefined;
   private status = 0;
   private bytesOut = 0;
@@ -223,26 +223,26 @@ class OriginExchange implements Dispatcher.DispatchHandler {
   }
 
   resumeOrigin(): void {
-    if (!this.originEnded) this.resumeFn?.();
+    if (!this.originEnded) this.controller?.resume();
   }
 
   abortOrigin(err: Error): void {
     if (this.originEnded) return;
-    // Before the origin request started, it is aborted as it does (onConnect).
-    if (this.abortFn) this.abortFn(err);
+    // Before the origin request started, it is aborted as it starts (onRequestStart).
+    this.controller?.abort(err);
   }
 
-  onConnect(abort: (err?: Error) => void): void {
-    if (this.clientGone) abort(new ClientGoneError());
-    else this.abortFn = abort;
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.clientGone) controller.abort(new ClientGoneError());
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number): void {
     // Interim answers (100 Continue, 103) stay between us and the origin.
-    if (statusCode < 200) return true;
+    if (statusCode < 200) return;
     this.status = statusCode;
-    this.resumeFn = resume;
-    const raw = rawStrings(rawHeaders);
+    // The headers as the origin wrote them (names' case, repeats, order): undici's parsed object has lost that.
+    const raw = rawStrings(controller.rawHeaders as Buffer[]);
     const cache = this.opts.cache;
     // Decided in this tick: an answer that may not be stored (no-store, private, ...) is relayed at once,
     // without store()'s promise.
@@ -251,7 +251,7 @@ class OriginExchange implements Dispatcher.DispatchHandler {
       this.phase = 'storing';
       this.body = new OriginBody(this);
       void this.store(cache, storing, this.body);
-      return true;
+      return;
     }
     try {
       this.res.writeHead(statusCode, responseHeadersFor(raw));
@@ -259,22 +259,25 @@ class OriginExchange implements Dispatcher.DispatchHandler {
       // A header node will not send (a value with control characters): the answer cannot be passed on.
       this.notForwardable(err);
       this.abortOrigin(err instanceof Error ? err : new Error('answer not forwardable'));
-      return false;
+      return;
     }
     this.phase = 'relaying';
-    return true;
   }
 
-  onData(chunk: Buffer): boolean {
-    if (this.phase === 'storing') return (this.body as OriginBody).push(chunk);
-    if (this.phase !== 'relaying') return true;
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.phase === 'storing') {
+      // The stream's buffer is full: the origin waits until OriginBody is read (_read resumes it).
+      if (!(this.body as OriginBody).push(chunk)) controller.pause();
+      return;
+    }
+    if (this.phase !== 'relaying') return;
     this.bytesOut += chunk.length;
-    if (this.res.write(chunk)) return true;
+    if (this.res.write(chunk)) return;
+    controller.pause();
     this.res.once('drain', this.onDrain);
-    return false;
   }
 
-  onComplete(): void {
+  onResponseEnd(): void {
     this.originEnded = true;
     if (this.phase === 'storing') {
       (this.body as OriginBody).push(null);
@@ -285,7 +288,7 @@ class OriginExchange implements Dispatcher.DispatchHandler {
     this.res.end();
   }
 
-  onError(err: Error): void {
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     this.originEnded = true;
     if (this.phase === 'storing') {
       // store() decides what the client gets.

@@ -1,9 +1,6 @@
-// One contract for both SQLite drivers behind src/db/sqlite/ (docs/RUNTIME.md): what s3edge relies on,
-// checked the same way against better-sqlite3 and node:sqlite. Each Node runs the drivers it can load,
-// and says which below: better-sqlite3 on Node < 24 (its addon is built for the machine's Node 20;
-// on Node 24 it aborts in GC, which is why the adapter exists), node:sqlite on Node >= 22.16. So
-// `npm test` on Node 20 runs the better-sqlite3 half, and .ci/run's Node 24 smoke
-// (scripts/ci-node24-smoke.sh) runs the node:sqlite half; neither is a skip.
+// The contract of the SQLite interface behind src/db/sqlite/ (docs/RUNTIME.md): what s3edge relies on
+// (better-sqlite3's API shape, which the code was written against), checked on node:sqlite, the one
+// driver (Node 24's built-in DatabaseSync).
 import t, { type Test } from 'tap';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,19 +10,15 @@ import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { openDatabase } from '../../src/db/open.js';
 import { createRepos } from '../../src/db/repos/index.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../src/db/repos/errors.js';
-import { nodeSqliteSupported, openSqlite, resolveSqliteDriver, type Database, type SqliteDriver } from '../../src/db/sqlite/index.js';
+import { openSqlite, resolveSqliteDriver, type Database, type SqliteDriver } from '../../src/db/sqlite/index.js';
 import { isOutOfSpace } from '../../src/errors/s3-errors.js';
 import { tempDir } from '../helpers/temp-data.js';
 
-const major = Number(process.versions.node.split('.')[0]);
-const drivers: SqliteDriver[] = [];
-if (major < 24) drivers.push('better-sqlite3');
-if (nodeSqliteSupported()) drivers.push('node-sqlite');
+const drivers: SqliteDriver[] = ['node-sqlite'];
 
-t.test('which drivers this Node runs (by design, not skipped)', async (t) => {
-  t.ok(drivers.length > 0, `Node ${process.versions.node}: ${drivers.join(' and ')}`);
-  t.equal(resolveSqliteDriver('auto'), major >= 24 ? 'node-sqlite' : 'better-sqlite3', 'auto: node:sqlite from Node 24 on');
-  if (major < 22) t.notOk(nodeSqliteSupported(), 'no node:sqlite before Node 22: that half runs in the Node 24 smoke of .ci/run');
+t.test('the driver: node:sqlite, whatever the setting names', async (t) => {
+  t.equal(resolveSqliteDriver('auto'), 'node-sqlite');
+  t.equal(resolveSqliteDriver('node-sqlite'), 'node-sqlite');
 });
 
 function code(fn: () => unknown): unknown {

@@ -97,7 +97,7 @@ t.test('--version: unpacks once into a private, content-addressed cache, then re
   t.same([mode(cache), mode(tree)], [0o700, 0o700], 'cache and tree 0700');
   t.equal(lstatSync(tree).uid, uid, 'ours');
   t.equal(mode(join(tree, 'dist/bin/s3edge.js')), 0o444, 'files read-only');
-  t.ok(existsSync(join(tree, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node')), 'native addon carried');
+  t.ok(existsSync(join(tree, `node_modules/@node-rs/crc32-linux-${process.arch}-gnu/crc32.linux-${process.arch}-gnu.node`)), 'native addon carried (@node-rs/crc32)');
   // Optional at run time (GeoIP is off without it), so a missing one would not fail a start: look.
   t.ok(existsSync(join(tree, 'node_modules/@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb')), 'GeoIP database carried');
   // The same program as `node dist/bin/s3edge.js`: the same answers.

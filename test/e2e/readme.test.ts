@@ -20,8 +20,11 @@ import { TEST_TOOLS } from '../preflight.js';
 const README = fileURLToPath(new URL('../../../README.md', import.meta.url));
 const README_PORT = 'http://127.0.0.1:9000';
 
-/** What .ci/run itself runs on every CI: `npm ci`, `npm test`; `npm start` is a build plus `s3edge serve`, which this file starts. */
-const RUN_BY_CI = ['npm ci && npm start', 'npm test'];
+/**
+ * What .ci/run itself runs on every CI: Node 24 (scripts/node24.sh), `npm ci`, `npm test`; `npm start` is a
+ * build plus `s3edge serve`, which this file starts.
+ */
+const RUN_BY_CI = ['eval "$(bash scripts/node24.sh)" && npm ci && npm start', 'npm test'];
 
 function commandsOf(markdown: string): string[] {
   const commands: string[] = [];

@@ -125,7 +125,12 @@ t.test('storage backend: disk by default; s3 settings from env, credentials also
   t.equal(limits.uploadBufferBytes, 64 * 1024 * 1024);
   t.equal(limits.uploadBufferWaitMs, 2000);
   t.equal(loadConfig({ env: {} }).limits.uploadBufferBytes, 256 * 1024 * 1024, 'the upload budget is 256 MiB by default');
-  t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_BACKEND: 'nfs' } }), ConfigError);
+  t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_BACKEND: 'nfs' } }), { message: 'config: storage.backend must be one of "disk", "s3" (got "nfs")' }, 'a choice names its choices');
+  t.throws(
+    () => loadConfig({ env: { S3EDGE_SQLITE_DRIVER: 'better-sqlite3' } }),
+    { message: 'config: sqliteDriver must be one of "auto", "node-sqlite" (got "better-sqlite3"); better-sqlite3 went with Node 20: node:sqlite is the driver (docs/RUNTIME.md)' },
+    'a driver that is gone says why',
+  );
   t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_S3_PREFIX: 'no-slash' } }), /storage\.s3\.prefix/);
   const err = t.throws(() => loadConfig({ env: { S3EDGE_STORAGE_S3_SECRET_ACCESS_KEY: 'x'.repeat(300) } })) as Error;
   t.notMatch(err.message, /xxxx/, 'a rejected secret is not echoed');

@@ -1,17 +1,16 @@
-// The node:sqlite backend (DatabaseSync, built into Node; the default from Node 24 on, docs/RUNTIME.md),
-// shaped like better-sqlite3 as far as types.ts goes:
+// The SQLite driver: node:sqlite's DatabaseSync (built into Node 24, docs/RUNTIME.md), shaped as types.ts
+// says (better-sqlite3's API, which the code was written against):
 // - named parameters: `@name`/`:name`/`$name` bound from bare keys, keys the SQL does not use ignored;
 //   `undefined` binds NULL; one array argument is the positional parameters;
 // - rows: BLOBs as Buffers (node:sqlite gives plain Uint8Arrays); pluck() via the first column;
 // - errors: `code` is SQLite's result code name ('SQLITE_BUSY', 'SQLITE_FULL', 'SQLITE_CONSTRAINT_UNIQUE'),
-//   as better-sqlite3 sets it, not node's 'ERR_SQLITE_ERROR' (the number stays in `errcode`);
+//   not node's 'ERR_SQLITE_ERROR' (the number stays in `errcode`);
 // - transaction(fn): BEGIN [DEFERRED|IMMEDIATE|EXCLUSIVE] ... COMMIT, a SAVEPOINT when nested, rolled back
-//   when fn throws; pragma(); busy timeout 5 s and foreign keys as SQLite's default (off until the
-//   PRAGMA), as better-sqlite3 opens a database.
-// Known differences (test/contract/sqlite-adapter.test.ts pins the shared behaviour): a named parameter
-// missing from the object binds NULL here where better-sqlite3 throws; booleans bind as 0/1 here where
-// better-sqlite3 refuses them; rows have a null prototype; an integer beyond 2^53 throws a RangeError
-// here where better-sqlite3 rounds it.
+//   when fn throws; pragma(); a 5 s busy timeout, and foreign keys as SQLite's default (off until the
+//   PRAGMA).
+// Also (test/contract/sqlite-adapter.test.ts pins the behaviour): a named parameter missing from the
+// object binds NULL; booleans bind as 0/1; rows have a null prototype; an integer beyond 2^53 throws a
+// RangeError.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resultCodeName } from './result-codes.js';
@@ -40,12 +39,11 @@ interface NodeSqlite {
   ) => DatabaseSync;
 }
 
-/** better-sqlite3's default busy timeout. */
+/** How long a statement waits for another connection's lock (serving processes wait on timers instead: SqliteStore). */
 const BUSY_TIMEOUT_MS = 5000;
 
-/** node:sqlite, or why not: missing before Node 22.5, behind a flag before 22.13. */
+/** node:sqlite, loaded with the first database opened (a process that opens none never loads it). */
 export function loadNodeSqlite(): NodeSqlite {
-  // Loaded on demand: on Node 20 the module does not exist, and importing it statically would fail.
   return createRequire(import.meta.url)('node:sqlite') as NodeSqlite;
 }
 
@@ -68,7 +66,7 @@ export function openNodeSqlite(file: string, options: OpenOptions = {}): Databas
   }
 }
 
-/** node's ERR_SQLITE_ERROR, given better-sqlite3's `code` (the result code's name); other errors as they are. */
+/** node's ERR_SQLITE_ERROR, given `code` as the result code's name; other errors as they are. */
 function sqliteError(err: unknown): unknown {
   const e = err as { code?: unknown; errcode?: unknown; name?: string } | null;
   if (e !== null && typeof e === 'object' && e.code === 'ERR_SQLITE_ERROR' && typeof e.errcode === 'number') {

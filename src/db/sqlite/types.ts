@@ -1,29 +1,45 @@
-// The part of better-sqlite3's API that s3edge uses, and nothing more. better-sqlite3's Database is
-// this interface as it is (no wrapper: on Node < 24 the backend costs nothing); node-sqlite.ts wraps
-// node:sqlite's DatabaseSync to behave the same (docs/RUNTIME.md).
-import type BetterSqlite3 from 'better-sqlite3';
+// The SQLite interface s3edge uses, and nothing more: better-sqlite3's API shape (prepared statements
+// with run/get/all/iterate/pluck, transaction(fn) with .deferred/.immediate/.exclusive, pragma()),
+// which the rest of the code was written against. node-sqlite.ts implements it on node:sqlite's
+// DatabaseSync, built into Node 24 (docs/RUNTIME.md).
+
+/** Positional parameters as an array, or one object of named ones. */
+type Params<P> = P extends unknown[] ? P : [P];
+
+export interface RunResult {
+  changes: number;
+  lastInsertRowid: number | bigint;
+}
 
 /** A prepared statement: run/get/all/iterate, and pluck() for a reader of the first column only. */
-export type Statement<P extends unknown[] | {} = unknown[], R = unknown> = Pick<
-  BetterSqlite3.Statement<P, R>,
-  'run' | 'get' | 'all' | 'iterate' | 'pluck'
->;
+export interface Statement<P extends unknown[] | {} = unknown[], R = unknown> {
+  run(...params: Params<P>): RunResult;
+  get(...params: Params<P>): R | undefined;
+  all(...params: Params<P>): R[];
+  iterate(...params: Params<P>): IterableIterator<R>;
+  /** Rows as their first column's value (true), or whole again (false). */
+  pluck(toggle?: boolean): this;
+}
 
-export type RunResult = BetterSqlite3.RunResult;
+/** Any function (a transaction's body). */
+type TransactionFunction = (...args: never[]) => unknown;
 
 /**
  * A function run in BEGIN ... COMMIT (a SAVEPOINT when nested), rolled back when it throws; callable
  * as is or as .deferred/.immediate/.exclusive.
  */
-export type Transaction<F extends TransactionFunction = TransactionFunction> = BetterSqlite3.Transaction<F>;
-
-/** Any function (better-sqlite3's own constraint, without spelling `any`). */
-type TransactionFunction = Parameters<BetterSqlite3.Database['transaction']>[0];
+export interface Transaction<F extends TransactionFunction = TransactionFunction> {
+  (...args: Parameters<F>): ReturnType<F>;
+  default(...args: Parameters<F>): ReturnType<F>;
+  deferred(...args: Parameters<F>): ReturnType<F>;
+  immediate(...args: Parameters<F>): ReturnType<F>;
+  exclusive(...args: Parameters<F>): ReturnType<F>;
+}
 
 export interface Database {
   prepare<P extends unknown[] | {} = unknown[], R = unknown>(source: string): Statement<P, R>;
   exec(source: string): this;
-  transaction: BetterSqlite3.Database['transaction'];
+  transaction<F extends TransactionFunction>(fn: F): Transaction<F>;
   /** `PRAGMA <source>`: every row, or with `simple` the first column of the first row. */
   pragma(source: string, options?: { simple?: boolean }): unknown;
   close(): this;
@@ -33,9 +49,9 @@ export interface Database {
 
 export interface OpenOptions {
   readonly?: boolean;
-  /** Refuse to create the file (better-sqlite3's option; node:sqlite is given it by a check first). */
+  /** Refuse to create the file. */
   fileMustExist?: boolean;
 }
 
-/** better-sqlite3 (a native addon) or node:sqlite (built into Node 22.13+; chosen by default on Node 24+). */
-export type SqliteDriver = 'better-sqlite3' | 'node-sqlite';
+/** node:sqlite, the one driver (the setting's `auto` means it too). */
+export type SqliteDriver = 'node-sqlite';
