@@ -29,6 +29,7 @@ for (const doc of DOCS) {
     for (const m of text.matchAll(PATH)) {
       const path = m[0];
       if (text.slice(m.index + path.length, m.index + path.length + 2).includes('*')) continue; // a pattern (conformance-*.test.ts), not one file
+      if (/(^|\/)dist(\/|$)/.test(path)) continue; // a build's output (bench/dist/main.js), not in a fresh clone
       const named = [join(ROOT, path), join(dir, path)];
       if (!named.some((p) => EXTENSIONS.some((e) => existsSync(p + e)))) missing.push(path);
     }
