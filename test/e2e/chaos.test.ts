@@ -306,13 +306,15 @@ async function checkOracle(t: Test, d: Deployment, ledger: Ledger): Promise<void
   t.notOk(d.server.output().includes('"level":60'), 'no fatal log line');
 }
 
-/** Runs the traffic for the length of `faults`, which returns once every fault is over. */
+/** Runs the traffic while a worker is killed and then `faults` (the deployment's own) run their course. */
 async function underTraffic(d: Deployment, ledger: Ledger, faults: () => Promise<void>): Promise<void> {
   let end!: () => void;
   const stop = new Promise<void>((resolve) => (end = resolve));
   const load = traffic(d, ledger, stop);
   try {
     await sleep(800);
+    await killWorker(d.server, ledger);
+    await sleep(500);
     await faults();
     await sleep(800);
   } finally {
@@ -329,8 +331,6 @@ t.test('SQLite and the data dir: a worker killed, meta.db locked past the write 
   const ledger = new Ledger();
 
   await underTraffic(d, ledger, async () => {
-    await killWorker(server, ledger);
-    await sleep(500);
     // Another process (a backup tool, sqlite3 by hand) holds the write lock longer than a write waits.
     const other = openSqlite(join(dataDir, 'meta.db'));
     other.exec('BEGIN EXCLUSIVE');
@@ -385,8 +385,6 @@ t.test('PostgreSQL and an upstream store: a worker killed, PostgreSQL restarted,
   const ledger = new Ledger();
 
   await underTraffic(d, ledger, async () => {
-    await killWorker(server, ledger);
-    await sleep(500);
     // Every connection dropped at once, the server back after a second: a failover.
     await postgres.restart(1000);
     await sleep(1500);
