@@ -2,7 +2,7 @@
 // root, as CI has). Writes that hit ENOSPC (or SQLITE_FULL) answer 507 storage full on the S3 port and
 // the management API, leave no temp file and no row behind, reads go on, and freeing space recovers.
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -99,6 +99,10 @@ t.test('the disk fills: uploads answer 507 storage full, nothing is left behind'
   t.equal((await s3.putObject(BUCKET, 'first', first)).status, 200, 'an object on disk before the disk fills');
   t.equal((await s3.putObject(BUCKET, 'small', small)).status, 200, 'and a small (inline) one');
 
+  // Room kept for the metadata database, given back once the disk is full to the last byte: what a refused
+  // 1 MiB upload happens to leave free (from nothing to almost 1 MiB) is not what the next steps rely on.
+  const headroom = join(mnt, 'headroom');
+  writeFileSync(headroom, Buffer.alloc(512 * 1024, 1));
   let full: RawResponse | undefined;
   let stored = 0;
   for (let i = 0; i < 40 && !full; i++) {
@@ -113,6 +117,9 @@ t.test('the disk fills: uploads answer 507 storage full, nothing is left behind'
   const keys = await s3.listAllKeys(BUCKET);
   t.equal(keys.length, stored + 2, 'no object row for the refused upload');
 
+  // Exactly half a MiB free: a row fits, a 1 MiB part or upload does not.
+  fillTheRest(join(mnt, 'leftover'));
+  rmSync(headroom);
   const mpu = await createMultipartUpload(s3, BUCKET, 'multi');
   t.equal(mpu.res.status, 200, 'CreateMultipartUpload still fits (a row, no bytes)');
   assertStorageFull(t, await uploadPart(s3, BUCKET, 'multi', mpu.uploadId ?? '', 1, randomData(MiB)), 'UploadPart on a full disk');
@@ -163,6 +170,7 @@ t.test('reads keep working while the disk is full', async (t) => {
 
 t.test('freeing space: uploads succeed again', async (t) => {
   rmSync(join(mnt, 'filler'));
+  rmSync(join(mnt, 'leftover'));
   t.equal((await s3.deleteObject(BUCKET, 'filler-0')).status, 204, 'DELETE an object');
   t.equal((await s3.deleteObject(BUCKET, 'filler-1')).status, 204, 'and another');
   const again = randomData(MiB);
