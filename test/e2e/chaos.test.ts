@@ -25,8 +25,8 @@ import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import { openSqlite } from '../../src/db/sqlite/index.js';
 import { S3Storage } from '../../src/storage/upstream/s3-storage.js';
 import { apiUser, eventually } from '../helpers/api.js';
-import { startFaultProxy } from '../helpers/fault-proxy.js';
-import { listKeys, startMoto } from '../helpers/moto.js';
+import { startFaultyUpstream } from '../helpers/fault-proxy.js';
+import { listKeys } from '../helpers/moto.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { childrenOf, pidsLogging } from '../helpers/processes.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
@@ -369,16 +369,13 @@ t.test('PostgreSQL and an upstream store: a worker killed, PostgreSQL restarted,
   // The helper's server is tuned to be disposable (no synchronous commit) and restart() crashes it: here
   // a commit acknowledged must outlive the crash, as on any production server.
   await postgres.admin('ALTER DATABASE chaos SET synchronous_commit = on');
-  const moto = await startMoto();
-  t.teardown(() => moto.stop());
-  const proxy = await startFaultProxy(moto.endpoint);
-  t.teardown(() => proxy.close());
+  const { moto, proxy, env } = await startFaultyUpstream(t, 'chaos/');
   const server = await startServer({
     upstream: false,
     metadata: url,
     workers: 2,
     // The collector's grace down to seconds: after the run, the upstream holds only the rows' blobs.
-    env: { ...moto.gatewayEnv('chaos/'), S3EDGE_STORAGE_S3_ENDPOINT: proxy.endpoint, S3EDGE_INTEGRITY_GC_GRACE_SECONDS: '2', S3EDGE_INTEGRITY_GC_INTERVAL_SECONDS: '1' },
+    env: { ...env, S3EDGE_INTEGRITY_GC_GRACE_SECONDS: '2', S3EDGE_INTEGRITY_GC_INTERVAL_SECONDS: '1' },
   });
   t.teardown(() => server.stop());
   const d = await prepare(server);

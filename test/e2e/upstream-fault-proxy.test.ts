@@ -8,21 +8,17 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import { startFaultProxy } from '../helpers/fault-proxy.js';
-import { startMoto } from '../helpers/moto.js';
+import { startFaultyUpstream } from '../helpers/fault-proxy.js';
 import { RawS3 } from '../helpers/s3-client.js';
 import { startServer } from '../helpers/server.js';
 import { parseS3Error } from '../helpers/xml.js';
 import { S3Storage } from '../../src/storage/upstream/s3-storage.js';
 
-const moto = await startMoto();
-t.teardown(() => moto.stop());
-const proxy = await startFaultProxy(moto.endpoint);
-t.teardown(() => proxy.close());
+const { moto, proxy, env } = await startFaultyUpstream(t, 'faults/');
 const server = await startServer({
   upstream: false,
   // Parts of 5 MiB (S3's smallest): a 12 MiB body is an upstream multipart upload of three parts.
-  env: { ...moto.gatewayEnv('faults/'), S3EDGE_STORAGE_S3_ENDPOINT: proxy.endpoint, S3EDGE_STORAGE_S3_PART_BYTES: '5MiB' },
+  env: { ...env, S3EDGE_STORAGE_S3_PART_BYTES: '5MiB' },
 });
 t.teardown(() => server.stop());
 const s3 = new RawS3({ url: server.url }, server.rootKey);

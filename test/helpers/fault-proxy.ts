@@ -7,6 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { request } from 'undici';
+import { startMoto, type RunningMoto } from './moto.js';
 
 export type Fault =
   /** Waits `ms` before forwarding (the first byte of the answer comes that late). */
@@ -125,4 +126,16 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * A moto of its own behind a fault proxy, both stopped on t's teardown, and the gateway's environment
+ * for blobs under `prefix` in moto, reached through the proxy.
+ */
+export async function startFaultyUpstream(t: { teardown(fn: () => unknown): void }, prefix: string): Promise<{ moto: RunningMoto; proxy: FaultProxy; env: Record<string, string> }> {
+  const moto = await startMoto();
+  t.teardown(() => moto.stop());
+  const proxy = await startFaultProxy(moto.endpoint);
+  t.teardown(() => proxy.close());
+  return { moto, proxy, env: { ...moto.gatewayEnv(prefix), S3EDGE_STORAGE_S3_ENDPOINT: proxy.endpoint } };
 }
