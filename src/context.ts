@@ -272,7 +272,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       db.pragma('synchronous = NORMAL');
       walSync = new WalSync(`${dbFile}-wal`);
       // A worker never checkpoints: the supervisor's checkpointer does it for every connection.
-      if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver, CHECKPOINTS_AFTER_START_MS);
+      if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, CHECKPOINTS_AFTER_START_MS);
       else db.pragma('wal_autocheckpoint = 0');
     }
     const durability = walSync ?? DURABLE_AT_COMMIT;
@@ -296,7 +296,6 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       memoryBytes: limits.memoryBytes,
       memoryEntryMaxBytes: cache.memoryEntryMaxBytes,
       diskBytes: limits.diskBytes,
-      sqliteDriver: config.sqliteDriver,
       now: () => clock().getTime(),
       log,
     });
@@ -340,7 +339,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       cachePurges: purges,
       requestLog: new RequestLog(repos.store, config.cdn.log, {
         // SQLite: flushes written by a thread of their own, off the event loop (analytics/log-writer.ts).
-        ...(db && role !== 'supervisor' ? { writer: new ThreadLogWriter(dbFile, config.sqliteDriver, storeLogWriter(repos.store), log) } : {}),
+        ...(db && role !== 'supervisor' ? { writer: new ThreadLogWriter(dbFile, storeLogWriter(repos.store), log) } : {}),
         maintain: runsJobs && postgres ? () => leadership?.isLeader() === true : runsJobs,
         clock: () => clock().getTime(),
         log,

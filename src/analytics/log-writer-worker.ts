@@ -4,14 +4,12 @@
 // holding it) cost this thread, never the event loop that serves requests.
 import { parentPort, workerData } from 'node:worker_threads';
 import { CdnLogRepo } from '../db/repos/cdn-log.js';
-import { openSqlite, type SqliteDriver } from '../db/sqlite/index.js';
+import { openSqlite } from '../db/sqlite/index.js';
 import { SqliteStore } from '../db/store/sqlite-store.js';
 import { decodeRecordBatch } from './record-batch.js';
 
 interface Options {
   file: string;
-  /** The server connection's driver: one binding in the process. */
-  driver: SqliteDriver;
 }
 
 /** A batch to write: `records` is encodeRecordBatch's string (one string crosses the thread boundary cheaper than a clone of many objects). */
@@ -25,8 +23,8 @@ export interface WriteReply {
   error?: { message: string; code?: string };
 }
 
-const { file, driver } = workerData as Options;
-const db = openSqlite(file, { driver });
+const { file } = workerData as Options;
+const db = openSqlite(file);
 db.pragma('busy_timeout = 5000');
 db.pragma('foreign_keys = ON');
 // Durable with the next WAL sync of the server's connection, like every other commit of a serving process.

@@ -6,7 +6,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { CdnLogRepo } from '../db/repos/cdn-log.js';
-import { resolveSqliteDriver, type SqliteDriverSetting } from '../db/sqlite/index.js';
 import type { SqlExecutor } from '../db/store/types.js';
 import type { WriteReply, WriteRequest } from './log-writer-worker.js';
 import { encodeRecordBatch } from './record-batch.js';
@@ -48,12 +47,11 @@ export class ThreadLogWriter implements LogWriter {
 
   constructor(
     file: string,
-    driver: SqliteDriverSetting,
     private readonly fallback: LogWriter,
     log: Pick<Logger, 'error'>,
   ) {
     // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
-    this.worker = new Worker(new URL('../analytics/log-writer-worker.js', import.meta.url), { workerData: { file, driver: resolveSqliteDriver(driver) } });
+    this.worker = new Worker(new URL('../analytics/log-writer-worker.js', import.meta.url), { workerData: { file } });
     // Never what keeps the process alive: close() is the orderly way out.
     this.worker.unref();
     this.worker.on('message', (reply: WriteReply) => {

@@ -18,7 +18,6 @@ import type { CacheStatus } from '../analytics/request-log.js';
 import type { ReadRange } from '../storage/backend.js';
 import { BufferPool } from '../storage/buffer-pool.js';
 import { FileBody } from '../storage/file-body.js';
-import type { SqliteDriverSetting } from '../db/sqlite/index.js';
 import { compress, MIN_COMPRESS_BYTES, type Coding } from './cache/compression.js';
 import { DiskTier, headerMatches, processAlive, type DiskEntry } from './cache/disk-tier.js';
 import { Fill } from './cache/fill.js';
@@ -102,8 +101,6 @@ export interface EdgeCacheOptions {
   /** Unix milliseconds (tests inject a clock). */
   now: () => number;
   log: Pick<Logger, 'warn'>;
-  /** The disk index's SQLite binding (config.sqliteDriver). */
-  sqliteDriver?: SqliteDriverSetting;
   /** A fill elsewhere with no progress for this long is taken over (tests; default disk-tier STALL_MS). */
   stallMs?: number;
 }
@@ -129,7 +126,6 @@ export class EdgeCache {
             dir: opts.dir,
             maxBytes: opts.diskBytes,
             log: opts.log,
-            ...(opts.sqliteDriver ? { sqliteDriver: opts.sqliteDriver } : {}),
             ...(opts.stallMs !== undefined ? { stallMs: opts.stallMs } : {}),
           });
     return new EdgeCache(opts, new MemoryTier(opts.memoryBytes, opts.memoryEntryMaxBytes), disk);

@@ -100,7 +100,7 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
     }
   } else {
     try {
-      db = openDatabase(join(config.dataDir, META_DB_FILE), config.sqliteDriver);
+      db = openDatabase(join(config.dataDir, META_DB_FILE));
     } catch (err) {
       throw new ConfigError(`config: dataDir: cannot open ${join(config.dataDir, META_DB_FILE)}: ${(err as Error).message}`);
     }

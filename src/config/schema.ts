@@ -246,7 +246,7 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** json: one JSON object a line (for collectors); pretty: readable lines for a terminal. */
   logFormat: 'json' | 'pretty';
-  /** The SQLite binding: node:sqlite, whichever is named (`auto` kept for configurations that name it; docs/RUNTIME.md). */
+  /** Accepted for configurations that name it, read by nothing: node:sqlite is the one SQLite driver (docs/RUNTIME.md). */
   sqliteDriver: 'auto' | 'node-sqlite';
   /**
    * Where the metadata lives: 'sqlite' (meta.db in the data directory), or a PostgreSQL database

@@ -2,17 +2,15 @@
 // with its own connection, so the fsyncs of a checkpoint never stall the event loop that serves
 // requests. PASSIVE never waits for, nor blocks, the server's readers and writer.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openSqlite, type SqliteDriver } from './sqlite/index.js';
+import { openSqlite } from './sqlite/index.js';
 
 interface Options {
   file: string;
   intervalMs: number;
-  /** The server connection's driver: one binding in the process. */
-  driver: SqliteDriver;
 }
 
-const { file, intervalMs, driver } = workerData as Options;
-const db = openSqlite(file, { driver });
+const { file, intervalMs } = workerData as Options;
+const db = openSqlite(file);
 db.pragma('busy_timeout = 5000');
 // Checkpoints sync the WAL before copying and the database after, as synchronous = FULL would.
 db.pragma('synchronous = NORMAL');

@@ -5,7 +5,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Db } from './open.js';
-import { resolveSqliteDriver, type SqliteDriverSetting } from './sqlite/index.js';
 
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
@@ -28,7 +27,6 @@ export class Checkpointer {
     private readonly file: string,
     private readonly log: Logger,
     private readonly intervalMs = 200,
-    private readonly driver: SqliteDriverSetting = 'auto',
     startAfterMs = 0,
   ) {
     db.pragma('wal_autocheckpoint = 0');
@@ -46,7 +44,7 @@ export class Checkpointer {
     const { db, log } = this;
     // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
     const worker = new Worker(new URL('../db/checkpoint-worker.js', import.meta.url), {
-      workerData: { file: this.file, intervalMs: this.intervalMs, driver: resolveSqliteDriver(this.driver) },
+      workerData: { file: this.file, intervalMs: this.intervalMs },
     });
     this.worker = worker;
     // Never what keeps the process alive: close() is the orderly way out.

@@ -1,11 +1,11 @@
 import { MIGRATIONS } from './migrations/index.js';
-import { openSqlite, type Database, type SqliteDriverSetting } from './sqlite/index.js';
+import { openSqlite, type Database } from './sqlite/index.js';
 
 export type Db = Database;
 
 /** Opens (creating if needed) the metadata database in WAL mode and applies pending migrations. */
-export function openDatabase(file: string, driver: SqliteDriverSetting = 'auto'): Db {
-  const db = openSqlite(file, { driver });
+export function openDatabase(file: string): Db {
+  const db = openSqlite(file);
   db.pragma('journal_mode = WAL');
   // FULL: a committed object row survives power loss, like the fsynced bytes it points at.
   db.pragma('synchronous = FULL');

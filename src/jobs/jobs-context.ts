@@ -74,7 +74,7 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
       db.pragma('synchronous = NORMAL');
       walSync = new WalSync(`${dbFile}-wal`);
       // The checkpoints of every process's commits: the workers never checkpoint (wal_autocheckpoint = 0).
-      checkpointer = new Checkpointer(db, dbFile, log, undefined, config.sqliteDriver, CHECKPOINTS_AFTER_START_MS);
+      checkpointer = new Checkpointer(db, dbFile, log, undefined, CHECKPOINTS_AFTER_START_MS);
     }
     await storage.init();
     const removals = postgres ? new BlobRemovals({ repo: repos.blobRemovals, storage, now: () => clock().getTime(), log }) : undefined;

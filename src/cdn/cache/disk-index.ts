@@ -7,7 +7,7 @@
 //
 // Every method is one short synchronous statement or transaction: no lock is ever held across an await.
 // The index is a cache of the files' headers: a missing or unreadable index is rebuilt from them.
-import { openSqlite, type Database, type SqliteDriverSetting, type Statement } from '../../db/sqlite/index.js';
+import { openSqlite, type Database, type Statement } from '../../db/sqlite/index.js';
 
 /** Bumped when the schema changes: an index of another version is dropped and rebuilt from the files. */
 const SCHEMA_VERSION = 1;
@@ -205,19 +205,19 @@ export class DiskIndex {
    * Opens (creating) the index. A file that is not an index of this version is dropped by `reset`
    * (which deletes it) and created afresh: its entries come back from the files' headers.
    */
-  static open(file: string, driver: SqliteDriverSetting | undefined, reset: () => void): DiskIndex {
+  static open(file: string, reset: () => void): DiskIndex {
     try {
-      return new DiskIndex(DiskIndex.connect(file, driver));
+      return new DiskIndex(DiskIndex.connect(file));
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       if (code !== 'SQLITE_CORRUPT' && code !== 'SQLITE_NOTADB' && !(err instanceof SchemaMismatch)) throw err;
       reset();
-      return new DiskIndex(DiskIndex.connect(file, driver));
+      return new DiskIndex(DiskIndex.connect(file));
     }
   }
 
-  private static connect(file: string, driver: SqliteDriverSetting | undefined): Database {
-    const db = openSqlite(file, driver ? { driver } : {});
+  private static connect(file: string): Database {
+    const db = openSqlite(file);
     try {
       db.pragma('busy_timeout = 5000');
       db.pragma('journal_mode = WAL');

@@ -23,7 +23,6 @@ import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 
 import { join } from 'node:path';
 import { lazyLru } from '../../lazy-lru.js';
 import type { Logger } from 'pino';
-import type { SqliteDriverSetting } from '../../db/sqlite/index.js';
 import { DiskIndex, type IndexEntry, type IndexFill, type IndexProc } from './disk-index.js';
 
 /** What an entry holds; written as JSON in the file's header. */
@@ -175,7 +174,6 @@ export interface DiskTierOptions {
   stallMs?: number;
   /** Unix milliseconds for recency; default Date.now. */
   now?: () => number;
-  sqliteDriver?: SqliteDriverSetting;
 }
 
 /** What a miss does (DiskTier.claim). */
@@ -234,7 +232,7 @@ export class DiskTier {
     }
     await mkdir(join(opts.dir, TMP), { recursive: true, mode: 0o700 });
     const indexFile = join(opts.dir, INDEX_FILE);
-    const index = DiskIndex.open(indexFile, opts.sqliteDriver, () => {
+    const index = DiskIndex.open(indexFile, () => {
       opts.log.warn({ file: indexFile }, 'cdn cache: the index could not be read; it is rebuilt from the cache files');
       // Synchronous: the index is opened again at once (this happens at start, once).
       for (const name of INDEX_FILES) rmSync(join(opts.dir, name), { force: true });

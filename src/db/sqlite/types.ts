@@ -53,5 +53,3 @@ export interface OpenOptions {
   fileMustExist?: boolean;
 }
 
-/** node:sqlite, the one driver (the setting's `auto` means it too). */
-export type SqliteDriver = 'node-sqlite';
