@@ -2,13 +2,13 @@
 // ({ success: false, message, code }), and the route modules of /api/v3 and /storage.
 import cookie from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
-import { type ApiPrincipal, type Scope } from '../auth/api-keys.js';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError } from './errors.js';
 import { isMetadataBusy, isMetadataUnavailable, isOutOfSpace, isStorageUnavailable } from '../errors/s3-errors.js';
 import { isUploadBufferFull } from '../storage/upload-budget.js';
 import { strictValidation } from './strict-validation.js';
+import type { ApiDeps, RouteModule } from './route-module.js';
 import { apiKeyRoutes } from './v3/api-keys.js';
 import { assetRoutes } from './v3/assets.js';
 import { proxyLogRoutes } from './v3/proxy-logs.js';
@@ -21,30 +21,7 @@ import { purgeRoutes } from './v3/purge.js';
 import { domainRoutes } from './v3/domains.js';
 import { projectRoutes } from './v3/projects.js';
 import { sessionPrincipal } from '../web/session-cookie.js';
-import { sessionRoutes } from '../web/session-routes.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set by the scope check of an authenticated route. */
-    apiPrincipal: ApiPrincipal | null;
-  }
-}
-
-export interface ApiDeps {
-  ctx: AppContext;
-  /**
-   * An onRequest hook: 401 without a valid bearer token (or dashboard session cookie), 403 without
-   * `scope` (or, for a session, without its CSRF token). It runs before any body parser, so an
-   * unauthenticated client never gets a parse or validation answer, nor has its body read.
-   */
-  requireScope(scope: Scope): onRequestAsyncHookHandler;
-}
-
-/** The principal of a request that passed requireScope. */
-export function principalOf(request: FastifyRequest): ApiPrincipal {
-  if (!request.apiPrincipal) throw new Error('route reached without authentication');
-  return request.apiPrincipal;
-}
+import { sessionRoutes } from './session-routes.js';
 
 const STATUS_CODES: Record<number, string> = {
   400: 'invalid_request',
@@ -69,8 +46,6 @@ function bearerToken(request: FastifyRequest): string | undefined {
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   return m?.[1];
 }
-
-export type RouteModule = (app: FastifyInstance, deps: ApiDeps) => void;
 
 /** Route modules, each owning its paths. */
 const ROUTES: readonly RouteModule[] = [

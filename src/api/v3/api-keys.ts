@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ALL_SCOPES, mintApiKey, type Scope } from '../../auth/api-keys.js';
 import type { ApiKey } from '../../db/repos/api-keys.js';
 import { ApiError, notFound } from '../errors.js';
-import { principalOf, type RouteModule } from '../plugin.js';
+import { principalOf, type RouteModule } from '../route-module.js';
 import { ApiKeyInfo, CreatedApiKey, ERROR_RESPONSES, SuccessMessage } from './schemas.js';
 
 const CreateBody = Type.Object(

@@ -15,7 +15,7 @@ import type { AssetRecord } from '../../db/repos/assets.js';
 import { DEFAULT_EXPIRES_IN, MAX_EXPIRES_IN, MIN_EXPIRES_IN, UrlSigner } from '../../cdn/signed-url.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { ownedAsset, ownedProject } from './owned.js';
-import { principalOf, type RouteModule } from '../plugin.js';
+import { principalOf, type RouteModule } from '../route-module.js';
 import { Asset, AssetListItem, ERROR_RESPONSES, ErrorBody, Pagination, SuccessMessage } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });

@@ -9,7 +9,7 @@ import { ApiError, notFound } from '../errors.js';
 import { createBucket } from '../../s3/bucket-service.js';
 import { S3Error } from '../../errors/s3-errors.js';
 import { BUCKET_NOT_FOUND, ownedBucket } from './owned.js';
-import { principalOf, type RouteModule } from '../plugin.js';
+import { principalOf, type RouteModule } from '../route-module.js';
 import { BucketView, BucketVisibility, ERROR_RESPONSES } from './schemas.js';
 
 /** The same route at both places. */

@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import { DomainQueryError } from '../../domains/normalize.js';
 import type { DomainSearch } from '../../domains/search.js';
 import { ApiError } from '../errors.js';
-import { type RouteModule } from '../plugin.js';
+import { type RouteModule } from '../route-module.js';
 import { DomainSearchResponse, ERROR_RESPONSES, ErrorBody, Tld, TldMatch } from './schemas.js';
 
 const RESPONSES = { ...ERROR_RESPONSES, 429: ErrorBody } as const;

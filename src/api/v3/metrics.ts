@@ -3,7 +3,7 @@
 // GET /api/v3/cdn/cache (same scope): the edge cache's counters as JSON.
 import { serverMetrics } from '../../metrics/cluster-metrics.js';
 import { PROMETHEUS_CONTENT_TYPE } from '../../metrics/prometheus.js';
-import type { RouteModule } from '../plugin.js';
+import type { RouteModule } from '../route-module.js';
 import { Type } from '@sinclair/typebox';
 import { CacheStats, ERROR_RESPONSES } from './schemas.js';
 

@@ -9,7 +9,7 @@ import { ProjectError, type ProjectErrorKind } from '../../projects/errors.js';
 import { ProjectsService } from '../../projects/service.js';
 import { dnsTxtLookup } from '../../projects/verification.js';
 import { ApiError } from '../errors.js';
-import { principalOf, type RouteModule } from '../plugin.js';
+import { principalOf, type RouteModule } from '../route-module.js';
 import { Deployment, ERROR_RESPONSES, ErrorBody, Hostname, Project, SuccessMessage } from './schemas.js';
 
 const ProjectParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }) });

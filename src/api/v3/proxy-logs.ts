@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { notFound } from '../errors.js';
 import { intParam } from '../query.js';
-import { principalOf, type RouteModule } from '../plugin.js';
+import { principalOf, type RouteModule } from '../route-module.js';
 import { ANOMALIES_DEFAULT_LIMIT, ANOMALIES_MAX_LIMIT, DEFAULT_HOURS, ProxyReports, type ReportQuery } from '../../proxy/report.js';
 import { Anomaly, ERROR_RESPONSES, ProxyLogs } from './schemas.js';
 

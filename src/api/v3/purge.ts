@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../../context.js';
 import { badRequest } from '../errors.js';
 import { ownedAsset, ownedBucket } from './owned.js';
-import { principalOf, type RouteModule } from '../plugin.js';
+import { principalOf, type RouteModule } from '../route-module.js';
 import { ERROR_RESPONSES, type PurgeRequest } from './schemas.js';
 
 const PurgeResult = Type.Object({ success: Type.Boolean(), purged: Type.Integer() });

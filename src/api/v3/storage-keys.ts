@@ -11,7 +11,7 @@ import type { AppContext } from '../../context.js';
 import { ConstraintError, type AccessKey, type Bucket, type BucketPermission } from '../../db/repos/index.js';
 import { notFound } from '../errors.js';
 import { BUCKET_NOT_FOUND, ownedBucket } from './owned.js';
-import { principalOf, type RouteModule } from '../plugin.js';
+import { principalOf, type RouteModule } from '../route-module.js';
 import { CreatedStorageAccessKey, ERROR_RESPONSES, StorageAccessKey, SuccessMessage } from './schemas.js';
 
 /** The same routes answer at both prefixes. */

@@ -6,7 +6,7 @@ import { assetView } from '../../assets/view.js';
 import type { AppContext } from '../../context.js';
 import type { Space } from '../../db/repos/spaces.js';
 import { ownedProject } from './owned.js';
-import { principalOf, type RouteModule } from '../plugin.js';
+import { principalOf, type RouteModule } from '../route-module.js';
 import { ERROR_RESPONSES, Summary, type Analytics, type Space as SpaceView, type Summary as SummaryData } from './schemas.js';
 
 const RECENT_ASSETS = 8;

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { ledgerEntryView, usageEventView } from '../../usage/views.js';
 import { intParam } from '../query.js';
-import { principalOf, type RouteModule } from '../plugin.js';
+import { principalOf, type RouteModule } from '../route-module.js';
 import { Credits, ERROR_RESPONSES, LedgerEntry, UsageEvent } from './schemas.js';
 
 export const USAGE_DEFAULT_LIMIT = 50;

@@ -8,10 +8,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import { SCOPES } from '../auth/api-keys.js';
 import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from '../auth/passwords.js';
-import { ApiError } from '../api/errors.js';
-import type { RouteModule } from '../api/plugin.js';
-import { ERROR_RESPONSES } from '../api/v3/schemas.js';
-import { clearSessionCookie, sameOrigin, SESSION_SCOPES, sessionPrincipal, sessionToken, setSessionCookie } from './session-cookie.js';
+import { ApiError } from './errors.js';
+import type { RouteModule } from './route-module.js';
+import { ERROR_RESPONSES } from './v3/schemas.js';
+import { clearSessionCookie, sameOrigin, SESSION_SCOPES, sessionPrincipal, sessionToken, setSessionCookie } from '../web/session-cookie.js';
 
 const SignInBody = Type.Object(
   {
