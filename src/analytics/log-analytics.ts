@@ -4,7 +4,7 @@
 // the cache (any cache status), 0 when none did. Countries by English name; unknown ones left out.
 import type { Analytics } from '../api/v3/schemas.js';
 import { countryName } from './country-names.js';
-import { HOUR_MS, hourOf, type HourTraffic } from './traffic.js';
+import { HOUR_MS, hourOf, type HourTraffic } from '../db/repos/traffic.js';
 import { hourlyBuckets } from './usage-fallback.js';
 
 /** The start of the window: the first hourly point of the series. */

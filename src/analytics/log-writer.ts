@@ -9,7 +9,7 @@ import { CdnLogRepo } from '../db/repos/cdn-log.js';
 import type { SqlExecutor } from '../db/store/types.js';
 import type { WriteReply, WriteRequest } from './log-writer-worker.js';
 import { encodeRecordBatch } from './record-batch.js';
-import type { CdnRequestRecord } from './request-log.js';
+import type { CdnRequestRecord } from '../db/repos/request-records.js';
 
 export interface LogWriter {
   /** All or nothing: the batch is one transaction. */

@@ -3,7 +3,7 @@
 // in every record made the JSON 1.7x as long, and its stringify on the event loop and its parse in the
 // thread each 1.5x as slow (~1.4 against ~0.85 µs a record). The request id stays behind: it is in the
 // log line, not the table.
-import type { CacheStatus, CdnRequestRecord, Surface } from './request-log.js';
+import type { CacheStatus, CdnRequestRecord, Surface } from '../db/repos/request-records.js';
 
 type Encoded = [
   surface: Surface | null,

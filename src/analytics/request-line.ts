@@ -3,7 +3,7 @@
 // Like the table it holds the path without the query string, and no header. Serialised here in one
 // pass (src/log-format.ts lineWriter): one such line on every request was pino's heaviest call.
 import { jsonString as str, type LineWriter } from '../log-format.js';
-import type { CdnRequestRecord } from './request-log.js';
+import type { CdnRequestRecord } from '../db/repos/request-records.js';
 
 const MAX_PATH = 1024;
 

@@ -4,7 +4,7 @@
 import type { Analytics } from '../api/v3/schemas.js';
 import type { UsageEvent } from '../db/repos/usage.js';
 import { countryName } from './country-names.js';
-import { HOUR_MS, hourOf } from './traffic.js';
+import { HOUR_MS, hourOf } from '../db/repos/traffic.js';
 
 export const WINDOW_MS = 24 * HOUR_MS;
 

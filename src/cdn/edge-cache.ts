@@ -14,7 +14,7 @@
 import type { Readable } from 'node:stream';
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import type { CacheStatus } from '../analytics/request-log.js';
+import type { CacheStatus } from '../db/repos/request-records.js';
 import type { ReadRange } from '../storage/backend.js';
 import { BufferPool } from '../storage/buffer-pool.js';
 import { FileBody } from '../storage/file-body.js';

@@ -11,7 +11,7 @@ import { hostnameOf } from '../assets/delivery.js';
 import { displayKey } from '../assets/view.js';
 import { isMetadataBusy, isMetadataUnavailable, isStorageUnavailable } from '../errors/s3-errors.js';
 import type { AppContext } from '../context.js';
-import type { CdnRequestRecord } from '../analytics/request-log.js';
+import type { CdnRequestRecord } from '../db/repos/request-records.js';
 import { CdnResolver, type Resolution, type Served, type TargetFacts } from './resolve.js';
 import { createMemoryHitSender, createVersionSender, notFound, plain, type SendFacts } from './send-version.js';
 

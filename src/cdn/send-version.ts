@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { decideRequest, isBlobGone } from '../assets/delivery.js';
 import { SAFETY_HEADERS } from '../assets/content-safety.js';
-import type { CacheStatus } from '../analytics/request-log.js';
+import type { CacheStatus } from '../db/repos/request-records.js';
 import type { AppContext } from '../context.js';
 import { sendBody } from '../http/send-body.js';
 import { negotiateCoding, type Coding } from './cache/compression.js';

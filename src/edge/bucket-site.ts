@@ -12,7 +12,7 @@
 // its own origin, so pages and scripts are served inline with their stored Content-Type, with
 // nosniff only (resolve.ts objectVersion, 'site').
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { CacheStatus } from '../analytics/request-log.js';
+import type { CacheStatus } from '../db/repos/request-records.js';
 import { objectVersion } from '../cdn/resolve.js';
 import { createVersionSender, notFound, plain, type SendFacts } from '../cdn/send-version.js';
 import { SuspendedOwners } from '../cdn/suspended-owners.js';

@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
-import type { CacheStatus } from '../analytics/request-log.js';
+import type { CacheStatus } from '../db/repos/request-records.js';
 import type { HeaderMap } from './cacheability.js';
 import type { ProxyRequest, ProxyResponseCache, StorableAnswer } from './response-cache.js';
 import { CLIENT_GONE, relay } from '../http/send-body.js';

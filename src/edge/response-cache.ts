@@ -24,7 +24,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { LRUCache } from 'lru-cache';
-import type { CacheStatus } from '../analytics/request-log.js';
+import type { CacheStatus } from '../db/repos/request-records.js';
 import type { CacheResult, EdgeCache, HeldObject } from '../cdn/edge-cache.js';
 import { headersFrom } from '../http/request-target.js';
 import { isS3Error } from '../errors/s3-errors.js';

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
-import type { CacheStatus } from '../../src/analytics/request-log.js';
+import type { CacheStatus } from '../../src/db/repos/request-records.js';
 import { EdgeCache } from '../../src/cdn/edge-cache.js';
 import { proxyCacheOwner } from '../../src/edge/model.js';
 import { ProxyResponseCache } from '../../src/edge/response-cache.js';

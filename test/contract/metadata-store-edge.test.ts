@@ -4,7 +4,8 @@
 // with its download usage events, hourly roll-ups, late requests, retention, and the traffic queries
 // of the summary and proxy logs), and the cache invalidation feed. Same calls, same expectations.
 import t from 'tap';
-import { RequestLog, type CdnRequestRecord, type Scheduler } from '../../src/analytics/request-log.js';
+import type { CdnRequestRecord } from '../../src/db/repos/request-records.js';
+import { RequestLog, type Scheduler } from '../../src/analytics/request-log.js';
 import { AnomaliesRepo } from '../../src/db/repos/anomalies.js';
 import { CacheInvalidationsRepo } from '../../src/db/repos/cache-invalidations.js';
 import { CdnLogRepo } from '../../src/db/repos/cdn-log.js';

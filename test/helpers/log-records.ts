@@ -1,5 +1,5 @@
 // CDN request log records for unit tests: a plausible request, overridden field by field.
-import type { CdnRequestRecord } from '../../src/analytics/request-log.js';
+import type { CdnRequestRecord } from '../../src/db/repos/request-records.js';
 
 export const LOG_NOW = Date.parse('2026-11-21T12:30:00Z');
 export const HOUR = 3_600_000;

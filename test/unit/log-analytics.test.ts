@@ -6,7 +6,7 @@ import { openDatabase } from '../../src/db/open.js';
 import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import { RequestLog, type Scheduler } from '../../src/analytics/request-log.js';
 import { logAnalytics, windowStart } from '../../src/analytics/log-analytics.js';
-import { emptyHour } from '../../src/analytics/traffic.js';
+import { emptyHour } from '../../src/db/repos/traffic.js';
 import { HOUR, LOG_NOW as NOW, logRecord as rec } from '../helpers/log-records.js';
 
 const NO_TIMERS: Scheduler = { every: () => () => undefined, soon: () => undefined };

@@ -3,7 +3,7 @@
 // be a download), and the request id, which only the log line carries, stays behind.
 import t from 'tap';
 import { decodeRecordBatch, encodeRecordBatch } from '../../src/analytics/record-batch.js';
-import type { CdnRequestRecord } from '../../src/analytics/request-log.js';
+import type { CdnRequestRecord } from '../../src/db/repos/request-records.js';
 
 const cdnHit: CdnRequestRecord = {
   method: 'GET', path: '/a1/logo.png', time: 1_767_225_600_123, host: 'cdn.example.com', assetId: 'a1', bucket: null, key: null,

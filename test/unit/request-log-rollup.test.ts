@@ -5,7 +5,7 @@ import t from 'tap';
 import { openDatabase, type Db } from '../../src/db/open.js';
 import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import { RequestLog, type Scheduler } from '../../src/analytics/request-log.js';
-import type { HourTraffic } from '../../src/analytics/traffic.js';
+import type { HourTraffic } from '../../src/db/repos/traffic.js';
 import { HOUR, LOG_NOW, logRecord as rec } from '../helpers/log-records.js';
 
 const NO_TIMERS: Scheduler = { every: () => () => undefined, soon: () => undefined };

@@ -5,7 +5,8 @@
 import t from 'tap';
 import { openDatabase, type Db } from '../../src/db/open.js';
 import { SqliteStore } from '../../src/db/store/sqlite-store.js';
-import { RequestLog, type CdnRequestRecord, type Scheduler } from '../../src/analytics/request-log.js';
+import type { CdnRequestRecord } from '../../src/db/repos/request-records.js';
+import { RequestLog, type Scheduler } from '../../src/analytics/request-log.js';
 import { LOG_NOW as NOW, logRecord as rec } from '../helpers/log-records.js';
 
 /** A scheduler whose jobs run only when the test says so. */

@@ -1,8 +1,8 @@
 // The CDN request log's tables (migration 006): batched inserts, hourly roll-ups and retention.
 // Invariant: requests before cdn_rollup_state.rolled_until are counted in cdn_hourly exactly once, so
 // a reader takes complete hours from the roll-ups and the rest from the raw rows.
-import type { CdnRequestRecord } from '../../analytics/request-log.js';
-import { hoursOf, mergeHour, hourOf, HOUR_MS, type HourTraffic, type TrafficGroup } from '../../analytics/traffic.js';
+import type { CdnRequestRecord } from './request-records.js';
+import { hoursOf, mergeHour, hourOf, HOUR_MS, type HourTraffic, type TrafficGroup } from './traffic.js';
 import { newTimeOrderedId } from '../../auth/ids.js';
 import type { SqlExecutor } from '../store/types.js';
 

@@ -1,6 +1,6 @@
 // Reads of the CDN request log for one owner: hourly traffic (complete hours from the roll-ups, the
 // rest from raw rows; see cdn-log.ts for the invariant). Proxy logs read edge-traffic.ts.
-import { emptyHour, hoursOf, mergeHour, type HourTraffic, type TrafficGroup } from '../../analytics/traffic.js';
+import { emptyHour, hoursOf, mergeHour, type HourTraffic, type TrafficGroup } from './traffic.js';
 import type { SqlExecutor } from '../store/types.js';
 import { GROUP_BY, GROUP_SELECT, HOUR_COLUMNS, toHour, type HourRow } from './cdn-log.js';
 

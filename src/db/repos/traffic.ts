@@ -1,7 +1,7 @@
 // Hourly traffic aggregates of the CDN request log: what a roll-up row holds, built from groups of raw
 // rows (same owner, hour, status, country and cache status) or from single records. Pure: the roll-up,
 // the late records of a flush and the summary's read of the current hours all add up the same way.
-import type { CacheStatus } from './request-log.js';
+import type { CacheStatus } from './request-records.js';
 
 export const HOUR_MS = 3_600_000;
 
