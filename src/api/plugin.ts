@@ -5,6 +5,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { ApiError } from './errors.js';
+import { Refusal, type RefusalKind } from '../errors/refusal.js';
 import { isMetadataBusy, isMetadataUnavailable, isOutOfSpace, isStorageUnavailable } from '../errors/s3-errors.js';
 import { isUploadBufferFull } from '../storage/upload-budget.js';
 import { strictValidation } from './strict-validation.js';
@@ -20,7 +21,7 @@ import { metricsRoutes } from './v3/metrics.js';
 import { purgeRoutes } from './v3/purge.js';
 import { domainRoutes } from './v3/domains.js';
 import { projectRoutes } from './v3/projects.js';
-import { sessionPrincipal } from '../web/session-cookie.js';
+import { sessionPrincipal } from './session-cookie.js';
 import { sessionRoutes } from './session-routes.js';
 
 const STATUS_CODES: Record<number, string> = {
@@ -35,6 +36,9 @@ const STATUS_CODES: Record<number, string> = {
   415: 'unsupported_media_type',
   429: 'rate_limited',
 };
+
+/** A service's refusal, as the API answers it. */
+const REFUSAL_STATUS: Record<RefusalKind, number> = { invalid: 400, too_large: 413, suspended: 403, insufficient_credits: 402 };
 
 function sendError(reply: FastifyReply, status: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
   void reply.code(status).type('application/json; charset=utf-8').send({ success: false, message, code, ...extra });
@@ -66,6 +70,7 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
       if (err.statusCode === 401) void reply.header('www-authenticate', 'Bearer');
       return sendError(reply, err.statusCode, err.code, err.message, err.extra);
     }
+    if (err instanceof Refusal) return sendError(reply, REFUSAL_STATUS[err.kind], err.code, err.message, err.extra);
     if (err.validation) return sendError(reply, 400, 'invalid_request', `Invalid request: ${err.message}`);
     if (isUploadBufferFull(err)) {
       // The upload budget stayed spent for the whole wait (limits.uploadBufferWaitMs): nothing was read.
@@ -102,7 +107,7 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
     return sendError(reply, 500, 'internal_error', 'Internal error');
   });
 
-  // The dashboard's session cookie (src/web/session-cookie.ts); bearer tokens need none of it.
+  // The dashboard's session cookie (src/api/session-cookie.ts); bearer tokens need none of it.
   await app.register(cookie);
   // Per-route limits (a route's config.rateLimit), counted per API key and per route, after the scope
   // check (preHandler) so that only authenticated requests count. The counters live in

@@ -11,7 +11,7 @@ import { hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from '../auth/passw
 import { ApiError } from './errors.js';
 import type { RouteModule } from './route-module.js';
 import { ERROR_RESPONSES } from './v3/schemas.js';
-import { clearSessionCookie, sameOrigin, SESSION_SCOPES, sessionPrincipal, sessionToken, setSessionCookie } from '../web/session-cookie.js';
+import { clearSessionCookie, sameOrigin, SESSION_SCOPES, sessionPrincipal, sessionToken, setSessionCookie } from './session-cookie.js';
 
 const SignInBody = Type.Object(
   {

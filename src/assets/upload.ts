@@ -12,7 +12,7 @@ import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type { IncomingMessage } from 'node:http';
 import { pipeline, type Transform } from 'node:stream';
 import { newId } from '../auth/ids.js';
-import { ApiError, badRequest } from '../api/errors.js';
+import { invalidInput, Refusal } from '../errors/refusal.js';
 import { isOutOfSpace } from '../errors/s3-errors.js';
 import type { AppContext } from '../context.js';
 import type { UploadReservation } from '../credits/credits.js';
@@ -81,13 +81,13 @@ interface ReceivedFile {
   contentType: string;
 }
 
-function payloadTooLarge(maxSize: number): ApiError {
-  return new ApiError(413, 'payload_too_large', `The file is larger than the upload limit of ${maxSize} bytes`);
+function payloadTooLarge(maxSize: number): Refusal {
+  return new Refusal('too_large', 'payload_too_large', `The file is larger than the upload limit of ${maxSize} bytes`);
 }
 
 function fieldValue(part: Extract<Multipart, { type: 'field' }>): string {
   if (part.fieldnameTruncated || part.valueTruncated || typeof part.value !== 'string') {
-    throw badRequest(`Form field '${part.fieldname}' must be a text value of at most ${MAX_FIELD_CHARS} characters`);
+    throw invalidInput(`Form field '${part.fieldname}' must be a text value of at most ${MAX_FIELD_CHARS} characters`);
   }
   return part.value;
 }
@@ -97,7 +97,7 @@ function optionalId(name: string, value: string): string | null {
   const v = value.trim();
   if (v === '') return null;
   if (v.length > MAX_FIELD_CHARS || !/^[\x20-\x7e]+$/.test(v)) {
-    throw badRequest(`${name} must be printable ASCII of at most ${MAX_FIELD_CHARS} characters`);
+    throw invalidInput(`${name} must be printable ASCII of at most ${MAX_FIELD_CHARS} characters`);
   }
   return v;
 }
@@ -106,16 +106,16 @@ function optionalId(name: string, value: string): string | null {
 function applyField(fields: FormFields, seen: Set<string>, part: Extract<Multipart, { type: 'field' }>): void {
   const name = part.fieldname;
   if (!['visibility', 'kind', 'projectId', 'deploymentId'].includes(name)) return;
-  if (seen.has(name)) throw badRequest(`Form field '${name}' was given more than once`);
+  if (seen.has(name)) throw invalidInput(`Form field '${name}' was given more than once`);
   seen.add(name);
   const value = fieldValue(part).trim();
   switch (name) {
     case 'visibility':
-      if (value !== 'public' && value !== 'private') throw badRequest("visibility must be 'public' or 'private'");
+      if (value !== 'public' && value !== 'private') throw invalidInput("visibility must be 'public' or 'private'");
       fields.visibility = value;
       return;
     case 'kind':
-      if (value !== 'file' && value !== 'artifact') throw badRequest("kind must be 'file' or 'artifact'");
+      if (value !== 'file' && value !== 'artifact') throw invalidInput("kind must be 'file' or 'artifact'");
       fields.kind = value;
       return;
     case 'projectId':
@@ -156,7 +156,7 @@ async function stageFile(
     }
     // A full disk destroys the body behind it, which must not read as the client's fault.
     if (isOutOfSpace(err)) throw err;
-    if (isBodyFault(err, input.signal, fileError)) throw badRequest('The upload body ended before the file was complete');
+    if (isBodyFault(err, input.signal, fileError)) throw invalidInput('The upload body ended before the file was complete');
     throw err;
   }
   try {
@@ -190,16 +190,16 @@ async function receiveForm(
           applyField(fields, seen, part);
           continue;
         }
-        if (part.fieldname !== 'file' || file) throw badRequest("The form must carry exactly one file part, named 'file'");
+        if (part.fieldname !== 'file' || file) throw invalidInput("The form must carry exactly one file part, named 'file'");
         file = await stageFile(ctx, part, input, reservation);
       }
     } catch (err) {
       // Errors of the multipart parser itself (busboy, @fastify/multipart limits) are the body's fault.
-      if (err instanceof ApiError || err instanceof UploadLimitError) throw err;
-      if (isMultipartError(err) || input.signal.aborted) throw badRequest('Malformed multipart/form-data body');
+      if (err instanceof Refusal || err instanceof UploadLimitError) throw err;
+      if (isMultipartError(err) || input.signal.aborted) throw invalidInput('Malformed multipart/form-data body');
       throw err;
     }
-    if (!file) throw badRequest("The form must carry exactly one file part, named 'file'");
+    if (!file) throw invalidInput("The form must carry exactly one file part, named 'file'");
     return { file, fields: { ...fields, ...(await linkedProject(ctx, input.userId, fields)) } };
   } catch (err) {
     await file?.staged.abort();
@@ -212,7 +212,7 @@ async function linkedProject(ctx: AppContext, userId: string, fields: FormFields
   try {
     return await checkAssetLinks(ctx.repos, userId, { projectId: fields.projectId, deploymentId: fields.deploymentId });
   } catch (err) {
-    if (err instanceof ProjectError) throw badRequest(err.message);
+    if (err instanceof ProjectError) throw invalidInput(err.message);
     throw err;
   }
 }
@@ -228,7 +228,7 @@ export async function uploadAsset(ctx: AppContext, input: UploadInput): Promise<
   const { userId } = input;
   const space = await ctx.repos.spaces.ensure(userId);
   if (space.status === 'suspended') {
-    throw new ApiError(403, 'space_suspended', 'This space is suspended: uploads are refused until an administrator resumes it');
+    throw new Refusal('suspended', 'space_suspended', 'This space is suspended: uploads are refused until an administrator resumes it');
   }
   const maxSize = ctx.config.maxObjectSize;
   const declared = input.declaredLength;

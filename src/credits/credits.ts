@@ -23,7 +23,7 @@ import type { CreditsConfig } from '../config/schema.js';
 import { hostname } from 'node:os';
 import type { LedgerEntry } from '../db/repos/credits.js';
 import type { Repos } from '../db/repos/index.js';
-import { ApiError } from '../api/errors.js';
+import { Refusal } from '../errors/refusal.js';
 import { newId } from '../auth/ids.js';
 
 export const MILLI = 1000;
@@ -54,7 +54,7 @@ export interface UploadReservation {
   /** The largest file this reservation pays for (Infinity when credits are off). */
   readonly maxBytes: number;
   /** The 402 for an upload that turned out larger than maxBytes. */
-  refusal(size: number): Promise<ApiError>;
+  refusal(size: number): Promise<Refusal>;
   /**
    * Appends the ledger entry of a `size`-byte upload and releases the reservation, through `repos`:
    * those of the commit transaction (`transact`'s argument), where it is a savepoint. Undefined when
@@ -204,8 +204,8 @@ export class CreditsService {
     }
   }
 
-  private async insufficient(r: CreditRepos, userId: string, requiredMilli: number): Promise<ApiError> {
-    return new ApiError(402, 'insufficient_credits', 'Not enough credits for this upload', {
+  private async insufficient(r: CreditRepos, userId: string, requiredMilli: number): Promise<Refusal> {
+    return new Refusal('insufficient_credits', 'insufficient_credits', 'Not enough credits for this upload', {
       requiredCredits: fromMilli(requiredMilli),
       balance: fromMilli((await r.credits.account(userId)).balanceMilli),
     });

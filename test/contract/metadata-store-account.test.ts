@@ -4,7 +4,7 @@
 // database standing in for two gateway processes.
 import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
-import { ApiError } from '../../src/api/errors.js';
+import { Refusal } from '../../src/errors/refusal.js';
 import { KeyStore } from '../../src/auth/key-store.js';
 import { encryptSecret } from '../../src/auth/secrets.js';
 import type { CreditsConfig } from '../../src/config/schema.js';
@@ -395,14 +395,14 @@ function creditsConfig(over: Partial<CreditsConfig> = {}): CreditsConfig {
   };
 }
 
-async function refusal(p: Promise<unknown>): Promise<ApiError> {
+async function refusal(p: Promise<unknown>): Promise<Refusal> {
   try {
     await p;
   } catch (err) {
-    if (err instanceof ApiError) return err;
+    if (err instanceof Refusal) return err;
     throw err;
   }
-  throw new Error('expected an ApiError');
+  throw new Error('expected a Refusal');
 }
 
 /** Two gateway processes (stores) on one database, each with its credits service and clock. */
@@ -442,7 +442,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const attempt = (i: number): Promise<unknown> => (i % 2 === 0 ? a : b).credits.reserveUpload(userId, 1000).catch((err: unknown) => err);
       const outcomes = await inTurnOrAtOnce(kind, 24, attempt);
       const taken = outcomes.filter((o): o is UploadReservation => !(o instanceof Error));
-      const refused = outcomes.filter((o): o is ApiError => o instanceof ApiError);
+      const refused = outcomes.filter((o): o is Refusal => o instanceof Refusal);
       t.equal(taken.length, 10, '10 reserved between the two');
       t.equal(refused.length, 14, 'the rest refused, none failed otherwise');
       t.same(refused[0]?.extra, { requiredCredits: 2, balance: 20 });
@@ -465,9 +465,9 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await a.credits.grant(userId, 7, 'test'); // 3 units, 1 credit left over
       const r = await a.credits.reserveUpload(userId, undefined);
       t.equal(r.maxBytes, 3 * MIB);
-      t.equal((await refusal(a.credits.reserveUpload(userId, 10))).statusCode, 402, 'a second upload finds nothing left');
+      t.equal((await refusal(a.credits.reserveUpload(userId, 10))).kind, 'insufficient_credits', 'a second upload finds nothing left');
       t.same((await r.refusal(3 * MIB + 1)).extra, { requiredCredits: 8, balance: 7 });
-      await t.rejects(a.repos.transact((tx) => r.charge(tx, 3 * MIB + 1, 'a', 'a/x')), ApiError, 'charging above the reservation is refused');
+      await t.rejects(a.repos.transact((tx) => r.charge(tx, 3 * MIB + 1, 'a', 'a/x')), Refusal, 'charging above the reservation is refused');
       const entry = await a.repos.transact((tx) => r.charge(tx, 2 * MIB, 'a', 'a/x'));
       t.match(entry, { eventType: 'upload', bytes: 2 * MIB, rateMilli: 2000, creditsMilli: 4000, balanceAfterMilli: 3000 });
       await r.release();
@@ -484,7 +484,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         throw new Error('the commit failed');
       }), /the commit failed/);
       t.equal((await a.repos.credits.account(userId)).balanceMilli, 2000, 'nothing charged');
-      t.equal((await refusal(b.credits.reserveUpload(userId, 1000))).statusCode, 402, 'still reserved');
+      t.equal((await refusal(b.credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits', 'still reserved');
       await r.release();
       t.equal((await b.credits.reserveUpload(userId, 1000)).maxBytes, MIB, 'released');
     });
@@ -495,13 +495,13 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const stalled = await a.credits.reserveUpload(userId, undefined);
       t.equal(stalled.maxBytes, 2 * MIB);
       b.clock.now = new Date(a.clock.now.getTime() + HOLDER_TTL_MS - 1000);
-      t.equal((await refusal(b.credits.reserveUpload(userId, 1000))).statusCode, 402, 'a holder seen 59 s ago is alive');
+      t.equal((await refusal(b.credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits', 'a holder seen 59 s ago is alive');
       b.clock.now = new Date(a.clock.now.getTime() + HOLDER_TTL_MS + 1000);
       const r = await b.credits.reserveUpload(userId, 1000);
       t.equal(r.maxBytes, MIB, 'not seen for 61 s: its reservation no longer counts');
       t.equal(await a.repos.creditReservations.liveSum(userId, 0), 2000, 'and its row is gone: only the new reservation is left');
       const tooBig = await refusal(a.repos.transact((tx) => stalled.charge(tx, 2 * MIB, 'x', 'x/f')));
-      t.equal(tooBig.statusCode, 402, 'the stalled process finds its credits partly taken');
+      t.equal(tooBig.kind, 'insufficient_credits', 'the stalled process finds its credits partly taken');
       await a.repos.transact((tx) => stalled.charge(tx, MIB, 'x', 'x/f'));
       await stalled.release();
       await b.repos.transact((tx) => r.charge(tx, MIB, 'y', 'y/f'));
@@ -514,7 +514,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await inTurnOrAtOnce(kind, 2, (i) => (i === 0 ? a : b).credits.ensureMonthlyGrant(userId));
       t.equal((await a.repos.credits.recent(userId, 10)).length, 1, 'one grant, whichever process gave it');
       await a.credits.reserveUpload(userId, 1000);
-      t.equal((await refusal(b.credits.reserveUpload(userId, 1000))).statusCode, 402);
+      t.equal((await refusal(b.credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits');
       await a.credits.close();
       t.equal((await b.credits.reserveUpload(userId, 1000)).maxBytes, MIB);
       b.clock.now = new Date('2026-12-01T00:00:00Z');

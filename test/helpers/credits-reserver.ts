@@ -2,7 +2,7 @@
 // it waits for the shared start signal, then takes `attempts` one-unit upload reservations as fast as
 // it can and keeps them (reservations of a live holder count for everyone). Posts how many it got.
 import { parentPort, workerData } from 'node:worker_threads';
-import { ApiError } from '../../src/api/errors.js';
+import { Refusal } from '../../src/errors/refusal.js';
 import type { CreditsConfig } from '../../src/config/schema.js';
 import { CreditsService } from '../../src/credits/credits.js';
 import { openDatabase } from '../../src/db/open.js';
@@ -36,7 +36,7 @@ for (let i = 0; i < input.attempts; i++) {
     await credits.reserveUpload(input.userId, 1000);
     reserved++;
   } catch (err) {
-    if (!(err instanceof ApiError) || err.statusCode !== 402) throw err;
+    if (!(err instanceof Refusal) || err.kind !== 'insufficient_credits') throw err;
     refused++;
   }
 }

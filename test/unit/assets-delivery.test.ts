@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import t from 'tap';
 import { decideDelivery, hostnameOf } from '../../src/assets/delivery.js';
 import { parseQueryFirstValue } from '../../src/api/query.js';
-import { pageCount, parseAssetListQuery } from '../../src/assets/list-query.js';
+import { pageCount, parseAssetListQuery } from '../../src/api/v3/asset-list-query.js';
 import { UploadLimitError, UploadMeter } from '../../src/assets/upload-meter.js';
 import type { AssetRecord } from '../../src/db/repos/assets.js';
 

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { ApiError } from '../../src/api/errors.js';
+import { Refusal } from '../../src/errors/refusal.js';
 import type { CreditsConfig } from '../../src/config/schema.js';
 import { CreditsService, fromMilli, HOLDER_TTL_MS, toMilli, type UploadReservation } from '../../src/credits/credits.js';
 import { openDatabase } from '../../src/db/open.js';
@@ -32,14 +32,14 @@ async function setup(t: Test, over: Partial<CreditsConfig> = {}, now = new Date(
   return { db, file, repos, credits, userId: user.id, clock, config };
 }
 
-async function statusOf(p: Promise<unknown>): Promise<ApiError> {
+async function statusOf(p: Promise<unknown>): Promise<Refusal> {
   try {
     await p;
   } catch (err) {
-    if (err instanceof ApiError) return err;
+    if (err instanceof Refusal) return err;
     throw err;
   }
-  throw new Error('expected an ApiError');
+  throw new Error('expected a Refusal');
 }
 
 t.test('the upload charge is ceil(size / unit) * perUnit, in milli-credits', async (t) => {
@@ -55,13 +55,13 @@ t.test('the upload charge is ceil(size / unit) * perUnit, in milli-credits', asy
 t.test('reservations never exceed the balance: 20 concurrent uploads in one process against a balance for 10', async (t) => {
   const { repos, credits, userId } = await setup(t);
   await credits.grant(userId, 20, 'test'); // 10 charges of 2 credits (1-unit files)
-  const outcomes = await Promise.all(Array.from({ length: 20 }, () => credits.reserveUpload(userId, 1000).catch((err: unknown) => err as ApiError)));
-  const reservations = outcomes.filter((o): o is UploadReservation => !(o instanceof ApiError));
-  const refused = outcomes.filter((o): o is ApiError => o instanceof ApiError);
+  const outcomes = await Promise.all(Array.from({ length: 20 }, () => credits.reserveUpload(userId, 1000).catch((err: unknown) => err as Refusal)));
+  const reservations = outcomes.filter((o): o is UploadReservation => !(o instanceof Refusal));
+  const refused = outcomes.filter((o): o is Refusal => o instanceof Refusal);
   t.equal(reservations.length, 10, '10 reserved');
   t.equal(refused.length, 10, '10 refused');
   for (const r of refused) {
-    t.equal(r.statusCode, 402);
+    t.equal(r.kind, 'insufficient_credits');
     t.same(r.extra, { requiredCredits: 2, balance: 20 });
   }
   await Promise.all(reservations.map(async (r, i) => {
@@ -149,6 +149,6 @@ t.test('two threads with their own connections race for one balance: exactly the
   t.equal(outcomes[0]!.reserved + outcomes[1]!.reserved, 15, '15 reserved in all');
   t.equal(outcomes[0]!.refused + outcomes[1]!.refused, 15, '15 refused');
   t.equal(await repos.creditReservations.liveSum(userId, Date.now() - HOLDER_TTL_MS), 30_000, 'the live reservations are the balance');
-  t.equal((await statusOf(credits.reserveUpload(userId, 1000))).statusCode, 402, 'nothing left for a third process');
+  t.equal((await statusOf(credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits', 'nothing left for a third process');
 });
 

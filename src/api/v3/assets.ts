@@ -6,7 +6,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { decideDelivery, hostnameOf, isBlobGone, openAssetBody, sendAssetBody, type DeliveryStyle } from '../../assets/delivery.js';
-import { pageCount, parseAssetListQuery } from '../../assets/list-query.js';
+import { pageCount, parseAssetListQuery } from './asset-list-query.js';
 import { drainLimitsFor, drainRequest } from '../../http/request-drain.js';
 import { multipartLimits, uploadAsset } from '../../assets/upload.js';
 import { assetListItem, assetView, displayKey, publicUrl, type ViewContext } from '../../assets/view.js';

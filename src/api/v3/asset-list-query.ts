@@ -1,8 +1,8 @@
 // The asset list's query string, read leniently: SPEC.md §7/§8 say an invalid page or limit falls back
 // to safe defaults rather than failing, so nothing here ever throws. Values arrive as the API's query
 // parser leaves them (api/query.ts: one string per key, the first of a repeated key) or absent.
-import { positiveInt } from '../api/query.js';
-import type { AssetKind } from '../db/repos/assets.js';
+import { positiveInt } from '../query.js';
+import type { AssetKind } from '../../db/repos/assets.js';
 
 export const DEFAULT_PAGE = 1;
 export const DEFAULT_LIMIT = 20;

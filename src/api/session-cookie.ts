@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TLSSocket } from 'node:tls';
 import { ALL_SCOPES, type ApiPrincipal, type Scope } from '../auth/api-keys.js';
 import { csrfMatches, type DashboardSessions } from '../auth/sessions.js';
-import { ApiError } from '../api/errors.js';
+import { ApiError } from './errors.js';
 
 export const SESSION_COOKIE = 's3edge_session';
 export const CSRF_HEADER = 'x-csrf-token';
