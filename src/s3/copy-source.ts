@@ -5,7 +5,7 @@ import type { ObjectRecord } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
 import type { ReadRange } from '../storage/backend.js';
 import { parseQuery, validateKey } from './addressing.js';
-import { evaluatePreconditions } from './conditionals.js';
+import { evaluatePreconditions } from '../http/conditionals.js';
 import { header, requireBucket, type S3Request } from './operation.js';
 import { parseVersionId } from './versioning.js';
 

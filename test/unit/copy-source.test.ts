@@ -2,7 +2,7 @@
 // both conditional GETs and copy-source-if-* use.
 import t from 'tap';
 import { parseCopySourceHeader, parseCopySourceRange } from '../../src/s3/copy-source.js';
-import { evaluatePreconditions } from '../../src/s3/conditionals.js';
+import { evaluatePreconditions } from '../../src/http/conditionals.js';
 
 t.test('x-amz-copy-source forms', async (t) => {
   t.same(parseCopySourceHeader('bucket/key'), { bucket: 'bucket', key: 'key' });

@@ -3,7 +3,7 @@
 // If-Modified-Since is 304.
 import type { IncomingMessage } from 'node:http';
 import { S3Error } from '../errors/s3-errors.js';
-import { httpDate } from '../http/http-date.js';
+import { httpDate } from './http-date.js';
 
 function etagList(v: string): string[] {
   return v.split(',').map((s) => s.trim().replace(/^W\//, ''));
