@@ -2,7 +2,7 @@
 import { S3Error } from '../../errors/s3-errors.js';
 import { checksumHeader, type ChecksumAlgorithm } from '../../hashing/checksums.js';
 import type { ObjectRecord } from '../../db/repos/objects.js';
-import { checkReadPreconditions } from '../../http/conditionals.js';
+import { checkReadPreconditions } from '../preconditions.js';
 import { objectResponseHeaders } from '../object-headers.js';
 import { header, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import { parseRange } from '../../http/range.js';
