@@ -8,8 +8,8 @@ import type { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
 import type { AssetRecord } from '../db/repos/assets.js';
 import { isS3Error } from '../errors/s3-errors.js';
-import { evaluatePreconditions } from '../s3/conditionals.js';
-import { parseRange } from '../s3/range.js';
+import { evaluatePreconditions, ifRangeHolds, preconditionsOf, secondPrecision, type ConditionalOptions } from '../http/conditionals.js';
+import { parseRange } from '../http/range.js';
 import type { ReadRange } from '../storage/backend.js';
 import { contentDisposition, type DispositionType } from './content-disposition.js';
 import { httpDate } from '../http/http-date.js';
@@ -35,16 +35,8 @@ function one(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v.join(',') : v;
 }
 
-/** RFC 9110 §13.1.5: a Range is honoured only if If-Range names the current representation. */
-function ifRangeHolds(ifRange: string | undefined, v: Pick<Validators, 'etag' | 'lastModified'>): boolean {
-  if (ifRange === undefined) return true;
-  const given = ifRange.trim();
-  if (given.startsWith('"')) return given === v.etag;
-  // A weak validator never matches; a date must be the exact Last-Modified.
-  if (given.startsWith('W/')) return false;
-  const t = Date.parse(given);
-  return !Number.isNaN(t) && t === Math.floor(v.lastModified / 1000) * 1000;
-}
+// Entity tags compared as the S3 surface compares them (quotes optional), one rule for an asset's bytes by either route.
+const ASSET_CONDITIONALS: ConditionalOptions = { etags: 'lenient' };
 
 /** The headers of the asset as a representation (not per range). */
 function representationHeaders(asset: AssetRecord, style: DeliveryStyle): Record<string, string> {
@@ -82,19 +74,12 @@ export function decideRequest(v: Validators, h: IncomingHttpHeaders): RequestDec
   if (h['if-match'] === undefined && h['if-none-match'] === undefined && h['if-modified-since'] === undefined && h['if-unmodified-since'] === undefined && h.range === undefined) {
     return WHOLE_BODY;
   }
-  const failure = evaluatePreconditions(
-    {
-      ifMatch: one(h['if-match']),
-      ifNoneMatch: one(h['if-none-match']),
-      ifModifiedSince: one(h['if-modified-since']),
-      ifUnmodifiedSince: one(h['if-unmodified-since']),
-    },
-    v.etag,
-    v.lastModified,
-  );
+  // The validators as sent: Last-Modified is an HTTP-date, whole seconds.
+  const validators = { etag: v.etag, lastModified: secondPrecision(v.lastModified) };
+  const failure = evaluatePreconditions(preconditionsOf(h), validators, ASSET_CONDITIONALS);
   if (failure?.kind === 'failed') return { kind: 'precondition-failed' };
   if (failure?.kind === 'not-modified') return { kind: 'not-modified' };
-  if (!ifRangeHolds(one(h['if-range']), v)) return { kind: 'body', range: undefined };
+  if (!ifRangeHolds(one(h['if-range']), validators)) return { kind: 'body', range: undefined };
   try {
     return { kind: 'body', range: parseRange(one(h.range), v.size) };
   } catch (err) {

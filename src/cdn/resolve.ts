@@ -12,7 +12,7 @@ import type { AppContext } from '../context.js';
 import type { AssetRecord } from '../db/repos/assets.js';
 import type { Bucket } from '../db/repos/buckets.js';
 import type { ObjectRecord } from '../db/repos/objects.js';
-import { openObjectBody } from '../s3/object-reader.js';
+import { openObjectBody } from '../storage/object-reader.js';
 import { assetCacheKey, objectCacheKey, type CacheObject } from './edge-cache.js';
 import type { Representation } from './representation.js';
 import { UrlSigner } from './signed-url.js';

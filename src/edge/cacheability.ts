@@ -9,6 +9,8 @@
 // `no-cache` forms count as their plain forms. One deviation: the initial age is the origin's Age
 // header only, not the Date-based apparent age, because Date is the origin's clock and a skewed origin
 // would otherwise make every answer stale on arrival.
+import { evaluatePreconditions, ifRangeHolds as ifRangeNames, type ConditionalOptions, type Validators } from '../http/conditionals.js';
+import { splitQuotedList } from '../http/field-list.js';
 
 /** Header fields as node:http and undici give them: lower-case names, repeated fields as arrays. */
 export type HeaderMap = Record<string, string | string[] | undefined>;
@@ -18,27 +20,6 @@ export type Directives = ReadonlyMap<string, string | null>;
 
 function joined(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v.join(', ') : v;
-}
-
-/** Splits on commas outside quoted strings. */
-function splitList(value: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (let i = 0; i < value.length; i++) {
-    const c = value[i] as string;
-    if (quoted && c === '\\' && i + 1 < value.length) {
-      cur += c + (value[++i] as string);
-      continue;
-    }
-    if (c === '"') quoted = !quoted;
-    if (c === ',' && !quoted) {
-      out.push(cur);
-      cur = '';
-    } else cur += c;
-  }
-  out.push(cur);
-  return out.map((s) => s.trim()).filter((s) => s !== '');
 }
 
 function unquote(v: string): string {
@@ -52,7 +33,7 @@ export function parseCacheControl(value: string | string[] | undefined): Directi
   const text = joined(value);
   if (text === undefined) return NO_DIRECTIVES;
   const out = new Map<string, string | null>();
-  for (const item of splitList(text)) {
+  for (const item of splitQuotedList(text)) {
     const eq = item.indexOf('=');
     const name = (eq === -1 ? item : item.slice(0, eq)).trim().toLowerCase();
     if (name === '' || out.has(name)) continue;
@@ -263,36 +244,24 @@ export function storedHeaders(headers: HeaderMap): Record<string, string> {
 }
 
 /** What a stored 2xx answer can be compared with. */
-export interface StoredValidators {
-  /** As the origin sent it (may be weak); undefined when it sent none. */
-  etag: string | undefined;
-  /** Unix milliseconds; undefined when the origin sent no (valid) Last-Modified. */
-  lastModified: number | undefined;
-}
+export type StoredValidators = Validators;
 
 export function validatorsOf(headers: Record<string, string>): StoredValidators {
   const etag = headers.etag?.trim();
   return { etag: etag === '' ? undefined : etag, lastModified: parseDate(headers['last-modified']) };
 }
 
-function opaqueTag(tag: string): string {
-  return tag.trim().replace(/^W\//, '');
-}
+// The origin's entity tags compared as sent (RFC 9110), not as the S3 surface reads its own.
+const CACHE_CONDITIONALS: ConditionalOptions = { etags: 'opaque' };
 
 /**
  * RFC 9110 §13.1.2/§13.1.3 for a GET or HEAD: If-None-Match (weak comparison) decides when present,
- * else If-Modified-Since against the stored Last-Modified.
+ * else If-Modified-Since against the stored Last-Modified. Only the 304 half: If-Match and
+ * If-Unmodified-Since are the origin's (hasOriginPreconditions).
  */
 export function isNotModified(req: HeaderMap, v: StoredValidators): boolean {
-  const inm = joined(req['if-none-match']);
-  if (inm !== undefined) {
-    if (inm.trim() === '*') return true;
-    if (v.etag === undefined) return false;
-    const mine = opaqueTag(v.etag);
-    return splitList(inm).some((tag) => opaqueTag(tag) === mine);
-  }
-  const since = parseDate(req['if-modified-since']);
-  return since !== undefined && v.lastModified !== undefined && v.lastModified <= since;
+  const p = { ifNoneMatch: joined(req['if-none-match']), ifModifiedSince: joined(req['if-modified-since']) };
+  return evaluatePreconditions(p, v, CACHE_CONDITIONALS)?.kind === 'not-modified';
 }
 
 /** Preconditions this cache leaves to the origin (they are about the origin's current state). */
@@ -302,12 +271,7 @@ export function hasOriginPreconditions(req: HeaderMap): boolean {
 
 /** RFC 9110 §13.1.5: a Range applies only if If-Range names the stored answer by a strong ETag or its exact Last-Modified. */
 export function ifRangeHolds(req: HeaderMap, v: StoredValidators): boolean {
-  const ifRange = joined(req['if-range'])?.trim();
-  if (ifRange === undefined) return true;
-  if (ifRange.startsWith('"')) return v.etag !== undefined && !v.etag.startsWith('W/') && ifRange === v.etag;
-  if (ifRange.startsWith('W/')) return false;
-  const t = Date.parse(ifRange);
-  return !Number.isNaN(t) && v.lastModified !== undefined && t === v.lastModified;
+  return ifRangeNames(joined(req['if-range']), v);
 }
 
 /** Fields a 304 carries (RFC 9110 §15.4.5), from the stored answer. */

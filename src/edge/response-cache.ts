@@ -28,7 +28,7 @@ import type { CacheStatus } from '../db/repos/request-records.js';
 import type { CacheResult, EdgeCache, HeldObject } from '../cdn/edge-cache.js';
 import { headersFrom } from '../http/request-target.js';
 import { isS3Error } from '../errors/s3-errors.js';
-import { parseRange } from '../s3/range.js';
+import { parseRange } from '../http/range.js';
 import type { ReadRange } from '../storage/backend.js';
 import {
   currentAge,

@@ -5,7 +5,7 @@ import type { ObjectRecord } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
 import type { ReadRange } from '../storage/backend.js';
 import { parseQuery, validateKey } from './addressing.js';
-import { evaluatePreconditions } from './conditionals.js';
+import { objectPreconditions } from './preconditions.js';
 import { header, requireBucket, type S3Request } from './operation.js';
 import { parseVersionId } from './versioning.js';
 
@@ -54,7 +54,7 @@ export async function resolveCopySource(r: S3Request): Promise<{ bucket: Bucket;
   const bucket = await requireBucket(r, 'ObjectRead', ref.bucket);
   const record = ref.versionId === undefined ? await r.ctx.objects.get(bucket.id, ref.key) : await sourceVersion(r, bucket, ref.key, ref.versionId);
   if (!record) throw new S3Error('NoSuchKey', undefined, { Key: ref.key });
-  const failure = evaluatePreconditions(
+  const failure = objectPreconditions(
     {
       ifMatch: header(r, 'x-amz-copy-source-if-match'),
       ifNoneMatch: header(r, 'x-amz-copy-source-if-none-match'),

@@ -2,7 +2,7 @@
 // both conditional GETs and copy-source-if-* use.
 import t from 'tap';
 import { parseCopySourceHeader, parseCopySourceRange } from '../../src/s3/copy-source.js';
-import { evaluatePreconditions } from '../../src/s3/conditionals.js';
+import { objectPreconditions } from '../../src/s3/preconditions.js';
 
 t.test('x-amz-copy-source forms', async (t) => {
   t.same(parseCopySourceHeader('bucket/key'), { bucket: 'bucket', key: 'key' });
@@ -43,7 +43,7 @@ t.test('precondition precedence (AWS)', async (t) => {
   const before = 'Wed, 01 May 2024 11:00:00 GMT';
   const same = 'Wed, 01 May 2024 12:00:00 GMT';
   const after = 'Wed, 01 May 2024 13:00:00 GMT';
-  const ev = (p: Parameters<typeof evaluatePreconditions>[0]) => evaluatePreconditions(p, etag, modified);
+  const ev = (p: Parameters<typeof objectPreconditions>[0]) => objectPreconditions(p, etag, modified);
 
   t.equal(ev({}), undefined);
   t.equal(ev({ ifMatch: '"abc"' }), undefined);

@@ -8,7 +8,7 @@ import { createContext, type AppContext } from '../../src/context.js';
 import { newUploadId } from '../../src/db/repos/multipart.js';
 import type { ObjectRecord } from '../../src/db/repos/objects.js';
 import { listBlobFiles } from '../../src/storage/disk.js';
-import { openObjectBody, parsePartNumber, partRange, segmentsOf } from '../../src/s3/object-reader.js';
+import { openObjectBody, parsePartNumber, partRange, segmentsOf } from '../../src/storage/object-reader.js';
 import { releaseBlobs } from '../../src/s3/object-writes.js';
 import { sweepMultipart } from '../../src/s3/operations/multipart/sweep.js';
 import { tempDir, testConfig } from '../helpers/temp-data.js';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { resolveOperation, type RouteInput } from '../../src/s3/router.js';
 import { parseAddress, parseQuery, validateKey } from '../../src/s3/addressing.js';
-import { parseRange } from '../../src/s3/range.js';
+import { parseRange } from '../../src/http/range.js';
 
 function route(method: string, bucket?: string, key?: string, query = '', headers: RouteInput['headers'] = {}): string {
   try {

@@ -9,7 +9,7 @@ import { UploadHasher } from '../../hashing/upload-hasher.js';
 import type { ObjectRecord } from '../../db/repos/objects.js';
 import { resolveCopySource } from '../copy-source.js';
 import { pickObjectHeaders, type StoredHeaders } from '../object-headers.js';
-import { openObjectBody } from '../object-reader.js';
+import { openObjectBody } from '../../storage/object-reader.js';
 import { checkWriteCondition, commitObject, singleBlobRecord, stageObjectBody, type WriteCondition } from '../object-writes.js';
 import { header, isoDate, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import { CopyBuffers } from '../copy-buffers.js';

@@ -5,7 +5,7 @@
 import type { ObjectRecord } from '../../db/repos/objects.js';
 import { S3Error } from '../../errors/s3-errors.js';
 import { httpDate } from '../../http/http-date.js';
-import { checkReadPreconditions } from '../conditionals.js';
+import { checkReadPreconditions } from '../preconditions.js';
 import { header, requireBucket, requireKey, type OperationHandler } from '../operation.js';
 import { xmlResponse } from '../respond.js';
 import { findVersion, servedVersionHeaders, versionIdParam } from '../versioning.js';

@@ -2,11 +2,11 @@
 import { S3Error } from '../../errors/s3-errors.js';
 import { checksumHeader, type ChecksumAlgorithm } from '../../hashing/checksums.js';
 import type { ObjectRecord } from '../../db/repos/objects.js';
-import { checkReadPreconditions } from '../conditionals.js';
+import { checkReadPreconditions } from '../preconditions.js';
 import { objectResponseHeaders } from '../object-headers.js';
 import { header, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
-import { parseRange } from '../range.js';
-import { checkInlineObject, openObjectBody, parsePartNumber, partRange } from '../object-reader.js';
+import { parseRange } from '../../http/range.js';
+import { checkInlineObject, openObjectBody, parsePartNumber, partRange } from '../../storage/object-reader.js';
 import type { S3Response } from '../respond.js';
 import type { ReadRange } from '../../storage/backend.js';
 import { findVersion, servedVersionId, versionIdParam } from '../versioning.js';

@@ -4,7 +4,7 @@ import type { MultipartChecksumType, MultipartUpload } from '../../../db/repos/m
 import { S3Error } from '../../../errors/s3-errors.js';
 import { parseChecksumAlgorithm, type ChecksumAlgorithm } from '../../../hashing/checksums.js';
 import { requireKey, type S3Request } from '../../operation.js';
-import { parsePartNumber } from '../../object-reader.js';
+import { parsePartNumber } from '../../../storage/object-reader.js';
 import { drainTrash } from './sweep.js';
 
 /** AWS limits: a part is at most 5 GiB; every part but the last at least 5 MiB. */

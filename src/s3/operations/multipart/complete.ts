@@ -11,7 +11,7 @@ import { S3Error } from '../../../errors/s3-errors.js';
 import { CHECKSUM_ALGORITHMS, checksumHeader, type ChecksumAlgorithm } from '../../../hashing/checksums.js';
 import { acceptBody, requestBody } from '../../body.js';
 import { childValues, isNode, optionalLeaf, parseXmlDocument } from '../../request-body-xml.js';
-import { MAX_PART_NUMBER } from '../../object-reader.js';
+import { MAX_PART_NUMBER } from '../../../storage/object-reader.js';
 import { checkWriteCondition, versionReplaced, type WriteCondition } from '../../object-writes.js';
 import { header, requireBucket, requireKey, type S3Request, type OperationHandler } from '../../operation.js';
 import { xmlResponse, type S3Response } from '../../respond.js';

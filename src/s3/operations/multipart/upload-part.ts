@@ -9,7 +9,7 @@ import { UploadHasher, type UploadDigests } from '../../../hashing/upload-hasher
 import type { StagedBlob } from '../../../storage/backend.js';
 import { commitStaged } from '../../../storage/commit-staged.js';
 import { parseCopySourceRange, resolveCopySource } from '../../copy-source.js';
-import { openObjectBody } from '../../object-reader.js';
+import { openObjectBody } from '../../../storage/object-reader.js';
 import { header, isoDate, requireBucket, type OperationHandler, type S3Request } from '../../operation.js';
 import { receiveUpload } from '../../receive-upload.js';
 import { CopyBuffers } from '../../copy-buffers.js';

@@ -9,9 +9,9 @@ import { Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
 import { objectBlobIds, type ObjectPart, type ObjectRecord } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
-import type { ReadRange } from '../storage/backend.js';
-import { checkBuffer, hasCrc32c, type BlobDigest, type ReadVerification } from '../storage/blob-digest.js';
-import { blobGone, isInlineBlobId } from '../storage/blob-id.js';
+import type { ReadRange } from './backend.js';
+import { checkBuffer, hasCrc32c, type BlobDigest, type ReadVerification } from './blob-digest.js';
+import { blobGone, isInlineBlobId } from './blob-id.js';
 
 export const MAX_PART_NUMBER = 10000;
 
