@@ -40,6 +40,14 @@ export function parseAddress(raw: string | undefined): Address | undefined {
 }
 
 /**
+ * A socket's peer address as logged, with no parse: a dual-stack listener's IPv4-mapped prefix dropped
+ * (`::ffff:1.2.3.4` -> `1.2.3.4`), anything else as it is. For a log line on every request.
+ */
+export function unmappedPeer(peer: string): string {
+  return peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer;
+}
+
+/**
  * An IP literal and nothing else (a URL host, a resolved address): IPv4, IPv6, IPv6 in brackets, IPv6
  * with a zone id (dropped). No port, no spaces, no unwrapping: `::ffff:1.2.3.4` stays IPv6.
  */

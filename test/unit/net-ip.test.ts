@@ -13,6 +13,7 @@ import {
   parseLiteral,
   parseRange,
   SPECIAL_RANGES,
+  unmappedPeer,
   type Address,
 } from '../../src/net/ip.js';
 
@@ -134,6 +135,9 @@ t.test('parseLiteral: a literal only; parseAddress: what sockets and proxies wri
   }
   t.same(parseAddress('[::ffff:10.0.0.1]:80'), { address: '10.0.0.1', family: 'ipv4' });
   t.same(parseAddress('1.2.3.4:80'), { address: '1.2.3.4', family: 'ipv4' });
+  t.equal(unmappedPeer('::ffff:1.2.3.4'), '1.2.3.4', 'a dual-stack peer, for the log');
+  t.equal(unmappedPeer('::ffff:a00:1'), '::ffff:a00:1', 'no parse');
+  t.equal(unmappedPeer('2001:db8::1'), '2001:db8::1');
 });
 
 t.test('addressBytes: one IPv6 parser for every spelling', async (t) => {
