@@ -8,7 +8,7 @@ import type { BlockList } from 'node:net';
 import type { CdnConfig } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
 import { bundledDatabase, GeoIp } from './geoip.js';
-import { InvalidRangeError, parseAddress, rangeList, type Address } from './ip-ranges.js';
+import { InvalidRangeError, parseAddress, rangeList, unmappedPeer, type Address } from '../net/ip.js';
 
 export interface ClientInfo {
   ip: string;
@@ -93,7 +93,7 @@ export class ClientResolver {
    * dual-stack listener adds (the CDN's log has the plain IPv4 address too).
    */
   clientIp(peer: string | undefined, headers: IncomingHttpHeaders): string {
-    if (!this.anyTrusted) return peer === undefined ? '' : peer.startsWith('::ffff:') && peer.includes('.') ? peer.slice(7) : peer;
+    if (!this.anyTrusted) return peer === undefined ? '' : unmappedPeer(peer);
     const socket = parseAddress(peer);
     if (!socket) return peer ?? '';
     return this.isTrusted(socket) ? this.walk(socket, headers['x-forwarded-for']).client.address : socket.address;

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { LRUCache } from 'lru-cache';
 import type { CountryResponse, Reader } from 'maxmind';
 import { ConfigError } from '../config/load.js';
-import { isPublic, type Address } from './ip-ranges.js';
+import { isPublic, type Address } from '../net/ip.js';
 
 const BUNDLED_PACKAGE = '@ip-location-db/geo-whois-asn-country-mmdb';
 const BUNDLED_FILE = `${BUNDLED_PACKAGE}/geo-whois-asn-country.mmdb`;

@@ -3,7 +3,7 @@
 // lives in an LRU of at most maxClients entries: a flood from many addresses evicts the least recently
 // seen clients instead of growing memory, at the price of forgetting them.
 import { LRUCache } from 'lru-cache';
-import { parseAddress } from '../cdn/ip-ranges.js';
+import { clientGroup, parseAddress } from '../net/ip.js';
 import type { RateLimitRule } from './model.js';
 
 export type LimitResult = { ok: true } | { ok: false; reason: 'rate-limited' | 'banned'; retryAfterSeconds: number };
@@ -31,36 +31,13 @@ interface ClientState {
 
 const OK: LimitResult = { ok: true };
 
-/** 8 groups of a valid IPv6 literal (no zone id): `::` expanded, a dotted IPv4 tail converted. */
-function ipv6Groups(ip: string): number[] {
-  let text = ip;
-  const tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (tail) {
-    const [a, b, c, d] = tail.slice(1).map(Number) as [number, number, number, number];
-    text = text.slice(0, tail.index) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = '', rest] = text.split('::');
-  const left = head ? head.split(':') : [];
-  const right = rest ? rest.split(':') : [];
-  const groups = rest === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return groups.map((g) => parseInt(g, 16));
-}
-
 /**
  * Who a limit applies to: the IPv4 address (also when written IPv4-mapped, `::ffff:1.2.3.4`), the IPv6
  * /64 as `2001:db8:0:0::/64`, or the raw text (bounded) for something that is no address at all.
  */
 export function clientKey(ip: string): string {
   const parsed = parseAddress(ip);
-  if (!parsed) return `?${ip.slice(0, 64)}`;
-  if (parsed.family === 'ipv4') return parsed.address;
-  const g = ipv6Groups(parsed.address);
-  // ::ffff:a.b.c.d written in hex groups is still that IPv4 client.
-  if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff) {
-    const [hi = 0, lo = 0] = g.slice(6);
-    return `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
-  }
-  return `${g.slice(0, 4).map((n) => n.toString(16)).join(':')}::/64`;
+  return parsed ? clientGroup(parsed) : `?${ip.slice(0, 64)}`;
 }
 
 function wholeSeconds(ms: number): number {

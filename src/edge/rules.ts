@@ -3,8 +3,8 @@
 // limiter that answers later, a cluster worker's, makes it a promise; a synchronous one never does); the
 // order is fixed so the cheapest, most final refusals come first and blocked requests never take tokens:
 //   blockIps 403 -> allowIps 403 -> blockCountries 403 -> allowedMethods 405 -> maxBodyBytes 413 -> rateLimit 429
-import { BlockList, isIP } from 'node:net';
-import { parseAddress, type Address } from '../cdn/ip-ranges.js';
+import { BlockList } from 'node:net';
+import { parseAddress, parseRange, type Address } from '../net/ip.js';
 import type { ClientLimiter, EdgeLimiter, LimitResult } from './limiter.js';
 import { NO_RULES, type Decision, type EdgeRoute, type HostRules, type RateLimitRule } from './model.js';
 
@@ -27,18 +27,12 @@ interface CompiledRules {
 
 const ALLOW: Decision = { kind: 'allow' };
 
-/** An IP or CIDR entry as BlockList arguments, or undefined when it is neither. */
-function parseRange(entry: string): { base: string; family: 'ipv4' | 'ipv6'; prefix: number | null } | undefined {
-  const slash = entry.indexOf('/');
-  const base = slash < 0 ? entry : entry.slice(0, slash);
-  // isIP accepts zone ids (fe80::1%eth0): they name an interface, not a client.
-  const v = base.includes('%') ? 0 : isIP(base);
-  if (v === 0) return undefined;
-  const family = v === 4 ? 'ipv4' : 'ipv6';
-  if (slash < 0) return { base, family, prefix: null };
-  const text = entry.slice(slash + 1);
-  if (!/^\d{1,3}$/.test(text) || Number(text) > (v === 4 ? 32 : 128)) return undefined;
-  return { base, family, prefix: Number(text) };
+/** An IP or CIDR entry as BlockList arguments (src/net/ip.ts), or undefined when it is neither. */
+function clientRange(entry: string): { base: string; family: 'ipv4' | 'ipv6'; prefix: number | null } | undefined {
+  // A zone id (fe80::1%eth0) names an interface, not a client.
+  if (entry.includes('%')) return undefined;
+  const r = parseRange(entry);
+  return 'error' in r ? undefined : r;
 }
 
 /**
@@ -51,7 +45,7 @@ function rangeSet(entries: readonly string[]): BlockList | null {
   if (entries.length === 0) return null;
   const list = new BlockList();
   for (const entry of entries) {
-    const r = parseRange(entry);
+    const r = clientRange(entry);
     if (!r) continue;
     if (r.prefix === null) list.addAddress(r.base, r.family);
     else list.addSubnet(r.base, r.prefix, r.family);
@@ -172,7 +166,7 @@ function rateLimit(v: unknown, path: string): RateLimitRule | null {
 function parseRules(input: unknown): HostRules {
   if (!isRecord(input)) throw new RuleError('rules: must be an object');
   knownFieldsOnly(input, RULE_FIELDS, 'rules');
-  const range = (s: string): string | undefined => (parseRange(s) ? s.toLowerCase() : undefined);
+  const range = (s: string): string | undefined => (clientRange(s) ? s.toLowerCase() : undefined);
   const maxBody = input.maxBodyBytes;
   return {
     allowIps: stringList(input.allowIps, 'rules.allowIps', MAX_LIST, 'not an IP address or CIDR', range),

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClientResolver, type ClientResolverConfig } from '../../src/cdn/client-info.js';
 import { bundledDatabase, GeoIp } from '../../src/cdn/geoip.js';
-import { isPublic, parseAddress, rangeList } from '../../src/cdn/ip-ranges.js';
+import { isPublic, parseAddress, rangeList } from '../../src/net/ip.js';
 import { ConfigError } from '../../src/config/load.js';
 
 function resolver(over: Partial<ClientResolverConfig> = {}): ClientResolver {
