@@ -1,6 +1,12 @@
 // Range: bytes=a-b | a- | -n. One range only (as S3); unparseable headers are ignored (RFC 9110).
 import { S3Error } from '../errors/s3-errors.js';
-import type { ReadRange } from '../storage/backend.js';
+
+/** A byte range, first and last byte inclusive, as HTTP's Range names it. */
+export interface ReadRange {
+  start: number;
+  /** Inclusive. */
+  end: number;
+}
 
 export function parseRange(header: string | undefined, size: number): ReadRange | undefined {
   if (!header) return undefined;

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { ReadVerification } from './blob-digest.js';
+import type { ReadRange } from '../http/range.js';
 
 /**
  * Bytes written durably under a fresh blob id, not yet committed. Nothing refers to the id before the
@@ -22,11 +23,8 @@ export interface StagedBlob {
   abort(): Promise<void>;
 }
 
-export interface ReadRange {
-  start: number;
-  /** Inclusive. */
-  end: number;
-}
+/** A byte range of a blob (HTTP's, inclusive: src/http/range.ts). */
+export type { ReadRange };
 
 export interface ReadOptions {
   range?: ReadRange;

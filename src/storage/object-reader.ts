@@ -6,10 +6,13 @@
 // (storage/blob-digest.ts): a mismatch is reported (storage/corruption.ts) and fails the read before
 // its last bytes go out.
 import { Readable } from 'node:stream';
-import type { AppContext } from '../context.js';
 import { objectBlobIds, type ObjectPart, type ObjectRecord } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
-import type { ReadRange } from './backend.js';
+import type { ReadRange, StorageBackend } from './backend.js';
+import type { BucketsRepo } from '../db/repos/buckets.js';
+import type { ObjectsRepo } from '../db/repos/objects.js';
+import type { BlobLeases } from './blob-leases.js';
+import type { CorruptionReporter } from './corruption.js';
 import { checkBuffer, hasCrc32c, type BlobDigest, type ReadVerification } from './blob-digest.js';
 import { blobGone, isInlineBlobId } from './blob-id.js';
 
@@ -68,13 +71,22 @@ export function partRange(rec: Pick<ObjectRecord, 'parts' | 'size'>, partNumber:
 }
 
 /** `object photos/a.jpg` or `part 3 of photos/a.jpg` (rec.parts[part]), as the scrub names them too. */
-async function ownerOf(ctx: AppContext, rec: ObjectRecord, part?: number): Promise<string> {
+/** What reading an object needs of the serving process (the context has all of it). */
+export interface ObjectReaderDeps {
+  repos: { buckets: Pick<BucketsRepo, 'getById'> };
+  objects: Pick<ObjectsRepo, 'inlineData'>;
+  storage: StorageBackend;
+  leases: Pick<BlobLeases, 'whileOpen'>;
+  corruption: Pick<CorruptionReporter, 'wholeReadCheck' | 'readCheck'>;
+}
+
+async function ownerOf(ctx: ObjectReaderDeps, rec: ObjectRecord, part?: number): Promise<string> {
   const name = `${(await ctx.repos.buckets.getById(rec.bucketId))?.name ?? rec.bucketId}/${rec.key}`;
   return part === undefined ? `object ${name}` : `part ${part + 1} of ${name}`;
 }
 
 /** The check of a segment's blob, when the segment is all of it and the record holds its digest. */
-function segmentVerification(ctx: AppContext, rec: ObjectRecord, segment: Segment): ReadVerification | undefined {
+function segmentVerification(ctx: ObjectReaderDeps, rec: ObjectRecord, segment: Segment): ReadVerification | undefined {
   const part = segment.part === undefined ? undefined : rec.parts?.[segment.part];
   const blob = part
     ? { blobId: segment.blobId, size: part.size, crc32c: part.crc32c, etag: part.etag }
@@ -94,7 +106,7 @@ const checkedInline = new WeakMap<Buffer, number>();
  * own) against their recorded CRC32C; throws BlobDigestMismatch, reported, before anything is sent.
  * Rows from before CRC32Cs were recorded are not checked here: an MD5 per small GET costs too much.
  */
-export function checkInlineObject(ctx: AppContext, rec: ObjectRecord, data: Buffer): void {
+export function checkInlineObject(ctx: ObjectReaderDeps, rec: ObjectRecord, data: Buffer): void {
   if (rec.blobCrc32c === undefined || checkedInline.get(data) === rec.blobCrc32c) return;
   if (hasCrc32c(data, rec.blobCrc32c)) {
     checkedInline.set(data, rec.blobCrc32c);
@@ -106,7 +118,7 @@ export function checkInlineObject(ctx: AppContext, rec: ObjectRecord, data: Buff
 }
 
 /** Opens one segment, from the metadata database or the storage backend. */
-async function openSegment(ctx: AppContext, rec: ObjectRecord, segment: Segment, signal?: AbortSignal): Promise<Readable> {
+async function openSegment(ctx: ObjectReaderDeps, rec: ObjectRecord, segment: Segment, signal?: AbortSignal): Promise<Readable> {
   if (!isInlineBlobId(segment.blobId)) {
     const verify = segmentVerification(ctx, rec, segment);
     return ctx.storage.read(segment.blobId, { range: segment.range, signal, ...(verify ? { verify } : {}) });
@@ -125,7 +137,7 @@ async function openSegment(ctx: AppContext, rec: ObjectRecord, segment: Segment,
  * the caller looks the key up again.
  */
 export async function openObjectBody(
-  ctx: AppContext,
+  ctx: ObjectReaderDeps,
   rec: ObjectRecord,
   opts: { range?: ReadRange; signal?: AbortSignal } = {},
 ): Promise<Readable> {
@@ -140,7 +152,7 @@ export async function openObjectBody(
 }
 
 /** The already-open first segment, then each further segment opened as the previous one ends. */
-function concatenate(ctx: AppContext, rec: ObjectRecord, first: Readable, rest: Segment[], signal?: AbortSignal): Readable {
+function concatenate(ctx: ObjectReaderDeps, rec: ObjectRecord, first: Readable, rest: Segment[], signal?: AbortSignal): Readable {
   async function* chunks(): AsyncGenerator<Buffer> {
     let current: Readable | undefined = first;
     try {
