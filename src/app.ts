@@ -14,7 +14,7 @@ import { createCdnHandler, isCdnHost, notFound as cdnNotFound } from './cdn/hand
 import { answerAndClose, repeatedHeader, watchBodyRate } from './http/request-guard.js';
 import { toXml } from './s3/xml.js';
 import { pathOf } from './http/request-target.js';
-import { requestRecordOf } from './s3/request-log.js';
+import { requestRecordOf } from './s3/s3-request-record.js';
 import { S3Error } from './errors/s3-errors.js';
 import { createEdgeHandler } from './edge/handler.js';
 import type { EdgeRoute } from './edge/model.js';

@@ -7,7 +7,7 @@ import { createServer, type RequestListener } from 'node:http';
 import Fastify, { LogController, type FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
 import { managementApi } from './plugin.js';
-import { observeApiRequests } from './request-line.js';
+import { observeApiRequests } from './api-request-line.js';
 import { parseQueryFirstValue } from './query.js';
 
 export interface BuiltManagement {
@@ -19,7 +19,7 @@ export async function buildManagement(ctx: AppContext): Promise<BuiltManagement>
   let fastifyListener: RequestListener | undefined;
   const fastify = Fastify({
     loggerInstance: ctx.log,
-    // One line per request of our own (api/request-line.ts), under an id the client is shown. (Set on a
+    // One line per request of our own (api/api-request-line.ts), under an id the client is shown. (Set on a
     // LogController: the top-level options of the same names are deprecated, FSTDEP023/024.)
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     genReqId: () => randomUUID(),

@@ -14,7 +14,7 @@ import type { VerifiedAuth } from '../auth/sigv4/types.js';
 import type { Principal } from '../auth/principal.js';
 import { sendError, sendResponse } from './respond.js';
 import { trackContinue } from './body.js';
-import { S3RequestRecord } from './request-log.js';
+import { S3RequestRecord } from './s3-request-record.js';
 import { countBodies } from '../http/counted-messages.js';
 import {
   createBucketOp, deleteBucketOp, getBucketLocation, headBucket, listBuckets,

@@ -8,7 +8,7 @@ import { toXml } from './xml.js';
 import { bodyWithheld } from './body.js';
 import { drainRequest } from '../http/request-drain.js';
 import { isDirectBody } from '../storage/file-body.js';
-import type { S3RequestRecord } from './request-log.js';
+import type { S3RequestRecord } from './s3-request-record.js';
 
 export type HeaderValue = string | number | string[];
 

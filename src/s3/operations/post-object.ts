@@ -22,7 +22,7 @@ import { checkFileSize, checkPostPolicy, expandFilename, isExemptField, parsePos
 import { CANNED_ACLS } from './acl.js';
 import { parseTaggingXml } from '../tagging.js';
 import { versionHeaders } from '../versioning.js';
-import type { S3RequestRecord } from '../request-log.js';
+import type { S3RequestRecord } from '../s3-request-record.js';
 
 export interface PostObjectRequest {
   ctx: AppContext;
