@@ -17,7 +17,7 @@ import { pathOf } from './http/request-target.js';
 import { requestRecordOf } from './s3/s3-request-record.js';
 import { S3Error } from './errors/s3-errors.js';
 import { createEdgeHandler } from './edge/handler.js';
-import type { EdgeRoute } from './edge/model.js';
+import type { EdgeRoute } from './db/repos/hostname-model.js';
 import { answerHealth, type HealthEndpoint } from './health/endpoints.js';
 import { answerMetrics } from './metrics/endpoint.js';
 import { virtualHostBucket } from './s3/addressing.js';

@@ -11,7 +11,7 @@
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type { IncomingMessage } from 'node:http';
 import { pipeline, type Transform } from 'node:stream';
-import { newId } from '../auth/ids.js';
+import { newId } from '../db/ids.js';
 import { invalidInput, Refusal } from '../errors/refusal.js';
 import { isOutOfSpace } from '../errors/s3-errors.js';
 import type { AppContext } from '../context.js';

@@ -1,7 +1,7 @@
 // Issuing S3 access keys: a fresh id and secret, the secret sealed with the master key before it is
 // stored. The admin CLI and the management API both issue keys here, so they are stored the same way.
 import { ConstraintError, type AccessKey, type Repos } from '../db/repos/index.js';
-import { newAccessKeyId, newSecretKey } from './ids.js';
+import { newAccessKeyId, newSecretKey } from '../db/ids.js';
 import { encryptSecret } from './secrets.js';
 
 /** What the caller decides about a key; id, secret and creation time are issued here. */

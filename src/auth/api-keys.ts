@@ -6,7 +6,7 @@ import type { LRUCache } from 'lru-cache';
 import { lazyLru } from '../lazy-lru.js';
 import type { ApiKey, ApiKeysRepo } from '../db/repos/api-keys.js';
 import { ConstraintError } from '../db/repos/errors.js';
-import { newId } from './ids.js';
+import { newId } from '../db/ids.js';
 
 /** Every scope, with what it allows (docs/API.md shows the same table). */
 export const SCOPES = {

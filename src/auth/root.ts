@@ -2,7 +2,7 @@
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { Repos } from '../db/repos/index.js';
-import { newAccessKeyId, newSecretKey } from './ids.js';
+import { newAccessKeyId, newSecretKey } from '../db/ids.js';
 import { decryptSecret, encryptSecret } from './secrets.js';
 
 export const ROOT_USER = 'root';

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { Logger } from 'pino';
 import type { EdgeLimiter, LimitResult } from '../edge/limiter.js';
-import type { RateLimitRule } from '../edge/model.js';
+import type { RateLimitRule } from '../db/repos/hostname-model.js';
 import type { WorkerChannel } from './ipc.js';
 
 export const LIMIT_REQUESTS = { apiIncr: 'limits.api.incr', apiRead: 'limits.api.read', edgeTake: 'limits.edge.take' } as const;

@@ -24,7 +24,7 @@ import { hostname } from 'node:os';
 import type { LedgerEntry } from '../db/repos/credits.js';
 import type { Repos } from '../db/repos/index.js';
 import { Refusal } from '../errors/refusal.js';
-import { newId } from '../auth/ids.js';
+import { newId } from '../db/ids.js';
 
 export const MILLI = 1000;
 

@@ -266,7 +266,7 @@ export class MetadataCache implements RowChangeListener {
   }
 }
 
-/** A bucket id holds no '/' (auth/ids.ts), so the id ends where the key begins. */
+/** A bucket id holds no '/' (db/ids.ts), so the id ends where the key begins. */
 function objectId(bucketId: string, key: string): string {
   return `${bucketId}/${key}`;
 }

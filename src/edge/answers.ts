@@ -5,7 +5,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import { SAFETY_HEADERS } from '../assets/content-safety.js';
 import { drainRequest } from '../http/request-drain.js';
 import { hasBody } from '../http/request-guard.js';
-import type { Decision } from './model.js';
+import type { Decision } from '../db/repos/hostname-model.js';
 
 export type GatewayFailure = 502 | 504;
 

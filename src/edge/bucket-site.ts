@@ -20,7 +20,7 @@ import type { AppContext } from '../context.js';
 import type { Bucket } from '../db/repos/buckets.js';
 import type { ObjectRecord } from '../db/repos/objects.js';
 import { isMetadataBusy, isMetadataUnavailable, isStorageUnavailable } from '../errors/s3-errors.js';
-import type { Origin } from './model.js';
+import type { Origin } from '../db/repos/hostname-model.js';
 
 export type BucketOrigin = Extract<Origin, { kind: 'bucket' }>;
 

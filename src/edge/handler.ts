@@ -19,7 +19,7 @@ import { blockedAnswer, rawAnswer, sendBlocked, sendGatewayFailure } from './ans
 import { requestHeadersFor, type RawHeaders } from './forward-headers.js';
 import { createBucketSite } from './bucket-site.js';
 import { forward, type ForwardResult } from './forward.js';
-import type { Decision, EdgeRoute, Origin } from './model.js';
+import type { Decision, EdgeRoute, Origin } from '../db/repos/hostname-model.js';
 import type { CachedAnswer } from './response-cache.js';
 import { decide, type RuleFacts } from './rules.js';
 import { sendCached } from './send-cached.js';

@@ -4,7 +4,7 @@
 // seen clients instead of growing memory, at the price of forgetting them.
 import { LRUCache } from 'lru-cache';
 import { clientGroup, parseAddress } from '../net/ip.js';
-import type { RateLimitRule } from './model.js';
+import type { RateLimitRule } from '../db/repos/hostname-model.js';
 
 export type LimitResult = { ok: true } | { ok: false; reason: 'rate-limited' | 'banned'; retryAfterSeconds: number };
 

@@ -45,7 +45,7 @@ import {
   type Storability,
   type StoredValidators,
 } from './cacheability.js';
-import { proxyCacheOwner } from './model.js';
+import { proxyCacheOwner } from '../db/repos/hostname-model.js';
 
 /** An answer storable() let through, and when it decided. */
 export interface StorableAnswer {

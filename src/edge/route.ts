@@ -5,7 +5,7 @@
 // request, and starts a load only when it moved; a request for a routed hostname waits for that load
 // (edge/handler.ts), so one sent after a change of its rules or origin sees it.
 import type { Repos } from '../db/repos/index.js';
-import type { EdgeRoute } from './model.js';
+import type { EdgeRoute } from '../db/repos/hostname-model.js';
 
 /** How stale the table may be after another process commits. */
 const CHECK_MS = 250;

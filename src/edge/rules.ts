@@ -6,7 +6,7 @@
 import { BlockList } from 'node:net';
 import { parseAddress, parseRange, type Address } from '../net/ip.js';
 import type { ClientLimiter, EdgeLimiter, LimitResult } from './limiter.js';
-import { NO_RULES, type Decision, type EdgeRoute, type HostRules, type RateLimitRule } from './model.js';
+import { NO_RULES, type Decision, type EdgeRoute, type HostRules, type RateLimitRule } from '../db/repos/hostname-model.js';
 
 export interface RuleFacts {
   /** The client address (src/cdn/client-info.ts). */

@@ -12,7 +12,7 @@
 import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 import { isLdhLabel } from '../domains/normalize.js';
-import type { Origin } from '../edge/model.js';
+import type { Origin } from '../db/repos/hostname-model.js';
 import { refusal, type AddressPolicy } from '../net/address-policy.js';
 
 

@@ -7,7 +7,7 @@
 import { domainToASCII } from 'node:url';
 import type { Config } from '../config/schema.js';
 import { ConstraintError, type Deployment, type Project, type ProjectHostname, type Repos } from '../db/repos/index.js';
-import { NO_RULES, type HostRules, type Origin } from '../edge/model.js';
+import { NO_RULES, type HostRules, type Origin } from '../db/repos/hostname-model.js';
 import { validateRules } from '../edge/rules.js';
 import { invalid, notFound, ProjectError } from './errors.js';
 import { HostnameError, normalizeHostname, reservedHostnames } from './hostname.js';

@@ -4,7 +4,7 @@
 // the buckets that have just closed.
 import type { Anomaly, ProxyLogs } from '../api/v3/schemas.js';
 import type { AppContext } from '../context.js';
-import type { AnomalyEvent } from '../edge/detect/event.js';
+import type { AnomalyEvent } from '../db/repos/anomaly-event.js';
 import { EdgeTrafficRepo, type EdgeTrafficQuery } from '../db/repos/edge-traffic.js';
 import { bucketMsFor, buildProxyLogs, factsFromUsage, TOP_SOURCES, type ReportedHostname, type ReportWindow } from './proxy-logs.js';
 

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import type { CacheStatus } from '../../src/db/repos/request-records.js';
 import { EdgeCache } from '../../src/cdn/edge-cache.js';
-import { proxyCacheOwner } from '../../src/edge/model.js';
+import { proxyCacheOwner } from '../../src/db/repos/hostname-model.js';
 import { ProxyResponseCache } from '../../src/edge/response-cache.js';
 import { tempDir } from '../helpers/temp-data.js';
 

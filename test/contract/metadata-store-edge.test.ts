@@ -14,8 +14,8 @@ import { EdgeTrafficRepo } from '../../src/db/repos/edge-traffic.js';
 import { ProjectsRepo } from '../../src/db/repos/projects.js';
 import { TldsRepo, UnknownTld, type TldRecord } from '../../src/db/repos/tlds.js';
 import type { SqlExecutor } from '../../src/db/store/types.js';
-import type { AnomalyEvent } from '../../src/edge/detect/event.js';
-import { NO_RULES } from '../../src/edge/model.js';
+import type { AnomalyEvent } from '../../src/db/repos/anomaly-event.js';
+import { NO_RULES } from '../../src/db/repos/hostname-model.js';
 import { HOUR, LOG_NOW, logRecord as rec } from '../helpers/log-records.js';
 import { storeMatrix } from '../helpers/stores.js';
 

@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import { Agent } from 'undici';
 import { openDatabase } from '../../src/db/open.js';
 import { createRepos } from '../../src/db/repos/index.js';
-import { NO_RULES, type HostRules, type Origin } from '../../src/edge/model.js';
+import { NO_RULES, type HostRules, type Origin } from '../../src/db/repos/hostname-model.js';
 import { userRow } from './users.js';
 
 export interface HostnameFixture {

@@ -1,5 +1,5 @@
 // A user row for tests that need an owner in a synchronous setup (the users repository is asynchronous).
-import { newId } from '../../src/auth/ids.js';
+import { newId } from '../../src/db/ids.js';
 import type { Db } from '../../src/db/open.js';
 
 /** The user named `name`, created if missing. */

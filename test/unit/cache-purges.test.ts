@@ -14,7 +14,7 @@ import { assetCacheKey, EdgeCache, objectCacheKey, type CacheObject } from '../.
 import { shareLimits } from '../../src/context.js';
 import { openDatabase, type Db } from '../../src/db/open.js';
 import { createRepos, type Repos } from '../../src/db/repos/index.js';
-import { proxyCacheOwner } from '../../src/edge/model.js';
+import { proxyCacheOwner } from '../../src/db/repos/hostname-model.js';
 import { ProxyResponseCache } from '../../src/edge/response-cache.js';
 import { tempDir, testConfig } from '../helpers/temp-data.js';
 

@@ -15,7 +15,7 @@ import { MonitorForwarder } from '../../src/cluster/shared-monitor.js';
 import { ClusterLeases, workerLeases } from '../../src/cluster/shared-leases.js';
 import { ClientLimiter } from '../../src/edge/limiter.js';
 import { EdgeMonitor, type ObservedRequest } from '../../src/edge/detect/monitor.js';
-import type { RateLimitRule } from '../../src/edge/model.js';
+import type { RateLimitRule } from '../../src/db/repos/hostname-model.js';
 import { BlobLeases } from '../../src/storage/blob-leases.js';
 import { openDatabase } from '../../src/db/open.js';
 import { createRepos } from '../../src/db/repos/index.js';

@@ -3,7 +3,7 @@
 // a bounded table under a flood of distinct addresses.
 import t from 'tap';
 import { ClientLimiter, clientKey, type LimitResult } from '../../src/edge/limiter.js';
-import type { RateLimitRule } from '../../src/edge/model.js';
+import type { RateLimitRule } from '../../src/db/repos/hostname-model.js';
 
 const T0 = 1_700_000_000_000;
 

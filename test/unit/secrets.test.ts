@@ -5,7 +5,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { newAccessKeyId, newId, newSecretKey, newTimeOrderedId } from '../../src/auth/ids.js';
+import { newAccessKeyId, newId, newSecretKey, newTimeOrderedId } from '../../src/db/ids.js';
 import { decryptSecret, encryptSecret, loadMasterKey, parseMasterKey } from '../../src/auth/secrets.js';
 import { ConfigError } from '../../src/config/load.js';
 import { tempDir, testConfig } from '../helpers/temp-data.js';

@@ -362,7 +362,7 @@ export const HostnameOrigin = Type.Union([
 ]);
 export type HostnameOrigin = Static<typeof HostnameOrigin>;
 
-/** A hostname's protection rules (src/edge/model.ts HostRules). */
+/** A hostname's protection rules (src/db/repos/hostname-model.ts HostRules). */
 export const HostnameRules = Type.Object({
   allowIps: Type.Array(Type.String()),
   blockIps: Type.Array(Type.String()),

@@ -1,7 +1,7 @@
 // Buckets. Deleting is guarded in one statement so an object committed meanwhile is never cascaded away.
 import type { SqlExecutor } from '../store/types.js';
 import type { MetadataCache } from '../metadata-cache.js';
-import { newId } from '../../auth/ids.js';
+import { newId } from '../ids.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 
 export interface Bucket {

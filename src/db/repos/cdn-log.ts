@@ -3,7 +3,7 @@
 // a reader takes complete hours from the roll-ups and the rest from the raw rows.
 import type { CdnRequestRecord } from './request-records.js';
 import { hoursOf, mergeHour, hourOf, HOUR_MS, type HourTraffic, type TrafficGroup } from './traffic.js';
-import { newTimeOrderedId } from '../../auth/ids.js';
+import { newTimeOrderedId } from '../ids.js';
 import type { SqlExecutor } from '../store/types.js';
 
 export interface HourRow {

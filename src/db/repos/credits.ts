@@ -1,6 +1,6 @@
 // The credit ledger (SPEC.md 2.8): an append-only list of entries in milli-credits, and each user's
 // running balance in credit_accounts, updated in the same statement group as the entry it follows.
-import { newId } from '../../auth/ids.js';
+import { newId } from '../ids.js';
 import type { SqlExecutor } from '../store/types.js';
 
 export interface CreditAccount {

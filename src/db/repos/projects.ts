@@ -1,8 +1,8 @@
 // Projects, their deployments and hostnames (migration 012). Origins and rules are stored as JSON that
 // src/projects validates before it is written; rows read back are trusted to have that shape, with
 // defaults for missing rule fields (rules written by an older version stay readable).
-import { newId } from '../../auth/ids.js';
-import { NO_RULES, type EdgeRoute, type HostRules, type Origin } from '../../edge/model.js';
+import { newId } from '../ids.js';
+import { NO_RULES, type EdgeRoute, type HostRules, type Origin } from './hostname-model.js';
 import type { SqlExecutor } from '../store/types.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 

@@ -17,7 +17,7 @@ export interface CdnRequestRecord {
   path: string;
   /** Request body bytes received (proxied requests); default 0. */
   bytesIn?: number;
-  /** 'allowed', or the rule that blocked the request (src/edge/model.ts BlockReason); default 'allowed'. */
+  /** 'allowed', or the rule that blocked the request (src/db/repos/hostname-model.ts BlockReason); default 'allowed'. */
   decision?: string;
   /** Unix milliseconds when the request arrived. */
   time: number;

@@ -1,5 +1,5 @@
 // Spaces: every user has exactly one, created on first use; the admin CLI suspends and resumes it.
-import { newId } from '../../auth/ids.js';
+import { newId } from '../ids.js';
 import type { SqlExecutor } from '../store/types.js';
 
 export type SpaceStatus = 'active' | 'suspended';

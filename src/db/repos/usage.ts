@@ -1,5 +1,5 @@
 // Usage events (SPEC.md 2.7): upload, download and delete of assets, appended, read newest first.
-import { newId } from '../../auth/ids.js';
+import { newId } from '../ids.js';
 import type { SqlExecutor } from '../store/types.js';
 
 export type UsageEventType = 'upload' | 'download' | 'delete';

@@ -1,5 +1,5 @@
 // Users: accounts that own buckets and keys.
-import { newId } from '../../auth/ids.js';
+import { newId } from '../ids.js';
 import type { SqlExecutor } from '../store/types.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 

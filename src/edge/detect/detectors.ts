@@ -20,7 +20,7 @@
 // Spikes, drops and the blocked z-score need baselineBuckets of history ('unknown' before); country
 // dominance needs n requests in the history. The ratio conditions keep a big, steady hostname (where
 // sqrt(median) is small next to the median) from reporting a few percent as a spike or a drop.
-import type { AnomalyKind, AnomalySeverity } from './event.js';
+import type { AnomalyKind, AnomalySeverity } from '../../db/repos/anomaly-event.js';
 import type { BucketSummary } from './series.js';
 
 export interface DetectorConfig {

@@ -6,11 +6,11 @@
 // not (= the end of the last one that did). Memory: hostnames in an LRU, each with a bounded history.
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { newId } from '../../auth/ids.js';
+import { newId } from '../../db/ids.js';
 import type { EdgeConfig } from '../../config/schema.js';
 import type { AnomaliesRepo } from '../../db/repos/anomalies.js';
 import { detect, type Finding, type Outcomes } from './detectors.js';
-import { ANOMALY_KINDS, type AnomalyEvent, type AnomalyKind } from './event.js';
+import { ANOMALY_KINDS, type AnomalyEvent, type AnomalyKind } from '../../db/repos/anomaly-event.js';
 import { HostSeries, type BucketSummary, type ObservedRequest } from './series.js';
 
 export type { ObservedRequest } from './series.js';
