@@ -20,7 +20,7 @@ CREATE TABLE deployments (
 CREATE INDEX deployments_project ON deployments(project_id, created_at);
 
 -- hostname: lower-case ASCII (punycode), no port, no trailing dot; one project of one user at most.
--- origin: JSON (src/db/repos/hostname-model.ts Origin), NULL until set. rules: JSON (HostRules).
+-- origin: JSON (src/edge/model.ts Origin), NULL until set. rules: JSON (HostRules).
 -- verified_by: 'dns' (the TXT record was found) or 'operator' (the CLI); NULL with verified_at NULL.
 CREATE TABLE project_hostnames (
   id                 TEXT PRIMARY KEY,
