@@ -20,6 +20,7 @@ import { AdminError, FailedResult, iso, type Command, type ServerView } from './
 import { DOMAIN_COMMANDS, DOMAIN_FLAGS, DOMAIN_GROUPS } from './domain-commands.js';
 import { PROJECT_COMMANDS, PROJECT_FLAGS, PROJECT_GROUPS } from './project-commands.js';
 import { METADATA_COMMANDS, METADATA_FLAGS, METADATA_GROUPS } from './metadata-commands.js';
+import { fail, printResult } from './output.js';
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -89,14 +90,6 @@ async function serverView(config: Config, repos: Repos, regionGiven: boolean): P
   if (!recorded) return { endpoint: null, endpointStatus: 'unknown', region };
   const running = isRunning(recorded);
   return { endpoint: recorded.s3, endpointStatus: running === undefined ? 'unverified' : running ? 'running' : 'not-running', region };
-}
-
-/** The human output's endpoint line: the URL, and what to make of it. */
-function endpointLine(endpoint: unknown, status: unknown): string {
-  if (endpoint === null) return 'unknown: no server has started on this data directory yet (start it, or pass --public-url)';
-  if (status === 'not-running') return `${String(endpoint)} (from when the server last ran on this data directory: it is not running now)`;
-  if (status === 'unverified') return `${String(endpoint)} (recorded by the server when it started: whether it runs now cannot be told from here)`;
-  return String(endpoint);
 }
 
 async function requireUser(repos: Repos, name: string): Promise<User> {
@@ -612,38 +605,6 @@ export function isAdminGroup(name: string): boolean {
   return Object.hasOwn(COMMANDS, name);
 }
 
-/** Renders rows as a left-aligned text table. */
-function table(rows: Record<string, unknown>[]): string {
-  const first = rows[0];
-  if (!first) return '(none)';
-  const cols = Object.keys(first);
-  const cells = [cols.map((c) => c.toUpperCase()), ...rows.map((r) => cols.map((c) => String(r[c] ?? '')))];
-  const widths = cols.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
-  return cells.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
-}
-
-function isCounts(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** A value of a result that is an object (counts by name): on indented lines of its own. */
-function counts(v: Record<string, unknown>): string {
-  const entries = Object.entries(v);
-  const width = Math.max(0, ...entries.map(([k]) => k.length));
-  return entries.map(([k, x]) => `\n  ${k.padEnd(width)}  ${String(x)}`).join('');
-}
-
-function human(result: unknown): string {
-  if (typeof result === 'string') return result;
-  if (Array.isArray(result)) return table(result as Record<string, unknown>[]);
-  const obj = result as Record<string, unknown>;
-  const lines = Object.entries(obj)
-    .filter(([k]) => k !== 'endpointStatus')
-    .map(([k, v]) => (isCounts(v) ? `${k}:${counts(v)}` : `${(k + ':').padEnd(17)} ${k === 'endpoint' ? endpointLine(v, obj.endpointStatus) : String(v)}`));
-  if ('secretAccessKey' in obj) lines.push('', 'The secret access key is shown only now: store it somewhere safe.');
-  return lines.join('\n');
-}
-
 interface Parsed {
   group: string;
   action: string;
@@ -720,11 +681,6 @@ function parse(rawArgv: string[]): Parsed | Help {
   return { group: group as string, action: action as string, cmd, values, args };
 }
 
-function fail(json: boolean, code: string, message: string): void {
-  process.stderr.write(`s3edge: ${message}\n`);
-  if (json) process.stdout.write(JSON.stringify({ error: { code, message } }) + '\n');
-}
-
 /** Runs one admin command; returns the process exit code (0 ok, 1 failed operation, 2 usage or config error). */
 export async function runAdmin(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
@@ -769,7 +725,7 @@ export async function runAdmin(argv: string[]): Promise<number> {
     if (dataDir.created) process.stderr.write(`s3edge: created a new data directory at ${resolve(config.dataDir)} (no server has used it yet)\n`);
     const returned: unknown = await cmd.run({ config, repos, ...(dataDir.db ? { db: dataDir.db } : {}), masterKey: dataDir.masterKey, args, flags, server });
     const result = returned instanceof FailedResult ? returned.result : returned;
-    process.stdout.write((json ? JSON.stringify(result) : human(result)) + '\n');
+    printResult(json, result);
     return returned instanceof FailedResult ? 1 : 0;
   } catch (err) {
     if (err instanceof ConfigError) {
