@@ -1,7 +1,7 @@
 // Admin commands (users, keys, buckets, spaces, credits, scrub, metadata, domains, projects) against a
 // data directory: parses the command line against the command table (commands.ts), opens the data
-// directory, runs the command and prints its result (output.ts); and a group's help. Safe to run while
-// the server uses the same directory: SQLite WAL + busy_timeout serialise the writes.
+// directory, runs the command and prints its result (output.ts). Safe to run while the server uses the
+// same directory: SQLite WAL + busy_timeout serialise the writes.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { configFlags, ConfigError, givenExplicitly, loadConfig } from '../config/load.js';
@@ -12,10 +12,8 @@ import { NoDataDirError, openDataDir } from './data-dir.js';
 import { isRunning } from '../server-record.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
 import { AdminError, FailedResult, type Command, type ServerView } from './command.js';
-import { COMMAND_FLAGS, COMMANDS, GROUPS, isAdminGroup } from './commands.js';
-import { DOMAIN_FLAGS } from './domain-commands.js';
-import { PROJECT_FLAGS } from './project-commands.js';
-import { METADATA_FLAGS } from './metadata-commands.js';
+import { COMMAND_FLAGS, COMMANDS, isAdminGroup } from './commands.js';
+import { mainHelp, usage } from './help.js';
 import { fail, printResult } from './output.js';
 
 type Values = Record<string, string | boolean | undefined>;
@@ -51,43 +49,6 @@ async function serverView(config: Config, repos: Repos, regionGiven: boolean): P
   if (!recorded) return { endpoint: null, endpointStatus: 'unknown', region };
   const running = isRunning(recorded);
   return { endpoint: recorded.s3, endpointStatus: running === undefined ? 'unverified' : running ? 'running' : 'not-running', region };
-}
-
-function synopsis(group: string, action: string, cmd: Command): string {
-  const flags = cmd.flags.map((f) => {
-    if (COMMAND_FLAGS[f as keyof typeof COMMAND_FLAGS]?.type === 'boolean') return `[--${f}]`;
-    const value = DOMAIN_FLAGS[f] ?? PROJECT_FLAGS[f]?.value ?? METADATA_FLAGS[f]?.value ?? (f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : f === 'scopes' ? 'a,b' : f === 'amount' ? 'N' : 'NAME');
-    const text = `--${f} ${value}`;
-    return cmd.required?.includes(f) ? text : `[${text}]`;
-  });
-  return ['s3edge', group, action, ...cmd.args, ...flags].join(' ');
-}
-
-const COMMON_HELP = [
-  'common options: --json (machine-readable output), --data-dir DIR, --config FILE, and every',
-  "'s3edge serve' option (--region, --public-url, --master-key, ...); S3EDGE_* environment variables apply too.",
-  'Admin commands work on the data directory directly, also while the server runs (but for metadata copy).',
-];
-
-/** A group's help (`s3edge users --help`), or one command's (`s3edge users create --help`): synopsis, what it does, an example. */
-export function usage(group: string, action?: string): string {
-  const actions = COMMANDS[group] ?? {};
-  const chosen = action !== undefined && actions[action] ? [[action, actions[action]] as const] : Object.entries(actions);
-  const lines = [`usage:`];
-  for (const [name, cmd] of chosen) lines.push(`  ${synopsis(group, name, cmd)}`, `      ${cmd.summary}`, `      example: ${cmd.example}`, '');
-  lines.push(...COMMON_HELP);
-  return lines.join('\n');
-}
-
-/** The admin part of `s3edge --help`: sections, then one line per group with its actions. */
-export function adminSections(): { section: string; lines: [string, string][] }[] {
-  const sections: { section: string; lines: [string, string][] }[] = [];
-  for (const [group, meta] of Object.entries(GROUPS)) {
-    let section = sections.find((s) => s.section === meta.section);
-    if (!section) sections.push((section = { section: meta.section, lines: [] }));
-    section.lines.push([`${group} ${Object.keys(COMMANDS[group] ?? {}).join('|')}`, meta.summary]);
-  }
-  return sections;
 }
 
 interface Parsed {
@@ -179,7 +140,7 @@ export async function runAdmin(argv: string[]): Promise<number> {
     return 2;
   }
   if ('help' in parsed) {
-    process.stdout.write((parsed.group === undefined ? (await import('./help.js')).mainHelp() : usage(parsed.group, parsed.action)) + '\n');
+    process.stdout.write((parsed.group === undefined ? mainHelp() : usage(parsed.group, parsed.action)) + '\n');
     return 0;
   }
 
