@@ -1,6 +1,6 @@
 // What every admin command is made of: its shape, what it runs with, and the two ways it ends other
-// than with a plain result. The command tables are src/cli/admin.ts's and the per-area modules'
-// (domain-commands.ts); admin.ts parses, runs and prints them.
+// than with a plain result. The command tables are the per-area modules' (user-commands.ts,
+// domain-commands.ts, ...), gathered in commands.ts; admin.ts parses, runs and prints them.
 import type { Config } from '../config/schema.js';
 import type { Db } from '../db/open.js';
 import type { Repos } from '../db/repos/index.js';

@@ -1,7 +1,7 @@
 // `s3edge` followed by options instead of a command: --help and --version (with --json), a serve
 // option given without `serve`, or a mistake, answered with the closest option that exists.
 import { configFlags } from '../config/load.js';
-import { GROUPS, isAdminGroup } from './admin.js';
+import { GROUPS, isAdminGroup } from './commands.js';
 import { mainHelp, mainHelpJson } from './help.js';
 import { runningInfo, versionLine } from './version.js';
 import { attachDashValues, closest, didYouMean, unknownOption } from './suggest.js';
