@@ -14,7 +14,7 @@ import { asConfigError, prepareDataDir } from './data-dir-setup.js';
 import { DURABLE_AT_COMMIT, WalSync, type Durability } from './db/wal-sync.js';
 import { Checkpointer, CHECKPOINTS_AFTER_START_MS } from './db/checkpointer.js';
 import { CommitQueue } from './db/commit-queue.js';
-import { BucketDirectory } from './s3/bucket-directory.js';
+import { BucketDirectory } from './buckets/bucket-directory.js';
 import type { StorageBackend } from './storage/backend.js';
 import { createStorage } from './storage/select.js';
 import { BlobLeases } from './storage/blob-leases.js';
@@ -82,7 +82,7 @@ export interface AppContext {
   /** Blobs being streamed to readers: their removal waits for the last reader (in a cluster, every worker's: src/cluster/shared-leases.ts). */
   leases: BlobLeases;
   keys: KeyStore;
-  /** Buckets by name, found ones reused for up to a second (s3/bucket-directory.ts). */
+  /** Buckets by name, found ones reused for up to a second (buckets/bucket-directory.ts). */
   bucketDirectory: BucketDirectory;
   /** The unreferenced-blob collector (set once the context is built). */
   blobGc?: BlobCollector;

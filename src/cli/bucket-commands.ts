@@ -2,8 +2,8 @@
 // one, and serve one publicly on the CDN host or stop.
 import type { Bucket, Repos } from '../db/repos/index.js';
 import { S3Error } from '../errors/s3-errors.js';
-import { bucketNameProblem } from '../s3/bucket-name.js';
-import { createBucket, deleteBucket } from '../s3/bucket-service.js';
+import { bucketNameProblem } from '../buckets/bucket-name.js';
+import { createBucket, deleteBucket } from '../buckets/bucket-service.js';
 import { AdminError, iso, type Command } from './command.js';
 import { requireBucket, requireUser, userNames } from './lookups.js';
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { bucketNameProblem, validateBucketName } from '../../src/s3/bucket-name.js';
+import { bucketNameProblem, validateBucketName } from '../../src/buckets/bucket-name.js';
 import { S3Error } from '../../src/errors/s3-errors.js';
 
 const VALID = [

@@ -10,7 +10,7 @@ import { ConfigError } from '../../src/config/load.js';
 import { openDatabase, type Db } from '../../src/db/open.js';
 import { ConstraintError, createRepos, type Repos } from '../../src/db/repos/index.js';
 import { S3Error } from '../../src/errors/s3-errors.js';
-import { createBucket, deleteBucket } from '../../src/s3/bucket-service.js';
+import { createBucket, deleteBucket } from '../../src/buckets/bucket-service.js';
 import { tempDir, testConfig } from '../helpers/temp-data.js';
 
 interface Teardown {

@@ -3,10 +3,10 @@
 // `{ "public": false }` stops it (the default). Scope `buckets:manage`; :bucket is the bucket's name;
 // another user's bucket and an unknown one are the same 404.
 // GET /api/v3/buckets lists the caller's buckets; POST /api/v3/buckets `{ "name": "photos" }` creates
-// one in the gateway's region, with the rules of S3 CreateBucket (src/s3/bucket-service.ts).
+// one in the gateway's region, with the rules of S3 CreateBucket (src/buckets/bucket-service.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import { ApiError, notFound } from '../errors.js';
-import { createBucket } from '../../s3/bucket-service.js';
+import { createBucket } from '../../buckets/bucket-service.js';
 import { S3Error } from '../../errors/s3-errors.js';
 import { BUCKET_NOT_FOUND, ownedBucket } from './owned.js';
 import { principalOf, type RouteModule } from '../route-module.js';

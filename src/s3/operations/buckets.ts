@@ -2,7 +2,7 @@
 import { visibleBuckets } from '../../auth/authorize.js';
 import { authorize } from '../../auth/authorize.js';
 import { S3Error } from '../../errors/s3-errors.js';
-import { createBucket, deleteBucket } from '../bucket-service.js';
+import { createBucket, deleteBucket } from '../../buckets/bucket-service.js';
 import { isoDate, requireBucket, type OperationHandler } from '../operation.js';
 import { xmlResponse, type S3Response } from '../respond.js';
 import type { Bucket } from '../../db/repos/index.js';
