@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module';
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { Logger } from 'pino';
-import type { EdgeLimiter, LimitResult } from '../edge/limiter.js';
+import type { EdgeLimiter, LimitResult } from '../proxy/limiter.js';
 import type { RateLimitRule } from '../db/repos/hostname-model.js';
 import type { WorkerChannel } from './ipc.js';
 

@@ -4,7 +4,7 @@
 // sends its worker's batch, then asks the supervisor's monitor to evaluate (the notes and the request
 // travel in order on one channel). Other workers' batches reach it at most BATCH_MS late.
 import type { Logger } from 'pino';
-import type { ObservedRequest, TrafficMonitor } from '../edge/detect/monitor.js';
+import type { ObservedRequest, TrafficMonitor } from '../proxy/detect/monitor.js';
 import type { WorkerChannel } from './ipc.js';
 
 export const MONITOR_MESSAGES = { observed: 'monitor.observed', evaluate: 'monitor.evaluate' } as const;

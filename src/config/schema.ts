@@ -186,7 +186,7 @@ export interface EdgeConfig {
   dnsServers: string[];
   /** Verification looks for TXT `s3edge-verify=<token>` at `<verificationPrefix>.<hostname>`. */
   verificationPrefix: string;
-  /** Anomaly detection over the proxied traffic (src/edge/detect). */
+  /** Anomaly detection over the proxied traffic (src/proxy/detect). */
   anomalies: {
     /** Width of one bucket of the series. */
     bucketSeconds: number;

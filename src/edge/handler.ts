@@ -21,7 +21,7 @@ import { createBucketSite } from './bucket-site.js';
 import { forward, type ForwardResult } from './forward.js';
 import type { Decision, EdgeRoute, Origin } from '../db/repos/hostname-model.js';
 import type { CachedAnswer } from './response-cache.js';
-import { decide, type RuleFacts } from './rules.js';
+import { decide, type RuleFacts } from '../proxy/rules.js';
 import { sendCached } from './send-cached.js';
 import { openTunnel, Tunnels } from './websocket.js';
 
@@ -93,7 +93,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
    */
   const judge = (req: IncomingMessage, route: EdgeRoute, client: ClientInfo): Decision | Promise<Decision> => {
     const facts: RuleFacts = { ip: client.ip, country: client.country, method: req.method ?? 'GET', bodyBytes: declaredLength(req) };
-    // The limiter reads its own monotonic clock (edge/limiter.ts), the supervisor's in a cluster.
+    // The limiter reads its own monotonic clock (proxy/limiter.ts), the supervisor's in a cluster.
     return decide(route, facts, limiter);
   };
 

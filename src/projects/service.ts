@@ -1,6 +1,6 @@
 // Projects, their deployments and hostnames as users (the API) and operators (the admin CLI) manage them.
 // Input is checked here, once, for both: hostnames (hostname.ts), origins (origin.ts), rules
-// (src/edge/rules.ts validateRules). Ownership is the caller's: the API reaches a project through ownedProject (another
+// (src/proxy/rules.ts validateRules). Ownership is the caller's: the API reaches a project through ownedProject (another
 // user's is "not found"), the CLI through the hostname or the user it names. Every write tells `changed`
 // so the server's route table reloads at once; another process's write (the CLI) reaches a running
 // server within 250 ms anyway (src/edge/route.ts).
@@ -8,7 +8,7 @@ import { domainToASCII } from 'node:url';
 import type { Config } from '../config/schema.js';
 import { ConstraintError, type Deployment, type Project, type ProjectHostname, type Repos } from '../db/repos/index.js';
 import { NO_RULES, type HostRules, type Origin } from '../db/repos/hostname-model.js';
-import { validateRules } from '../edge/rules.js';
+import { validateRules } from '../proxy/rules.js';
 import { invalid, notFound, ProjectError } from './errors.js';
 import { HostnameError, normalizeHostname, reservedHostnames } from './hostname.js';
 import { OriginError, parseOriginInput, type OriginInput } from './origin.js';
@@ -47,7 +47,7 @@ function at(where: string, field: string): string {
   return where === '' ? field : `${where}/${field}`;
 }
 
-/** The rules a user sent, complete (src/edge/rules.ts): its message names the field (`rules.blockIps[2]: ...`). */
+/** The rules a user sent, complete (src/proxy/rules.ts): its message names the field (`rules.blockIps[2]: ...`). */
 function checkedRules(input: unknown): HostRules {
   const checked = validateRules(input);
   if ('error' in checked) throw invalid(checked.error);

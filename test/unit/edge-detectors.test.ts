@@ -2,8 +2,8 @@
 // heavy-hitter summary, the bucketed series (alignment, quiet stretches, late requests) and each
 // detector against a table of buckets and histories.
 import t from 'tap';
-import { detect, median, robustZ, type Outcomes } from '../../src/edge/detect/detectors.js';
-import { EMPTY_BUCKET, HeavyHitters, HostSeries, type BucketSummary, type ObservedRequest } from '../../src/edge/detect/series.js';
+import { detect, median, robustZ, type Outcomes } from '../../src/proxy/detect/detectors.js';
+import { EMPTY_BUCKET, HeavyHitters, HostSeries, type BucketSummary, type ObservedRequest } from '../../src/proxy/detect/series.js';
 
 const CFG = { baselineBuckets: 12, minRequests: 10 };
 

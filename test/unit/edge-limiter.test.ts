@@ -2,7 +2,7 @@
 // client (IPv6 /64, IPv4-mapped addresses), bans that double up to a ceiling, independent hostnames, and
 // a bounded table under a flood of distinct addresses.
 import t from 'tap';
-import { ClientLimiter, clientKey, type LimitResult } from '../../src/edge/limiter.js';
+import { ClientLimiter, clientKey, type LimitResult } from '../../src/proxy/limiter.js';
 import type { RateLimitRule } from '../../src/db/repos/hostname-model.js';
 
 const T0 = 1_700_000_000_000;

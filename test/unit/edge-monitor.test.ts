@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../../src/db/open.js';
 import { createRepos, type Repos } from '../../src/db/repos/index.js';
 import type { AnomalyEvent } from '../../src/db/repos/anomaly-event.js';
-import { EdgeMonitor, type ObservedRequest } from '../../src/edge/detect/monitor.js';
+import { EdgeMonitor, type ObservedRequest } from '../../src/proxy/detect/monitor.js';
 import { tempDir } from '../helpers/temp-data.js';
 
 interface Teardown {

@@ -1,9 +1,9 @@
 // A project hostname's rules as tables: each rule alone, the order between them (blocked requests take
 // no tokens), IP lists of both families and mapped IPv4, and the validator's accepts and rejects.
 import t from 'tap';
-import { ClientLimiter } from '../../src/edge/limiter.js';
+import { ClientLimiter } from '../../src/proxy/limiter.js';
 import { NO_RULES, type Decision, type EdgeRoute, type HostRules } from '../../src/db/repos/hostname-model.js';
-import { decide, validateRules, type RuleFacts } from '../../src/edge/rules.js';
+import { decide, validateRules, type RuleFacts } from '../../src/proxy/rules.js';
 
 const T0 = 1_700_000_000_000;
 

@@ -207,7 +207,7 @@ export const ERROR_RESPONSES = {
 const Severity = Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')]);
 const RiskRating = Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')]);
 
-/** An anomaly on a hostname's proxied traffic (src/edge/detect): open while endedAt is null. */
+/** An anomaly on a hostname's proxied traffic (src/proxy/detect): open while endedAt is null. */
 export const Anomaly = Type.Object({
   id: Type.String(),
   hostname: Type.String(),

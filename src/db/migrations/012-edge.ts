@@ -36,7 +36,7 @@ CREATE TABLE project_hostnames (
 ) WITHOUT ROWID;
 CREATE INDEX project_hostnames_project ON project_hostnames(project_id);
 
--- Anomalies on a hostname's traffic (src/edge/detect). ended_at NULL while it lasts; at most one open
+-- Anomalies on a hostname's traffic (src/proxy/detect). ended_at NULL while it lasts; at most one open
 -- event of a kind per hostname. observed and baseline are in the kind's unit (requests per bucket, a share).
 CREATE TABLE edge_anomalies (
   id         TEXT PRIMARY KEY,

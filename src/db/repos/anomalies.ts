@@ -1,5 +1,5 @@
 // Anomaly events on project hostnames' traffic (edge_anomalies, migration 012), written by the edge
-// monitor (src/edge/detect/monitor.ts) and listed for their owner. At most one open event per
+// monitor (src/proxy/detect/monitor.ts) and listed for their owner. At most one open event per
 // (hostname, kind): the table's partial unique index enforces it.
 import type { AnomalyEvent, AnomalyKind, AnomalySeverity } from './anomaly-event.js';
 import type { SqlExecutor } from '../store/types.js';

@@ -1,4 +1,4 @@
-// Anomaly events on a project hostname's proxied traffic: what src/edge/detect reports, the
+// Anomaly events on a project hostname's proxied traffic: what src/proxy/detect reports, the
 // edge_anomalies table stores (migration 012) and the API lists. Plain data.
 
 export type AnomalyKind = 'rate-spike' | 'rate-drop' | 'source-dominance' | 'country-dominance' | 'blocked-surge' | 'origin-errors';

@@ -64,7 +64,7 @@ export interface Repos {
   tlds: TldsRepo;
   /** Projects, deployments and the hostnames the edge proxy serves. */
   projects: ProjectsRepo;
-  /** Anomaly events on project hostnames' traffic (src/edge/detect). */
+  /** Anomaly events on project hostnames' traffic (src/proxy/detect). */
   anomalies: AnomaliesRepo;
   /** Dashboard sign-in sessions (src/auth/sessions.ts). */
   sessions: SessionsRepo;
