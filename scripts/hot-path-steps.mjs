@@ -24,7 +24,7 @@ const STEPS = [
   ['S3 handler (route, headers, answer)', /s3\/(handler|respond|operation|addressing|router|object-headers|versioning|conditionals|range|body)\.js|operations\/get-object\.js|object-reader\.js|blob-digest\.js/],
   ['proxy handler (rules, headers, cache)', /edge\/(handler|forward|forward-headers|response-cache|cacheability|rules|limiter|send-cached|answers)\.js/],
   ['origin client (undici)', /undici/],
-  ['dispatch, guard, client address', /src\/app\.js|request-guard\.js|client-info\.js|geoip\.js|ip-ranges\.js|counted-messages\.js|src\/server\.js|request-target\.js/],
+  ['dispatch, guard, client address', /src\/app\.js|request-guard\.js|client-info\.js|geoip\.js|counted-messages\.js|src\/server\.js|request-target\.js/],
   ['node:http parse and response', /node:_http_|node:net/],
 ];
 const STARTUP = /loader|module_job|translators|createContext|buildApp|compileSchemas|Module\.|startServer|runServe|openDataDir/;

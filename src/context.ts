@@ -34,7 +34,7 @@ import { CreditsService } from './credits/credits.js';
 import { RequestLog } from './analytics/request-log.js';
 import { storeLogWriter, ThreadLogWriter } from './analytics/log-writer.js';
 import { logRequestLine } from './analytics/request-line.js';
-import { ClientResolver } from './cdn/client-info.js';
+import { ClientResolver } from './net/client-info.js';
 import { AssetDirectory } from './cdn/asset-directory.js';
 import { EdgeCache } from './cdn/edge-cache.js';
 import { CachePurges } from './cdn/cache-purges.js';

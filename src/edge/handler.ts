@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AppContext } from '../context.js';
 import type { CacheStatus, CdnRequestRecord } from '../db/repos/request-records.js';
-import type { ClientInfo, ForwardingClient } from '../cdn/client-info.js';
+import type { ClientInfo, ForwardingClient } from '../net/client-info.js';
 import { hostnameOf } from '../assets/delivery.js';
 import { pathOf, userAgentOf } from '../http/request-target.js';
 import { reservedHostnames } from '../projects/hostname.js';

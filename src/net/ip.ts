@@ -2,7 +2,7 @@
 // X-Forwarded-For hops, URL hosts), configured ranges (node:net BlockList), the special-purpose ranges
 // (RFC 6890 and its updates) with why each is not public, the IPv4 addresses carried inside IPv6 ones
 // (IPv4-mapped, NAT64, 6to4, Teredo), and the /64 a client is grouped by. The SSRF policy
-// (address-policy.ts), the CDN's client resolution and GeoIP (src/cdn/client-info.ts, geoip.ts) and
+// (address-policy.ts), the CDN's client resolution and GeoIP (src/net/client-info.ts, geoip.ts) and
 // the edge proxy's rules and rate limits (src/proxy/rules.ts, limiter.ts) all answer from here, so
 // they cannot disagree about an address. A primitive: it imports nothing of ours.
 import { BlockList, isIP } from 'node:net';

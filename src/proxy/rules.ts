@@ -9,7 +9,7 @@ import type { ClientLimiter, EdgeLimiter, LimitResult } from './limiter.js';
 import { NO_RULES, type Decision, type EdgeRoute, type HostRules, type RateLimitRule } from '../db/repos/hostname-model.js';
 
 export interface RuleFacts {
-  /** The client address (src/cdn/client-info.ts). */
+  /** The client address (src/net/client-info.ts). */
   ip: string;
   /** ISO 3166 alpha-2, or '' when unknown. */
   country: string;

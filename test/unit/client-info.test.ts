@@ -5,8 +5,8 @@ import t from 'tap';
 import { mkdtemp, rm, writeFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClientResolver, type ClientResolverConfig } from '../../src/cdn/client-info.js';
-import { bundledDatabase, GeoIp } from '../../src/cdn/geoip.js';
+import { ClientResolver, type ClientResolverConfig } from '../../src/net/client-info.js';
+import { bundledDatabase, GeoIp } from '../../src/net/geoip.js';
 import { isPublic, parseAddress, rangeList } from '../../src/net/ip.js';
 import { ConfigError } from '../../src/config/load.js';
 

@@ -4,7 +4,7 @@
 // chain the client resolver hands over.
 import t from 'tap';
 import { endToEnd, requestHeadersFor, responseHeadersFor, type ForwardingFacts } from '../../src/edge/forward-headers.js';
-import { ClientResolver } from '../../src/cdn/client-info.js';
+import { ClientResolver } from '../../src/net/client-info.js';
 
 const facts = (over: Partial<ForwardingFacts> = {}): ForwardingFacts => ({
   forwardedFor: ['198.51.100.7'],

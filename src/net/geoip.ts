@@ -2,14 +2,14 @@
 // database that installs with the `@ip-location-db/geo-whois-asn-country-mmdb` package (IPv4 + IPv6,
 // records `{ country_code }`); `cdn.geoipDatabase` may name another MMDB, such as MaxMind's
 // GeoLite2-Country (records `{ country: { iso_code } }`). Read whole into memory once (at startup when
-// configured, at the first lookup for the bundled one: cdn/client-info.ts): a lookup is a tree walk of
+// configured, at the first lookup for the bundled one: net/client-info.ts): a lookup is a tree walk of
 // about a microsecond, on the request path, with no I/O.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { LRUCache } from 'lru-cache';
 import type { CountryResponse, Reader } from 'maxmind';
 import { ConfigError } from '../config/load.js';
-import { isPublic, type Address } from '../net/ip.js';
+import { isPublic, type Address } from './ip.js';
 
 const BUNDLED_PACKAGE = '@ip-location-db/geo-whois-asn-country-mmdb';
 const BUNDLED_FILE = `${BUNDLED_PACKAGE}/geo-whois-asn-country.mmdb`;

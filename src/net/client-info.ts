@@ -8,7 +8,7 @@ import type { BlockList } from 'node:net';
 import type { CdnConfig } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
 import { bundledDatabase, GeoIp } from './geoip.js';
-import { InvalidRangeError, parseAddress, rangeList, unmappedPeer, type Address } from '../net/ip.js';
+import { InvalidRangeError, parseAddress, rangeList, unmappedPeer, type Address } from './ip.js';
 
 export interface ClientInfo {
   ip: string;
