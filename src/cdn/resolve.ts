@@ -15,8 +15,8 @@ import type { ObjectRecord } from '../db/repos/objects.js';
 import { openObjectBody } from '../storage/object-reader.js';
 import { assetCacheKey, objectCacheKey, type CacheObject } from './edge-cache.js';
 import type { Representation } from './representation.js';
-import { UrlSigner } from './signed-url.js';
-import { SuspendedOwners } from './suspended-owners.js';
+import { UrlSigner } from '../assets/signed-url.js';
+import { SuspendedOwners } from '../auth/suspended-owners.js';
 import { parseBucketTarget, parseCdnTarget, type AssetTarget, type BucketObjectTarget } from './targets.js';
 
 /** Signed (private) responses may sit in no shared cache. */

@@ -15,7 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CacheStatus } from '../db/repos/request-records.js';
 import { objectVersion } from '../cdn/resolve.js';
 import { createVersionSender, notFound, plain, type SendFacts } from '../cdn/send-version.js';
-import { SuspendedOwners } from '../cdn/suspended-owners.js';
+import { SuspendedOwners } from '../auth/suspended-owners.js';
 import type { AppContext } from '../context.js';
 import type { Bucket } from '../db/repos/buckets.js';
 import type { ObjectRecord } from '../db/repos/objects.js';

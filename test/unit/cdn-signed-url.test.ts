@@ -2,7 +2,7 @@
 import { hkdfSync } from 'node:crypto';
 import t from 'tap';
 import { parseCdnTarget } from '../../src/cdn/targets.js';
-import { deriveSigningKey, MAX_EXPIRES_IN, SIGNING_INFO, UrlSigner } from '../../src/cdn/signed-url.js';
+import { deriveSigningKey, MAX_EXPIRES_IN, SIGNING_INFO, UrlSigner } from '../../src/assets/signed-url.js';
 
 const MASTER = Buffer.alloc(32, 7);
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);

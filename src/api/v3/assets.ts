@@ -1,5 +1,5 @@
 // /api/v3/cdn/assets: upload (streamed multipart), list, download, delete, and signed CDN URLs. Thin:
-// the work lives in src/assets (upload, delivery) and src/cdn/signed-url.ts. Every route is owner-only:
+// the work lives in src/assets (upload, delivery) and src/assets/signed-url.ts. Every route is owner-only:
 // another user's asset is "not found", never "forbidden", so ids reveal nothing.
 import multipart from '@fastify/multipart';
 import { Type, type Static } from '@sinclair/typebox';
@@ -12,7 +12,7 @@ import { multipartLimits, uploadAsset } from '../../assets/upload.js';
 import { assetListItem, assetView, displayKey, publicUrl, type ViewContext } from '../../assets/view.js';
 import type { AppContext } from '../../context.js';
 import type { AssetRecord } from '../../db/repos/assets.js';
-import { DEFAULT_EXPIRES_IN, MAX_EXPIRES_IN, MIN_EXPIRES_IN, UrlSigner } from '../../cdn/signed-url.js';
+import { DEFAULT_EXPIRES_IN, MAX_EXPIRES_IN, MIN_EXPIRES_IN, UrlSigner } from '../../assets/signed-url.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { ownedAsset, ownedProject } from './owned.js';
 import { principalOf, type RouteModule } from '../route-module.js';
