@@ -7,7 +7,7 @@ import type { Config } from '../config/schema.js';
 import type { Repos } from '../db/repos/index.js';
 import type { MultipartRepo } from '../db/repos/multipart.js';
 import type { Durability } from '../db/wal-sync.js';
-import { startMultipartSweeper, type Sweeper } from '../s3/operations/multipart/sweep.js';
+import { startMultipartSweeper, type Sweeper } from './multipart-sweep.js';
 import type { StorageBackend } from '../storage/backend.js';
 import { BlobCollector } from '../storage/blob-gc.js';
 import type { BlobLeases } from '../storage/blob-leases.js';

@@ -10,7 +10,7 @@ import type { ObjectRecord } from '../../src/db/repos/objects.js';
 import { listBlobFiles } from '../../src/storage/disk.js';
 import { openObjectBody, parsePartNumber, partRange, segmentsOf } from '../../src/storage/object-reader.js';
 import { releaseBlobs } from '../../src/s3/object-writes.js';
-import { sweepMultipart } from '../../src/s3/operations/multipart/sweep.js';
+import { sweepMultipart } from '../../src/jobs/multipart-sweep.js';
 import { tempDir, testConfig } from '../helpers/temp-data.js';
 import { isDirectBody } from '../../src/storage/file-body.js';
 

@@ -5,7 +5,7 @@ import { S3Error } from '../../../errors/s3-errors.js';
 import { parseChecksumAlgorithm, type ChecksumAlgorithm } from '../../../hashing/checksums.js';
 import { requireKey, type S3Request } from '../../operation.js';
 import { parsePartNumber } from '../../../storage/object-reader.js';
-import { drainTrash } from './sweep.js';
+import { drainTrash } from '../../../jobs/multipart-sweep.js';
 
 /** AWS limits: a part is at most 5 GiB; every part but the last at least 5 MiB. */
 export const MAX_PART_SIZE = 5 * 1024 * 1024 * 1024;

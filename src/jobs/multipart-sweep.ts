@@ -1,7 +1,7 @@
 // Abandoned multipart uploads: aborted once older than multipartMaxAgeSeconds, by a sweep at start
 // and every hour. The sweep also empties the blob trash (parts of aborted, completed-without and
 // bucket-deleted uploads) and forgets old completions.
-import type { AppContext } from '../../../context.js';
+import type { AppContext } from '../context.js';
 
 export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 const BATCH = 256;
