@@ -9,7 +9,7 @@ import type { Repos } from './db/repos/index.js';
 import type { ObjectsRepo } from './db/repos/objects.js';
 import { MultipartRepo } from './db/repos/multipart.js';
 import { KeyStore } from './auth/key-store.js';
-import { META_DB_FILE } from './cli/data-dir.js';
+import { META_DB_FILE } from './db/data-dir.js';
 import { asConfigError, prepareDataDir } from './data-dir-setup.js';
 import { DURABLE_AT_COMMIT, WalSync, type Durability } from './db/wal-sync.js';
 import { Checkpointer, CHECKPOINTS_AFTER_START_MS } from './db/checkpointer.js';

@@ -12,7 +12,7 @@ import { ConstraintError, type Bucket, type BucketPermission, type Repos, type U
 import { S3Error } from '../errors/s3-errors.js';
 import { bucketNameProblem } from '../s3/bucket-name.js';
 import { createBucket, deleteBucket } from '../s3/bucket-service.js';
-import { NoDataDirError, openDataDir } from './data-dir.js';
+import { NoDataDirError, openDataDir } from '../db/data-dir.js';
 import { isRunning } from '../server-record.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
 import { passwordHashFromStdin } from './password-input.js';

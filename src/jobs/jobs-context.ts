@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Db } from '../db/open.js';
 import { MultipartRepo } from '../db/repos/multipart.js';
-import { META_DB_FILE } from '../cli/data-dir.js';
+import { META_DB_FILE } from '../db/data-dir.js';
 import type { RootCredentials } from '../auth/root.js';
 import { DURABLE_AT_COMMIT, WalSync } from '../db/wal-sync.js';
 import { Checkpointer, CHECKPOINTS_AFTER_START_MS } from '../db/checkpointer.js';
