@@ -1,7 +1,7 @@
 // The supervisor's side of the state that must be exact or single across workers (docs/SCALE.md): it
 // answers the workers' rate-limit counts and edge limiter takes, feeds their observations to the one
 // anomaly monitor, and removes blobs once no worker holds them. Built from the supervisor's context
-// (its limiter, monitor, leases and storage); the workers' sides are chosen in src/context.ts.
+// (its limiter, monitor, leases and storage); the workers' sides are chosen in src/context/roles.ts.
 import type { TrafficMonitor } from '../edge/detect/monitor.js';
 import type { EdgeLimiter } from '../edge/limiter.js';
 import type { BlobLeases } from '../storage/blob-leases.js';
