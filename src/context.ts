@@ -1,6 +1,10 @@
 // The composition root's product: everything a request needs, built once, closed once. No globals.
-import { join } from 'node:path';
+// createContext assembles it from parts chosen elsewhere: the metadata (context/metadata.ts), what this
+// process holds of the configured totals (context/shares.ts), what depends on its role and on where the
+// metadata lives (context/roles.ts), the domain search (context/domains.ts), the jobs and their leadership
+// (jobs/process-jobs.ts). Each part pushes its closer as it is made; close() pops them (context/closers.ts).
 import type { Logger } from 'pino';
+import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import { postgresWritable, Readiness, sqliteWritable } from './health/readiness.js';
 import { methodLabel, RequestMetrics } from './metrics/request-metrics.js';
 import type { Config } from './config/schema.js';
@@ -8,62 +12,47 @@ import type { Db } from './db/open.js';
 import type { Repos } from './db/repos/index.js';
 import type { ObjectsRepo } from './db/repos/objects.js';
 import { MultipartRepo } from './db/repos/multipart.js';
-import { KeyStore } from './auth/key-store.js';
-import { META_DB_FILE } from './cli/data-dir.js';
-import { asConfigError, prepareDataDir } from './data-dir-setup.js';
-import { DURABLE_AT_COMMIT, WalSync, type Durability } from './db/wal-sync.js';
-import { Checkpointer, CHECKPOINTS_AFTER_START_MS } from './db/checkpointer.js';
+import type { Durability } from './db/wal-sync.js';
 import { CommitQueue } from './db/commit-queue.js';
+import { KeyStore } from './auth/key-store.js';
+import { ApiKeyVerifier } from './auth/api-keys.js';
+import { DashboardSessions } from './auth/sessions.js';
 import { BucketDirectory } from './buckets/bucket-directory.js';
 import type { StorageBackend } from './storage/backend.js';
 import { createStorage } from './storage/select.js';
-import { BlobLeases } from './storage/blob-leases.js';
-import { HashPool } from './hashing/hash-pool.js';
+import type { BlobLeases } from './storage/blob-leases.js';
+import type { HashPool } from './hashing/hash-pool.js';
 import { UploadBudget } from './storage/upload-budget.js';
 import type { BlobCollector } from './storage/blob-gc.js';
 import type { Scrubber } from './storage/scrub.js';
-import { SingletonJobs } from './jobs/singleton-jobs.js';
-import { startJobs } from './jobs/jobs-context.js';
-import { BlobRemovals } from './storage/blob-removals.js';
-import type { PgLeadership } from './db/store/pg-leadership.js';
-import { storeRateLimitStore } from './cluster/store-rate-limits.js';
 import { CorruptionReporter } from './storage/corruption.js';
-import { ApiKeyVerifier } from './auth/api-keys.js';
-import { DashboardSessions } from './auth/sessions.js';
+import { ProcessJobs } from './jobs/process-jobs.js';
 import { CreditsService } from './credits/credits.js';
 import { RequestLog } from './analytics/request-log.js';
-import { storeLogWriter, ThreadLogWriter } from './analytics/log-writer.js';
 import { logRequestLine } from './analytics/request-line.js';
 import { ClientResolver } from './net/client-info.js';
 import { AssetDirectory } from './cdn/asset-directory.js';
 import { EdgeCache } from './cdn/edge-cache.js';
 import { CachePurges } from './cdn/cache-purges.js';
-import { assertShare, type ProcessShare } from './cdn/cache/shares.js';
+import type { ProcessShare } from './cdn/cache/shares.js';
 import type { DomainSearch } from './domains/search.js';
-import { BootstrapSource } from './domains/availability/bootstrap-source.js';
-import { lazyDomainSearch, type LazyDomainSearch } from './domains/lazy-search.js';
 import { EdgeRoutes } from './edge/route.js';
-import { EdgeMonitor, type TrafficMonitor } from './proxy/detect/monitor.js';
-import { ClientLimiter, type EdgeLimiter } from './proxy/limiter.js';
-import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
+import type { TrafficMonitor } from './proxy/detect/monitor.js';
+import type { EdgeLimiter } from './proxy/limiter.js';
 import type { WorkerChannel } from './cluster/ipc.js';
-import { remoteRateLimitStore, RemoteEdgeLimiter } from './cluster/shared-limits.js';
-import { MonitorForwarder } from './cluster/shared-monitor.js';
-import { workerLeases } from './cluster/shared-leases.js';
 import { ProxyResponseCache } from './edge/response-cache.js';
 import { OriginPools } from './edge/origin-pools.js';
 import { createLogger, lineWriter } from './log-format.js';
+import { Closers } from './context/closers.js';
+import { domainSearch } from './context/domains.js';
+import { openMetadata } from './context/metadata.js';
+import { blobLeases, edgeLimiter, hashPoolFor, processRole, rateLimitStore, requestLogRole, trafficMonitor, type ProcessRole, type RoleDeps } from './context/roles.js';
+import { shareLimits } from './context/shares.js';
 
-/** The edge cache's disk tier, under the data directory. */
-const CDN_CACHE_DIR = 'cdn-cache';
+export type { ProcessRole } from './context/roles.js';
 
 /** Proxied answers whose metadata is kept (their bytes are bounded by the cache tiers). */
 const PROXY_CACHE_ENTRIES = 100_000;
-/**
- * How long a serving process's statement waits for another connection's lock on meta.db (a backup,
- * `sqlite3` by hand, an admin command's long transaction) before the request is refused with 503.
- */
-export const SQLITE_BUSY_WAIT_MS = 5000;
 
 export interface AppContext {
   config: Config;
@@ -152,12 +141,6 @@ export interface PublicEndpoints {
   cdn: string;
 }
 
-/**
- * Which process this is (docs/SCALE.md): `single` serves and runs the background jobs; in a cluster the
- * `supervisor` runs the jobs exactly once and serves nothing, and each `worker` serves and runs none.
- */
-export type ProcessRole = 'single' | 'supervisor' | 'worker';
-
 export interface ContextOptions {
   log?: Logger;
   /** The wall clock: dates, expiry, retention (docs/ARCHITECTURE.md "Clocks"). */
@@ -177,121 +160,39 @@ export interface ContextOptions {
   share?: ProcessShare;
 }
 
-/** What one process may hold: the configured totals, its memory divided among the processes of a share. */
-export interface ShareLimits {
-  /** The disk tier's directory, shared by every serving process; undefined: no disk tier at all. */
-  cacheDir: string | undefined;
-  memoryBytes: number;
-  /** The whole disk tier's bound (one cache for all the processes). */
-  diskBytes: number;
-  uploadBufferBytes: number;
-}
-
-export function shareLimits(config: Config, share?: ProcessShare, role: ProcessRole = 'single'): ShareLimits {
-  const root = join(config.dataDir, CDN_CACHE_DIR);
-  const { memoryBytes, diskBytes } = config.cdn.cache;
-  const upload = config.limits.uploadBufferBytes;
-  // A supervisor serves nothing: no cache bytes, and it leaves the workers' disk tier alone.
-  if (role === 'supervisor') return { cacheDir: undefined, memoryBytes: 0, diskBytes: 0, uploadBufferBytes: upload };
-  if (!share) return { cacheDir: root, memoryBytes, diskBytes, uploadBufferBytes: upload };
-  assertShare(share);
-  const part = (total: number): number => Math.floor(total / share.of);
-  return {
-    cacheDir: root,
-    // Each worker's heap holds its own memory tier in front of the shared disk tier (whose hot files
-    // the OS page cache shares): the sum stays what the operator set.
-    memoryBytes: part(memoryBytes),
-    diskBytes,
-    // 0 is "no cap": a share of a cap stays a cap.
-    uploadBufferBytes: upload === 0 ? 0 : Math.max(1, part(upload)),
-  };
-}
-
-/**
- * Where RDAP servers come from (domains/availability/bootstrap-source.ts): domains.rdap.bootstrapFile,
- * read now so that a bad one is a configuration error at start, else the refreshed or shipped copy.
- */
-function rdapBootstrap(config: Config, repos: Repos, log: Logger): BootstrapSource {
-  const file = config.domains.rdap.bootstrapFile;
-  return wrapConfigError('domains.rdap.bootstrapFile', () =>
-    new BootstrapSource({
-      ...(file === '' ? {} : { file }),
-      settings: repos.settings,
-      onInvalid: (err) => log.warn({ err }, 'domains: the stored RDAP bootstrap is not valid; the shipped one serves'),
-    }),
-  );
-}
-
-function wrapConfigError<T>(key: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw asConfigError(key, err);
-  }
-}
-
 export async function createContext(config: Config, opts: ContextOptions = {}): Promise<AppContext> {
   const log = opts.log ?? createLogger(config);
-  const role = opts.role ?? 'single';
-  // The background jobs run in exactly one process: the single one, or a cluster's supervisor.
-  const runsJobs = role !== 'worker';
-  // A worker's limits, monitor and blob removals are the supervisor's (src/cluster/shared-*.ts).
-  const channel = role === 'worker' ? opts.channel : undefined;
-  if (role === 'worker' && !channel) throw new Error('a worker context needs its channel to the supervisor');
+  const r = processRole(opts.role, opts.channel);
+  const { role, runsJobs, channel } = r;
   const limits = shareLimits(config, opts.share, role);
-  const uploadBudget = new UploadBudget({ capBytes: limits.uploadBufferBytes, waitMs: config.limits.uploadBufferWaitMs });
-  // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
-  const storage = await createStorage(config, { budget: uploadBudget });
-  const clients = new ClientResolver(config.cdn);
-  // The row cache (db/metadata-cache.ts): split among the workers; the supervisor serves nothing.
-  const readCacheBytes = role === 'supervisor' ? 0 : Math.floor(config.metadataCacheBytes / (opts.share?.of ?? 1));
-  const { db, store, repos, masterKey, root } = await prepareDataDir(config, {
-    postgres: { onError: (err) => log.warn({ err }, 'metadata: a PostgreSQL connection failed (the pool connects again)'), readCacheBytes },
-    sqliteReadCacheBytes: readCacheBytes,
-    // Another connection's lock is waited for on timers, never on the event loop (docs/ARCHITECTURE.md
-    // "A busy database"); past the wait a write is refused with 503.
-    sqliteBusyWaitMs: SQLITE_BUSY_WAIT_MS,
-  });
-  const dbFile = join(config.dataDir, META_DB_FILE);
-  // Nodes on one PostgreSQL (docs/DEPLOYMENT.md): their jobs are led by one of them, freed blobs wait
-  // out a grace, and the API rate limits count in the database.
-  const postgres = db === undefined;
-  let leadership: PgLeadership | undefined;
-  let jobs: SingletonJobs | undefined;
-  let walSync: WalSync | undefined;
-  let checkpointer: Checkpointer | undefined;
-  let edge: EdgeCache | undefined;
-  let cachePurges: CachePurges | undefined;
-  let domains: LazyDomainSearch | undefined;
-  // The supervisor hashes no upload.
-  const hashPool = role !== 'supervisor' && config.hashing.workerThreshold > 0 ? new HashPool({ threshold: config.hashing.workerThreshold, threads: config.hashing.workerThreads }) : undefined;
+  const closers = new Closers();
   try {
-    if (db) {
-      // Commits only write the WAL; requests that must be durable await one shared flush (db/wal-sync.ts),
-      // and checkpoints run in a worker thread (db/checkpointer.ts): no fsync on the event loop.
-      db.pragma('synchronous = NORMAL');
-      walSync = new WalSync(`${dbFile}-wal`);
-      // A worker never checkpoints: the supervisor's checkpointer does it for every connection.
-      if (runsJobs) checkpointer = new Checkpointer(db, dbFile, log, undefined, CHECKPOINTS_AFTER_START_MS);
-      else db.pragma('wal_autocheckpoint = 0');
-    }
-    const durability = walSync ?? DURABLE_AT_COMMIT;
-    const checkpoints = checkpointer;
+    const uploadBudget = new UploadBudget({ capBytes: limits.uploadBufferBytes, waitMs: config.limits.uploadBufferWaitMs });
+    closers.push(() => uploadBudget.close());
+    // First: a storage, proxy-range or GeoIP misconfiguration is a ConfigError before anything is opened.
+    const storage = await createStorage(config, { budget: uploadBudget });
+    // The upstream backend holds an HTTP agent; the disk backend's close is trivial.
+    closers.push(() => storage.close());
+    const clients = new ClientResolver(config.cdn);
+    const meta = await openMetadata(config, r, { share: opts.share, log, closers });
+    const { db, store, repos, masterKey, root, postgres, durability } = meta;
+    const hashPool = hashPoolFor(config, role);
+    closers.push(() => hashPool?.close());
     await storage.init();
-    const bootstrap = rdapBootstrap(config, repos, log);
-    const { objects } = repos;
     const clock = opts.clock ?? (() => new Date());
     const monotonic = opts.monotonic ?? (() => performance.now());
-    const domainSearch = (domains = lazyDomainSearch({ repos, config, clock, monotonic, bootstrap, log }));
-    const shared = channel ? workerLeases(channel, log) : undefined;
-    const removals = postgres ? new BlobRemovals({ repo: repos.blobRemovals, storage, now: () => clock().getTime(), log }) : undefined;
-    const leases = shared
-      ? new BlobLeases(shared.remove, shared.observer)
-      : removals
-        ? new BlobLeases(removals.schedule)
-        : new BlobLeases((blobId) => storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')));
+    const domains = domainSearch(config, repos, { clock, monotonic, log });
+    closers.push(() => domains.close());
+    const parts: RoleDeps = { role: r, config, repos, storage, postgres, clock, monotonic, log };
+    const { leases, removals } = blobLeases(parts);
+    const credits = new CreditsService(repos, config.credits, clock, {
+      onError: (err) => log.warn({ err }, 'credits: a reservation heartbeat or release could not be written (retried)'),
+    });
+    closers.push(() => credits.close());
+    const originPools = new OriginPools(config.edge);
+    closers.push(() => originPools.close());
     const { cache } = config.cdn;
-    edge = await EdgeCache.open({
+    const edge = await EdgeCache.open({
       dir: limits.cacheDir,
       memoryBytes: limits.memoryBytes,
       memoryEntryMaxBytes: cache.memoryEntryMaxBytes,
@@ -299,21 +200,35 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       now: () => clock().getTime(),
       log,
     });
+    closers.push(() => edge.close());
     const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime(), elapsed: monotonic });
-    const commits = new CommitQueue(repos);
-    cachePurges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), elapsed: monotonic, log });
-    const purges = cachePurges;
+    const purges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), elapsed: monotonic, log });
+    closers.push(() => purges.close());
+    // Of the nodes on one PostgreSQL, the one holding the jobs' advisory lock runs them (and the log's roll-ups).
+    const jobs = new ProcessJobs(config, log, postgres, role);
     const requestMetrics = new RequestMetrics();
     const requestLines = lineWriter(log);
+    const requestLog = new RequestLog(repos.store, config.cdn.log, {
+      ...requestLogRole(r, meta, () => jobs.leads(), log),
+      clock: () => clock().getTime(),
+      log,
+      observe: (rec) => {
+        logRequestLine(requestLines, rec);
+        requestMetrics.count(rec.surface ?? 'cdn', methodLabel(rec.method), rec.status, rec.durationMs, rec.bytesIn ?? 0, rec.bytesSent);
+      },
+    });
+    closers.push(() => requestLog.close());
+    const edgeMonitor = trafficMonitor(parts);
+    closers.push(() => edgeMonitor.close());
     const ctx: AppContext = {
       config,
       log,
       clock,
       db,
       durability,
-      commits,
+      commits: new CommitQueue(repos),
       repos,
-      objects,
+      objects: repos.objects,
       multipart: new MultipartRepo(repos.store),
       storage,
       leases,
@@ -329,28 +244,16 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         { idleMs: config.dashboard.sessionIdleSeconds * 1000, maxMs: config.dashboard.sessionMaxSeconds * 1000 },
         () => clock().getTime(),
       ),
-      credits: new CreditsService(repos, config.credits, clock, {
-        onError: (err) => log.warn({ err }, 'credits: a reservation heartbeat or release could not be written (retried)'),
-      }),
+      credits,
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,
       assetDirectory: new AssetDirectory(repos),
       edge,
       cachePurges: purges,
-      requestLog: new RequestLog(repos.store, config.cdn.log, {
-        // SQLite: flushes written by a thread of their own, off the event loop (analytics/log-writer.ts).
-        ...(db && role !== 'supervisor' ? { writer: new ThreadLogWriter(dbFile, storeLogWriter(repos.store), log) } : {}),
-        maintain: runsJobs && postgres ? () => leadership?.isLeader() === true : runsJobs,
-        clock: () => clock().getTime(),
-        log,
-        observe: (r) => {
-          logRequestLine(requestLines, r);
-          requestMetrics.count(r.surface ?? 'cdn', methodLabel(r.method), r.status, r.durationMs, r.bytesIn ?? 0, r.bytesSent);
-        },
-      }),
+      requestLog,
       requestMetrics,
       clients,
-      domains: () => domainSearch.get(),
+      domains: () => domains.get(),
       proxyCache,
       // A hostname removed, or given another origin, by this process or another: its cached answers go.
       // Every process sees that in the route table itself, so the purge is not appended to the feed.
@@ -358,16 +261,10 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         onStale: (hostnameId) => purges.local({ kind: 'hostname', hostnameId }),
         onError: (err) => log.warn({ err }, 'edge: the route table could not be loaded (tried again shortly)'),
       }),
-      edgeMonitor: channel
-        ? new MonitorForwarder(channel, log)
-        : new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), elapsed: monotonic, log }),
-      edgeLimiter: channel ? new RemoteEdgeLimiter(channel, log) : new ClientLimiter({ maxClients: config.edge.maxTrackedClients, now: monotonic }),
-      ...(postgres
-        ? { rateLimitStore: storeRateLimitStore(repos.rateLimits, log) }
-        : channel
-          ? { rateLimitStore: remoteRateLimitStore(channel, log) }
-          : {}),
-      originPools: new OriginPools(config.edge),
+      edgeMonitor,
+      edgeLimiter: edgeLimiter(parts),
+      ...rateLimitStore(parts),
+      originPools,
       // Real time, not the injectable clock: it only spaces the probes.
       readiness: new Readiness({
         metadata: db ? sqliteWritable(db) : postgresWritable(store),
@@ -377,43 +274,17 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       }),
       role,
       ...(channel ? { channel } : {}),
-      async close() {
-        ctx.edgeMonitor.close();
-        uploadBudget.close();
-        await leadership?.close();
-        await jobs?.stop();
-        await ctx.requestLog.close();
-        await purges.close();
-        await ctx.edge.close();
-        await ctx.originPools.close();
-        await ctx.credits.close();
-        await storage.close();
-        await domainSearch.close();
-        await durability.close();
-        await checkpoints?.close();
-        await hashPool?.close();
-        await store.close();
-      },
+      close: () => closers.close(),
     };
     // Project hostnames are routed from the first request.
     await ctx.edgeRoutes.reload();
-    if (!runsJobs) return ctx;
-    jobs = new SingletonJobs(ctx, { ...(removals ? { removals } : {}) });
-    // Of the nodes on one PostgreSQL, the one holding the jobs' advisory lock runs them.
-    leadership = await startJobs(jobs, config, log, postgres, role);
+    if (runsJobs) {
+      closers.push(() => jobs.close());
+      await jobs.start(ctx, removals ? { removals } : {});
+    }
     return ctx;
   } catch (err) {
-    await cachePurges?.close();
-    await edge?.close();
-    // The upstream backend holds an HTTP agent; the disk backend's close is trivial.
-    await storage.close().catch(() => undefined);
-    await domains?.close().catch(() => undefined);
-    await walSync?.close();
-    await checkpointer?.close();
-    await hashPool?.close();
-    await leadership?.close();
-    await jobs?.stop();
-    await store.close();
+    await closers.close().catch(() => undefined);
     throw err;
   }
 }

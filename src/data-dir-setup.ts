@@ -5,7 +5,7 @@
 // jobs/jobs-context.ts).
 import type { Config } from './config/schema.js';
 import { ConfigError } from './config/load.js';
-import { openDataDir, type DataDir, type OpenDataDirOptions } from './cli/data-dir.js';
+import { openDataDir, type DataDir, type OpenDataDirOptions } from './db/data-dir.js';
 import { ensureRoot, type RootCredentials } from './auth/root.js';
 import { CatalogueError, seedCatalogue } from './domains/catalogue.js';
 import { BootstrapError } from './domains/availability/bootstrap.js';

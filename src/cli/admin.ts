@@ -8,7 +8,7 @@ import { configFlags, ConfigError, givenExplicitly, loadConfig } from '../config
 import type { Config } from '../config/schema.js';
 import type { Repos } from '../db/repos/index.js';
 import { S3Error } from '../errors/s3-errors.js';
-import { NoDataDirError, openDataDir } from './data-dir.js';
+import { NoDataDirError, openDataDir } from '../db/data-dir.js';
 import { isRunning } from '../server-record.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
 import { AdminError, FailedResult, type Command, type ServerView } from './command.js';

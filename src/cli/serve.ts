@@ -101,9 +101,9 @@ export async function runServe(rawArgv: string[]): Promise<number> {
   }
   const json = Boolean(values.json);
   // Each role loads only its own modules: a supervisor never loads the serving code.
-  if (cluster.isWorker) return (await import('../cluster/worker.js')).runWorker(config);
+  if (cluster.isWorker) return (await import('./serve-worker.js')).runWorker(config);
   const workers = workerCount(config);
-  return workers > 1 ? (await import('../cluster/supervisor.js')).runSupervisor(config, workers, json) : runSingle(config, json);
+  return workers > 1 ? (await import('./serve-supervisor.js')).runSupervisor(config, workers, json) : runSingle(config, json);
 }
 
 /** `--workers 1`: this one process serves and runs the background jobs. */

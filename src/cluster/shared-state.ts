@@ -1,8 +1,10 @@
 // The supervisor's side of the state that must be exact or single across workers (docs/SCALE.md): it
 // answers the workers' rate-limit counts and edge limiter takes, feeds their observations to the one
 // anomaly monitor, and removes blobs once no worker holds them. Built from the supervisor's context
-// (its limiter, monitor, leases and storage); the workers' sides are chosen in src/context.ts.
-import type { AppContext } from '../context.js';
+// (its limiter, monitor, leases and storage); the workers' sides are chosen in src/context/roles.ts.
+import type { TrafficMonitor } from '../proxy/detect/monitor.js';
+import type { EdgeLimiter } from '../proxy/limiter.js';
+import type { BlobLeases } from '../storage/blob-leases.js';
 import type { SupervisorChannel } from './ipc.js';
 import { ClusterLeases, LEASE_MESSAGES } from './shared-leases.js';
 import { ApiLimitCounters, LIMIT_REQUESTS, takeForWorker } from './shared-limits.js';
@@ -13,7 +15,14 @@ export interface SharedState {
   close(): void;
 }
 
-export function serveSharedState(channel: SupervisorChannel, ctx: Pick<AppContext, 'edgeLimiter' | 'edgeMonitor' | 'leases'>): SharedState {
+/** The supervisor's one limiter, monitor and leases, which the workers' requests reach. */
+export interface SharedParts {
+  edgeLimiter: EdgeLimiter;
+  edgeMonitor: TrafficMonitor;
+  leases: BlobLeases;
+}
+
+export function serveSharedState(channel: SupervisorChannel, ctx: SharedParts): SharedState {
   const api = new ApiLimitCounters();
   channel.handle(LIMIT_REQUESTS.apiIncr, (body) => api.count('incr', body));
   channel.handle(LIMIT_REQUESTS.apiRead, (body) => api.count('read', body));

@@ -2,9 +2,9 @@
 // src/storage/upload-budget.ts), taken before a byte of the body is read: S3 PutObject and UploadPart,
 // CopyObject and UploadPartCopy, the management API's asset upload.
 import type { IncomingMessage } from 'node:http';
-import type { AppContext } from '../context.js';
-import { RING_SLOTS, SLOT_BYTES } from '../hashing/hash-pool.js';
-import type { Reservation } from '../storage/upload-budget.js';
+import { RING_SLOTS, SLOT_BYTES, type HashPool } from '../hashing/hash-pool.js';
+import type { StorageBackend } from '../storage/backend.js';
+import type { Reservation, UploadBudget } from '../storage/upload-budget.js';
 
 /** The hashing worker's ring of one upload (hash-pool.ts). */
 export const RING_BYTES = RING_SLOTS * SLOT_BYTES;
@@ -15,13 +15,24 @@ export const RING_BYTES = RING_SLOTS * SLOT_BYTES;
  */
 export const PIPE_BYTES = 2 * 1024 * 1024;
 
+/** What sizing an upload's buffers asks: whether the hashing thread takes it, what the backend stages. */
+export interface UploadBufferSizing {
+  hashPool?: Pick<HashPool, 'wants'>;
+  storage: Pick<StorageBackend, 'stageBufferBytes'>;
+}
+
+/** Where an upload's buffers are reserved (a serving process's context has it). */
+export interface UploadBufferBudget {
+  uploadBudget: Pick<UploadBudget, 'tryReserve' | 'reserve'>;
+}
+
 /**
  * Bytes a body of `length` (undefined: unknown) holds while it is received: read whole for an inline
  * object (`inline`), else the hashing ring (if the worker hashes it), the pipes, and the backend's
  * staging buffer (a disk write batch, an upstream part buffer) or, for a chunk-framed inline body, the
  * body itself.
  */
-export function uploadBufferBytes(ctx: AppContext, length: number | undefined, opts: { inline?: 'whole' | 'streamed' } = {}): number {
+export function uploadBufferBytes(ctx: UploadBufferSizing, length: number | undefined, opts: { inline?: 'whole' | 'streamed' } = {}): number {
   if (opts.inline === 'whole') return length ?? 0;
   const ring = ctx.hashPool?.wants(length) ? RING_BYTES : 0;
   const pipes = Math.min(length ?? PIPE_BYTES, PIPE_BYTES);
@@ -37,7 +48,7 @@ export function uploadBufferBytes(ctx: AppContext, length: number | undefined, o
  * (503 SlowDown) at the budget's deadline, or with the signal's reason when the client goes.
  */
 export function reserveUploadBuffers(
-  ctx: AppContext,
+  ctx: UploadBufferBudget,
   bytes: number,
   opts: { req?: IncomingMessage; signal?: AbortSignal } = {},
 ): Promise<Reservation> {

@@ -10,10 +10,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Db } from '../db/open.js';
 import { MultipartRepo } from '../db/repos/multipart.js';
-import { META_DB_FILE } from '../cli/data-dir.js';
+import { META_DB_FILE } from '../db/data-dir.js';
 import type { RootCredentials } from '../auth/root.js';
-import { DURABLE_AT_COMMIT, WalSync } from '../db/wal-sync.js';
-import { Checkpointer, CHECKPOINTS_AFTER_START_MS } from '../db/checkpointer.js';
+import { DURABLE_AT_COMMIT } from '../db/wal-sync.js';
+import { walMode } from '../db/wal-mode.js';
 import { createStorage } from '../storage/select.js';
 import { BlobLeases } from '../storage/blob-leases.js';
 import { BlobRemovals } from '../storage/blob-removals.js';
@@ -21,12 +21,10 @@ import { CorruptionReporter } from '../storage/corruption.js';
 import { RequestLog } from '../analytics/request-log.js';
 import { EdgeMonitor } from '../proxy/detect/monitor.js';
 import { ClientLimiter } from '../proxy/limiter.js';
-import type { PgLeadership } from '../db/store/pg-leadership.js';
 import type { PreparedDataDir } from '../data-dir-setup.js';
-import { SingletonJobs, type JobsDeps } from './singleton-jobs.js';
-
-/** The background jobs' line: one process of a server logs it (tests look for it). */
-export const JOBS_LINE = 'background jobs run in this process: multipart sweep, blob GC, scrub, request-log roll-ups, WAL checkpoints';
+import { Closers } from '../context/closers.js';
+import type { JobsDeps } from './singleton-jobs.js';
+import { ProcessJobs } from './process-jobs.js';
 
 /** What the singleton jobs need (JobsDeps), and what the supervisor serves its workers besides. */
 export interface JobsContext extends JobsDeps {
@@ -64,25 +62,21 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
   const postgres = db === undefined;
   // A supervisor buffers no upload: createStorage's budget is the workers'.
   const storage = await createStorage(config);
-  let walSync: WalSync | undefined;
-  let checkpointer: Checkpointer | undefined;
-  let leadership: PgLeadership | undefined;
-  let jobs: SingletonJobs | undefined;
+  const closers = new Closers();
+  closers.push(() => store.close());
+  closers.push(() => storage.close());
   try {
-    if (db) {
-      const dbFile = join(config.dataDir, META_DB_FILE);
-      db.pragma('synchronous = NORMAL');
-      walSync = new WalSync(`${dbFile}-wal`);
-      // The checkpoints of every process's commits: the workers never checkpoint (wal_autocheckpoint = 0).
-      checkpointer = new Checkpointer(db, dbFile, log, undefined, CHECKPOINTS_AFTER_START_MS);
-    }
+    // The checkpoints of every process's commits: the workers never checkpoint (wal_autocheckpoint = 0).
+    const durability = db ? walMode(db, join(config.dataDir, META_DB_FILE), { log, checkpoints: true, closers }) : DURABLE_AT_COMMIT;
     await storage.init();
     const removals = postgres ? new BlobRemovals({ repo: repos.blobRemovals, storage, now: () => clock().getTime(), log }) : undefined;
     const leases = removals
       ? new BlobLeases(removals.schedule)
       : new BlobLeases((blobId) => storage.remove(blobId).catch((err: unknown) => log.warn({ err, blobId }, 'blob removal failed')));
-    const durability = walSync ?? DURABLE_AT_COMMIT;
-    const checkpoints = checkpointer;
+    const edgeMonitor = new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), elapsed: opts.monotonic ?? (() => performance.now()), log });
+    closers.push(() => edgeMonitor.close());
+    // Of the nodes on one PostgreSQL, the one holding the jobs' advisory lock runs them (and the log's roll-ups).
+    const jobs = new ProcessJobs(config, log, postgres);
     const ctx: JobsContext = {
       config,
       log,
@@ -95,68 +89,25 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
       leases,
       corruption: new CorruptionReporter(repos.integrity, log, clock),
       root: dir.root,
-      edgeMonitor: new EdgeMonitor({ repo: repos.anomalies, config: config.edge.anomalies, now: () => clock().getTime(), elapsed: opts.monotonic ?? (() => performance.now()), log }),
+      edgeMonitor,
       edgeLimiter: new ClientLimiter({ maxClients: config.edge.maxTrackedClients, ...(opts.monotonic ? { now: opts.monotonic } : {}) }),
       async startJobs() {
-        if (jobs) return;
-        ctx.requestLog = new RequestLog(store, config.cdn.log, {
-          maintain: postgres ? () => leadership?.isLeader() === true : true,
+        if (ctx.requestLog) return;
+        const requestLog = new RequestLog(store, config.cdn.log, {
+          maintain: postgres ? () => jobs.leads() : true,
           clock: () => clock().getTime(),
           log,
         });
-        jobs = new SingletonJobs(ctx, { ...(removals ? { removals } : {}) });
-        leadership = await startJobs(jobs, config, log, postgres);
+        ctx.requestLog = requestLog;
+        closers.push(() => requestLog.close());
+        closers.push(() => jobs.close());
+        await jobs.start(ctx, removals ? { removals } : {});
       },
-      async close() {
-        ctx.edgeMonitor.close();
-        await leadership?.close();
-        await jobs?.stop();
-        await ctx.requestLog?.close();
-        await storage.close();
-        await durability.close();
-        await checkpoints?.close();
-        await store.close();
-      },
+      close: () => closers.close(),
     };
     return ctx;
   } catch (err) {
-    await storage.close().catch(() => undefined);
-    await walSync?.close();
-    await checkpointer?.close();
-    await store.close();
+    await closers.close().catch(() => undefined);
     throw err;
   }
-}
-
-/**
- * Starts the singleton jobs in this process: at once on SQLite (one machine: this process is the one),
- * or, of the nodes on one PostgreSQL, while this one holds the jobs' advisory lock. The leadership, when
- * there is one, is the caller's to close.
- */
-export async function startJobs(jobs: SingletonJobs, config: Config, log: Logger, postgres: boolean, role = 'supervisor'): Promise<PgLeadership | undefined> {
-  if (!postgres) {
-    log.info({ role }, JOBS_LINE);
-    jobs.start();
-    return undefined;
-  }
-  const { PgLeadership } = await import('../db/store/pg-leadership.js');
-  const leadership = new PgLeadership(config.metadata, {
-    onChange: (leader) => {
-      if (leader) {
-        log.info({ role }, 'this node runs the singleton jobs: multipart sweep, blob GC, scrub, blob removals, request-log roll-ups');
-        jobs.start();
-      } else {
-        log.warn({ role }, 'this node no longer runs the singleton jobs (its PostgreSQL session ended; another node takes them)');
-        void jobs.stop();
-      }
-    },
-    onError: (err) => log.warn({ err }, 'jobs leadership: the PostgreSQL connection failed (tried again)'),
-  });
-  try {
-    await leadership.start();
-  } catch (err) {
-    await leadership.close();
-    throw err;
-  }
-  return leadership;
 }

@@ -9,7 +9,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { openSqlite } from '../../src/db/sqlite/index.js';
-import { SQLITE_BUSY_WAIT_MS } from '../../src/context.js';
+import { SQLITE_BUSY_WAIT_MS } from '../../src/context/metadata.js';
 import { apiUser, eventually } from '../helpers/api.js';
 import { RawS3 } from '../helpers/s3-client.js';
 import { startServer } from '../helpers/server.js';

@@ -18,7 +18,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiClientError, type S3EdgeClient } from '../../src/client/index.js';
-import { SQLITE_BUSY_WAIT_MS } from '../../src/context.js';
+import { SQLITE_BUSY_WAIT_MS } from '../../src/context/metadata.js';
 import { openDatabase } from '../../src/db/open.js';
 import { BlobRefsRepo } from '../../src/db/repos/blob-refs.js';
 import { SqliteStore } from '../../src/db/store/sqlite-store.js';

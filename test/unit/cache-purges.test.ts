@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { CachePurges, RETENTION_MS } from '../../src/cdn/cache-purges.js';
 import { encodeHeader } from '../../src/cdn/cache/disk-tier.js';
 import { assetCacheKey, EdgeCache, objectCacheKey, type CacheObject } from '../../src/cdn/edge-cache.js';
-import { shareLimits } from '../../src/context.js';
+import { shareLimits } from '../../src/context/shares.js';
 import { openDatabase, type Db } from '../../src/db/open.js';
 import { createRepos, type Repos } from '../../src/db/repos/index.js';
 import { proxyCacheOwner } from '../../src/db/repos/hostname-model.js';

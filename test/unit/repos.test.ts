@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { KeyStore } from '../../src/auth/key-store.js';
 import { ensureRoot } from '../../src/auth/root.js';
 import { encryptSecret } from '../../src/auth/secrets.js';
-import { openDataDir } from '../../src/cli/data-dir.js';
+import { openDataDir } from '../../src/db/data-dir.js';
 import { ConfigError } from '../../src/config/load.js';
 import { openDatabase, type Db } from '../../src/db/open.js';
 import { ConstraintError, createRepos, type Repos } from '../../src/db/repos/index.js';

@@ -1,6 +1,6 @@
 // The row cache on SQLite (src/db/store/sqlite-store.ts SqliteRowChanges, src/db/metadata-cache.ts):
 // two stores on one file stand for two workers of a data directory, each with its cache and the write
-// lease, as cli/data-dir.ts opens them. A write through one is read through the other as soon as it is
+// lease, as db/data-dir.ts opens them. A write through one is read through the other as soon as it is
 // acknowledged, though a worker looks at data_version at most once a lease; without the lease a worker
 // whose last look was recent serves what it had.
 import t, { type Test } from 'tap';

@@ -1,6 +1,6 @@
 // A serving process's place among the N workers of `serve --workers N`. The disk tier is one cache for
 // all of them (disk-tier.ts: <cdn-cache> itself, whatever N); what is divided among them is what each
-// process holds in its own memory (context.ts shareLimits: the memory tier, the upload budget).
+// process holds in its own memory (context/shares.ts shareLimits: the memory tier, the upload budget).
 /** A serving process's slot among its cluster's workers: 1..of. */
 export interface ProcessShare {
   slot: number;

@@ -184,7 +184,7 @@ export interface SqliteStoreOptions {
    * Hold each write of cached rows for SQLITE_COHERENCE_LEASE_MS after its COMMIT, so that the row
    * cache of every process on this file reads it at once (SqliteRowChanges). Default off (tests, tools
    * that share the file with no server); on in every process of a data directory whose servers cache
-   * (cli/data-dir.ts), a process without a cache of its own included.
+   * (db/data-dir.ts), a process without a cache of its own included.
    */
   coherenceLease?: boolean;
   /**

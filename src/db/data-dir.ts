@@ -5,12 +5,12 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
-import { openDatabase, type Db } from '../db/open.js';
-import { isPostgresUrl, redactUrl } from '../db/pg/url.js';
-import { createRepos, type Repos } from '../db/repos/index.js';
-import type { OpenPgStoreOptions } from '../db/store/open-pg.js';
-import { SqliteStore } from '../db/store/sqlite-store.js';
-import type { SqlStore } from '../db/store/types.js';
+import { openDatabase, type Db } from './open.js';
+import { isPostgresUrl, redactUrl } from './pg/url.js';
+import { createRepos, type Repos } from './repos/index.js';
+import type { OpenPgStoreOptions } from './store/open-pg.js';
+import { SqliteStore } from './store/sqlite-store.js';
+import type { SqlStore } from './store/types.js';
 import { decryptSecret, encryptSecret, loadMasterKey } from '../auth/secrets.js';
 
 export const META_DB_FILE = 'meta.db';
@@ -90,7 +90,7 @@ export async function openDataDir(config: Config, options: OpenDataDirOptions = 
   if (postgres) {
     try {
       // The PostgreSQL driver loads only for a node on PostgreSQL: on SQLite it would only slow the start.
-      const { openPgStore } = await import('../db/store/open-pg.js');
+      const { openPgStore } = await import('./store/open-pg.js');
       // metadataCacheBytes 0 (on every node: docs/DEPLOYMENT.md) turns the row cache and its write lease off.
       const cached = config.metadataCacheBytes > 0;
       store = await openPgStore(config.metadata, { readCacheBytes: config.metadataCacheBytes, coherenceLease: cached, ...options.postgres });

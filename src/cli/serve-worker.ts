@@ -4,8 +4,8 @@
 import type { Config } from '../config/schema.js';
 import { createContext, type AppContext } from '../context.js';
 import { startServer, type RunningServer } from '../server.js';
-import { describeStartupFailure, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
-import { DATA_DIR_READY, STOP_NOTE, WORKER_NOTES, WorkerChannel } from './ipc.js';
+import { describeStartupFailure, type Listening, type StartupFailure } from './serve-lifecycle.js';
+import { DATA_DIR_READY, STOP_NOTE, WORKER_NOTES, WorkerChannel } from '../cluster/ipc.js';
 import { WORKER_METRICS, workerMetrics } from '../metrics/cluster-metrics.js';
 
 /** The worker's slot (1..N) and N, given by the supervisor in the environment. */

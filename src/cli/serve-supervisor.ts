@@ -9,8 +9,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { PreparedDataDir } from '../data-dir-setup.js';
 import type { JobsContext } from '../jobs/jobs-context.js';
-import { announce, describeStartupFailure, startupFailure, untilStopSignal, type Listening, type StartupFailure } from '../cli/serve-lifecycle.js';
-import { CLUSTER_METRICS, DATA_DIR_READY, STOP_NOTE, SupervisorChannel, WORKER_METRICS, WORKER_NOTES } from './ipc.js';
+import { announce, describeStartupFailure, startupFailure, untilStopSignal, type Listening, type StartupFailure } from './serve-lifecycle.js';
+import { CLUSTER_METRICS, DATA_DIR_READY, STOP_NOTE, SupervisorChannel, WORKER_METRICS, WORKER_NOTES } from '../cluster/ipc.js';
 
 /** A worker that dies sooner than this after its start is restarted later each time (up to MAX_BACKOFF_MS). */
 const STABLE_MS = 10_000;
@@ -152,7 +152,7 @@ export async function runSupervisor(config: Config, count: number, json: boolean
     import('../log-format.js'),
     import('../data-dir-setup.js'),
     import('../jobs/jobs-context.js'),
-    import('./shared-state.js'),
+    import('../cluster/shared-state.js'),
     import('../server-record.js'),
   ]);
   const log = (logger = createLogger(config));
