@@ -27,7 +27,7 @@ import { normalizeContentType } from './content-type.js';
 import { sanitizeFileName } from './file-name.js';
 import { UploadLimitError, UploadMeter } from './upload-meter.js';
 import { displayKey } from './view.js';
-import { reserveUploadBuffers, uploadBufferBytes } from '../http/upload-buffers.js';
+import { reserveUploadBuffers, uploadBufferBytes } from '../storage/upload-buffers.js';
 
 /**
  * What the form may add around the file: boundaries, part headers and the small fields. A declared

@@ -81,7 +81,7 @@ export function readSmallBody(req: IncomingMessage, limit: number): Promise<Buff
     req.on('aborted', onAborted);
     req.on('error', onError);
     acceptBody(req);
-    // A request paused while it waited for the upload budget (http/upload-buffers.ts) flows again.
+    // A request paused while it waited for the upload budget (storage/upload-buffers.ts) flows again.
     req.resume();
   });
 }

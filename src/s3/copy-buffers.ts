@@ -2,7 +2,7 @@
 // the lookup that found it (openObjectBody leases its blobs synchronously), so the reservation is
 // taken in that tick when it is free; when it is not, the copy waits for it and looks the source up
 // again.
-import { reserveUploadBuffers, uploadBufferBytes } from '../http/upload-buffers.js';
+import { reserveUploadBuffers, uploadBufferBytes } from '../storage/upload-buffers.js';
 import type { Reservation } from '../storage/upload-budget.js';
 import type { S3Request } from './operation.js';
 

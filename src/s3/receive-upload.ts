@@ -10,7 +10,7 @@ import type { StagedBlob } from '../storage/backend.js';
 import { readSmallBody, requestBody } from './body.js';
 import { inlineStaged } from '../storage/inline-stage.js';
 import { stageObjectBody } from './object-writes.js';
-import { reserveUploadBuffers, uploadBufferBytes } from '../http/upload-buffers.js';
+import { reserveUploadBuffers, uploadBufferBytes } from '../storage/upload-buffers.js';
 import { header, type S3Request } from './operation.js';
 import { checkUpload, parseUploadExpectations, type UploadExpectations } from './upload-checks.js';
 

@@ -69,7 +69,7 @@ export interface StorageBackend {
   stage(body: Readable, opts?: StageOptions): Promise<StagedBlob>;
   /**
    * Bytes of memory stage() holds at most for a body of `sizeHint` bytes (undefined: unknown) without
-   * asking the upload budget: what the caller reserves for it (src/http/upload-buffers.ts).
+   * asking the upload budget: what the caller reserves for it (src/storage/upload-buffers.ts).
    */
   stageBufferBytes(sizeHint?: number): number;
   /**

@@ -3,8 +3,8 @@
 // CopyObject and UploadPartCopy, the management API's asset upload.
 import type { IncomingMessage } from 'node:http';
 import { RING_SLOTS, SLOT_BYTES, type HashPool } from '../hashing/hash-pool.js';
-import type { StorageBackend } from '../storage/backend.js';
-import type { Reservation, UploadBudget } from '../storage/upload-budget.js';
+import type { StorageBackend } from './backend.js';
+import type { Reservation, UploadBudget } from './upload-budget.js';
 
 /** The hashing worker's ring of one upload (hash-pool.ts). */
 export const RING_BYTES = RING_SLOTS * SLOT_BYTES;
