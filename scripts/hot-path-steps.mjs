@@ -18,7 +18,7 @@ const STEPS = [
   ['request log, log line, metrics', /(analytics\/|log-format\.js|request-metrics\.js|s3\/request-log\.js|sonic-boom|prom-client)/],
   ['SigV4 verification', /auth\/sigv4\/|auth\/sigv2\/|key-store\.js/],
   ['object and bucket metadata', /metadata-cache\.js|sqlite-store\.js|db\/repos\/|db\/sqlite\/|bucket-directory\.js|found-cache\.js/],
-  ['edge cache lookup', /cdn\/edge-cache\.js|cdn\/cache\//],
+  ['edge cache lookup', /cdn\/cdn-cache\.js|cdn\/cache\//],
   ['CDN resolve (asset, access)', /cdn\/resolve\.js|cdn\/targets\.js|asset-directory\.js|suspended-owners\.js|signed-url\.js/],
   ['CDN answer (conditionals, headers)', /cdn\/send-version\.js|cdn\/representation\.js|http\/send-body\.js|assets\/delivery\.js/],
   ['S3 handler (route, headers, answer)', /s3\/(handler|respond|operation|addressing|router|object-headers|versioning|conditionals|range|body)\.js|operations\/get-object\.js|object-reader\.js|blob-digest\.js/],

@@ -32,7 +32,7 @@ import { RequestLog } from './analytics/request-log.js';
 import { logRequestLine } from './analytics/request-line.js';
 import { ClientResolver } from './net/client-info.js';
 import { AssetDirectory } from './cdn/asset-directory.js';
-import { EdgeCache } from './cdn/edge-cache.js';
+import { CdnCache } from './cdn/cdn-cache.js';
 import { CachePurges } from './cdn/cache-purges.js';
 import type { ProcessShare } from './cdn/cache/shares.js';
 import type { DomainSearch } from './domains/search.js';
@@ -96,7 +96,7 @@ export interface AppContext {
   /** Assets by id for the CDN, found ones reused for up to a second (cdn/asset-directory.ts). */
   assetDirectory: AssetDirectory;
   /** The CDN's memory + disk cache (read it here; purge through cachePurges). */
-  edge: EdgeCache;
+  cdnCache: CdnCache;
   /**
    * Every purge of the edge cache and the proxy cache: applied here and appended to the invalidation
    * feed, which this process tails for the other processes' purges (cdn/cache-purges.ts).
@@ -192,7 +192,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const originPools = new OriginPools(config.edge);
     closers.push(() => originPools.close());
     const { cache } = config.cdn;
-    const edge = await EdgeCache.open({
+    const cdnCache = await CdnCache.open({
       dir: limits.cacheDir,
       memoryBytes: limits.memoryBytes,
       memoryEntryMaxBytes: cache.memoryEntryMaxBytes,
@@ -200,9 +200,9 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       now: () => clock().getTime(),
       log,
     });
-    closers.push(() => edge.close());
-    const proxyCache = new ProxyResponseCache(edge, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime(), elapsed: monotonic });
-    const purges = new CachePurges({ edge, proxyCache, repos, now: () => clock().getTime(), elapsed: monotonic, log });
+    closers.push(() => cdnCache.close());
+    const proxyCache = new ProxyResponseCache(cdnCache, { maxEntries: PROXY_CACHE_ENTRIES, now: () => clock().getTime(), elapsed: monotonic });
+    const purges = new CachePurges({ cdnCache, proxyCache, repos, now: () => clock().getTime(), elapsed: monotonic, log });
     closers.push(() => purges.close());
     // Of the nodes on one PostgreSQL, the one holding the jobs' advisory lock runs them (and the log's roll-ups).
     const jobs = new ProcessJobs(config, log, postgres, role);
@@ -248,7 +248,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,
       assetDirectory: new AssetDirectory(repos),
-      edge,
+      cdnCache,
       cachePurges: purges,
       requestLog,
       requestMetrics,

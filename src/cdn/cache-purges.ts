@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Invalidation, NewInvalidation, Repos } from '../db/repos/index.js';
 import type { ProxyResponseCache } from '../edge/response-cache.js';
-import type { EdgeCache } from './edge-cache.js';
+import type { CdnCache } from './cdn-cache.js';
 
 /** How often the feed is looked at (SCALE.md: other processes stop serving a purged copy within a second). */
 export const TAIL_MS = 250;
@@ -33,7 +33,7 @@ export type CachePurge =
   | { kind: 'hostname'; hostnameId: string };
 
 export interface CachePurgesOptions {
-  edge: Pick<EdgeCache, 'purgeAsset' | 'purgeObject' | 'purgePrefix' | 'purgeOwner'>;
+  cdnCache: Pick<CdnCache, 'purgeAsset' | 'purgeObject' | 'purgePrefix' | 'purgeOwner'>;
   proxyCache: Pick<ProxyResponseCache, 'purgeHostname'>;
   repos: Pick<Repos, 'cacheInvalidations' | 'dataVersion'>;
   /** Unix milliseconds (rows' `at`, the pruning's cutoff). */
@@ -128,16 +128,16 @@ export class CachePurges {
    * table drops a hostname's answers when it sees the hostname gone or re-pointed).
    */
   local(p: CachePurge): number {
-    const { edge } = this.opts;
+    const { cdnCache } = this.opts;
     switch (p.kind) {
       case 'asset':
-        return edge.purgeAsset(p.assetId);
+        return cdnCache.purgeAsset(p.assetId);
       case 'object':
-        return edge.purgeObject(p.bucketId, p.key);
+        return cdnCache.purgeObject(p.bucketId, p.key);
       case 'prefix':
-        return edge.purgePrefix(p.bucketId, p.prefix);
+        return cdnCache.purgePrefix(p.bucketId, p.prefix);
       case 'owner':
-        return edge.purgeOwner(p.userId);
+        return cdnCache.purgeOwner(p.userId);
       case 'hostname':
         return this.opts.proxyCache.purgeHostname(p.hostnameId);
     }

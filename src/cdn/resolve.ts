@@ -13,7 +13,7 @@ import type { AssetRecord } from '../db/repos/assets.js';
 import type { Bucket } from '../db/repos/buckets.js';
 import type { ObjectRecord } from '../db/repos/objects.js';
 import { openObjectBody } from '../storage/object-reader.js';
-import { assetCacheKey, objectCacheKey, type CacheObject } from './edge-cache.js';
+import { assetCacheKey, objectCacheKey, type CacheObject } from './cdn-cache.js';
 import type { Representation } from './representation.js';
 import { UrlSigner } from '../assets/signed-url.js';
 import { SuspendedOwners } from '../auth/suspended-owners.js';

@@ -10,7 +10,7 @@ import type { CacheStatus } from '../db/repos/request-records.js';
 import type { AppContext } from '../context.js';
 import { sendBody } from '../http/send-body.js';
 import { negotiateCoding, type Coding } from './cache/compression.js';
-import type { CacheResult } from './edge-cache.js';
+import type { CacheResult } from './cdn-cache.js';
 import { contentHeaders, validatorHeaders, variesByEncoding, wholeBodyHeaders, type HeaderList } from './representation.js';
 import type { Served } from './resolve.js';
 
@@ -62,7 +62,7 @@ function ageFrom(ctx: AppContext): (cachedAt: number) => string {
 
 /** The whole identity body of a version the memory tier holds, with its headers; counted as a hit. */
 function memoryAnswer(ctx: AppContext, ageOf: (cachedAt: number) => string, { rep, cache }: Pick<Served, 'rep' | 'cache'>, facts: SendFacts): { headers: HeaderList; body: Buffer } | undefined {
-  const hit = ctx.edge.memoryHit(cache);
+  const hit = ctx.cdnCache.memoryHit(cache);
   if (hit === undefined) return undefined;
   facts.cacheStatus = 'HIT';
   const headers = wholeBodyHeaders(rep).slice();
@@ -85,7 +85,7 @@ export function createMemoryHitSender(ctx: AppContext): MemoryHitSender {
     const decision = decideRequest(rep, req.headers);
     if (decision.kind !== 'body' || decision.range !== undefined) return undefined;
     // A compressible type is a variant for the sender to pick.
-    if (variesByEncoding(rep) && ctx.edge.canCompress(rep.size) && negotiateCoding(req.headers['accept-encoding']) !== undefined) return undefined;
+    if (variesByEncoding(rep) && ctx.cdnCache.canCompress(rep.size) && negotiateCoding(req.headers['accept-encoding']) !== undefined) return undefined;
     const answer = memoryAnswer(ctx, ageOf, version, facts);
     if (answer === undefined) return undefined;
     res.writeHead(200, answer.headers);
@@ -122,12 +122,12 @@ export function createVersionSender(ctx: AppContext): VersionSender {
     // A 304 names the representation a GET would have sent.
     const whole = decision.kind === 'not-modified' || !decision.range;
     const coding: Coding | undefined =
-      whole && !head && variesByEncoding(rep) && ctx.edge.canCompress(rep.size) ? negotiateCoding(req.headers['accept-encoding']) : undefined;
+      whole && !head && variesByEncoding(rep) && ctx.cdnCache.canCompress(rep.size) ? negotiateCoding(req.headers['accept-encoding']) : undefined;
     const status = opts.status ?? (decision.kind === 'body' && decision.range ? 206 : 200);
 
     if (decision.kind === 'not-modified' || head) {
       // Answered from the metadata; the cache is only asked whether it holds this version.
-      const probe = ctx.edge.probe(cache);
+      const probe = ctx.cdnCache.probe(cache);
       facts.cacheStatus = probe.status;
       if (decision.kind === 'not-modified') {
         res.writeHead(304, pushCacheHeaders(validatorHeaders(rep, coding), probe.status, probe.cachedAt));
@@ -148,7 +148,7 @@ export function createVersionSender(ctx: AppContext): VersionSender {
 
     let result: CacheResult;
     try {
-      result = await ctx.edge.read(cache, decision.range ? (coding ? { range: decision.range, coding } : { range: decision.range }) : coding ? { coding } : {});
+      result = await ctx.cdnCache.read(cache, decision.range ? (coding ? { range: decision.range, coding } : { range: decision.range }) : coding ? { coding } : {});
     } catch (err) {
       if (isBlobGone(err)) return 'retry';
       throw err;

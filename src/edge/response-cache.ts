@@ -1,4 +1,4 @@
-// Origins' answers kept for the edge proxy, in the CDN's cache tiers (src/cdn/edge-cache.ts). What may
+// Origins' answers kept for the edge proxy, in the CDN's cache tiers (src/cdn/cdn-cache.ts). What may
 // be stored and served is decided by the rules in cacheability.ts; this module keeps the metadata of
 // each stored answer (status, replayed headers, Vary, age and lifetime) in a bounded lru-cache of its
 // own and the bytes in the tiers, under a fresh version id per stored answer (the tiers' ETag) and the
@@ -25,7 +25,7 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { LRUCache } from 'lru-cache';
 import type { CacheStatus } from '../db/repos/request-records.js';
-import type { CacheResult, EdgeCache, HeldObject } from '../cdn/edge-cache.js';
+import type { CacheResult, CdnCache, HeldObject } from '../cdn/cdn-cache.js';
 import { headersFrom } from '../http/request-target.js';
 import { isS3Error } from '../errors/s3-errors.js';
 import { parseRange } from '../http/range.js';
@@ -142,7 +142,7 @@ export class ProxyResponseCache {
   private readonly elapsed: () => number;
 
   constructor(
-    private readonly edge: EdgeCache,
+    private readonly cdnCache: CdnCache,
     private readonly opts: ProxyResponseCacheOptions,
   ) {
     this.elapsed = opts.elapsed ?? (() => performance.now());
@@ -193,7 +193,7 @@ export class ProxyResponseCache {
       if (r === 'unsatisfiable') return undefined;
       range = r;
     }
-    const result = await this.edge.readHeld(held, range ? { range } : {});
+    const result = await this.cdnCache.readHeld(held, range ? { range } : {});
     if (!result) {
       // The tiers let the bytes go (evicted, purged, a failed fill): a miss after all.
       this.forget(entry);
@@ -248,7 +248,7 @@ export class ProxyResponseCache {
       lifetime: verdict.lifetime,
       allowsAuthorized: verdict.allowsAuthorized,
     };
-    const reading = this.edge.read({ key: this.tierKey(entry.key), etag: entry.version, size: entry.size, owner: proxyCacheOwner(hostname), open: () => Promise.resolve(body) });
+    const reading = this.cdnCache.read({ key: this.tierKey(entry.key), etag: entry.version, size: entry.size, owner: proxyCacheOwner(hostname), open: () => Promise.resolve(body) });
     // In the tick read() registered its fill: whoever finds this entry finds the fill too.
     this.varies.set(keyOf(hostname, req.url), verdict.vary);
     this.entries.set(entry.key, entry);
@@ -276,7 +276,7 @@ export class ProxyResponseCache {
     const prefix = `p/${hostname}/`;
     for (const key of [...this.entries.keys()]) if (key.startsWith(prefix)) this.entries.delete(key);
     for (const key of [...this.varies.keys()]) if (key.startsWith(prefix)) this.varies.delete(key);
-    return this.edge.purgeOwner(proxyCacheOwner(hostname));
+    return this.cdnCache.purgeOwner(proxyCacheOwner(hostname));
   }
 
   /**
@@ -294,7 +294,7 @@ export class ProxyResponseCache {
 
   /** HEAD and 304 need no bytes, but are answered only while a GET could be. */
   private withoutBody(entry: Entry, held: HeldObject, status: number, headers: Record<string, string>): CachedAnswer | undefined {
-    if (!this.edge.holds(held)) {
+    if (!this.cdnCache.holds(held)) {
       this.forget(entry);
       return undefined;
     }

@@ -2,13 +2,13 @@
 // cache, the blob collector, the scrub, read-time corruption, the upstream store's failures, the
 // hashing workers' queue and the upload budget. Served by GET /api/v3/metrics (scope metrics:read) and GET /metrics.
 import type { AppContext } from '../context.js';
-import type { EdgeCacheStats } from '../cdn/edge-cache.js';
+import type { CdnCacheStats } from '../cdn/cdn-cache.js';
 import type { UploadBudgetStats } from '../storage/upload-budget.js';
 import type { Metric } from './prometheus.js';
 
-type CacheCounter = keyof EdgeCacheStats;
+type CacheCounter = keyof CdnCacheStats;
 
-/** The edge cache's counters, by field of EdgeCacheStats. */
+/** The edge cache's counters, by field of CdnCacheStats. */
 const CACHE_METRICS: readonly [CacheCounter, Omit<Metric, 'value'>][] = [
   ['hits', { name: 's3edge_cdn_cache_hits_total', type: 'counter', help: 'CDN requests answered from the edge cache.' }],
   ['misses', { name: 's3edge_cdn_cache_misses_total', type: 'counter', help: 'CDN requests the edge cache had to fetch.' }],
@@ -81,7 +81,7 @@ export async function gatewayMetrics(ctx: AppContext): Promise<Metric[]> {
   }
   const budget = ctx.uploadBudget.stats();
   for (const [key, metric] of UPLOAD_BUFFER_METRICS) metrics.push({ ...metric, value: budget[key] });
-  const cache = ctx.edge.stats();
+  const cache = ctx.cdnCache.stats();
   for (const [key, metric] of CACHE_METRICS) metrics.push({ ...metric, value: cache[key] });
   return metrics;
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Agent, request } from 'undici';
 import type { CacheStatus } from '../../src/db/repos/request-records.js';
-import { EdgeCache } from '../../src/cdn/edge-cache.js';
+import { CdnCache } from '../../src/cdn/cdn-cache.js';
 import { proxyCacheOwner } from '../../src/db/repos/hostname-model.js';
 import { ProxyResponseCache } from '../../src/edge/response-cache.js';
 import { tempDir } from '../helpers/temp-data.js';
@@ -61,7 +61,7 @@ class Origin {
 
 interface Setup {
   origin: Origin;
-  edge: EdgeCache;
+  edge: CdnCache;
   cache: ProxyResponseCache;
   clock: { now: number; wallJump: number };
   agent: Agent;
@@ -69,7 +69,7 @@ interface Setup {
 
 async function setup(t: Test, sizes: { memoryEntryMaxBytes?: number; diskBytes?: number } = {}): Promise<Setup> {
   const clock = { now: Date.UTC(2026, 2, 1, 12, 0, 0), wallJump: 0 };
-  const edge = await EdgeCache.open({
+  const edge = await CdnCache.open({
     dir: join(tempDir(t), 'cdn-cache'),
     memoryBytes: 1 << 20,
     memoryEntryMaxBytes: sizes.memoryEntryMaxBytes ?? 64 * KiB,

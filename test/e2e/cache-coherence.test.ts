@@ -103,15 +103,15 @@ t.test('a purge through one worker reaches the cached copy of the other', async 
   t.equal(first.status, 200);
   t.ok(first.body.equals(body), 'the object');
   t.equal(first.headers['x-cache'], 'MISS');
-  await ctx1.edge.idle();
+  await ctx1.cdnCache.idle();
   for (const s of [s2, s1, s2]) {
     const res = await cdnGet(s, target);
     t.equal(res.headers['x-cache'], 'HIT');
     t.ok(res.body.equals(body));
   }
-  const storageReads = (): number => ctx1.edge.stats().storageReads + ctx2.edge.stats().storageReads;
+  const storageReads = (): number => ctx1.cdnCache.stats().storageReads + ctx2.cdnCache.stats().storageReads;
   t.equal(storageReads(), 1, 'one storage read for the two workers');
-  t.equal(ctx2.edge.stats().diskEntries, 1, 'worker 2 sees the one disk entry');
+  t.equal(ctx2.cdnCache.stats().diskEntries, 1, 'worker 2 sees the one disk entry');
   const shardFiles = (): number =>
     readdirSync(cacheRoot).filter((d) => /^[0-9a-f]{2}$/.test(d)).reduce((n, d) => n + readdirSync(join(cacheRoot, d)).length, 0);
   t.equal(shardFiles(), 1, 'stored once');
@@ -130,7 +130,7 @@ t.test('a purge through one worker reaches the cached copy of the other', async 
   });
   t.equal(ctx2.cachePurges.stats().applied, appliedBefore + 1, 'worker 2 applied the purge from the feed');
   t.equal((await cdnGet(s2, target)).headers['x-cache'], 'HIT', 'cached again after the refetch');
-  await ctx2.edge.idle();
+  await ctx2.cdnCache.idle();
   const again = await cdnGet(s1, target);
   t.equal(again.headers['x-cache'], 'HIT', "worker 1 serves the copy worker 2 fetched again: one refetch for both");
   t.ok(again.body.equals(body));

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { CachePurges, RETENTION_MS } from '../../src/cdn/cache-purges.js';
 import { encodeHeader } from '../../src/cdn/cache/disk-tier.js';
-import { assetCacheKey, EdgeCache, objectCacheKey, type CacheObject } from '../../src/cdn/edge-cache.js';
+import { assetCacheKey, CdnCache, objectCacheKey, type CacheObject } from '../../src/cdn/cdn-cache.js';
 import { shareLimits } from '../../src/context/shares.js';
 import { openDatabase, type Db } from '../../src/db/open.js';
 import { createRepos, type Repos } from '../../src/db/repos/index.js';
@@ -25,7 +25,7 @@ interface Clock {
 interface Proc {
   db: Db;
   repos: Repos;
-  edge: EdgeCache;
+  edge: CdnCache;
   purges: CachePurges;
   warnings: unknown[];
 }
@@ -35,9 +35,9 @@ async function startProc(t: Test, file: string, cacheDir: string, clock: Clock):
   const repos = createRepos(db);
   const warnings: unknown[] = [];
   const log = { warn: (obj: unknown) => void warnings.push(obj) };
-  const edge = await EdgeCache.open({ dir: cacheDir, memoryBytes: 1 << 20, memoryEntryMaxBytes: 64 * 1024, diskBytes: 4 << 20, now: () => clock.now, log });
+  const edge = await CdnCache.open({ dir: cacheDir, memoryBytes: 1 << 20, memoryEntryMaxBytes: 64 * 1024, diskBytes: 4 << 20, now: () => clock.now, log });
   const proxyCache = new ProxyResponseCache(edge, { maxEntries: 100, now: () => clock.now, elapsed: () => clock.now });
-  const purges = new CachePurges({ edge, proxyCache, repos, now: () => clock.now, elapsed: () => clock.now, log, tailMs: 0 });
+  const purges = new CachePurges({ cdnCache: edge, proxyCache, repos, now: () => clock.now, elapsed: () => clock.now, log, tailMs: 0 });
   t.teardown(async () => {
     await purges.close();
     await edge.close();
@@ -222,7 +222,7 @@ t.test("the old per-worker layout's files move into the shared cache; the rest o
     mkdirSync(join(file, '..'), { recursive: true });
     writeFileSync(file, bytes);
   }
-  const edge = await EdgeCache.open({ dir: root, memoryBytes: 1 << 20, memoryEntryMaxBytes: 1024, diskBytes: 1 << 20, now: () => 5000, log: { warn: () => undefined } });
+  const edge = await CdnCache.open({ dir: root, memoryBytes: 1 << 20, memoryEntryMaxBytes: 1024, diskBytes: 1 << 20, now: () => 5000, log: { warn: () => undefined } });
   t.teardown(() => edge.close());
   await edge.idle();
   t.match(edge.stats(), { diskEntries: 4 }, "the old directories' complete files are indexed");
@@ -242,7 +242,7 @@ t.test("a single process removes the slot directories a cluster left in its cach
     mkdirSync(join(root, slot, 'ab'), { recursive: true });
     writeFileSync(join(root, slot, 'ab', 'f'.repeat(32)), `slot ${slot} cached this`);
   }
-  const edge = await EdgeCache.open({ dir: root, memoryBytes: 1 << 20, memoryEntryMaxBytes: 1024, diskBytes: 1 << 20, now: () => 0, log: { warn: () => undefined } });
+  const edge = await CdnCache.open({ dir: root, memoryBytes: 1 << 20, memoryEntryMaxBytes: 1024, diskBytes: 1 << 20, now: () => 0, log: { warn: () => undefined } });
   t.teardown(() => edge.close());
   // The start's check of the directory runs in the background.
   await edge.idle();

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DiskTier, encodeHeader } from '../../src/cdn/cache/disk-tier.js';
-import { EdgeCache, objectCacheKey, type CacheObject, type CacheResult } from '../../src/cdn/edge-cache.js';
+import { CdnCache, objectCacheKey, type CacheObject, type CacheResult } from '../../src/cdn/cdn-cache.js';
 import { ProxyResponseCache } from '../../src/edge/response-cache.js';
 import type { ReadRange } from '../../src/storage/backend.js';
 import { tempDir } from '../helpers/temp-data.js';
@@ -20,13 +20,13 @@ import { tempDir } from '../helpers/temp-data.js';
 const KiB = 1024;
 
 interface Opened {
-  cache: EdgeCache;
+  cache: CdnCache;
   warnings: unknown[];
 }
 
 async function openCache(t: Test, dir: string, opts: { memoryEntryMaxBytes?: number; diskBytes?: number; stallMs?: number } = {}): Promise<Opened> {
   const warnings: unknown[] = [];
-  const cache = await EdgeCache.open({
+  const cache = await CdnCache.open({
     dir,
     memoryBytes: 1 << 20,
     memoryEntryMaxBytes: opts.memoryEntryMaxBytes ?? 8 * KiB,
@@ -40,7 +40,7 @@ async function openCache(t: Test, dir: string, opts: { memoryEntryMaxBytes?: num
 }
 
 /** Two workers on one cache directory. */
-async function twoWorkers(t: Test, opts: Parameters<typeof openCache>[2] = {}): Promise<{ dir: string; a: EdgeCache; b: EdgeCache }> {
+async function twoWorkers(t: Test, opts: Parameters<typeof openCache>[2] = {}): Promise<{ dir: string; a: CdnCache; b: CdnCache }> {
   const dir = join(tempDir(t), 'cdn-cache');
   const a = (await openCache(t, dir, opts)).cache;
   const b = (await openCache(t, dir, opts)).cache;

@@ -5,7 +5,7 @@ import t from 'tap';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
-import { EdgeCache, objectCacheKey, assetCacheKey, type CacheObject, type CacheResult } from '../../src/cdn/edge-cache.js';
+import { CdnCache, objectCacheKey, assetCacheKey, type CacheObject, type CacheResult } from '../../src/cdn/cdn-cache.js';
 import type { ReadRange } from '../../src/storage/backend.js';
 import { tempDir } from '../helpers/temp-data.js';
 
@@ -16,8 +16,8 @@ interface Clock {
   now: number;
 }
 
-async function openCache(dir: string, clock: Clock, opts: { memoryBytes?: number; memoryEntryMaxBytes?: number; diskBytes?: number } = {}): Promise<EdgeCache> {
-  return EdgeCache.open({
+async function openCache(dir: string, clock: Clock, opts: { memoryBytes?: number; memoryEntryMaxBytes?: number; diskBytes?: number } = {}): Promise<CdnCache> {
+  return CdnCache.open({
     dir,
     memoryBytes: opts.memoryBytes ?? 1 << 20,
     memoryEntryMaxBytes: opts.memoryEntryMaxBytes ?? 64 * KiB,

@@ -11,7 +11,7 @@ export const metricsRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.get(
     '/api/v3/cdn/cache',
     { onRequest: requireScope('metrics:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), cache: CacheStats }), ...ERROR_RESPONSES } } },
-    async () => ({ success: true, cache: ctx.edge.stats() }),
+    async () => ({ success: true, cache: ctx.cdnCache.stats() }),
   );
 
   app.get('/api/v3/metrics', { onRequest: requireScope('metrics:read'), schema: { response: { ...ERROR_RESPONSES } } }, async (_request, reply) => {

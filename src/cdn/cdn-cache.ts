@@ -55,7 +55,7 @@ export interface CacheObject {
   open(range?: ReadRange): Promise<Readable>;
 }
 
-/** A version as the cache knows it, without a way to open its bytes (EdgeCache.holds, readHeld). */
+/** A version as the cache knows it, without a way to open its bytes (CdnCache.holds, readHeld). */
 export type HeldObject = Omit<CacheObject, 'open'>;
 
 export interface ReadOptions {
@@ -75,7 +75,7 @@ export interface CacheResult {
   body: Buffer | Readable;
 }
 
-export interface EdgeCacheStats {
+export interface CdnCacheStats {
   /** Storage reads this process made: one per fill, one per BYPASS body. */
   storageReads: number;
   hits: number;
@@ -92,7 +92,7 @@ export interface EdgeCacheStats {
   fillsInFlight: number;
 }
 
-export interface EdgeCacheOptions {
+export interface CdnCacheOptions {
   /** The disk tier's directory (<dataDir>/cdn-cache); undefined: no disk tier, nothing on disk touched. */
   dir: string | undefined;
   memoryBytes: number;
@@ -105,7 +105,7 @@ export interface EdgeCacheOptions {
   stallMs?: number;
 }
 
-export class EdgeCache {
+export class CdnCache {
   private readonly flights = new SingleFlight<AnyFill>();
   private readonly compressing = new Map<string, Promise<Buffer>>();
   /** Disk hits of large objects stream from files through these (like the storage backend's reads). */
@@ -113,12 +113,12 @@ export class EdgeCache {
   private readonly counters = { storageReads: 0, hits: 0, misses: 0, expired: 0, bypasses: 0 };
 
   private constructor(
-    private readonly opts: EdgeCacheOptions,
+    private readonly opts: CdnCacheOptions,
     private readonly memory: MemoryTier,
     private readonly disk: DiskTier | undefined,
   ) {}
 
-  static async open(opts: EdgeCacheOptions): Promise<EdgeCache> {
+  static async open(opts: CdnCacheOptions): Promise<CdnCache> {
     const disk =
       opts.dir === undefined
         ? undefined
@@ -128,7 +128,7 @@ export class EdgeCache {
             log: opts.log,
             ...(opts.stallMs !== undefined ? { stallMs: opts.stallMs } : {}),
           });
-    return new EdgeCache(opts, new MemoryTier(opts.memoryBytes, opts.memoryEntryMaxBytes), disk);
+    return new CdnCache(opts, new MemoryTier(opts.memoryBytes, opts.memoryEntryMaxBytes), disk);
   }
 
   /** Whether a body of `size` bytes may be served compressed (it must fit the memory tier). */
@@ -465,7 +465,7 @@ export class EdgeCache {
     await this.disk?.idle();
   }
 
-  stats(): EdgeCacheStats {
+  stats(): CdnCacheStats {
     const memory = this.memory.stats();
     const disk = this.disk?.stats() ?? { bytes: 0, entries: 0 };
     let fillsInFlight = 0;
