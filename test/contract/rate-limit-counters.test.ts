@@ -40,6 +40,18 @@ stores.each('fixed windows, continueExceeding, read, prune', async (t, open) => 
   t.same(await repo.hit('GET /x', 'back', opts), { count: 1, ttl: WINDOW }, 'a hit starts a new window of its length');
 });
 
+stores.each('a hit that read its clock before the one that started the window counts in it', async (t, open) => {
+  // Concurrent hits wait for the counter's row lock: a statement that read its clock first may update after
+  // one that read a later clock and started the window. That is the same window, not a stepped-back clock.
+  const store = await open(t);
+  const early = new RateLimitsRepo(store, () => 1_000_000);
+  const late = new RateLimitsRepo(store, () => 1_000_250);
+  const opts = { window: WINDOW, max: 3, restartWhenExceeded: false };
+  t.same(await late.hit('GET /race', 'k', opts), { count: 1, ttl: WINDOW });
+  t.same(await early.hit('GET /race', 'k', opts), { count: 2, ttl: WINDOW }, 'counted, its ttl no longer than the window');
+  t.same(await early.read('GET /race', 'k'), { count: 2, ttl: WINDOW });
+});
+
 t.test('postgres: the windows count on the database\'s clock, not a node\'s', async (t) => {
   const server = await stores.postgres();
   const store = await pgStore(server, t, await server.database());

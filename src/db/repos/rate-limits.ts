@@ -15,8 +15,16 @@ export interface WindowCount {
   ttl: number;
 }
 
-/** The window has ended, or began after now (the clock was stepped back). */
-const ENDED = (row: string): string => `(${row}.started_at + ${row}.window_ms <= @now OR ${row}.started_at > @now)`;
+/**
+ * How far a window's start may lie ahead of a statement's `now` and still be a window, not a stepped-back
+ * clock: concurrent hits on one counter wait for its row lock, so a statement that began (and read its
+ * clock) first may update after one that began later and started the window; two SQLite processes read
+ * their own clocks too. A step of the clock is minutes or hours; a lock wait is not.
+ */
+export const CLOCK_SKEW_MS = 60_000;
+
+/** The window has ended, or began well after now (the clock was stepped back). */
+const ENDED = (row: string): string => `(${row}.started_at + ${row}.window_ms <= @now OR ${row}.started_at > @now + ${CLOCK_SKEW_MS})`;
 
 const HIT = `INSERT INTO rate_limit_counters (limiter, key, count, started_at, window_ms) VALUES (@limiter, @key, 1, @now, @window)
   ON CONFLICT (limiter, key) DO UPDATE SET
@@ -70,7 +78,8 @@ export class RateLimitsRepo {
       restart: options.restartWhenExceeded ? 1 : 0,
     });
     if (!row) throw new Error('rate limits: the upsert returned no row');
-    return { count: Number(row.count), ttl: Number(row.started_at) + options.window - Number(row.now) };
+    // A window started by a statement that read a later clock: its ttl is at most the window.
+    return { count: Number(row.count), ttl: Math.min(options.window, Number(row.started_at) + options.window - Number(row.now)) };
   }
 
   /** The window's count without a hit: 0 (ttl 0) when there is none or it has ended. */
@@ -78,8 +87,8 @@ export class RateLimitsRepo {
     const row = await this.db.get<{ count: number | string; started_at: number | string; window_ms: number | string; now: number | string }>(this.sql.read, { limiter, key, now: this.now() });
     if (!row) return { count: 0, ttl: 0 };
     const [started, window, now] = [Number(row.started_at), Number(row.window_ms), Number(row.now)];
-    if (started + window <= now || started > now) return { count: 0, ttl: 0 };
-    return { count: Number(row.count), ttl: started + window - now };
+    if (started + window <= now || started > now + CLOCK_SKEW_MS) return { count: 0, ttl: 0 };
+    return { count: Number(row.count), ttl: Math.min(window, started + window - now) };
   }
 
   /** Removes ended windows; the number removed. */
