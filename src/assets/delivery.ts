@@ -5,7 +5,8 @@
 // the client sees a short read, never a short "success".
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { AppContext } from '../context.js';
+import type { Logger } from 'pino';
+import type { ObjectReaderDeps } from '../storage/object-reader.js';
 import type { AssetRecord } from '../db/repos/assets.js';
 import { isS3Error } from '../errors/s3-errors.js';
 import { evaluatePreconditions, ifRangeHolds, preconditionsOf, secondPrecision, type ConditionalOptions } from '../http/conditionals.js';
@@ -121,7 +122,7 @@ export function decideDelivery(asset: AssetRecord, h: IncomingHttpHeaders, style
  * the lease is taken before the first await, so no delete can remove the blob in between. Rejects
  * with code 'ENOENT' if the blob is gone anyway (another process).
  */
-export async function openAssetBody(ctx: AppContext, asset: AssetRecord, range: ReadRange | undefined, signal?: AbortSignal): Promise<Readable> {
+export async function openAssetBody(ctx: Pick<ObjectReaderDeps, 'storage' | 'leases' | 'corruption'>, asset: AssetRecord, range: ReadRange | undefined, signal?: AbortSignal): Promise<Readable> {
   // The asset's bytes, as many as its row says (a blob that lost some is a short read, not a shorter
   // body); a read of all of them is checked against the digest recorded at upload (storage/blob-digest.ts).
   const bytes = range ?? (asset.size > 0 ? { start: 0, end: asset.size - 1 } : undefined);
@@ -149,7 +150,7 @@ export async function sendAssetBody(
   res: ServerResponse,
   decision: Extract<DeliveryDecision, { kind: 'body' }>,
   body: Readable | undefined,
-  log: AppContext['log'],
+  log: Logger,
 ): Promise<SentBody> {
   const bytes = await sendBody(res, decision.status, decision.headers, body ?? EMPTY, log);
   return { status: decision.status, bytes };

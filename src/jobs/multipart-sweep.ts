@@ -1,12 +1,28 @@
 // Abandoned multipart uploads: aborted once older than multipartMaxAgeSeconds, by a sweep at start
 // and every hour. The sweep also empties the blob trash (parts of aborted, completed-without and
 // bucket-deleted uploads) and forgets old completions.
-import type { AppContext } from '../context.js';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { MultipartRepo } from '../db/repos/multipart.js';
+import type { Durability } from '../db/wal-sync.js';
+import type { StorageBackend } from '../storage/backend.js';
 
 export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 const BATCH = 256;
 
-type SweepContext = Pick<AppContext, 'config' | 'clock' | 'multipart' | 'storage' | 'log' | 'durability'>;
+/** What emptying the trash needs (the context has it). */
+export interface TrashDeps {
+  multipart: MultipartRepo;
+  storage: Pick<StorageBackend, 'remove'>;
+  durability: Pick<Durability, 'syncSoon'>;
+}
+
+/** What the sweep needs. */
+export interface SweepDeps extends TrashDeps {
+  config: Pick<Config, 'multipartMaxAgeSeconds'>;
+  clock: () => Date;
+  log: Pick<Logger, 'info' | 'warn'>;
+}
 
 export interface SweepResult {
   aborted: number;
@@ -18,7 +34,7 @@ export interface SweepResult {
  * Removes every trashed blob from storage; returns how many. Safe to run concurrently. A blob that
  * cannot be removed stays in the trash for the next sweep: the batch goes on, then the error is thrown.
  */
-export async function drainTrash(ctx: Pick<AppContext, 'multipart' | 'storage' | 'durability'>, stop: () => boolean = () => false): Promise<number> {
+export async function drainTrash(ctx: TrashDeps, stop: () => boolean = () => false): Promise<number> {
   let removed = 0;
   // The commits that trashed these blobs must be durable before the bytes go (a power loss would
   // bring back rows pointing at them).
@@ -44,7 +60,7 @@ export async function drainTrash(ctx: Pick<AppContext, 'multipart' | 'storage' |
 }
 
 /** Aborts expired uploads, forgets old completions, empties the trash. `stop` ends it early (shutdown). */
-export async function sweepMultipart(ctx: SweepContext, stop: () => boolean = () => false): Promise<SweepResult> {
+export async function sweepMultipart(ctx: SweepDeps, stop: () => boolean = () => false): Promise<SweepResult> {
   const before = ctx.clock().getTime() - ctx.config.multipartMaxAgeSeconds * 1000;
   let aborted = 0;
   for (;;) {
@@ -64,7 +80,7 @@ export interface Sweeper {
 }
 
 /** Sweeps now and every `intervalMs`; the timer never keeps the process alive. */
-export function startMultipartSweeper(ctx: SweepContext, intervalMs = SWEEP_INTERVAL_MS): Sweeper {
+export function startMultipartSweeper(ctx: SweepDeps, intervalMs = SWEEP_INTERVAL_MS): Sweeper {
   let running: Promise<unknown> = Promise.resolve();
   let stopped = false;
   const run = (): void => {

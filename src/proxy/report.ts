@@ -3,7 +3,10 @@
 // flushed and the anomaly monitor evaluated first, so a report includes the requests just served and
 // the buckets that have just closed.
 import type { Anomaly, ProxyLogs } from '../api/v3/schemas.js';
-import type { AppContext } from '../context.js';
+import type { Config } from '../config/schema.js';
+import type { Repos } from '../db/repos/index.js';
+import type { RequestLog } from '../analytics/request-log.js';
+import type { TrafficMonitor } from './detect/monitor.js';
 import type { AnomalyEvent } from '../db/repos/anomaly-event.js';
 import { EdgeTrafficRepo, type EdgeTrafficQuery } from '../db/repos/edge-traffic.js';
 import { bucketMsFor, buildProxyLogs, factsFromUsage, TOP_SOURCES, type ReportedHostname, type ReportWindow } from './proxy-logs.js';
@@ -32,10 +35,19 @@ export function anomalyView(e: AnomalyEvent): Anomaly {
   };
 }
 
+/** What the reports read (the context has it): the request log flushed first, the monitor's open events evaluated. */
+export interface ProxyReportDeps {
+  config: Pick<Config, 'cdn'>;
+  repos: Pick<Repos, 'store' | 'projects' | 'usage' | 'anomalies'>;
+  requestLog: Pick<RequestLog, 'flush'>;
+  edgeMonitor: Pick<TrafficMonitor, 'evaluate'>;
+  clock: () => Date;
+}
+
 export class ProxyReports {
   private readonly traffic: EdgeTrafficRepo;
 
-  constructor(private readonly ctx: AppContext) {
+  constructor(private readonly ctx: ProxyReportDeps) {
     this.traffic = new EdgeTrafficRepo(ctx.repos.store);
   }
 
