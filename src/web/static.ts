@@ -1,9 +1,10 @@
 // The dashboard's files (built by scripts/build-web.mjs into dist/web): index.html at /dashboard/,
 // content-hashed scripts and styles under /dashboard/assets/ (cached for a year, immutable). Every
 // answer carries the dashboard's security headers: a CSP that runs only our own files (no inline
-// script or style, no other origin), no framing, nosniff, no referrer.
+// script or style, no other origin), no framing, nosniff, no referrer, and where the origin is
+// trustworthy a Cross-Origin-Opener-Policy.
 import fastifyStatic from '@fastify/static';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -27,9 +28,18 @@ const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
 } as const;
+
+/**
+ * Browsers apply Cross-Origin-Opener-Policy only to a potentially trustworthy origin (HTTPS, or a
+ * loopback name); over plain HTTP to a LAN name chromium ignores it and logs an error on every page.
+ */
+function trustworthy(request: FastifyRequest): boolean {
+  if (request.protocol === 'https') return true;
+  const host = request.hostname.replace(/:\d+$/, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
 
 /** A built file's name carries its content hash: `app.3f9c2a1b7d.js`. */
 const HASHED = /\.[0-9a-f]{10}\.(js|css)$/;
@@ -39,8 +49,9 @@ export async function dashboardFiles(app: FastifyInstance): Promise<void> {
     app.log.warn({ root: 'dist/web' }, 'dashboard files missing (run npm run build): /dashboard answers 404');
     return;
   }
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', async (request, reply) => {
     void reply.headers(SECURITY_HEADERS);
+    if (trustworthy(request)) void reply.header('cross-origin-opener-policy', 'same-origin');
   });
   app.get('/dashboard', async (_request, reply) => reply.redirect('/dashboard/', 302));
   await app.register(fastifyStatic, {

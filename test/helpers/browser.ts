@@ -9,8 +9,9 @@ import { S3EDGE_BIN, type RunningServer } from './server.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
-export async function launchBrowser(): Promise<Browser> {
-  const args = ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+/** `extraArgs`: more chromium flags (a host resolver rule that names loopback, say). */
+export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
+  const args = ['--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', ...extraArgs];
   // Chromium's sandbox needs user namespaces a root process may not have (CI runs as root).
   if (process.getuid?.() === 0) args.push('--no-sandbox');
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args });

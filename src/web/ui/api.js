@@ -10,11 +10,19 @@ export function setSession(token, signedOut) {
 }
 
 export class ApiError extends Error {
-  constructor(status, message, code) {
+  /** `details`: the error body's other fields (a 402 carries requiredCredits and balance). */
+  constructor(status, message, code, details = {}) {
     super(message);
     this.status = status;
     this.code = code;
+    this.details = details;
   }
+}
+
+/** The ApiError of an answer's status and JSON body. */
+function errorOf(status, body, fallback) {
+  const { success: _s, message, code, ...details } = body;
+  return new ApiError(status, message || `${fallback} (${status})`, code || 'error', details);
 }
 
 function headersFor(method, hasBody) {
@@ -34,18 +42,24 @@ async function parse(res) {
   }
   if (!res.ok || body.success === false) {
     if (res.status === 401 && csrfToken) onSignedOut();
-    throw new ApiError(res.status, body.message || `Request failed (${res.status})`, body.code || 'error');
+    throw errorOf(res.status, body, 'Request failed');
   }
   return body;
 }
 
 export async function api(method, path, body) {
-  const res = await fetch(path, {
-    method,
-    credentials: 'same-origin',
-    headers: headersFor(method, body !== undefined),
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      credentials: 'same-origin',
+      headers: headersFor(method, body !== undefined),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    // The browser's own words ("Failed to fetch") say nothing a user can act on.
+    throw new ApiError(0, 'The server could not be reached: check your connection (or that s3edge is running) and try again.', 'network');
+  }
   return parse(res);
 }
 
@@ -63,8 +77,9 @@ export function query(params) {
 }
 
 /**
- * Uploads one file as an asset. onProgress(sent, total) follows the bytes on the wire; resolves with
- * the API's answer, rejects with ApiError. abort() on the returned handle cancels it.
+ * Uploads one file as an asset. onProgress(fraction) follows the request's bytes on the wire (the form
+ * around the file is a few hundred bytes more than the file, so it is a share, not a byte count);
+ * resolves with the API's answer, rejects with ApiError. abort() on the returned handle cancels it.
  */
 export function uploadAsset(file, visibility, onProgress) {
   const xhr = new XMLHttpRequest();
@@ -72,7 +87,7 @@ export function uploadAsset(file, visibility, onProgress) {
     xhr.open('POST', '/api/v3/cdn/assets');
     xhr.setRequestHeader('accept', 'application/json');
     xhr.setRequestHeader('x-csrf-token', csrfToken);
-    xhr.upload.addEventListener('progress', (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size));
+    xhr.upload.addEventListener('progress', (e) => onProgress(e.lengthComputable && e.total ? Math.min(1, e.loaded / e.total) : 0));
     xhr.addEventListener('load', () => {
       let body = {};
       try {
@@ -81,9 +96,9 @@ export function uploadAsset(file, visibility, onProgress) {
         body = { success: false, message: `The server answered ${xhr.status} without JSON` };
       }
       if (xhr.status >= 200 && xhr.status < 300 && body.success !== false) resolve(body);
-      else reject(new ApiError(xhr.status, body.message || `Upload failed (${xhr.status})`, body.code || 'error'));
+      else reject(errorOf(xhr.status, body, 'Upload failed'));
     });
-    xhr.addEventListener('error', () => reject(new ApiError(0, 'The upload could not reach the server', 'network')));
+    xhr.addEventListener('error', () => reject(new ApiError(0, 'The upload could not reach the server: check your connection (or that s3edge is running) and try again.', 'network')));
     xhr.addEventListener('abort', () => reject(new ApiError(0, 'Upload cancelled', 'aborted')));
     const form = new FormData();
     form.append('visibility', visibility);

@@ -1,6 +1,6 @@
 // The dashboard's shell: the sign-in form, then a navigation and one page per SPEC.md feature, chosen
 // by the URL's fragment (#/assets), so every page has an address and the server serves one file.
-import { html, render, useEffect, useState } from './preact-htm.js';
+import { html, render, useEffect, useRef, useState } from './preact-htm.js';
 import { ApiError, api, del, get, setSession } from './api.js';
 import { ErrorNotice, Notice, useAction } from './components.js';
 import { OverviewPage } from './page-overview.js';
@@ -51,15 +51,21 @@ function Shell({ session, onSignOut }) {
   const { user } = session;
   const [path, setPath] = useState(currentPath());
   const [menuOpen, setMenuOpen] = useState(false);
+  const navigated = useRef(false);
   useEffect(() => {
     const onHash = () => {
+      navigated.current = true;
       setPath(currentPath());
       setMenuOpen(false);
-      document.getElementById('page-title')?.focus();
     };
     addEventListener('hashchange', onHash);
     return () => removeEventListener('hashchange', onHash);
   }, []);
+  // After a navigation the new page's title takes focus (a screen reader announces it, Tab goes on
+  // from there); it exists only once the new page has rendered, hence an effect, not the hash handler.
+  useEffect(() => {
+    if (navigated.current) document.getElementById('page-title')?.focus();
+  }, [path]);
   const page = PAGES.find((p) => p.path === path);
   const View = page.view;
   document.title = `${page.label} · s3edge`;

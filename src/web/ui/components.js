@@ -3,6 +3,7 @@
 // HTML), so names users chose are shown, not run.
 import { html, useEffect, useRef, useState } from './preact-htm.js';
 import uPlot from './uplot.js';
+import { credits } from './format.js';
 
 export function Page({ title, actions, children }) {
   return html`<section class="page" aria-labelledby="page-title">
@@ -46,8 +47,20 @@ export function useAction(action) {
   return { busy, error, run, onSubmit };
 }
 
+/** An error in words a user can act on: a 402 says what the action needs against the balance. */
+export function errorText(error) {
+  const d = error.details ?? {};
+  if (error.code === 'insufficient_credits' && Number.isFinite(d.requiredCredits) && Number.isFinite(d.balance)) {
+    return `${error.message}: it needs ${credits(d.requiredCredits)} credits and your balance is ${credits(d.balance)}.`;
+  }
+  return error.message;
+}
+
 export function ErrorNotice({ error }) {
-  return error ? html`<${Notice} tone="error">${error.message}<//>` : null;
+  if (!error) return null;
+  return html`<${Notice} tone="error">${errorText(error)}${error.code === 'insufficient_credits'
+    ? html` <a href="#/usage">See your credits and usage</a>.`
+    : null}<//>`;
 }
 
 export function Loading() {
@@ -119,18 +132,57 @@ export function ConfirmButton({ label, question, confirmLabel = 'Delete', onConf
     <//>`;
 }
 
-export function CopyButton({ text, label = 'Copy' }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
+/**
+ * Copies text: the clipboard API where the page is a secure context (HTTPS, localhost), else the older
+ * execCommand('copy') on a selected hidden textarea (plain HTTP on a LAN name has no
+ * navigator.clipboard). false when neither worked.
+ */
+export async function copyText(text) {
+  if (window.isSecureContext && navigator.clipboard?.writeText) {
     try {
       await navigator.clipboard.writeText(text);
-      setCopied(true);
-      setTimeout(() => setCopied(false), 1500);
+      return true;
     } catch {
-      setCopied(false);
+      // Refused (no permission, no focus): the older way may still work.
     }
+  }
+  const focused = document.activeElement;
+  const area = document.createElement('textarea');
+  area.value = text;
+  area.readOnly = true;
+  area.className = 'copy-buffer';
+  // Inside an open modal dialog only the dialog's contents can hold the selection.
+  (focused?.closest?.('dialog') ?? document.body).appendChild(area);
+  area.select();
+  let copied = false;
+  try {
+    copied = document.execCommand('copy');
+  } catch {
+    copied = false;
+  }
+  area.remove();
+  focused?.focus?.();
+  return copied;
+}
+
+/** A copy button; when the browser lets nothing copy, the text is shown selected to copy by hand. */
+export function CopyButton({ text, label = 'Copy' }) {
+  const [state, setState] = useState('idle');
+  const field = useRef(null);
+  useEffect(() => {
+    if (state === 'manual') field.current?.select();
+  }, [state]);
+  const copy = async () => {
+    if (await copyText(text)) {
+      setState('copied');
+      setTimeout(() => setState((s) => (s === 'copied' ? 'idle' : s)), 1500);
+    } else setState('manual');
   };
-  return html`<button type="button" class="small" onClick=${copy} aria-live="polite">${copied ? 'Copied' : label}</button>`;
+  return html`<span class="copy"><button type="button" class="small" onClick=${copy} aria-live="polite">${state === 'copied' ? 'Copied' : label}</button>
+    ${state === 'manual'
+      ? html`<label class="copy-manual">This browser blocked copying: press Ctrl+C (⌘C) to copy the selected text.
+          <input ref=${field} readonly value=${text} onFocus=${(e) => e.target.select()} /></label>`
+      : null}</span>`;
 }
 
 /** A value shown once (a token, a secret key): selectable, with a copy button. */

@@ -1,4 +1,4 @@
-// Numbers, bytes and times as people read them.
+// Numbers, bytes, credits, money and times as people read them.
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
 
 export function bytes(n) {
@@ -16,6 +16,24 @@ export function count(n) {
   return Number.isFinite(n) ? n.toLocaleString('en-US') : '–';
 }
 
+/**
+ * An amount of credits: whole thousands grouped, small amounts with enough digits to be seen (a day of
+ * storing a few megabytes costs thousandths of a credit, which must not read as 0).
+ */
+export function credits(n) {
+  if (!Number.isFinite(n)) return '–';
+  const abs = Math.abs(n);
+  if (abs === 0 || abs >= 1) return n.toLocaleString('en-US', { maximumFractionDigits: 2 });
+  if (abs < 0.0001) return n > 0 ? '< 0.0001' : '> −0.0001';
+  return n.toLocaleString('en-US', { maximumSignificantDigits: 2 });
+}
+
+/** A ledger amount from the user's side: a grant adds (+), a charge takes away (−). */
+export function ledgerCredits(charged) {
+  if (!Number.isFinite(charged) || charged === 0) return credits(charged);
+  return charged < 0 ? `+${credits(-charged)}` : `−${credits(charged)}`;
+}
+
 export function percent(ratio) {
   return Number.isFinite(ratio) ? `${(ratio * 100).toFixed(ratio >= 0.1 || ratio === 0 ? 0 : 1)}%` : '–';
 }
@@ -26,7 +44,13 @@ export function dateTime(iso) {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+/** Money with its currency's own sign: ₦17,019 and $12.50 (naira has no kobo in prices). */
 export function money(amount, currency) {
   if (amount === null || amount === undefined) return '–';
-  return new Intl.NumberFormat('en-US', { style: 'currency', currency, maximumFractionDigits: currency === 'NGN' ? 0 : 2 }).format(amount);
+  return new Intl.NumberFormat('en-US', {
+    style: 'currency',
+    currency,
+    currencyDisplay: 'narrowSymbol',
+    maximumFractionDigits: currency === 'NGN' ? 0 : 2,
+  }).format(amount);
 }

@@ -2,22 +2,24 @@
 // file, public URLs and signed links, downloads, deletes (SPEC.md §2.1, §4).
 import { html, useRef, useState } from './preact-htm.js';
 import { del, get, post, query, uploadAsset } from './api.js';
-import { ConfirmButton, CopyButton, Loaded, Notice, Page, Pager, Table, useLoad } from './components.js';
+import { ConfirmButton, CopyButton, ErrorNotice, Loaded, Notice, Page, Pager, Table, useLoad } from './components.js';
 import { bytes, dateTime } from './format.js';
 
 const PAGE_SIZE = 20;
 
 function UploadRow({ item }) {
-  const pct = item.total ? Math.floor((item.sent / item.total) * 100) : 0;
+  const pct = Math.floor(item.progress * 100);
   return html`<li class="upload" data-testid="upload-row">
-    <div class="upload-head"><span class="file-name">${item.name}</span><span class="muted">${bytes(item.total)}</span>
+    <div class="upload-head"><span class="file-name">${item.name}</span><span class="muted" data-testid="upload-size">${bytes(item.size)}</span>
       <span class="upload-state" data-testid="upload-state">${item.state === 'done' ? 'Uploaded' : item.state === 'error' ? 'Failed' : `${pct}%`}</span>
       ${item.state === 'sending' ? html`<button type="button" class="small" onClick=${item.abort}>Cancel</button>` : null}</div>
-    <progress max="100" value=${item.state === 'done' ? 100 : pct} aria-label=${`Upload of ${item.name}`} data-testid="upload-progress"></progress>
+    ${item.state === 'error'
+      ? null
+      : html`<progress max="100" value=${item.state === 'done' ? 100 : pct} aria-label=${`Upload of ${item.name}`} data-testid="upload-progress"></progress>`}
     ${item.forcedPrivate
       ? html`<${Notice} tone="warn">${item.name} can run as a web page or script in a browser, so it was stored as private: it is served only by download or signed link, never from a public URL.<//>`
       : null}
-    ${item.error ? html`<${Notice} tone="error">${item.error}<//>` : null}
+    <${ErrorNotice} error=${item.error} />
   </li>`;
 }
 
@@ -31,14 +33,14 @@ function Uploader({ onUploaded }) {
   const start = (files) => {
     for (const file of files) {
       const id = `${Date.now()}-${Math.random()}`;
-      const handle = uploadAsset(file, visibility, (sent, total) => update(id, { sent, total }));
-      setItems((list) => [{ id, name: file.name, sent: 0, total: file.size, state: 'sending', abort: handle.abort }, ...list]);
+      const handle = uploadAsset(file, visibility, (progress) => update(id, { progress }));
+      setItems((list) => [{ id, name: file.name, size: file.size, progress: 0, state: 'sending', abort: handle.abort }, ...list]);
       handle.done.then(
         (body) => {
-          update(id, { state: 'done', sent: file.size, forcedPrivate: visibility === 'public' && body.asset.visibility === 'private' });
+          update(id, { state: 'done', progress: 1, forcedPrivate: visibility === 'public' && body.asset.visibility === 'private' });
           onUploaded();
         },
-        (err) => update(id, { state: 'error', error: err.message }),
+        (error) => update(id, { state: 'error', error }),
       );
     }
   };

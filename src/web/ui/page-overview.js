@@ -2,7 +2,7 @@
 import { html, useMemo } from './preact-htm.js';
 import { get } from './api.js';
 import { Card, Loaded, Notice, Page, Shares, Stat, TimeChart, useLoad } from './components.js';
-import { bytes, count, dateTime, percent } from './format.js';
+import { bytes, count, credits, dateTime, percent } from './format.js';
 
 function sorted(record) {
   return Object.entries(record ?? {}).sort((a, b) => b[1] - a[1]);
@@ -23,15 +23,24 @@ function Traffic({ analytics }) {
   return html`<${TimeChart} times=${times} series=${series} label="CDN requests, bytes and cached bytes per hour over the last 24 hours" />`;
 }
 
-function Credits({ credits }) {
-  if (!credits.enabled) return html`<p class="muted">Credits are not charged on this gateway.</p>`;
-  const low = credits.balance < credits.lowCreditThreshold;
+/**
+ * A day of storage at the current size. The API rounds to thousandths of a credit, so a few megabytes
+ * read 0 there; the same rate times the stored bytes shows what it really is.
+ */
+function dailyStorage(c, storageBytes) {
+  if (c.projectedDailyStorageCredits > 0 || !(storageBytes > 0)) return c.projectedDailyStorageCredits;
+  return (storageBytes / 1e9) * c.storageCreditsPerGbDay;
+}
+
+function Credits({ credits: c, storageBytes }) {
+  if (!c.enabled) return html`<p class="muted">Credits are not charged on this gateway.</p>`;
+  const low = c.balance < c.lowCreditThreshold;
   return html`<div class="stats">
-      <${Stat} label="Balance" value=${count(credits.balance)} tone=${low ? 'warn' : ''} />
-      <${Stat} label="Used" value=${count(credits.usedCredits)} />
-      <${Stat} label="Storage per day (projected)" value=${count(credits.projectedDailyStorageCredits)} />
+      <${Stat} label="Balance" value=${credits(c.balance)} tone=${low ? 'warn' : ''} />
+      <${Stat} label="Used" value=${credits(c.usedCredits)} />
+      <${Stat} label="Storage per day (projected)" value=${html`<span data-testid="daily-storage">${credits(dailyStorage(c, storageBytes))}</span>`} />
     </div>
-    ${low ? html`<${Notice} tone="warn">Your credit balance is low (below ${count(credits.lowCreditThreshold)}). Uploads and downloads stop when it runs out.<//>` : null}`;
+    ${low ? html`<${Notice} tone="warn">Your credit balance is low (below ${credits(c.lowCreditThreshold)}). Uploads and downloads stop when it runs out.<//>` : null}`;
 }
 
 export function OverviewPage() {
@@ -63,7 +72,7 @@ export function OverviewPage() {
           <//>
           <${Card} title="Status codes"><${Shares} entries=${sorted(a.statusCodes)} total=${a.requests} empty="No requests yet." /><//>
           <${Card} title="Countries"><${Shares} entries=${sorted(a.countries).slice(0, 10)} total=${a.requests} empty="No requests yet." /><//>
-          <${Card} title="Credits"><${Credits} credits=${data.credits} /><//>
+          <${Card} title="Credits"><${Credits} credits=${data.credits} storageBytes=${data.storageBytes} /><//>
           <${Card} title="Recent uploads">
             ${data.recentAssets.length
               ? html`<ul class="plain">${data.recentAssets.map((asset) => html`<li key=${asset.id}><span class="file-name">${asset.fileName}</span> <span class="muted">${bytes(asset.size)} · ${dateTime(asset.createdAt)}</span></li>`)}</ul>`

@@ -11,19 +11,35 @@ const hostnamePath = (p, h) => `${projectPath(p)}/hostnames/${encodeURIComponent
 
 function originText(origin) {
   if (!origin) return 'no origin yet';
-  if (origin.kind === 'bucket') return `bucket ${origin.bucket ?? '(deleted)'}${origin.indexDocument ? ` · index ${origin.indexDocument}` : ''}`;
-  return origin.url;
+  if (origin.kind === 'bucket') {
+    return [`bucket ${origin.bucket ?? '(deleted)'}`, `index ${origin.indexDocument}`, origin.errorDocument ? `error ${origin.errorDocument}` : null].filter(Boolean).join(' · ');
+  }
+  return origin.preserveHost ? `${origin.url} · visitor's Host` : origin.url;
 }
 
+/**
+ * The origin of a hostname, every field of PUT .../origin shown and filled from the current one: the
+ * API replaces the whole origin, so a field the form left out would be erased by a save.
+ */
 function OriginForm({ projectId, hostname, onSaved }) {
   const current = hostname.origin;
+  const buckets = useLoad(() => get('/api/v3/buckets'));
   const [kind, setKind] = useState(current?.kind ?? 'url');
   const [url, setUrl] = useState(current?.kind === 'url' ? current.url : '');
+  const [preserveHost, setPreserveHost] = useState(current?.kind === 'url' ? current.preserveHost : false);
   const [bucket, setBucket] = useState(current?.kind === 'bucket' ? current.bucket ?? '' : '');
-  const { error, onSubmit } = useAction(async () => {
-    await put(`${hostnamePath(projectId, hostname.id)}/origin`, kind === 'url' ? { kind, url } : { kind, bucket });
+  const [indexDocument, setIndexDocument] = useState(current?.kind === 'bucket' ? current.indexDocument : 'index.html');
+  const [errorDocument, setErrorDocument] = useState(current?.kind === 'bucket' ? current.errorDocument ?? '' : '');
+  const { busy, error, onSubmit } = useAction(async () => {
+    const origin = kind === 'url'
+      ? { kind, url, preserveHost }
+      : { kind, bucket, indexDocument, errorDocument: errorDocument === '' ? null : errorDocument };
+    await put(`${hostnamePath(projectId, hostname.id)}/origin`, origin);
     onSaved();
   });
+  const names = buckets.data?.buckets.map((b) => b.name) ?? [];
+  // A bucket deleted since, or not listed yet, stays selectable so an unchanged save keeps it.
+  if (bucket && !names.includes(bucket)) names.unshift(bucket);
   return html`<form class="stack" onSubmit=${onSubmit}>
     <${ErrorNotice} error=${error} />
     <fieldset class="inline"><legend>Origin</legend>
@@ -31,9 +47,18 @@ function OriginForm({ projectId, hostname, onSaved }) {
       <label><input type="radio" name="origin-kind" checked=${kind === 'bucket'} onChange=${() => setKind('bucket')} /> One of my buckets (static site)</label>
     </fieldset>
     ${kind === 'url'
-      ? html`<label>Origin URL<input name="origin-url" required placeholder="https://origin.example.net" value=${url} onInput=${(e) => setUrl(e.target.value)} /></label>`
-      : html`<label>Bucket<input name="origin-bucket" required value=${bucket} onInput=${(e) => setBucket(e.target.value)} /></label>`}
-    <button type="submit" class="primary">Save origin</button>
+      ? html`<label>Origin URL<input name="origin-url" required placeholder="https://origin.example.net" value=${url} onInput=${(e) => setUrl(e.target.value)} /></label>
+        <label class="check"><input type="checkbox" name="preserve-host" checked=${preserveHost} onChange=${(e) => setPreserveHost(e.target.checked)} />
+          <span>Send the visitor's Host header to the origin (for origins that serve several sites), not the origin URL's host</span></label>`
+      : html`<div><label for="origin-bucket">Bucket</label><select id="origin-bucket" name="origin-bucket" required value=${bucket} onChange=${(e) => setBucket(e.target.value)}>
+          <option value="" disabled>${buckets.loading ? 'Loading your buckets…' : names.length ? 'Choose a bucket' : 'No buckets yet: create one under Buckets & keys'}</option>
+          ${names.map((n) => html`<option value=${n}>${n}</option>`)}
+        </select></div>
+        <label>Index document<input name="index-document" required maxlength="1024" aria-describedby="index-document-hint" value=${indexDocument} onInput=${(e) => setIndexDocument(e.target.value)} /></label>
+        <p class="hint" id="index-document-hint">Served for <code>/</code> and every path ending in <code>/</code>.</p>
+        <label>Error document (optional)<input name="error-document" maxlength="1024" placeholder="404.html" aria-describedby="error-document-hint" value=${errorDocument} onInput=${(e) => setErrorDocument(e.target.value)} /></label>
+        <p class="hint" id="error-document-hint">Served with status 404 when a key does not exist; empty for a plain 404.</p>`}
+    <button type="submit" class="primary" disabled=${busy}>${busy ? 'Saving…' : 'Save origin'}</button>
   </form>`;
 }
 
@@ -110,7 +135,7 @@ function Hostnames({ project }) {
       className: 'row-actions',
       render: (h) => html`<button type="button" class="small" onClick=${() => setEdit({ what: 'origin', h })}>Origin</button>
         <button type="button" class="small" onClick=${() => setEdit({ what: 'rules', h })}>Rules</button>
-        <${ConfirmButton} label="Remove" className="small danger" question=${`Remove ${h.hostname}? The proxy stops serving it at once.`}
+        <${ConfirmButton} label="Remove" confirmLabel="Remove" className="small danger" question=${`Remove ${h.hostname}? The proxy stops serving it at once.`}
           onConfirm=${async () => { await del(hostnamePath(project.id, h.id)); state.reload(); }} />`,
     },
   ];

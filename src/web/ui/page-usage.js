@@ -3,16 +3,19 @@
 import { html, useState } from './preact-htm.js';
 import { get, query } from './api.js';
 import { Card, Loaded, Notice, Page, Stat, Table, useLoad } from './components.js';
-import { bytes, count, dateTime } from './format.js';
+import { bytes, count, credits, dateTime, ledgerCredits } from './format.js';
 
 const LIMITS = [50, 100, 500];
+// The API's event names, as a user reads them (an unknown one is shown as it comes).
+const USAGE_EVENTS = { upload: 'Upload', download: 'Download', delete: 'Delete' };
+const LEDGER_ENTRIES = { upload: 'Upload', grant: 'Credits granted', free_monthly_grant: 'Free monthly credits' };
 
 export function UsagePage() {
   const [limit, setLimit] = useState(50);
   const state = useLoad(() => get(`/api/v3/cdn/usage${query({ limit })}`), [limit]);
   const events = [
     { label: 'When', render: (e) => dateTime(e.createdAt) },
-    { label: 'Event', render: (e) => html`<span class="badge">${e.eventType}</span>` },
+    { label: 'Event', render: (e) => html`<span class="badge">${USAGE_EVENTS[e.eventType] ?? e.eventType}</span>` },
     { label: 'Object', render: (e) => html`<span class="file-name">${e.metadata?.key ?? e.assetId ?? ''}</span>` },
     { label: 'Bytes', className: 'num', render: (e) => bytes(e.bytes) },
     { label: 'Status', className: 'num', render: (e) => e.statusCode },
@@ -20,19 +23,21 @@ export function UsagePage() {
   ];
   const ledger = [
     { label: 'When', render: (l) => dateTime(l.createdAt) },
-    { label: 'Entry', render: (l) => html`<span class="badge">${l.eventType}</span>` },
+    { label: 'Entry', render: (l) => html`<span class="badge">${LEDGER_ENTRIES[l.eventType] ?? l.eventType}</span>` },
     { label: 'Object', render: (l) => html`<span class="file-name">${l.metadata?.key ?? ''}</span>` },
-    { label: 'Bytes', className: 'num', render: (l) => bytes(l.bytes) },
-    { label: 'Credits', className: 'num', render: (l) => count(l.credits) },
-    { label: 'Balance after', className: 'num', render: (l) => count(l.balanceAfter) },
+    // Grants move no bytes: a dash, not "0 B".
+    { label: 'Bytes', className: 'num', render: (l) => (l.bytes ? bytes(l.bytes) : '–') },
+    // The ledger stores charges as positive credits; a user reads a grant as +, a charge as −.
+    { label: 'Credits', className: 'num', render: (l) => html`<span class=${l.credits < 0 ? 'gain' : ''} data-testid="ledger-credits">${ledgerCredits(l.credits)}</span>` },
+    { label: 'Balance after', className: 'num', render: (l) => credits(l.balanceAfter) },
   ];
   return html`<${Page} title="Usage and credits" actions=${html`<label class="inline-label">Show<select value=${limit} onChange=${(e) => setLimit(Number(e.target.value))}>${LIMITS.map((n) => html`<option value=${n}>${n}</option>`)}</select></label>`}>
     <${Loaded} state=${state}>${(data) => html`
       <${Card} title="Credits">
         ${data.credits.enabled
           ? html`<div class="stats compact">
-              <${Stat} label="Balance" value=${count(data.credits.balance)} tone=${data.credits.balance < data.credits.lowCreditThreshold ? 'warn' : ''} />
-              <${Stat} label="Used" value=${count(data.credits.usedCredits)} />
+              <${Stat} label="Balance" value=${credits(data.credits.balance)} tone=${data.credits.balance < data.credits.lowCreditThreshold ? 'warn' : ''} />
+              <${Stat} label="Used" value=${credits(data.credits.usedCredits)} />
               <${Stat} label="Free each month" value=${count(data.credits.freeMonthlyCredits)} />
               <${Stat} label="Per GB transferred" value=${count(data.credits.transferCreditsPerGb)} />
               <${Stat} label="Per GB-day stored" value=${count(data.credits.storageCreditsPerGbDay)} />
