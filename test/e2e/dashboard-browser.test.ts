@@ -318,6 +318,8 @@ t.test('domains: a search shows availability, prices and the promotion; the TLD 
   const row = (domain: string) => results.locator('tr').filter({ has: page.getByText(domain, { exact: true }) });
   const com = row('dashboard-shop.com');
   t.match(await com.textContent(), /available.*\$10\.98.*Bonus \$2\.50 until 2099-12-31/, '.com: available, its price and its promotion');
+  t.match(await com.textContent(), /₦[0-9,]+/, 'naira with its own sign (₦17,019, not NGN 17,019)');
+  t.notMatch(await com.textContent(), /NGN/, 'no currency code beside it');
   t.match(await row('dashboard-shop.net').textContent(), /taken/, '.net: taken');
   t.match(await page.getByRole('table', { name: 'TLD prices' }).textContent(), /\.com.*popular/, 'the TLD price table');
   await page.screenshot({ path: join(shots, 'domains-search.png'), fullPage: true });
