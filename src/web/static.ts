@@ -1,5 +1,6 @@
 // The dashboard's files (built by scripts/build-web.mjs into dist/web): index.html at /dashboard/,
-// content-hashed scripts and styles under /dashboard/assets/ (cached for a year, immutable). Every
+// content-hashed scripts and styles under /dashboard/assets/ (cached for a year, immutable), each
+// sent brotli- or gzip-compressed when the browser accepts it. Every
 // answer carries the dashboard's security headers: a CSP that runs only our own files (no inline
 // script or style, no other origin), no framing, nosniff, no referrer, and where the origin is
 // trustworthy a Cross-Origin-Opener-Policy.
@@ -41,8 +42,8 @@ function trustworthy(request: FastifyRequest): boolean {
   return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
-/** A built file's name carries its content hash: `app.3f9c2a1b7d.js`. */
-const HASHED = /\.[0-9a-f]{10}\.(js|css)$/;
+/** A built file's name carries its content hash (esbuild's): `app-4SX5NAVK.js`, and its `.br`/`.gz` copies. */
+export const HASHED = /-[A-Z0-9]{8}\.(js|css)(\.br|\.gz)?$/;
 
 export async function dashboardFiles(app: FastifyInstance): Promise<void> {
   if (!existsSync(WEB_ROOT)) {
@@ -59,6 +60,9 @@ export async function dashboardFiles(app: FastifyInstance): Promise<void> {
     prefix: '/dashboard/',
     index: ['index.html'],
     cacheControl: false,
+    // scripts/build-web.mjs writes a .br and a .gz beside every file: sent with Content-Encoding (and
+    // Vary: Accept-Encoding) to browsers that accept them.
+    preCompressed: true,
     etag: true,
     lastModified: false,
     setHeaders: (res, path) => {

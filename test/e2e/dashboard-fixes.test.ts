@@ -6,7 +6,9 @@
 // - copy buttons copy on plain HTTP under a name that is not localhost (no secure context);
 // - an upload row shows the file's size; a 402 names what the upload needs against the balance, links
 //   to the credits and leaves no half-filled progress bar;
-// - the ledger shows a grant as + and with no bytes; a day of storing a little is not "0".
+// - the ledger shows a grant as + and with no bytes; a day of storing a little is not "0";
+// - shipped light: the overview loads only its own modules (≤ 120 kB compressed, brotli), and asks for
+//   the session and its figures at once.
 // Screenshots go to test-artifacts/dashboard-fixes.
 import t from 'tap';
 import { createServer } from 'node:http';
@@ -215,6 +217,34 @@ t.test('the ledger: a grant is +, with no bytes; a day of storing 100 kB is not 
   await daily.waitFor();
   // 100,200 bytes at 1 credit per GB-day: 0.0001 a day, which the API's thousandths round to 0.
   t.equal(await daily.textContent(), '0.0001', 'the projection shows its digits');
+});
+
+t.test('shipped light: the overview loads its own code only, compressed, and asks for the session and its figures at once', async (t) => {
+  const fresh = await browser.newContext();
+  await fresh.addCookies(await page.context().cookies());
+  const p = await fresh.newPage();
+  const requests: { url: string; start: number; end: number; encoding: string | undefined }[] = [];
+  p.on('requestfinished', (r) => {
+    const timing = r.timing();
+    void r.response().then((res) => requests.push({ url: new URL(r.url()).pathname, start: timing.startTime + Math.max(0, timing.requestStart), end: timing.startTime + timing.responseEnd, encoding: res?.headers()['content-encoding'] }));
+  });
+  await p.goto(`${server.url}/dashboard/#/overview`);
+  await p.getByTestId('daily-storage').waitFor();
+  const js = await p.evaluate(() => performance.getEntriesByType('resource')
+    .filter((r) => new URL(r.name).pathname.endsWith('.js'))
+    .map((r) => ({ name: new URL(r.name).pathname, bytes: (r as PerformanceResourceTiming).encodedBodySize })));
+  const total = js.reduce((n, r) => n + r.bytes, 0);
+  t.ok(total > 0 && total <= 120_000, `the overview's JavaScript is ${total} bytes compressed (at most 120 kB)`);
+  t.ok(js.some((r) => /page-overview-/.test(r.name)), 'the overview page module is loaded');
+  t.same(js.filter((r) => /page-(assets|api-keys|storage|usage|projects|domains)-/.test(r.name)), [], 'no other page module is');
+  t.ok(requests.filter((r) => r.url.endsWith('.js')).every((r) => r.encoding === 'br'), 'every script came brotli-compressed');
+  const session = requests.find((r) => r.url === '/dashboard/session');
+  const summary = requests.find((r) => r.url === '/api/v3/cdn/summary');
+  t.ok(session && summary && summary.start < session.end, 'the summary was asked for before the session check answered');
+  await p.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Assets' }).click();
+  await p.locator('#page-title', { hasText: 'Assets' }).waitFor();
+  t.ok(await p.evaluate(() => performance.getEntriesByType('resource').some((r) => /page-assets-/.test(r.name))), 'the assets page module came when the page was opened');
+  await fresh.close();
 });
 
 t.test('nothing went wrong in the page', async (t) => {

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { Agent, FormData, request, type Dispatcher } from 'undici';
 import { createContext } from '../../src/context.js';
 import { startServer as listen } from '../../src/server.js';
@@ -547,7 +548,7 @@ t.test('the dashboard files: security headers, caching of hashed files and index
   for (const directive of ["default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"]) t.ok(csp.split('; ').includes(directive), directive);
   t.notMatch(csp, /unsafe-inline|unsafe-eval|\*/, 'no inline script or style, no wildcard');
 
-  const hashed = readdirSync(join(WEB_ROOT, 'assets')).filter((f) => /\.[0-9a-f]{10}\.(js|css)$/.test(f));
+  const hashed = readdirSync(join(WEB_ROOT, 'assets')).filter((f) => /-[A-Z0-9]{8}\.(js|css)$/.test(f));
   t.ok(hashed.length > 0, 'the build made content-hashed files');
   const answers: [string, Answer][] = [['/dashboard/', index]];
   for (const file of hashed) {
@@ -556,7 +557,22 @@ t.test('the dashboard files: security headers, caching of hashed files and index
     t.equal(a.headers['cache-control'], 'public, max-age=31536000, immutable', `${file}: cached for a year`);
     answers.push([file, a]);
   }
-  const missing = await api(d, 'GET', '/dashboard/assets/no-such-file.0123456789.js');
+  // Sent compressed to a browser that accepts it, and whole to one that does not.
+  const script = hashed.find((f) => f.startsWith('app-')) ?? '';
+  const plain = readFileSync(join(WEB_ROOT, 'assets', script));
+  for (const [accept, encoding, decode] of [['br, gzip', 'br', brotliDecompressSync], ['gzip', 'gzip', gunzipSync]] as const) {
+    const res = await request(`${server.url}/dashboard/assets/${script}`, { headers: { 'accept-encoding': accept }, dispatcher: d });
+    const body = Buffer.from(await res.body.arrayBuffer());
+    t.equal(res.headers['content-encoding'], encoding, `${script} for "${accept}": ${encoding}`);
+    t.match(res.headers['vary'], /accept-encoding/i, 'varies with Accept-Encoding');
+    t.match(res.headers['content-type'], /javascript/, 'still JavaScript');
+    t.ok(body.length < plain.length, `smaller on the wire (${body.length} of ${plain.length} bytes)`);
+    t.ok(decode(body).equals(plain), 'the same file once decoded');
+  }
+  const identity = await request(`${server.url}/dashboard/assets/${script}`, { headers: { 'accept-encoding': 'identity' }, dispatcher: d });
+  t.equal(identity.headers['content-encoding'], undefined, 'no encoding asked: none used');
+  t.ok(Buffer.from(await identity.body.arrayBuffer()).equals(plain), 'the file as built');
+  const missing = await api(d, 'GET', '/dashboard/assets/no-such-file-0123ABCD.js');
   t.equal(missing.status, 404, 'a missing file is a 404');
   answers.push(['a missing file', missing]);
   for (const [what, a] of answers) {

@@ -63,7 +63,23 @@ export async function api(method, path, body) {
   return parse(res);
 }
 
-export const get = (path) => api('GET', path);
+const early = new Map();
+/**
+ * Starts a GET before the page that needs it exists (while the session is checked); that page's get()
+ * of the same path takes the answer. A failed early call (signed out, say) is made again then.
+ */
+export function prefetch(path) {
+  const call = api('GET', path);
+  call.catch(() => undefined);
+  early.set(path, call);
+}
+
+export function get(path) {
+  const call = early.get(path);
+  if (!call) return api('GET', path);
+  early.delete(path);
+  return call.catch(() => api('GET', path));
+}
 export const post = (path, body) => api('POST', path, body ?? {});
 export const put = (path, body) => api('PUT', path, body ?? {});
 export const del = (path) => api('DELETE', path);

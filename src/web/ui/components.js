@@ -1,13 +1,24 @@
 // The dashboard's small component library: layout pieces, tables, a confirm dialog, copy buttons, a
-// shown-once secret box, pagers and the uPlot chart wrapper. Text is always passed as text (never as
-// HTML), so names users chose are shown, not run.
+// shown-once secret box and pagers (the chart is chart.js, loaded only by the pages that draw one).
+// Text is always passed as text (never as HTML), so names users chose are shown, not run.
 import { html, useEffect, useRef, useState } from './preact-htm.js';
-import uPlot from './uplot.js';
 import { credits } from './format.js';
 
+let titleFocusPending = false;
+/** After a navigation: the next page to render gives its title the focus. */
+export function focusTitleOnNextPage() {
+  titleFocusPending = true;
+}
+
 export function Page({ title, actions, children }) {
+  const heading = useRef(null);
+  useEffect(() => {
+    if (!titleFocusPending) return;
+    titleFocusPending = false;
+    heading.current?.focus();
+  }, []);
   return html`<section class="page" aria-labelledby="page-title">
-    <header class="page-head"><h1 id="page-title" tabindex="-1">${title}</h1>${actions ? html`<div class="actions">${actions}</div>` : null}</header>
+    <header class="page-head"><h1 id="page-title" tabindex="-1" ref=${heading}>${title}</h1>${actions ? html`<div class="actions">${actions}</div>` : null}</header>
     ${children}
   </section>`;
 }
@@ -63,8 +74,9 @@ export function ErrorNotice({ error }) {
     : null}<//>`;
 }
 
-export function Loading() {
-  return html`<p class="muted" role="status">Loading…</p>`;
+/** Grey bars where content is coming, announced to screen readers by `label`. */
+export function Skeleton({ label = 'Loading', lines = 3 }) {
+  return html`<div class="skeleton" role="status" aria-busy="true"><span class="sr-only">${label}…</span>${Array.from({ length: lines }, (_, i) => html`<div class=${`skeleton-line w${i % 3}`}></div>`)}</div>`;
 }
 
 /** Loads `load()` once (and again on reload()), with its error shown as text. */
@@ -85,9 +97,12 @@ export function useLoad(load, deps = []) {
   return { ...state, reload: () => setRound((r) => r + 1) };
 }
 
-export function Loaded({ state, children }) {
-  if (state.error) return html`<${Notice} tone="error">${state.error.message}<//>`;
-  if (state.loading && !state.data) return html`<${Loading} />`;
+/** `state` of useLoad: its data to `children`, a skeleton while it first loads, its error with a retry. */
+export function Loaded({ state, children, lines }) {
+  if (state.error) {
+    return html`<${Notice} tone="error">${errorText(state.error)} <button type="button" class="small" onClick=${state.reload}>Try again</button><//>`;
+  }
+  if (state.loading && !state.data) return html`<${Skeleton} lines=${lines} />`;
   return children(state.data);
 }
 
@@ -208,54 +223,4 @@ export function Shares({ entries, total, empty, format = (n) => n.toLocaleString
   return html`<ul class="shares">${entries.map(
     ([name, n]) => html`<li><span class="share-name">${name}</span><meter min="0" max=${total} value=${n}></meter><span class="share-value">${format(n)}</span></li>`,
   )}</ul>`;
-}
-
-const INTEGER_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9];
-
-function cssVar(name) {
-  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || '#888';
-}
-
-/**
- * A time series chart (uPlot): `times` in seconds, `series` [{ label, values, color, scale }]. Resizes
- * with its box.
- */
-export function TimeChart({ times, series, height = 220, label }) {
-  const box = useRef(null);
-  useEffect(() => {
-    const el = box.current;
-    if (!el) return;
-    const scales = [...new Set(series.map((s) => s.scale ?? 'y'))];
-    const opts = {
-      width: el.clientWidth || 600,
-      // Counts never go below zero, and a quiet day still shows a 0..4 scale rather than 0..1.
-      scales: { x: { time: true }, ...Object.fromEntries(series.filter((s) => s.integer).map((s) => [s.scale ?? 'y', { range: (_u, _min, max) => [0, Math.max(4, max)] }])) },
-      height,
-      axes: [
-        { stroke: cssVar('--muted'), grid: { stroke: cssVar('--grid') }, ticks: { stroke: cssVar('--grid') } },
-        ...scales.map((scale, i) => ({
-          scale,
-          side: i === 0 ? 3 : 1,
-          stroke: cssVar('--muted'),
-          grid: { show: i === 0, stroke: cssVar('--grid') },
-          ticks: { stroke: cssVar('--grid') },
-          size: 76,
-          // Counts step by whole numbers: no "0, 0, 1, 1" ticks on a quiet day.
-          ...(series.find((s) => (s.scale ?? 'y') === scale)?.integer ? { incrs: INTEGER_STEPS } : {}),
-          values: (_u, splits) => splits.map((v) => (series.find((s) => (s.scale ?? 'y') === scale)?.format ?? String)(v)),
-        })),
-      ],
-      series: [{}, ...series.map((s) => ({ label: s.label, stroke: cssVar(s.color), width: 2, scale: s.scale ?? 'y', value: (_u, v) => (v === null ? '–' : (s.format ?? String)(v)) }))],
-      legend: { show: true },
-      cursor: { drag: { x: false, y: false } },
-    };
-    const chart = new uPlot(opts, [times, ...series.map((s) => s.values)], el);
-    const resize = new ResizeObserver(() => chart.setSize({ width: el.clientWidth, height }));
-    resize.observe(el);
-    return () => {
-      resize.disconnect();
-      chart.destroy();
-    };
-  }, [times, series, height]);
-  return html`<div class="chart" ref=${box} role="img" aria-label=${label}></div>`;
 }

@@ -1,7 +1,8 @@
 // Overview: the account summary of GET /api/v3/cdn/summary (SPEC.md §2.3-2.6).
 import { html, useMemo } from './preact-htm.js';
 import { get } from './api.js';
-import { Card, Loaded, Notice, Page, Shares, Stat, TimeChart, useLoad } from './components.js';
+import { Card, Loaded, Notice, Page, Shares, Stat, useLoad } from './components.js';
+import { TimeChart } from './chart.js';
 import { bytes, count, credits, dateTime, percent } from './format.js';
 
 function sorted(record) {

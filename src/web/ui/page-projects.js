@@ -3,7 +3,8 @@
 // anomaly events.
 import { html, useMemo, useState } from './preact-htm.js';
 import { del, get, post, put, query } from './api.js';
-import { Card, ConfirmButton, Dialog, ErrorNotice, Loaded, Notice, Page, Shares, Stat, Table, TimeChart, useAction, useLoad } from './components.js';
+import { Card, ConfirmButton, Dialog, ErrorNotice, Loaded, Notice, Page, Shares, Stat, Table, useAction, useLoad } from './components.js';
+import { TimeChart } from './chart.js';
 import { bytes, count, dateTime, percent } from './format.js';
 
 const projectPath = (p) => `/api/v3/projects/${encodeURIComponent(p)}`;
