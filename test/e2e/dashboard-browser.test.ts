@@ -16,6 +16,7 @@ import { startServer } from '../helpers/server.js';
 import { apiUser, ResponseRecorder } from '../helpers/api.js';
 import { CdnClient } from '../helpers/cdn.js';
 import { artifactsDir, launchBrowser, setPassword } from '../helpers/browser.js';
+import { describeFindings, seriousA11yViolations } from '../helpers/axe.js';
 import { tempDir } from '../helpers/temp-data.js';
 import { bootstrapJson, startRdapFixture } from '../helpers/rdap-fixture.js';
 
@@ -104,6 +105,8 @@ t.test('sign in', async (t) => {
   await page.goto(base);
   await page.getByLabel('User name').waitFor();
   await page.screenshot({ path: join(shots, 'sign-in.png') });
+  const findings = await seriousA11yViolations(page);
+  t.same(findings, [], `the sign-in page: no serious accessibility violation ${describeFindings(findings)}`);
   await page.getByLabel('User name').fill('alice');
   await page.getByLabel('Password').fill('not the password');
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -325,7 +328,7 @@ t.test('domains: a search shows availability, prices and the promotion; the TLD 
   await page.screenshot({ path: join(shots, 'domains-search.png'), fullPage: true });
 });
 
-t.test('every page, light and dark, desktop and phone', async (t) => {
+t.test('every page, light and dark, desktop and phone: screenshots and an accessibility check', async (t) => {
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     for (const width of [1280, 390]) {
@@ -334,6 +337,8 @@ t.test('every page, light and dark, desktop and phone', async (t) => {
         await goTo(p);
         await page.waitForLoadState('networkidle');
         await page.screenshot({ path: join(shots, `${p}-${scheme}-${width}.png`), fullPage: true });
+        const findings = await seriousA11yViolations(page);
+        t.same(findings, [], `${p}, ${scheme}, ${width} px: no serious or critical accessibility violation (axe-core)${findings.length ? `: ${describeFindings(findings)}` : ''}`);
       }
     }
   }

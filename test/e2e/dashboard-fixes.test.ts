@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { startServer } from '../helpers/server.js';
 import { artifactsDir, launchBrowser, setPassword } from '../helpers/browser.js';
+import { describeFindings, seriousA11yViolations } from '../helpers/axe.js';
 
 const PASSWORD = 'fixes test passphrase';
 // A name that is neither localhost nor an IP literal: plain HTTP to it is not a secure context.
@@ -106,6 +107,8 @@ t.test('saving an origin unchanged keeps its error document, index and preserve-
   t.equal(await dialog.getByLabel('Index document').inputValue(), 'home.html');
   t.equal(await dialog.getByLabel('Error document (optional)').inputValue(), '404.html');
   await page.screenshot({ path: join(shots, 'origin-bucket.png') });
+  const findings = await seriousA11yViolations(page);
+  t.same(findings, [], `the origin dialog: no serious accessibility violation ${describeFindings(findings)}`);
   await dialog.getByRole('button', { name: 'Save origin' }).click();
   await dialog.waitFor({ state: 'hidden' });
   t.same(await originOf('static.example.com'), { kind: 'bucket', bucket: 'carol-site', indexDocument: 'home.html', errorDocument: '404.html' }, 'nothing erased');
@@ -144,6 +147,8 @@ t.test('a confirmation opened from a table row is centred', async (t) => {
   await page.getByRole('dialog').waitFor();
   const { dx, dy } = await dialogOffset(page);
   await page.screenshot({ path: join(shots, 'confirm-centred.png') });
+  const findings = await seriousA11yViolations(page);
+  t.same(findings, [], `the confirmation: no serious accessibility violation ${describeFindings(findings)}`);
   t.ok(dx <= 2 && dy <= 2, `centred (off by ${dx}, ${dy} px)`);
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
   t.equal(await row.count(), 1, 'cancel kept it');

@@ -108,7 +108,8 @@ export function Loaded({ state, children, lines }) {
 
 export function Table({ columns, rows, empty, caption }) {
   if (!rows.length) return html`<p class="muted empty">${empty}</p>`;
-  return html`<div class="table-wrap"><table>
+  // The wrapper scrolls sideways on narrow screens: focusable and named, so the keyboard can scroll it.
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${caption ?? 'Table'}><table>
     ${caption ? html`<caption class="sr-only">${caption}</caption>` : null}
     <thead><tr>${columns.map((c) => html`<th scope="col" class=${c.className ?? ''}>${c.label}</th>`)}</tr></thead>
     <tbody>${rows.map((row) => html`<tr key=${row.key}>${columns.map((c) => html`<td class=${c.className ?? ''} data-label=${c.label}><div class="cell">${c.render(row)}</div></td>`)}</tr>`)}</tbody>
