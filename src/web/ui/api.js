@@ -93,11 +93,12 @@ export function query(params) {
 }
 
 /**
- * Uploads one file as an asset. onProgress(fraction) follows the request's bytes on the wire (the form
+ * Uploads one file as an asset with the form `fields` (visibility, kind, projectId, deploymentId; empty
+ * ones left out). onProgress(fraction) follows the request's bytes on the wire (the form
  * around the file is a few hundred bytes more than the file, so it is a share, not a byte count);
  * resolves with the API's answer, rejects with ApiError. abort() on the returned handle cancels it.
  */
-export function uploadAsset(file, visibility, onProgress) {
+export function uploadAsset(file, fields, onProgress) {
   const xhr = new XMLHttpRequest();
   const done = new Promise((resolve, reject) => {
     xhr.open('POST', '/api/v3/cdn/assets');
@@ -117,7 +118,8 @@ export function uploadAsset(file, visibility, onProgress) {
     xhr.addEventListener('error', () => reject(new ApiError(0, 'The upload could not reach the server: check your connection (or that s3edge is running) and try again.', 'network')));
     xhr.addEventListener('abort', () => reject(new ApiError(0, 'Upload cancelled', 'aborted')));
     const form = new FormData();
-    form.append('visibility', visibility);
+    // Fields before the file: the server reads the form in order and decides by them as the file streams.
+    for (const [name, value] of Object.entries(fields)) if (value) form.append(name, value);
     form.append('file', file, file.name);
     xhr.send(form);
   });

@@ -2,7 +2,8 @@
 // shown-once secret box and pagers (the chart is chart.js, loaded only by the pages that draw one).
 // Text is always passed as text (never as HTML), so names users chose are shown, not run.
 import { html, useEffect, useRef, useState } from './preact-htm.js';
-import { credits } from './format.js';
+import { post } from './api.js';
+import { count, credits } from './format.js';
 
 let titleFocusPending = false;
 /** After a navigation: the next page to render gives its title the focus. */
@@ -224,4 +225,13 @@ export function Shares({ entries, total, empty, format = (n) => n.toLocaleString
   return html`<ul class="shares">${entries.map(
     ([name, n]) => html`<li><span class="share-name">${name}</span><meter min="0" max=${total} value=${n}></meter><span class="share-value">${format(n)}</span></li>`,
   )}</ul>`;
+}
+
+/** Drops the edge's cached copies (of a hostname, an asset, a bucket, or all of the user's) and says how many. */
+export function PurgeButton({ path, body, what, label = 'Purge cache' }) {
+  const [done, setDone] = useState(null);
+  const { busy, error, run } = useAction(async () => setDone((await post(path, body)).purged));
+  return html`<span class="purge"><button type="button" class="small" disabled=${busy} onClick=${() => run()} title=${`Drop the edge cache's copies of ${what}; the next request fetches anew`}>${busy ? 'Purging…' : label}</button>
+    ${done !== null ? html`<span class="muted" role="status">${done === 1 ? '1 cached copy dropped' : `${count(done)} cached copies dropped`}</span>` : null}
+    <${ErrorNotice} error=${error} /></span>`;
 }

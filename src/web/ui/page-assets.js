@@ -2,7 +2,7 @@
 // file, public URLs and signed links, downloads, deletes (SPEC.md §2.1, §4).
 import { html, useRef, useState } from './preact-htm.js';
 import { del, get, post, query, uploadAsset } from './api.js';
-import { ConfirmButton, CopyButton, ErrorNotice, Loaded, Notice, Page, Pager, Table, useLoad } from './components.js';
+import { ConfirmButton, CopyButton, ErrorNotice, Loaded, Notice, Page, Pager, PurgeButton, Table, useLoad } from './components.js';
 import { bytes, dateTime } from './format.js';
 
 const PAGE_SIZE = 20;
@@ -23,8 +23,30 @@ function UploadRow({ item }) {
   </li>`;
 }
 
+/** Where new uploads go: kind, and a project with one of its deployments (both optional). */
+function UploadOptions({ options, onChange }) {
+  const projects = useLoad(() => get('/api/v3/projects'));
+  const deployments = useLoad(() => (options.projectId ? get(`/api/v3/projects/${encodeURIComponent(options.projectId)}/deployments`) : Promise.resolve({ deployments: [] })), [options.projectId]);
+  const set = (patch) => onChange({ ...options, ...patch });
+  // Labels by for/id: a <label> wrapping a <select> would take the options' text into its name.
+  return html`<div class="inline-form tight upload-options">
+    <div><label for="upload-kind">Upload as</label><select id="upload-kind" name="upload-kind" value=${options.kind} onChange=${(e) => set({ kind: e.target.value })}>
+      <option value="file">File</option><option value="artifact">Artifact (a build output)</option>
+    </select></div>
+    <div><label for="upload-project">Project</label><select id="upload-project" name="upload-project" value=${options.projectId} onChange=${(e) => set({ projectId: e.target.value, deploymentId: '' })}>
+      <option value="">None</option>
+      ${(projects.data?.projects ?? []).map((p) => html`<option value=${p.id}>${p.name}</option>`)}
+    </select></div>
+    <div><label for="upload-deployment">Deployment</label><select id="upload-deployment" name="upload-deployment" value=${options.deploymentId} disabled=${!options.projectId} onChange=${(e) => set({ deploymentId: e.target.value })}>
+      <option value="">None</option>
+      ${(deployments.data?.deployments ?? []).map((d) => html`<option value=${d.id}>${d.name}</option>`)}
+    </select></div>
+  </div>`;
+}
+
 function Uploader({ onUploaded }) {
   const [visibility, setVisibility] = useState('public');
+  const [options, setOptions] = useState({ kind: 'file', projectId: '', deploymentId: '' });
   const [items, setItems] = useState([]);
   const [dragging, setDragging] = useState(false);
   const picker = useRef(null);
@@ -33,7 +55,7 @@ function Uploader({ onUploaded }) {
   const start = (files) => {
     for (const file of files) {
       const id = `${Date.now()}-${Math.random()}`;
-      const handle = uploadAsset(file, visibility, (progress) => update(id, { progress }));
+      const handle = uploadAsset(file, { visibility, ...options }, (progress) => update(id, { progress }));
       setItems((list) => [{ id, name: file.name, size: file.size, progress: 0, state: 'sending', abort: handle.abort }, ...list]);
       handle.done.then(
         (body) => {
@@ -56,6 +78,7 @@ function Uploader({ onUploaded }) {
       <label><input type="radio" name="visibility" value="public" checked=${visibility === 'public'} onChange=${() => setVisibility('public')} /> Public (served from the CDN)</label>
       <label><input type="radio" name="visibility" value="private" checked=${visibility === 'private'} onChange=${() => setVisibility('private')} /> Private (download or signed link)</label>
     </fieldset>
+    <${UploadOptions} options=${options} onChange=${setOptions} />
     <div class=${dragging ? 'drop dragging' : 'drop'} data-testid="drop-zone"
       onDragOver=${(e) => { e.preventDefault(); setDragging(true); }} onDragLeave=${() => setDragging(false)} onDrop=${onDrop}>
       <p>Drop files here, or</p>
@@ -84,7 +107,7 @@ export function AssetsPage() {
   const columns = [
     { label: 'Name', render: (a) => html`<span class="file-name" data-testid="asset-name">${a.fileName}</span>` },
     { label: 'Size', className: 'num', render: (a) => bytes(a.size) },
-    { label: 'Type', render: (a) => html`<span class="muted">${a.contentType}</span>` },
+    { label: 'Type', render: (a) => html`<span class="muted">${a.kind === 'artifact' ? html`<span class="badge">artifact</span> ` : null}${a.contentType}</span>` },
     { label: 'Visibility', render: (a) => html`<span class=${`badge ${a.visibility}`}>${a.visibility}</span>` },
     { label: 'Uploaded', render: (a) => dateTime(a.createdAt) },
     {
@@ -93,12 +116,13 @@ export function AssetsPage() {
       render: (a) => html`
         ${a.visibility === 'public' && a.publicUrl ? html`<${CopyButton} text=${a.publicUrl} label="Copy URL" />` : html`<${SignedLink} asset=${a} />`}
         <a class="button small" href=${`/api/v3/cdn/assets/${encodeURIComponent(a.id)}/download`} download>Download</a>
+        ${a.visibility === 'public' ? html`<${PurgeButton} path="/api/v3/cdn/purge" body=${{ assetId: a.id }} what=${a.fileName} label="Purge" />` : null}
         <${ConfirmButton} label="Delete" className="small danger" question=${`Delete ${a.fileName}? Its public URL stops working.`}
           onConfirm=${async () => { await del(`/api/v3/cdn/assets/${encodeURIComponent(a.id)}`); state.reload(); }} />`,
     },
   ];
 
-  return html`<${Page} title="Assets">
+  return html`<${Page} title="Assets" actions=${html`<${PurgeButton} path="/api/v3/cdn/purge" body=${{ all: true }} what="all your assets and public buckets" label="Purge all cached copies" />`}>
     <${Uploader} onUploaded=${state.reload} />
     <div class="card">
       <form class="filters" role="search" onSubmit=${(e) => e.preventDefault()}>

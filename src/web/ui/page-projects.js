@@ -3,7 +3,7 @@
 // anomaly events.
 import { html, useMemo, useState } from './preact-htm.js';
 import { del, get, post, put, query } from './api.js';
-import { Card, ConfirmButton, Dialog, ErrorNotice, Loaded, Notice, Page, Shares, Stat, Table, useAction, useLoad } from './components.js';
+import { Card, ConfirmButton, Dialog, ErrorNotice, Loaded, Notice, Page, PurgeButton, Shares, Stat, Table, useAction, useLoad } from './components.js';
 import { TimeChart } from './chart.js';
 import { bytes, count, dateTime, percent } from './format.js';
 
@@ -55,31 +55,92 @@ function OriginForm({ projectId, hostname, onSaved }) {
           <option value="" disabled>${buckets.loading ? 'Loading your buckets…' : names.length ? 'Choose a bucket' : 'No buckets yet: create one under Buckets & keys'}</option>
           ${names.map((n) => html`<option value=${n}>${n}</option>`)}
         </select></div>
-        <label>Index document<input name="index-document" required maxlength="1024" aria-describedby="index-document-hint" value=${indexDocument} onInput=${(e) => setIndexDocument(e.target.value)} /></label>
-        <p class="hint" id="index-document-hint">Served for <code>/</code> and every path ending in <code>/</code>.</p>
-        <label>Error document (optional)<input name="error-document" maxlength="1024" placeholder="404.html" aria-describedby="error-document-hint" value=${errorDocument} onInput=${(e) => setErrorDocument(e.target.value)} /></label>
-        <p class="hint" id="error-document-hint">Served with status 404 when a key does not exist; empty for a plain 404.</p>`}
+        <div><label>Index document<input name="index-document" required maxlength="1024" aria-describedby="index-document-hint" value=${indexDocument} onInput=${(e) => setIndexDocument(e.target.value)} /></label>
+          <p class="hint" id="index-document-hint">Served for <code>/</code> and every path ending in <code>/</code>.</p></div>
+        <div><label>Error document (optional)<input name="error-document" maxlength="1024" placeholder="404.html" aria-describedby="error-document-hint" value=${errorDocument} onInput=${(e) => setErrorDocument(e.target.value)} /></label>
+          <p class="hint" id="error-document-hint">Served with status 404 when a key does not exist; empty for a plain 404.</p></div>`}
     <button type="submit" class="primary" disabled=${busy}>${busy ? 'Saving…' : 'Save origin'}</button>
   </form>`;
 }
 
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+const SIZE_UNITS = [['B', 1], ['KB', 1e3], ['MB', 1e6], ['GB', 1e9]];
+const RATE_DEFAULTS = { requestsPerSecond: 10, burst: 20, banAfter: 0, banWindowSeconds: 60, banSeconds: 60, maxBanSeconds: 3600 };
+
+/** "a, b\n c" as ['a', 'b', 'c']. */
+const entries = (text) => text.split(/[\s,]+/).map((x) => x.trim()).filter(Boolean);
+
+/** The largest unit that divides n evenly, for showing a stored byte count as the form's number + unit. */
+function sizeParts(n) {
+  if (n === null || n === undefined) return { amount: '', unit: 'MB' };
+  const [unit, size] = [...SIZE_UNITS].reverse().find(([, size]) => n % size === 0 && n >= size) ?? SIZE_UNITS[0];
+  return { amount: String(n / size), unit };
+}
+
+/**
+ * The protection rules as a form: every field of PUT .../rules, filled from the stored rules (the API
+ * replaces them whole, so a field the form left out would be cleared by a save). The server checks them
+ * and its message names a bad entry. The JSON it sends is shown, for scripts that want the same.
+ */
 function RulesForm({ projectId, hostname, onSaved }) {
-  const [text, setText] = useState(JSON.stringify(hostname.rules, null, 2));
-  const { error, onSubmit } = useAction(async () => {
-    let rules;
-    try {
-      rules = JSON.parse(text);
-    } catch {
-      throw new Error('The rules are not valid JSON');
-    }
+  const r = hostname.rules;
+  const [allowIps, setAllowIps] = useState(r.allowIps.join('\n'));
+  const [blockIps, setBlockIps] = useState(r.blockIps.join('\n'));
+  const [countries, setCountries] = useState(r.blockCountries.join(', '));
+  const [methods, setMethods] = useState(new Set(r.allowedMethods));
+  const size = sizeParts(r.maxBodyBytes);
+  const [bodyAmount, setBodyAmount] = useState(size.amount);
+  const [bodyUnit, setBodyUnit] = useState(size.unit);
+  const [limited, setLimited] = useState(r.rateLimit !== null);
+  const [rate, setRate] = useState({ ...RATE_DEFAULTS, ...(r.rateLimit ?? {}) });
+  const setRateField = (field) => (e) => setRate((x) => ({ ...x, [field]: Number(e.target.value) }));
+  const toggleMethod = (m) => setMethods((set) => {
+    const next = new Set(set);
+    if (next.has(m)) next.delete(m);
+    else next.add(m);
+    return next;
+  });
+  const rules = {
+    allowIps: entries(allowIps),
+    blockIps: entries(blockIps),
+    blockCountries: entries(countries).map((c) => c.toUpperCase()),
+    allowedMethods: METHODS.filter((m) => methods.has(m)),
+    maxBodyBytes: bodyAmount === '' ? null : Math.round(Number(bodyAmount) * (SIZE_UNITS.find(([u]) => u === bodyUnit)?.[1] ?? 1)),
+    rateLimit: limited ? rate : null,
+  };
+  const { busy, error, onSubmit } = useAction(async () => {
     await put(`${hostnamePath(projectId, hostname.id)}/rules`, rules);
     onSaved();
   });
-  return html`<form class="stack" onSubmit=${onSubmit}>
-    <p class="muted">IP and CIDR allow and block lists, blocked countries (ISO codes), allowed methods, the largest body in bytes and a rate limit per client (<code>requestsPerSecond</code>, <code>burst</code>, ban). <code>{}</code> clears them.</p>
+  return html`<form class="stack rules-form" onSubmit=${onSubmit}>
     <${ErrorNotice} error=${error} />
-    <label>Rules (JSON)<textarea name="rules" rows="12" spellcheck="false" value=${text} onInput=${(e) => setText(e.target.value)}></textarea></label>
-    <button type="submit" class="primary">Save rules</button>
+    <div class="grid two">
+      <div><label for="rules-block-ips">Blocked IPs and CIDRs</label>
+        <textarea id="rules-block-ips" name="block-ips" rows="3" spellcheck="false" placeholder=${'203.0.113.7\n198.51.100.0/24'} value=${blockIps} onInput=${(e) => setBlockIps(e.target.value)}></textarea></div>
+      <div><label for="rules-allow-ips">Allowed IPs and CIDRs (only these, when any)</label>
+        <textarea id="rules-allow-ips" name="allow-ips" rows="3" spellcheck="false" placeholder="2001:db8::/32" value=${allowIps} onInput=${(e) => setAllowIps(e.target.value)}></textarea></div>
+    </div>
+    <div><label for="rules-countries">Blocked countries</label>
+      <input id="rules-countries" name="block-countries" placeholder="ISO codes: CN, RU" aria-describedby="rules-countries-hint" value=${countries} onInput=${(e) => setCountries(e.target.value)} />
+      <p class="hint" id="rules-countries-hint">Two-letter ISO 3166 codes, separated by commas or spaces.</p></div>
+    <fieldset class="inline"><legend>Allowed methods (none ticked: every method)</legend>
+      ${METHODS.map((m) => html`<label><input type="checkbox" name="method" value=${m} checked=${methods.has(m)} onChange=${() => toggleMethod(m)} /> ${m}</label>`)}
+    </fieldset>
+    <div class="inline-form tight">
+      <label>Largest request body<input name="max-body" type="number" min="0" step="any" placeholder="no limit" value=${bodyAmount} onInput=${(e) => setBodyAmount(e.target.value)} /></label>
+      <label>Unit<select name="max-body-unit" value=${bodyUnit} onChange=${(e) => setBodyUnit(e.target.value)}>${SIZE_UNITS.map(([u]) => html`<option value=${u}>${u}</option>`)}</select></label>
+    </div>
+    <fieldset><legend><label class="check"><input type="checkbox" name="rate-limited" checked=${limited} onChange=${(e) => setLimited(e.target.checked)} /> Limit the requests of each client</label></legend>
+      ${limited ? html`<div class="inline-form tight">
+        <label>Requests per second<input name="rps" type="number" min="0.001" step="any" required value=${rate.requestsPerSecond} onInput=${setRateField('requestsPerSecond')} /></label>
+        <label>Burst<input name="burst" type="number" min="1" step="1" required value=${rate.burst} onInput=${setRateField('burst')} /></label>
+        <label>Ban after refusals (0: never)<input name="ban-after" type="number" min="0" step="1" required value=${rate.banAfter} onInput=${setRateField('banAfter')} /></label>
+        <label>Ban for (seconds)<input name="ban-seconds" type="number" min="1" step="1" required value=${rate.banSeconds} onInput=${setRateField('banSeconds')} /></label>
+      </div>
+      <p class="hint">Refusals are counted over ${rate.banWindowSeconds} s; a client banned again is banned twice as long, up to ${rate.maxBanSeconds} s.</p>` : null}
+    </fieldset>
+    <details><summary>As JSON (PUT .../rules)</summary><pre class="snippet" data-testid="rules-json">${JSON.stringify(rules, null, 2)}</pre></details>
+    <button type="submit" class="primary" disabled=${busy}>${busy ? 'Saving…' : 'Save rules'}</button>
   </form>`;
 }
 
@@ -94,7 +155,27 @@ function ruleSummary(rules) {
   return parts.length ? parts.join(' · ') : 'no rules';
 }
 
-function Hostnames({ project }) {
+function Deployments({ project }) {
+  const state = useLoad(() => get(`${projectPath(project.id)}/deployments`), [project.id]);
+  const [name, setName] = useState('');
+  const add = useAction(async () => {
+    await post(`${projectPath(project.id)}/deployments`, { name });
+    setName('');
+    state.reload();
+  });
+  return html`<h3>Deployments</h3>
+    <p class="muted">A deployment names a release of the project; assets uploaded with it are listed under it.</p>
+    <${Loaded} state=${state}>${(data) => data.deployments.length
+      ? html`<ul class="plain" data-testid="deployments">${data.deployments.map((d) => html`<li key=${d.id}><span class="file-name">${d.name}</span> <span class="muted">${dateTime(d.createdAt)}</span></li>`)}</ul>`
+      : html`<p class="muted empty">No deployments yet.</p>`}<//>
+    <form class="inline-form" onSubmit=${add.onSubmit}>
+      <label>New deployment<input name="deployment-name" required maxlength="100" placeholder="v1.4.0" value=${name} onInput=${(e) => setName(e.target.value)} /></label>
+      <button type="submit" disabled=${add.busy}>Add deployment</button>
+      <${ErrorNotice} error=${add.error} />
+    </form>`;
+}
+
+function Hostnames({ project, onDeleted }) {
   const state = useLoad(() => get(`${projectPath(project.id)}/hostnames`), [project.id]);
   const [name, setName] = useState('');
   const [edit, setEdit] = useState(null);
@@ -136,11 +217,15 @@ function Hostnames({ project }) {
       className: 'row-actions',
       render: (h) => html`<button type="button" class="small" onClick=${() => setEdit({ what: 'origin', h })}>Origin</button>
         <button type="button" class="small" onClick=${() => setEdit({ what: 'rules', h })}>Rules</button>
+        <${PurgeButton} path=${`${hostnamePath(project.id, h.id)}/purge`} what=${h.hostname} />
         <${ConfirmButton} label="Remove" confirmLabel="Remove" className="small danger" question=${`Remove ${h.hostname}? The proxy stops serving it at once.`}
           onConfirm=${async () => { await del(hostnamePath(project.id, h.id)); state.reload(); }} />`,
     },
   ];
   return html`<${Card} title=${`Project ${project.name}`}>
+    <div class="card-actions"><${ConfirmButton} label="Delete project" className="small danger" confirmLabel="Delete project"
+      question=${`Delete the project ${project.name}? Its hostnames stop being served at once, its deployments go, and its assets stay (no longer linked to it).`}
+      onConfirm=${async () => { await del(projectPath(project.id)); onDeleted(); }} /></div>
     <${Loaded} state=${state}>${(data) => html`<${Table} caption=${`Hostnames of ${project.name}`} columns=${columns} rows=${data.hostnames.map((h) => ({ ...h, key: h.id }))} empty="No hostnames yet." />`}<//>
     <form class="inline-form" onSubmit=${add.onSubmit}>
       <label>Add hostname<input name="hostname" required placeholder="www.example.com" value=${name} onInput=${(e) => setName(e.target.value)} /></label>
@@ -152,6 +237,7 @@ function Hostnames({ project }) {
       ${edit?.what === 'rules' ? html`<${RulesForm} projectId=${project.id} hostname=${edit.h} onSaved=${closeEdit} />` : null}
       <div class="dialog-actions"><button type="button" onClick=${closeEdit}>Cancel</button></div>
     <//>
+    <${Deployments} project=${project} />
   <//>`;
 }
 
@@ -240,7 +326,9 @@ export function ProjectsPage() {
         <${ErrorNotice} error=${create.error} />
       </form>
     <//>
-    <${Loaded} state=${state}>${(data) => data.projects.map((p) => html`<${Hostnames} key=${p.id} project=${p} />`)}<//>
+    <${Loaded} state=${state}>${(data) => data.projects.length
+      ? data.projects.map((p) => html`<${Hostnames} key=${p.id} project=${p} onDeleted=${state.reload} />`)
+      : html`<p class="muted empty">No projects yet.</p>`}<//>
     <${ProxyLogs} />
   <//>`;
 }

@@ -2,8 +2,8 @@
 // S3 keys (read or read_write). A new key's secret is shown once, with ready-to-paste settings for
 // aws cli, rclone and boto3.
 import { html, useState } from './preact-htm.js';
-import { del, get, post } from './api.js';
-import { Card, ConfirmButton, CopyButton, Dialog, ErrorNotice, Loaded, Notice, Page, SecretValue, Table, useAction, useLoad } from './components.js';
+import { del, get, post, put } from './api.js';
+import { Card, ConfirmButton, CopyButton, Dialog, ErrorNotice, Loaded, Notice, Page, PurgeButton, SecretValue, Table, useAction, useLoad } from './components.js';
 import { count, dateTime } from './format.js';
 
 const keysPath = (bucket) => `/storage/buckets/${encodeURIComponent(bucket)}/access-keys`;
@@ -70,7 +70,7 @@ function NewKeyForm({ bucket, onCreated }) {
   </form>`;
 }
 
-function BucketKeys({ bucket }) {
+function BucketKeys({ bucket, onChanged }) {
   const state = useLoad(() => get(keysPath(bucket.name)), [bucket.name]);
   const [dialog, setDialog] = useState(null);
   const close = () => {
@@ -90,7 +90,17 @@ function BucketKeys({ bucket }) {
     },
   ];
   return html`<${Card} title=${`Bucket ${bucket.name}`}>
-    <p class="muted">${count(bucket.objects)} object${bucket.objects === 1 ? "" : "s"} · region ${bucket.region} · ${bucket.public ? 'public on the CDN' : 'private'} · created ${dateTime(bucket.createdAt)}</p>
+    <p class="muted">${count(bucket.objects)} object${bucket.objects === 1 ? "" : "s"} · region ${bucket.region} · created ${dateTime(bucket.createdAt)}</p>
+    <div class="bucket-cdn" data-testid="bucket-visibility">
+      ${bucket.public
+        ? html`<span class="badge public">public on the CDN</span> <span class="muted">anyone can read its objects at <code>/b/${bucket.name}/${'<key>'}</code> on the CDN host</span>
+          <${ConfirmButton} label="Make private" className="small" confirmLabel="Make private" question=${`Stop serving ${bucket.name} on the CDN? Its objects are refused there at once and their cached copies dropped.`}
+            onConfirm=${async () => { await put(`/api/v3/buckets/${encodeURIComponent(bucket.name)}/public`, { public: false }); onChanged(); }} />
+          <${PurgeButton} path="/api/v3/cdn/purge" body=${{ bucket: bucket.name }} what=${`the bucket ${bucket.name}`} />`
+        : html`<span class="badge">private</span> <span class="muted">read only with an access key or a presigned URL</span>
+          <${ConfirmButton} label="Make public" className="small" confirmLabel="Make public" question=${`Serve every object of ${bucket.name} to anyone on the CDN host at /b/${bucket.name}/<key>? Keys and presigned URLs keep working as before.`}
+            onConfirm=${async () => { await put(`/api/v3/buckets/${encodeURIComponent(bucket.name)}/public`, { public: true }); onChanged(); }} />`}
+    </div>
     <${Loaded} state=${state}>${(data) => html`<${Table} caption=${`Access keys of ${bucket.name}`} columns=${columns} rows=${data.accessKeys.map((k) => ({ ...k, key: k.accessKeyId }))} empty="No access keys for this bucket." />`}<//>
     <button type="button" class="primary" onClick=${() => setDialog({})}>New access key</button>
     <${Dialog} open=${dialog !== null} title=${`New access key for ${bucket.name}`} onClose=${close}>
@@ -122,6 +132,6 @@ export function StoragePage() {
       <${NewBucket} onCreated=${state.reload} />
     <//>
     <${Loaded} state=${state}>${(data) =>
-      data.buckets.length ? data.buckets.map((b) => html`<${BucketKeys} key=${b.name} bucket=${b} />`) : html`<p class="muted empty">No buckets yet.</p>`}<//>
+      data.buckets.length ? data.buckets.map((b) => html`<${BucketKeys} key=${b.name} bucket=${b} onChanged=${state.reload} />`) : html`<p class="muted empty">No buckets yet.</p>`}<//>
   <//>`;
 }
