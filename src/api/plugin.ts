@@ -17,6 +17,7 @@ import { storageKeyRoutes } from './v3/storage-keys.js';
 import { summaryRoutes } from './v3/summary.js';
 import { usageRoutes } from './v3/usage.js';
 import { bucketRoutes } from './v3/buckets.js';
+import { bucketObjectRoutes } from './v3/bucket-objects.js';
 import { metricsRoutes } from './v3/metrics.js';
 import { purgeRoutes } from './v3/purge.js';
 import { domainRoutes } from './v3/domains.js';
@@ -53,7 +54,7 @@ function bearerToken(request: FastifyRequest): string | undefined {
 
 /** Route modules, each owning its paths. */
 const ROUTES: readonly RouteModule[] = [
-  apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, metricsRoutes, domainRoutes,
+  apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, bucketObjectRoutes, metricsRoutes, domainRoutes,
   projectRoutes, sessionRoutes,
 ];
 

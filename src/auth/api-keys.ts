@@ -17,6 +17,8 @@ export const SCOPES = {
   'domains:read': 'domain TLD pricing and availability search',
   'api-keys:manage': "list, create and delete the user's API keys (never with scopes the caller lacks)",
   'buckets:manage': "list and create the user's buckets; make them public on the CDN or private again",
+  'objects:read': "list, preview and download the objects of the user's buckets, and make presigned links to them",
+  'objects:write': "upload and delete objects in the user's buckets",
   'metrics:read': 'read the gateway metrics (request log drops, cache sizes)',
   'projects:read': "list the user's projects, deployments and hostnames (with their origins, rules and verification records)",
   'projects:write': 'create and delete projects, deployments and hostnames; set origins and rules; verify hostnames; purge their cached answers',

@@ -363,7 +363,7 @@ t.test('the keyboard reaches the navigation and the forms', async (t) => {
   await goTo('overview');
   await page.locator('body').focus();
   const reached: string[] = [];
-  for (let i = 0; i < 12; i++) {
+  for (let i = 0; i < 16; i++) {
     await page.keyboard.press('Tab');
     reached.push(await page.evaluate(() => document.activeElement?.textContent?.trim() ?? ''));
   }

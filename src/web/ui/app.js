@@ -10,6 +10,7 @@ const PAGES = [
   { path: 'assets', label: 'Assets', load: () => import('./page-assets.js').then((m) => m.AssetsPage) },
   { path: 'api-keys', label: 'API keys', load: () => import('./page-api-keys.js').then((m) => m.ApiKeysPage) },
   { path: 'storage', label: 'Buckets & keys', load: () => import('./page-storage.js').then((m) => m.StoragePage) },
+  { path: 'objects', label: 'Objects', load: () => import('./page-objects.js').then((m) => m.ObjectsPage) },
   { path: 'usage', label: 'Usage & credits', load: () => import('./page-usage.js').then((m) => m.UsagePage) },
   { path: 'projects', label: 'Projects & proxy', load: () => import('./page-projects.js').then((m) => m.ProjectsPage) },
   { path: 'domains', label: 'Domains', load: () => import('./page-domains.js').then((m) => m.DomainsPage) },

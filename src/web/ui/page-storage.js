@@ -90,7 +90,7 @@ function BucketKeys({ bucket, onChanged }) {
     },
   ];
   return html`<${Card} title=${`Bucket ${bucket.name}`}>
-    <p class="muted">${count(bucket.objects)} object${bucket.objects === 1 ? "" : "s"} · region ${bucket.region} · created ${dateTime(bucket.createdAt)}</p>
+    <p class="muted">${count(bucket.objects)} object${bucket.objects === 1 ? "" : "s"} · region ${bucket.region} · created ${dateTime(bucket.createdAt)} · <a href=${`#/objects?bucket=${encodeURIComponent(bucket.name)}`}>Browse its objects</a></p>
     <div class="bucket-cdn" data-testid="bucket-visibility">
       ${bucket.public
         ? html`<span class="badge public">public on the CDN</span> <span class="muted">anyone can read its objects at <code>/b/${bucket.name}/${'<key>'}</code> on the CDN host</span>
