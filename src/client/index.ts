@@ -4,6 +4,7 @@
 import { FormData, fetch, type Dispatcher } from 'undici';
 import type {
   Anomaly,
+  AnomalyDetail,
   ApiKeyInfo,
   Asset,
   AssetListItem,
@@ -21,6 +22,7 @@ import type {
   LedgerEntry,
   Pagination,
   Project,
+  LoggedRequests,
   ProxyLogs,
   StorageAccessKey,
   Summary,
@@ -34,7 +36,7 @@ import type {
 
 export type { BucketView, BucketVisibility, CacheStats, PurgeRequest };
 export type {
-  Anomaly, ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
+  Anomaly, AnomalyDetail, LoggedRequests, ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
   ProxyLogs, StorageAccessKey, Summary, UsageEvent, Tld, TldMatch, DomainResult,
   Deployment, Hostname, HostnameOrigin, HostnameRules, Project,
 };
@@ -62,6 +64,19 @@ export interface ProxyLogQuery {
 }
 
 /** `?a=1&b=2` of the defined values, or '' when there are none. */
+/** Filters of the request log (GET /api/v3/cdn/proxy-logs/requests); times in ISO 8601, `cursor` a page's nextCursor. */
+export interface RequestLogQuery {
+  hostname?: string;
+  from?: string;
+  to?: string;
+  decision?: string;
+  ip?: string;
+  country?: string;
+  path?: string;
+  limit?: number;
+  cursor?: string;
+}
+
 function queryString(query: object): string {
   const qs = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
   return qs.size > 0 ? `?${qs.toString()}` : '';
@@ -207,6 +222,16 @@ export class S3EdgeClient {
 
   async anomalies(query: ProxyLogQuery & { state?: 'open' | 'all'; limit?: number } = {}): Promise<Anomaly[]> {
     return (await this.json<{ anomalies: Anomaly[] }>('GET', `/api/v3/cdn/anomalies${queryString(query)}`)).anomalies;
+  }
+
+  /** A page of the request log, newest first; pass `nextCursor` back as `cursor` for the next one. */
+  async proxyLogRequests(query: RequestLogQuery = {}): Promise<LoggedRequests> {
+    return (await this.json<{ data: LoggedRequests }>('GET', `/api/v3/cdn/proxy-logs/requests${queryString(query)}`)).data;
+  }
+
+  /** One anomaly event and the sources and countries of its span of traffic. */
+  async anomaly(id: string): Promise<AnomalyDetail> {
+    return (await this.json<{ data: AnomalyDetail }>('GET', `/api/v3/cdn/anomalies/${encodeURIComponent(id)}`)).data;
   }
 
   /** The gateway metrics in the Prometheus text format (scope metrics:read). */

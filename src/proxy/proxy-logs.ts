@@ -39,8 +39,14 @@ export interface ReportWindow {
 }
 
 /** Series points: 5 minutes up to a day, hourly beyond. */
+/** A source with its own risk, `total` being the requests of the window. */
+export function sourceView(s: SourceRow, total: number): ProxyLogs['topSources'][number] {
+  return { ...s, risk: sourceRisk(s, total) };
+}
+
+/** A series point's width: about 60 to 300 points whatever the window, so a burst keeps its shape. */
 export function bucketMsFor(hours: number): number {
-  return hours <= 24 ? 5 * 60_000 : 60 * 60_000;
+  return hours <= 3 ? 60_000 : hours <= 24 ? 5 * 60_000 : 60 * 60_000;
 }
 
 export function buildProxyLogs(
@@ -79,7 +85,7 @@ export function buildProxyLogs(
   const top = known[0];
   const knownTotal = known.reduce((n, g) => n + g.requests, 0);
   const geoIndex = concentration(known.map((g) => g.requests));
-  const source = (s: SourceRow): ProxyLogs['topSources'][number] => ({ ...s, risk: sourceRisk(s, total) });
+  const source = (s: SourceRow): ProxyLogs['topSources'][number] => sourceView(s, total);
   return {
     available,
     hostname: w.hostname,

@@ -2,14 +2,15 @@
 // which hostnames are theirs, the window, and the reads behind buildProxyLogs. The request log is
 // flushed and the anomaly monitor evaluated first, so a report includes the requests just served and
 // the buckets that have just closed.
-import type { Anomaly, ProxyLogs } from '../api/v3/schemas.js';
+import type { Anomaly, AnomalyDetail, LoggedRequests, ProxyLogs } from '../api/v3/schemas.js';
 import type { Config } from '../config/schema.js';
 import type { Repos } from '../db/repos/index.js';
 import type { RequestLog } from '../analytics/request-log.js';
 import type { TrafficMonitor } from './detect/monitor.js';
 import type { AnomalyEvent } from '../db/repos/anomaly-event.js';
-import { EdgeTrafficRepo, type EdgeTrafficQuery } from '../db/repos/edge-traffic.js';
-import { bucketMsFor, buildProxyLogs, factsFromUsage, TOP_SOURCES, type ReportedHostname, type ReportWindow } from './proxy-logs.js';
+import { EdgeTrafficRepo, type EdgeTrafficQuery, type RequestCursor, type RequestFilter } from '../db/repos/edge-traffic.js';
+import { bucketMsFor, buildProxyLogs, factsFromUsage, sourceView, TOP_SOURCES, type ReportedHostname, type ReportWindow } from './proxy-logs.js';
+import { countryName } from '../analytics/country-names.js';
 
 export const DEFAULT_HOURS = 24;
 export const ANOMALIES_DEFAULT_LIMIT = 100;
@@ -19,6 +20,31 @@ export interface ReportQuery {
   /** A hostname of the user's (a project hostname or the CDN hostname); null: all of them. */
   hostname: string | null;
   hours: number;
+}
+
+export const REQUESTS_DEFAULT_LIMIT = 50;
+export const REQUESTS_MAX_LIMIT = 500;
+/** Sources and countries an anomaly's detail names. */
+const ANOMALY_SOURCES = 5;
+
+/** A page of the request log: the window (Unix ms, both ends included), a filter, where to go on from. */
+export interface RequestsQuery {
+  hostname: string | null;
+  fromMs: number;
+  toMs: number;
+  filter: RequestFilter;
+  cursor: RequestCursor | null;
+  limit: number;
+}
+
+/** A cursor as the API spells it: `<time>-<id>` of the last row given. */
+export function cursorText(c: RequestCursor): string {
+  return `${c.time}-${c.id}`;
+}
+
+export function parseCursor(text: string): RequestCursor | undefined {
+  const m = /^(\d{1,15})-(\d{1,18})$/.exec(text);
+  return m ? { time: Number(m[1]), id: Number(m[2]) } : undefined;
 }
 
 export function anomalyView(e: AnomalyEvent): Anomaly {
@@ -97,6 +123,42 @@ export class ProxyReports {
     if (q.hostname !== null && !(await this.hostnamesOf(userId)).some((h) => h.hostname === q.hostname)) return undefined;
     const w = this.window(q);
     return this.events(userId, { ownerId: userId, fromMs: w.fromMs, toMs: w.toMs, hostname: q.hostname ?? '' }, q.state, q.limit);
+  }
+
+  /** The window's requests, newest first; undefined when the hostname is not one of the user's. */
+  async requests(userId: string, q: RequestsQuery): Promise<LoggedRequests | undefined> {
+    if (q.hostname !== null && !(await this.hostnamesOf(userId)).some((h) => h.hostname === q.hostname)) return undefined;
+    const fromMs = Math.max(q.fromMs, this.ctx.clock().getTime() - this.maxHours * 3_600_000);
+    await this.ctx.requestLog.flush();
+    const query: EdgeTrafficQuery = { ownerId: userId, fromMs, toMs: q.toMs, hostname: q.hostname ?? '' };
+    // One more than asked says whether there is a next page.
+    const rows = await this.traffic.requests(query, q.filter, q.cursor, q.limit + 1);
+    const page = rows.slice(0, q.limit);
+    const last = page.at(-1);
+    return {
+      from: new Date(fromMs).toISOString(),
+      to: new Date(q.toMs).toISOString(),
+      requests: page.map((r) => ({ ...r, time: new Date(r.time).toISOString(), countryName: r.country === '' ? 'Unknown' : countryName(r.country) })),
+      nextCursor: rows.length > q.limit && last ? cursorText(last) : null,
+    };
+  }
+
+  /** One anomaly with what its span of traffic came from; undefined for another user's or none. */
+  async anomaly(userId: string, id: string): Promise<AnomalyDetail | undefined> {
+    await this.ctx.edgeMonitor.evaluate();
+    const event = await this.ctx.repos.anomalies.byId(userId, id);
+    if (!event) return undefined;
+    await this.ctx.requestLog.flush();
+    const toMs = event.endedAt ?? this.ctx.clock().getTime();
+    const query: EdgeTrafficQuery = { ownerId: userId, fromMs: event.startedAt, toMs, hostname: event.hostname };
+    const [sources, countries] = await Promise.all([this.traffic.topSources(query, 'requests', ANOMALY_SOURCES), this.traffic.countries(query, ANOMALY_SOURCES)]);
+    const total = (await this.traffic.groups(query)).reduce((n, g) => n + g.requests, 0);
+    return {
+      anomaly: anomalyView(event),
+      requests: total,
+      sources: sources.map((r) => sourceView(r, total)),
+      countries: countries.map((c) => ({ code: c.country, country: c.country === '' ? 'Unknown' : countryName(c.country), requests: c.requests, blocked: c.blocked, share: total === 0 ? 0 : c.requests / total })),
+    };
   }
 
   private async events(userId: string, q: EdgeTrafficQuery, state: 'open' | 'all', limit: number): Promise<Anomaly[]> {

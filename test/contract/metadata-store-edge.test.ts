@@ -224,6 +224,9 @@ stores.each('anomaly events: one open per hostname and kind, updates, the window
   t.same((await anomalies.list({ ...q, fromMs: 0, toMs: 10_000, limit: 2.7 })).map((x) => x.id), ['e2', 'e4'], 'limit, whole');
   t.same(await anomalies.list({ ...q, fromMs: 0, toMs: 10_000, limit: -1 }), [], 'a negative limit is 0');
   t.same((await anomalies.list({ ownerId: 'o2', fromMs: 0, toMs: 10_000, limit: 10 })).map((x) => x.id), ['e5']);
+  t.match(await anomalies.byId('o1', 'e3'), { id: 'e3', kind: 'blocked-surge', endedAt: 2600 }, 'one event by id');
+  t.equal(await anomalies.byId('o1', 'e5'), undefined, "another owner's: none");
+  t.equal(await anomalies.byId('o1', 'nope'), undefined);
 });
 
 /** Traffic of three hours for two owners and one request of no owner (as test/unit/request-log-rollup). */
@@ -374,6 +377,39 @@ stores.each('proxy-log queries: groups, series and top sources of one owner', as
   ], 'by requests, then bytes; no address left out');
   t.same((await traffic.topSources(q, 'bytes', 2)).map((s) => s.ip), ['198.51.100.4', '198.51.100.1']);
   t.same(await traffic.topSources({ ...q, ownerId: 'nobody' }, 'bytes', 2), []);
+
+  t.same(await traffic.countries(q, 10), [
+    { country: 'DE', requests: 4, blocked: 0 },
+    { country: '', requests: 1, blocked: 1 },
+    { country: 'NG', requests: 1, blocked: 1 },
+    { country: 'US', requests: 1, blocked: 1 },
+  ], 'countries, busiest first, unknown as ""');
+  const ids = async (filter: Parameters<EdgeTrafficRepo['requests']>[1], limit = 20): Promise<string[]> =>
+    (await traffic.requests(q, filter, null, limit)).map((r) => `${r.clientIp}:${r.decision}`);
+  const all = await traffic.requests(q, {}, null, 20);
+  t.equal(all.length, 7, 'every request of the owner in the window');
+  t.ok(all.every((r, i) => i === 0 || r.time < all[i - 1]!.time || (r.time === all[i - 1]!.time && r.id < all[i - 1]!.id)), 'newest first, then by id');
+  t.match(all.find((r) => r.decision === 'rate-limited'), { host: 'shop.example.com', surface: 'proxy', status: 429, clientIp: '198.51.100.2', country: 'NG', bytesSent: 10 });
+  t.same((await ids({ decision: 'blocked' })).sort(), ['198.51.100.2:rate-limited', '198.51.100.3:country-blocked', '198.51.100.5:refused']);
+  t.same(await ids({ decision: 'refused' }), ['198.51.100.5:refused'], 'a CDN refusal');
+  t.same(await ids({ decision: 'country-blocked' }), ['198.51.100.3:country-blocked'], 'one rule');
+  t.equal((await ids({ decision: 'allowed' })).length, 4, 'allowed: the rest');
+  t.same(await ids({ ip: '198.51.100.4' }), ['198.51.100.4:allowed']);
+  t.same(await ids({ country: 'NG' }), ['198.51.100.2:rate-limited']);
+  t.same(await ids({ country: '' }), ['198.51.100.5:refused'], 'unknown country');
+  t.equal((await ids({ pathPrefix: '/' })).length, 7, 'a path prefix');
+  t.same(await ids({ pathPrefix: '/nothing-here' }), []);
+  t.same(await ids({ pathPrefix: "%'" }), [], 'a prefix is no pattern');
+  // Pages: each starts after the previous page's last row, and together they are the whole list.
+  const paged: number[] = [];
+  for (let before: { time: number; id: number } | null = null; ; ) {
+    const page = await traffic.requests(q, {}, before, 3);
+    paged.push(...page.map((r) => r.id));
+    const last = page.at(-1);
+    if (page.length < 3 || !last) break;
+    before = { time: last.time, id: last.id };
+  }
+  t.same(paged, all.map((r) => r.id), 'pages of 3 give every row once, in order');
 });
 
 stores.each('RequestLog over the store: flush, maintain, close', async (t, open) => {

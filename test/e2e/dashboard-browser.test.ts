@@ -23,7 +23,7 @@ import { bootstrapJson, startRdapFixture } from '../helpers/rdap-fixture.js';
 const run = promisify(execFile);
 const PASSWORD = 'browser test passphrase';
 const HOSTILE = '<img src=x onerror=alert(1)>.png';
-const PAGES = ['overview', 'assets', 'api-keys', 'storage', 'usage', 'projects', 'domains'] as const;
+const PAGES = ['overview', 'assets', 'api-keys', 'storage', 'objects', 'usage', 'projects', 'security', 'domains'] as const;
 
 // alice's site behind the edge proxy: a loopback origin (hence allowPrivateOrigins), GET only.
 const origin = createServer((_req, res) => res.end('hello from the origin\n'));
@@ -291,7 +291,7 @@ t.test("another user's asset id is not found", async (t) => {
   t.equal((await bob.client.listAssets({})).assets.length, 1, "bob's asset is still there");
 });
 
-t.test('the proxy logs page shows the traffic of a project hostname', async (t) => {
+t.test('the projects page shows a project hostname, and security events its traffic', async (t) => {
   // The route table picks the CLI's changes up within 250 ms: retry the first request until it is proxied.
   let first = 0;
   for (let i = 0; i < 40 && first !== 200; i++) {
@@ -305,10 +305,11 @@ t.test('the proxy logs page shows the traffic of a project hostname', async (t) 
   await page.getByTestId('hostname').filter({ hasText: 'shop.example.com' }).waitFor();
   t.match(await page.locator('tr', { has: page.getByTestId('hostname').filter({ hasText: 'shop.example.com' }) }).textContent(), /verified \(operator\).*127\.0\.0\.1.*methods: GET/, 'its verification, origin and rules');
   t.match(await page.locator('tr', { has: page.getByTestId('hostname').filter({ hasText: 'www.example.com' }) }).textContent(), /not verified.*_s3edge-challenge\.www\.example\.com/, 'the TXT record to publish for the other');
+  await goTo('security');
   const sources = page.getByRole('table', { name: 'Top client IPs by requests' });
   await sources.waitFor();
   t.match(await sources.textContent(), /127\.0\.0\.1/, 'the top sources list the client');
-  t.match(await page.getByTestId('blocked-by').textContent(), /method-not-allowed/, 'blocked by rule: the method rule');
+  t.match(await page.getByTestId('blocked-by').textContent(), /Method not allowed: 1 request/, 'blocked by rule: the method rule, in words');
   await page.screenshot({ path: join(shots, 'projects-traffic.png'), fullPage: true });
 });
 

@@ -110,6 +110,16 @@ t.test('proxy logs count exactly the requests sent, allowed and blocked by rule,
   t.equal(p.series.points.reduce((n, x) => n + x.requests, 0), 37);
   t.match(p.hostnames, [{ hostname: HOST, kind: 'project', verified: true, requests: 37, blocked: 7 }]);
   t.ok(p.risk.index > 0, 'blocked traffic raises the risk');
+  // The request log itself, through the typed client: the blocked requests, two pages by the cursor.
+  const first = await client.proxyLogRequests({ hostname: HOST, decision: 'ip-blocked', limit: 4 });
+  t.equal(first.requests.length, 4);
+  t.ok(first.nextCursor, 'a next page');
+  const rest = await client.proxyLogRequests({ hostname: HOST, decision: 'ip-blocked', limit: 4, cursor: first.nextCursor ?? '' });
+  t.equal(rest.nextCursor, null, 'the last page');
+  const blockedRows = [...first.requests, ...rest.requests];
+  t.equal(new Set(blockedRows.map((r) => r.id)).size, 7, 'the 7 blocked requests, once each');
+  t.ok(blockedRows.every((r) => r.clientIp === '203.0.113.1' && r.status === 403 && r.surface === 'proxy'), 'all from the blocked client');
+  t.equal((await client.proxyLogRequests({ hostname: HOST, decision: 'allowed', limit: 500 })).requests.length, 30, 'and the 30 allowed');
   await admin('hostnames', 'set-rules', HOST, '--rules', '{}');
   // The first bucket of the spike test starts clean.
   now += BUCKET_MS;

@@ -2,22 +2,88 @@
 // and anomaly events (src/proxy/report.ts). `hostname` names one of the user's hostnames (a project
 // hostname or the CDN hostname; another is 404), `hours` the window (default 24, at most the request
 // log's retention; lenient like page and limit: a bad value takes the default).
+//
+// GET /api/v3/cdn/proxy-logs/requests: the request log itself, newest first, a page at a time (`cursor`
+// from the previous page's `nextCursor`), filtered by hostname, decision (allowed, blocked, a rule or
+// refused), ip, country (ISO code, `unknown`), path (a prefix) and the window `from`..`to` (ISO 8601).
+// Filters are strict: a value that cannot match anything is a 400 naming it, not an empty page.
+// GET /api/v3/cdn/anomalies/:id: one event and the sources and countries of its span of traffic.
+import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
-import { notFound } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
 import { intParam } from '../query.js';
 import { principalOf, type RouteModule } from '../route-module.js';
-import { ANOMALIES_DEFAULT_LIMIT, ANOMALIES_MAX_LIMIT, DEFAULT_HOURS, ProxyReports, type ReportQuery } from '../../proxy/report.js';
-import { Anomaly, ERROR_RESPONSES, ProxyLogs } from './schemas.js';
+import {
+  ANOMALIES_DEFAULT_LIMIT, ANOMALIES_MAX_LIMIT, DEFAULT_HOURS, parseCursor, ProxyReports, REQUESTS_DEFAULT_LIMIT, REQUESTS_MAX_LIMIT,
+  type ReportQuery, type RequestsQuery,
+} from '../../proxy/report.js';
+import { BLOCK_REASONS } from '../../db/repos/hostname-model.js';
+import type { RequestFilter } from '../../db/repos/edge-traffic.js';
+import { Anomaly, AnomalyDetail, ERROR_RESPONSES, LoggedRequests, ProxyLogs } from './schemas.js';
 
 type Query = Record<string, unknown>;
 
 const unknownHostname = (): Error => notFound('No such hostname among yours');
+const DECISIONS = new Set<string>(['allowed', 'blocked', 'refused', ...BLOCK_REASONS]);
+
+function hostnameOf(query: Query): string | null {
+  const raw = typeof query.hostname === 'string' ? query.hostname.trim().toLowerCase().replace(/\.$/, '') : '';
+  return raw === '' ? null : raw;
+}
+
+/** A query value, trimmed; undefined when absent or empty. */
+function text(query: Query, name: string): string | undefined {
+  const v = query[name];
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+}
+
+function timeParam(query: Query, name: string): number | undefined {
+  const v = text(query, name);
+  if (v === undefined) return undefined;
+  const ms = Date.parse(v);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(ms)) throw badRequest(`${name} must be a time in ISO 8601, like 2026-12-03T08:00:00Z`);
+  return ms;
+}
+
+/** The filters of a request log listing, checked. */
+function requestFilter(query: Query): RequestFilter {
+  const filter: RequestFilter = {};
+  const decision = text(query, 'decision');
+  if (decision !== undefined) {
+    if (!DECISIONS.has(decision)) throw badRequest(`decision must be one of ${[...DECISIONS].join(', ')}`);
+    filter.decision = decision;
+  }
+  const ip = text(query, 'ip');
+  if (ip !== undefined) {
+    if (isIP(ip) === 0) throw badRequest('ip must be one IPv4 or IPv6 address');
+    filter.ip = ip;
+  }
+  const country = text(query, 'country');
+  if (country !== undefined) {
+    if (country.toLowerCase() === 'unknown') filter.country = '';
+    else if (/^[A-Za-z]{2}$/.test(country)) filter.country = country.toUpperCase();
+    else throw badRequest("country must be a two-letter ISO 3166 code, like DE, or 'unknown'");
+  }
+  const path = text(query, 'path');
+  if (path !== undefined) {
+    if (!path.startsWith('/') || path.length > 1024) throw badRequest('path must start with / (it matches the paths that begin with it) and be at most 1024 characters');
+    filter.pathPrefix = path;
+  }
+  return filter;
+}
 
 export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
   const reports = new ProxyReports(ctx);
-  const reportQuery = (query: Query): ReportQuery => {
-    const raw = typeof query.hostname === 'string' ? query.hostname.trim().toLowerCase().replace(/\.$/, '') : '';
-    return { hostname: raw === '' ? null : raw, hours: intParam(query.hours, DEFAULT_HOURS, 1, reports.maxHours) };
+  const reportQuery = (query: Query): ReportQuery => ({ hostname: hostnameOf(query), hours: intParam(query.hours, DEFAULT_HOURS, 1, reports.maxHours) });
+  const requestsQuery = (query: Query): RequestsQuery => {
+    const now = ctx.clock().getTime();
+    const toMs = timeParam(query, 'to') ?? now;
+    const fromMs = timeParam(query, 'from') ?? toMs - DEFAULT_HOURS * 3_600_000 + 1;
+    if (fromMs > toMs) throw badRequest('from must not be after to');
+    const rawCursor = text(query, 'cursor');
+    const cursor = rawCursor === undefined ? null : parseCursor(rawCursor);
+    if (cursor === undefined) throw badRequest("cursor must be a page's nextCursor, as given");
+    return { hostname: hostnameOf(query), fromMs, toMs, filter: requestFilter(query), cursor, limit: intParam(query.limit, REQUESTS_DEFAULT_LIMIT, 1, REQUESTS_MAX_LIMIT) };
   };
 
   app.get<{ Querystring: Query }>(
@@ -26,6 +92,26 @@ export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
     async (request) => {
       const data = await reports.report(principalOf(request).userId, reportQuery(request.query));
       if (!data) throw unknownHostname();
+      return { success: true, data };
+    },
+  );
+
+  app.get<{ Querystring: Query }>(
+    '/api/v3/cdn/proxy-logs/requests',
+    { onRequest: requireScope('usage:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: LoggedRequests }), ...ERROR_RESPONSES } } },
+    async (request) => {
+      const data = await reports.requests(principalOf(request).userId, requestsQuery(request.query));
+      if (!data) throw unknownHostname();
+      return { success: true, data };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/api/v3/cdn/anomalies/:id',
+    { onRequest: requireScope('usage:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: AnomalyDetail }), ...ERROR_RESPONSES } } },
+    async (request) => {
+      const data = await reports.anomaly(principalOf(request).userId, request.params.id);
+      if (!data) throw notFound('No such anomaly among yours');
       return { success: true, data };
     },
   );

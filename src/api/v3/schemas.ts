@@ -229,6 +229,43 @@ const TrafficSource = Type.Object({
   risk: Type.Object({ index: Type.Integer(), rating: RiskRating }),
 });
 
+/** GET /api/v3/cdn/proxy-logs/requests: the request log, a page at a time, newest first. */
+export const LoggedRequests = Type.Object({
+  from: Type.String(),
+  to: Type.String(),
+  requests: Type.Array(
+    Type.Object({
+      id: Type.Integer(),
+      time: Type.String(),
+      host: Type.String(),
+      surface: Type.Union([Type.Literal('cdn'), Type.Literal('proxy')]),
+      method: Type.String(),
+      path: Type.String(),
+      status: Type.Integer(),
+      decision: Type.String(),
+      bytesSent: Type.Integer(),
+      bytesIn: Type.Integer(),
+      clientIp: Type.String(),
+      country: Type.String(),
+      countryName: Type.String(),
+      userAgent: Type.String(),
+      durationMs: Type.Number(),
+      cacheStatus: Nullable(Type.String()),
+    }),
+  ),
+  nextCursor: Nullable(Type.String()),
+});
+export type LoggedRequests = Static<typeof LoggedRequests>;
+
+/** GET /api/v3/cdn/anomalies/:id: the event and where its span of traffic came from. */
+export const AnomalyDetail = Type.Object({
+  anomaly: Anomaly,
+  requests: Type.Integer(),
+  sources: Type.Array(TrafficSource),
+  countries: Type.Array(Type.Object({ code: Type.String(), country: Type.String(), requests: Type.Integer(), blocked: Type.Integer(), share: Type.Number() })),
+});
+export type AnomalyDetail = Static<typeof AnomalyDetail>;
+
 /** GET /api/v3/cdn/proxy-logs (SPEC.md 2.11; docs/EDGE.md). */
 export const ProxyLogs = Type.Object({
   available: Type.Boolean(),

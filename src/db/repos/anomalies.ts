@@ -50,6 +50,7 @@ const UPDATE = 'UPDATE edge_anomalies SET severity = ?, observed = ?, detail = ?
 const OVERLAP = 'owner_id = ? AND started_at < ? AND (ended_at IS NULL OR ended_at > ?)';
 const LIST = `SELECT ${COLUMNS} FROM edge_anomalies WHERE ${OVERLAP} ORDER BY started_at DESC, id DESC LIMIT ?`;
 const LIST_HOST = `SELECT ${COLUMNS} FROM edge_anomalies WHERE ${OVERLAP} AND hostname = ? ORDER BY started_at DESC, id DESC LIMIT ?`;
+const BY_ID = `SELECT ${COLUMNS} FROM edge_anomalies WHERE id = ? AND owner_id = ?`;
 const OPEN = `SELECT ${COLUMNS} FROM edge_anomalies WHERE ended_at IS NULL ORDER BY started_at, id`;
 
 export class AnomaliesRepo {
@@ -83,6 +84,12 @@ export class AnomaliesRepo {
         ? await this.db.all<AnomalyRow>(LIST, [q.ownerId, q.toMs, q.fromMs, limit])
         : await this.db.all<AnomalyRow>(LIST_HOST, [q.ownerId, q.toMs, q.fromMs, q.hostname, limit]);
     return rows.map(toEvent);
+  }
+
+  /** One of the owner's events; undefined for another owner's or none. */
+  async byId(ownerId: string, id: string): Promise<AnomalyEvent | undefined> {
+    const row = await this.db.get<AnomalyRow>(BY_ID, [id, ownerId]);
+    return row === undefined ? undefined : toEvent(row);
   }
 
   /** Every open event (the monitor restores them on start, so an ongoing one is not reported twice). */

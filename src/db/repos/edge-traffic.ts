@@ -61,6 +61,81 @@ const sources = (order: string): string =>
 const BY_REQUESTS = sources('requests DESC, bytes DESC');
 const BY_BYTES = sources('bytes DESC, requests DESC');
 
+/** Which requests of the window a log listing keeps; absent fields keep every request. */
+export interface RequestFilter {
+  /** 'allowed', 'blocked', a rule (BlockReason) or 'refused' (a CDN refusal). */
+  decision?: string;
+  ip?: string;
+  /** ISO code; '' for requests of no known country. */
+  country?: string;
+  /** Paths starting with this. */
+  pathPrefix?: string;
+}
+
+/** Where a page of the log listing starts: after the last row of the previous one (newest first). */
+export interface RequestCursor {
+  time: number;
+  id: number;
+}
+
+export interface LoggedRequestRow {
+  id: number;
+  time: number;
+  host: string;
+  surface: 'cdn' | 'proxy';
+  method: string;
+  path: string;
+  status: number;
+  /** As the listing names it: 'allowed', a rule, or 'refused'. */
+  decision: string;
+  bytesSent: number;
+  bytesIn: number;
+  clientIp: string;
+  country: string;
+  userAgent: string;
+  durationMs: number;
+  cacheStatus: string | null;
+}
+
+export interface CountryRow {
+  country: string;
+  requests: number;
+  blocked: number;
+}
+
+const DECISION = `CASE WHEN decision <> 'allowed' THEN decision WHEN ${BLOCKED} THEN 'refused' ELSE 'allowed' END`;
+const REQUEST_COLUMNS = `id, time, host, surface, method, path, status, ${DECISION} AS decision, bytes_sent AS "bytesSent",
+  bytes_in AS "bytesIn", client_ip AS "clientIp", country, user_agent AS "userAgent", duration_ms AS "durationMs", cache_status AS "cacheStatus"`;
+const COUNTRIES = `SELECT country, count(*) AS requests, sum(${BLOCKED_01}) AS blocked FROM cdn_requests WHERE ${WHERE}
+  GROUP BY country ORDER BY requests DESC, country LIMIT :limit`;
+
+/** The filter's conditions and their parameters (every value a bound parameter). */
+function filterSql(f: RequestFilter): { sql: string; params: Record<string, unknown> } {
+  const where: string[] = [];
+  const params: Record<string, unknown> = {};
+  if (f.decision === 'blocked') where.push(BLOCKED);
+  else if (f.decision === 'allowed') where.push(`NOT ${BLOCKED}`);
+  else if (f.decision === 'refused') where.push(`decision = 'allowed' AND ${BLOCKED}`);
+  else if (f.decision !== undefined) {
+    where.push('decision = :decision');
+    params['decision'] = f.decision;
+  }
+  if (f.ip !== undefined) {
+    where.push('client_ip = :ip');
+    params['ip'] = f.ip;
+  }
+  if (f.country !== undefined) {
+    where.push('country = :country');
+    params['country'] = f.country;
+  }
+  if (f.pathPrefix !== undefined) {
+    // substr/length rather than LIKE: no wildcard to escape, and the same meaning on both stores.
+    where.push('substr(path, 1, length(CAST(:pathPrefix AS TEXT))) = CAST(:pathPrefix AS TEXT)');
+    params['pathPrefix'] = f.pathPrefix;
+  }
+  return { sql: where.map((w) => ` AND ${w}`).join(''), params };
+}
+
 export class EdgeTrafficRepo {
   constructor(private readonly db: SqlExecutor) {}
 
@@ -72,6 +147,20 @@ export class EdgeTrafficRepo {
   /** Buckets of `bucketMs` (aligned to the epoch) that have requests, oldest first. */
   async series(q: EdgeTrafficQuery, bucketMs: number): Promise<SeriesRow[]> {
     return this.db.all<SeriesRow>(SERIES, { ...params(q), bucketMs });
+  }
+
+  /** A page of the window's requests, newest first, after `before` when given. */
+  async requests(q: EdgeTrafficQuery, filter: RequestFilter, before: RequestCursor | null, limit: number): Promise<LoggedRequestRow[]> {
+    const f = filterSql(filter);
+    const after = before === null ? '' : ' AND (time < :beforeTime OR (time = :beforeTime AND id < :beforeId))';
+    const sql = `SELECT ${REQUEST_COLUMNS} FROM cdn_requests WHERE ${WHERE}${f.sql}${after} ORDER BY time DESC, id DESC LIMIT :limit`;
+    const cursor = before === null ? {} : { beforeTime: before.time, beforeId: before.id };
+    return this.db.all<LoggedRequestRow>(sql, { ...params(q), ...f.params, ...cursor, limit });
+  }
+
+  /** Requests by country ('' unknown), busiest first. */
+  async countries(q: EdgeTrafficQuery, limit: number): Promise<CountryRow[]> {
+    return this.db.all<CountryRow>(COUNTRIES, { ...params(q), limit });
   }
 
   /** The busiest client IPs by requests (then bytes), or by bytes (then requests); ties by address. */

@@ -13,6 +13,7 @@ const PAGES = [
   { path: 'objects', label: 'Objects', load: () => import('./page-objects.js').then((m) => m.ObjectsPage) },
   { path: 'usage', label: 'Usage & credits', load: () => import('./page-usage.js').then((m) => m.UsagePage) },
   { path: 'projects', label: 'Projects & proxy', load: () => import('./page-projects.js').then((m) => m.ProjectsPage) },
+  { path: 'security', label: 'Security events', load: () => import('./page-security.js').then((m) => m.SecurityPage) },
   { path: 'domains', label: 'Domains', load: () => import('./page-domains.js').then((m) => m.DomainsPage) },
 ];
 /** The data each page asks for first, fetched beside the session check when the dashboard opens on it. */

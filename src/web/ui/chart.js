@@ -11,10 +11,13 @@ function cssVar(name) {
 
 /**
  * A time series chart (uPlot): `times` in seconds, `series` [{ label, values, color, scale }]. Resizes
- * with its box.
+ * with its box. With `onSelect(fromSeconds, toSeconds)`, dragging across it selects a span of time.
  */
-export function TimeChart({ times, series, height = 220, label }) {
+export function TimeChart({ times, series, height = 220, label, onSelect }) {
   const box = useRef(null);
+  const selected = useRef(onSelect);
+  selected.current = onSelect;
+  const selectable = Boolean(onSelect);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
@@ -40,7 +43,20 @@ export function TimeChart({ times, series, height = 220, label }) {
       ],
       series: [{}, ...series.map((s) => ({ label: s.label, stroke: cssVar(s.color), width: 2, scale: s.scale ?? 'y', value: (_u, v) => (v === null ? '–' : (s.format ?? String)(v)) }))],
       legend: { show: true },
-      cursor: { drag: { x: false, y: false } },
+      cursor: { drag: { x: selectable, y: false, setScale: false } },
+      hooks: selectable
+        ? {
+            setSelect: [
+              (u) => {
+                if (u.select.width < 2) return;
+                const from = u.posToVal(u.select.left, 'x');
+                const to = u.posToVal(u.select.left + u.select.width, 'x');
+                u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+                selected.current?.(from, to);
+              },
+            ],
+          }
+        : {},
     };
     const chart = new uPlot(opts, [times, ...series.map((s) => s.values)], el);
     const resize = new ResizeObserver(() => chart.setSize({ width: el.clientWidth, height }));
@@ -49,6 +65,6 @@ export function TimeChart({ times, series, height = 220, label }) {
       resize.disconnect();
       chart.destroy();
     };
-  }, [times, series, height]);
+  }, [times, series, height, selectable]);
   return html`<div class="chart" ref=${box} role="img" aria-label=${label}></div>`;
 }

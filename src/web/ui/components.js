@@ -107,10 +107,14 @@ export function Loaded({ state, children, lines }) {
   return children(state.data);
 }
 
-export function Table({ columns, rows, empty, caption }) {
+/**
+ * A data table. On a phone its rows become stacked cards, unless `scroll` (long lists such as logs,
+ * whose rows stay one line each and the table scrolls sideways).
+ */
+export function Table({ columns, rows, empty, caption, scroll = false }) {
   if (!rows.length) return html`<p class="muted empty">${empty}</p>`;
   // The wrapper scrolls sideways on narrow screens: focusable and named, so the keyboard can scroll it.
-  return html`<div class="table-wrap" tabindex="0" role="region" aria-label=${caption ?? 'Table'}><table>
+  return html`<div class=${scroll ? 'table-wrap scroll' : 'table-wrap'} tabindex="0" role="region" aria-label=${caption ?? 'Table'}><table>
     ${caption ? html`<caption class="sr-only">${caption}</caption>` : null}
     <thead><tr>${columns.map((c) => html`<th scope="col" class=${c.className ?? ''}>${c.label}</th>`)}</tr></thead>
     <tbody>${rows.map((row) => html`<tr key=${row.key}>${columns.map((c) => html`<td class=${c.className ?? ''} data-label=${c.label}><div class="cell">${c.render(row)}</div></td>`)}</tr>`)}</tbody>

@@ -1,11 +1,9 @@
-// Projects and the edge proxy: projects, their hostnames (verification, origin, rules), and the
-// proxy logs of GET /api/v3/cdn/proxy-logs: traffic chart, risk index, countries, top sources and
-// anomaly events.
-import { html, useMemo, useState } from './preact-htm.js';
-import { del, get, post, put, query } from './api.js';
-import { Card, ConfirmButton, Dialog, ErrorNotice, Loaded, Notice, Page, PurgeButton, Shares, Stat, Table, useAction, useLoad } from './components.js';
-import { TimeChart } from './chart.js';
-import { bytes, count, dateTime, percent } from './format.js';
+// Projects and the edge proxy: projects, their deployments and hostnames (verification, origin, rules,
+// purge). Their traffic is on the security events page (page-security.js).
+import { html, useState } from './preact-htm.js';
+import { del, get, post, put } from './api.js';
+import { Card, ConfirmButton, Dialog, ErrorNotice, Loaded, Notice, Page, PurgeButton, Table, useAction, useLoad } from './components.js';
+import { bytes, dateTime } from './format.js';
 
 const projectPath = (p) => `/api/v3/projects/${encodeURIComponent(p)}`;
 const hostnamePath = (p, h) => `${projectPath(p)}/hostnames/${encodeURIComponent(h)}`;
@@ -241,74 +239,6 @@ function Hostnames({ project, onDeleted }) {
   <//>`;
 }
 
-function ProxyLogs() {
-  const [hostname, setHostname] = useState('');
-  const [hours, setHours] = useState(24);
-  const state = useLoad(() => get(`/api/v3/cdn/proxy-logs${query({ hostname, hours })}`), [hostname, hours]);
-  return html`<${Card} title="Proxy logs" wide=${true}>
-    <${Loaded} state=${state}>${({ data }) => html`
-      <form class="filters" onSubmit=${(e) => e.preventDefault()}>
-        <label>Hostname<select value=${hostname} onChange=${(e) => setHostname(e.target.value)}>
-          <option value="">All hostnames</option>
-          ${data.hostnames.map((h) => html`<option value=${h.hostname}>${h.hostname}</option>`)}
-        </select></label>
-        <label>Window<select value=${hours} onChange=${(e) => setHours(Number(e.target.value))}>
-          <option value="1">1 hour</option><option value="6">6 hours</option><option value="24">24 hours</option><option value="168">7 days</option>
-        </select></label>
-      </form>
-      <${ProxyReport} data=${data} />`}<//>
-  <//>`;
-}
-
-function ProxyReport({ data }) {
-  const chart = useMemo(() => {
-    const points = data.series.points;
-    return {
-      times: points.map((p) => Date.parse(p.start) / 1000),
-      series: [
-        { label: 'Allowed', values: points.map((p) => p.allowed), color: '--ok', integer: true, format: (v) => count(Math.round(v)) },
-        { label: 'Blocked', values: points.map((p) => p.blocked), color: '--danger', integer: true, format: (v) => count(Math.round(v)) },
-      ],
-    };
-  }, [data]);
-  const sources = [
-    { label: 'Client IP', render: (s) => html`<code>${s.ip}</code>` },
-    { label: 'Requests', className: 'num', render: (s) => count(s.requests) },
-    { label: 'Bytes', className: 'num', render: (s) => bytes(s.bytes) },
-    { label: 'Blocked', className: 'num', render: (s) => count(s.blocked) },
-    { label: 'Risk', render: (s) => html`<span class=${`badge ${s.risk.rating}`}>${s.risk.index} ${s.risk.rating}</span>` },
-  ];
-  const anomalies = [
-    { label: 'Started', render: (a) => dateTime(a.startedAt) },
-    { label: 'Hostname', render: (a) => html`<span class="file-name">${a.hostname}</span>` },
-    { label: 'Kind', render: (a) => a.kind },
-    { label: 'Severity', render: (a) => html`<span class=${`badge ${a.severity}`}>${a.severity}</span>` },
-    { label: 'Observed / baseline', className: 'num', render: (a) => `${count(a.observed)} / ${count(a.baseline)}` },
-    { label: 'State', render: (a) => (a.endedAt ? `ended ${dateTime(a.endedAt)}` : 'open') },
-  ];
-  return html`
-    ${data.available ? null : html`<p class="muted">No proxied or CDN requests in this window.</p>`}
-    <div class="stats compact">
-      <${Stat} label="Requests" value=${count(data.requests.total)} />
-      <${Stat} label="Allowed" value=${count(data.requests.allowed)} tone="ok" />
-      <${Stat} label="Blocked" value=${count(data.requests.blocked)} tone=${data.requests.blocked ? 'warn' : ''} />
-      <${Stat} label="Origin errors" value=${count(data.requests.serverErrors)} />
-      <${Stat} label="Bytes" value=${bytes(data.bytes)} />
-      <${Stat} label="Risk index" value=${`${data.risk.index}`} hint=${data.risk.rating} tone=${data.risk.rating === 'low' ? 'ok' : 'warn'} />
-    </div>
-    <${TimeChart} times=${chart.times} series=${chart.series} label="Allowed and blocked requests over the window" />
-    <div class="grid">
-      <div data-testid="blocked-by"><h3>Blocked by rule</h3><${Shares} entries=${Object.entries(data.requests.blockedBy)} total=${data.requests.blocked} empty="Nothing blocked." /></div>
-      <div><h3>Countries</h3><${Shares} entries=${data.geo.map((g) => [g.country, g.requests])} total=${data.requests.total} empty="No requests." />
-        ${data.geoConcentration.topCountry ? html`<p class="muted">Concentration ${percent(data.geoConcentration.index)}; top ${data.geoConcentration.topCountry} (${percent(data.geoConcentration.topShare)})</p>` : null}</div>
-      <div><h3>Risk signals</h3><ul class="plain">${data.risk.signals.map((s) => html`<li>${s.name}: ${s.points.toFixed(1)} of ${s.weight}</li>`)}</ul></div>
-    </div>
-    <h3>Top sources</h3>
-    <${Table} caption="Top client IPs by requests" columns=${sources} rows=${data.topSources.map((s) => ({ ...s, key: s.ip }))} empty="No sources yet." />
-    <h3>Anomalies</h3>
-    <${Table} caption="Anomaly events" columns=${anomalies} rows=${data.anomalies.map((a) => ({ ...a, key: a.id }))} empty="No anomalies in this window." />`;
-}
-
 export function ProjectsPage() {
   const state = useLoad(() => get('/api/v3/projects'));
   const [name, setName] = useState('');
@@ -329,6 +259,8 @@ export function ProjectsPage() {
     <${Loaded} state=${state}>${(data) => data.projects.length
       ? data.projects.map((p) => html`<${Hostnames} key=${p.id} project=${p} onDeleted=${state.reload} />`)
       : html`<p class="muted empty">No projects yet.</p>`}<//>
-    <${ProxyLogs} />
+    <${Card}>
+      <p>Traffic, blocked requests, the request log and anomalies of your hostnames are on <a href="#/security">Security events</a>.</p>
+    <//>
   <//>`;
 }
