@@ -1,4 +1,6 @@
 // Lenient query parameters: SPEC.md §7 says an invalid page or limit is not an error, defaults apply.
+import { badRequest } from './errors.js';
+import { parseCursor, type PageCursor } from '../db/repos/page-cursor.js';
 
 /**
  * The management API's query string parser: every key maps to one string, the first value given
@@ -25,4 +27,31 @@ export function intParam(raw: unknown, fallback: number, min: number, max: numbe
   const n = positiveInt(raw);
   if (n === undefined || n < min) return fallback;
   return Math.min(n, max);
+}
+
+// Strict parameters, for filters: a value that cannot mean what the caller meant is a 400 naming it,
+// since an empty page would look like an answer.
+
+/** A query value, trimmed; undefined when absent or empty. */
+export function textParam(query: Record<string, unknown>, name: string): string | undefined {
+  const v = query[name];
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+}
+
+/** A time in ISO 8601 as Unix ms; undefined when absent. */
+export function timeParam(query: Record<string, unknown>, name: string): number | undefined {
+  const v = textParam(query, name);
+  if (v === undefined) return undefined;
+  const ms = Date.parse(v);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(ms)) throw badRequest(`${name} must be a time in ISO 8601, like 2026-12-03T08:00:00Z`);
+  return ms;
+}
+
+/** `cursor`: a page's nextCursor; null when absent. */
+export function cursorParam(query: Record<string, unknown>): PageCursor | null {
+  const raw = textParam(query, 'cursor');
+  if (raw === undefined) return null;
+  const cursor = parseCursor(raw);
+  if (cursor === undefined) throw badRequest("cursor must be a page's nextCursor, as given");
+  return cursor;
 }

@@ -123,6 +123,29 @@ export interface AssetListQuery {
   kind?: 'file' | 'artifact';
   /** Only this project's assets (one of the caller's projects, else 404). */
   projectId?: string;
+  /** Newest first by default; `order` defaults to desc for createdAt, asc for name and size. */
+  sort?: 'createdAt' | 'name' | 'size';
+  order?: 'asc' | 'desc';
+}
+
+/** A window of usage events or ledger entries (ISO 8601), a page at a time. */
+export interface UsagePageQuery {
+  from?: string;
+  to?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** One UTC day of GET /api/v3/cdn/usage/daily. */
+export interface UsageDay {
+  date: string;
+  uploads: number;
+  uploadedBytes: number;
+  downloads: number;
+  downloadedBytes: number;
+  deletes: number;
+  creditsCharged: number;
+  creditsAdded: number;
 }
 
 export interface UsageResult {
@@ -222,6 +245,21 @@ export class S3EdgeClient {
 
   async anomalies(query: ProxyLogQuery & { state?: 'open' | 'all'; limit?: number } = {}): Promise<Anomaly[]> {
     return (await this.json<{ anomalies: Anomaly[] }>('GET', `/api/v3/cdn/anomalies${queryString(query)}`)).anomalies;
+  }
+
+  /** A page of the usage events, newest first (`type`: upload, download or delete). */
+  async usageEvents(query: UsagePageQuery & { type?: 'upload' | 'download' | 'delete' } = {}): Promise<{ events: UsageEvent[]; nextCursor: string | null }> {
+    return (await this.json<{ data: { events: UsageEvent[]; nextCursor: string | null } }>('GET', `/api/v3/cdn/usage/events${queryString(query)}`)).data;
+  }
+
+  /** A page of the credit ledger, newest first. */
+  async usageLedger(query: UsagePageQuery = {}): Promise<{ entries: LedgerEntry[]; nextCursor: string | null }> {
+    return (await this.json<{ data: { entries: LedgerEntry[]; nextCursor: string | null } }>('GET', `/api/v3/cdn/usage/ledger${queryString(query)}`)).data;
+  }
+
+  /** The last `days` UTC days (default 30), oldest first, zeros included. */
+  async usageDaily(days?: number): Promise<UsageDay[]> {
+    return (await this.json<{ data: { days: UsageDay[] } }>('GET', `/api/v3/cdn/usage/daily${queryString({ days })}`)).data.days;
   }
 
   /** A page of the request log, newest first; pass `nextCursor` back as `cursor` for the next one. */

@@ -8,7 +8,8 @@ import type { Repos } from '../db/repos/index.js';
 import type { RequestLog } from '../analytics/request-log.js';
 import type { TrafficMonitor } from './detect/monitor.js';
 import type { AnomalyEvent } from '../db/repos/anomaly-event.js';
-import { EdgeTrafficRepo, type EdgeTrafficQuery, type RequestCursor, type RequestFilter } from '../db/repos/edge-traffic.js';
+import { EdgeTrafficRepo, type EdgeTrafficQuery, type RequestFilter } from '../db/repos/edge-traffic.js';
+import { cursorText, type PageCursor } from '../db/repos/page-cursor.js';
 import { bucketMsFor, buildProxyLogs, factsFromUsage, sourceView, TOP_SOURCES, type ReportedHostname, type ReportWindow } from './proxy-logs.js';
 import { countryName } from '../analytics/country-names.js';
 
@@ -33,18 +34,8 @@ export interface RequestsQuery {
   fromMs: number;
   toMs: number;
   filter: RequestFilter;
-  cursor: RequestCursor | null;
+  cursor: PageCursor | null;
   limit: number;
-}
-
-/** A cursor as the API spells it: `<time>-<id>` of the last row given. */
-export function cursorText(c: RequestCursor): string {
-  return `${c.time}-${c.id}`;
-}
-
-export function parseCursor(text: string): RequestCursor | undefined {
-  const m = /^(\d{1,15})-(\d{1,18})$/.exec(text);
-  return m ? { time: Number(m[1]), id: Number(m[2]) } : undefined;
 }
 
 export function anomalyView(e: AnomalyEvent): Anomaly {

@@ -92,6 +92,8 @@ t.test('folders, and paging through 10,000 keys', async (t) => {
   const seen: string[] = [];
   for (let p = 1; ; p++) {
     await page.getByTestId('object-page').filter({ hasText: `Page ${p}` }).waitFor();
+    // The page's own rows, not the previous page's still shown while the next one loads.
+    await page.getByTestId('object-name').first().filter({ hasText: name((p - 1) * 1000).slice('logs/2026/'.length) }).waitFor();
     await page.getByTestId('object-name').nth(999).waitFor();
     seen.push(...(await names()));
     if (await page.getByRole('button', { name: 'Next' }).isDisabled()) break;

@@ -2,7 +2,7 @@
 // to safe defaults rather than failing, so nothing here ever throws. Values arrive as the API's query
 // parser leaves them (api/query.ts: one string per key, the first of a repeated key) or absent.
 import { positiveInt } from '../query.js';
-import type { AssetKind } from '../../db/repos/assets.js';
+import type { AssetKind, AssetSort, AssetSortField } from '../../db/repos/assets.js';
 
 export const DEFAULT_PAGE = 1;
 export const DEFAULT_LIMIT = 20;
@@ -18,7 +18,11 @@ export interface AssetListParams {
   kind?: AssetKind;
   /** Only this project's assets (the route checks that it is the caller's). */
   projectId?: string;
+  /** `sort` (createdAt, name, size) and `order` (asc, desc; by default desc for createdAt, asc otherwise). */
+  sort?: AssetSort;
 }
+
+const SORT_FIELDS: readonly AssetSortField[] = ['createdAt', 'name', 'size'];
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
@@ -38,6 +42,11 @@ export function parseAssetListQuery(query: unknown): AssetListParams {
   if (kind === 'file' || kind === 'artifact') out.kind = kind;
   const projectId = str(q['projectId']);
   if (projectId) out.projectId = projectId;
+  const by = str(q['sort']);
+  if (SORT_FIELDS.includes(by as AssetSortField)) {
+    const order = str(q['order']);
+    out.sort = { by: by as AssetSortField, descending: order === 'desc' || (order !== 'asc' && by === 'createdAt') };
+  }
   return out;
 }
 

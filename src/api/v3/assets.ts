@@ -40,6 +40,11 @@ const SignedUrlResponse = Type.Object({ success: Type.Boolean(), url: Type.Strin
 
 /** The authenticated download: always an attachment, never cached by shared caches. */
 const DOWNLOAD_STYLE: DeliveryStyle = { disposition: 'attachment', cacheControl: 'private, no-store' };
+// The dashboard's thumbnails: inline, kept by the browser a few minutes, and not a download (the owner
+// looking at their list is not traffic to count). Raster images only (an SVG is a document), and small.
+const PREVIEW_STYLE: DeliveryStyle = { disposition: 'inline', cacheControl: 'private, max-age=300' };
+const PREVIEW_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif']);
+export const PREVIEW_MAX_BYTES = 5 * 1024 * 1024;
 
 function declaredLength(request: FastifyRequest): number | undefined {
   const raw = request.headers['content-length'];
@@ -132,6 +137,7 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
       userId,
       ...(q.search !== undefined ? { search: q.search } : {}),
       ...(q.kind !== undefined ? { kind: q.kind } : {}),
+      ...(q.sort !== undefined ? { sort: q.sort } : {}),
       ...(q.projectId !== undefined ? { projectId: (await ownedProject(ctx, userId, q.projectId)).id } : {}),
       limit: q.limit,
       offset: (q.page - 1) * q.limit,
@@ -148,6 +154,18 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
     '/api/v3/cdn/assets/:id/download',
     { onRequest: read, schema: { params: IdParams, response: DOWNLOAD_RESPONSES } },
     async (request, reply) => download(ctx, request, reply, await callersAsset(request, request.params.id)),
+  );
+
+  app.get<{ Params: IdParams }>(
+    '/api/v3/cdn/assets/:id/preview',
+    { onRequest: read, schema: { params: IdParams, response: DOWNLOAD_RESPONSES } },
+    async (request, reply) => {
+      const asset = await callersAsset(request, request.params.id);
+      if (!PREVIEW_TYPES.has(asset.contentType.split(';')[0]!.trim().toLowerCase()) || asset.size > PREVIEW_MAX_BYTES) {
+        throw new ApiError(415, 'not_previewable', 'Only PNG, JPEG, GIF, WebP and AVIF images up to 5 MiB have a preview; download the asset instead');
+      }
+      return download(ctx, request, reply, asset, PREVIEW_STYLE, false);
+    },
   );
 
   app.delete<{ Params: IdParams }>(
@@ -193,8 +211,10 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
 }
 
 /** GET/HEAD of the caller's asset: JSON errors before the first byte, raw bytes after. */
-async function download(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, asset: AssetRecord): Promise<unknown> {
-  const decision = decideDelivery(asset, request.headers, DOWNLOAD_STYLE);
+async function download(
+  ctx: AppContext, request: FastifyRequest, reply: FastifyReply, asset: AssetRecord, style: DeliveryStyle = DOWNLOAD_STYLE, recorded = true,
+): Promise<unknown> {
+  const decision = decideDelivery(asset, request.headers, style);
   switch (decision.kind) {
     case 'precondition-failed':
       throw new ApiError(412, 'precondition_failed', 'A precondition (If-Match / If-Unmodified-Since) failed');
@@ -217,7 +237,7 @@ async function download(ctx: AppContext, request: FastifyRequest, reply: Fastify
   }
   reply.hijack();
   const sent = await sendAssetBody(reply.raw, decision, body, ctx.log);
-  if (!head) {
+  if (!head && recorded) {
     try {
       await ctx.repos.usage.record({
         userId: asset.userId, assetId: asset.id, eventType: 'download', source: 'api', bytes: sent.bytes,

@@ -11,10 +11,10 @@
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { badRequest, notFound } from '../errors.js';
-import { intParam } from '../query.js';
+import { cursorParam, intParam, textParam, timeParam } from '../query.js';
 import { principalOf, type RouteModule } from '../route-module.js';
 import {
-  ANOMALIES_DEFAULT_LIMIT, ANOMALIES_MAX_LIMIT, DEFAULT_HOURS, parseCursor, ProxyReports, REQUESTS_DEFAULT_LIMIT, REQUESTS_MAX_LIMIT,
+  ANOMALIES_DEFAULT_LIMIT, ANOMALIES_MAX_LIMIT, DEFAULT_HOURS, ProxyReports, REQUESTS_DEFAULT_LIMIT, REQUESTS_MAX_LIMIT,
   type ReportQuery, type RequestsQuery,
 } from '../../proxy/report.js';
 import { BLOCK_REASONS } from '../../db/repos/hostname-model.js';
@@ -31,40 +31,26 @@ function hostnameOf(query: Query): string | null {
   return raw === '' ? null : raw;
 }
 
-/** A query value, trimmed; undefined when absent or empty. */
-function text(query: Query, name: string): string | undefined {
-  const v = query[name];
-  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
-}
-
-function timeParam(query: Query, name: string): number | undefined {
-  const v = text(query, name);
-  if (v === undefined) return undefined;
-  const ms = Date.parse(v);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(ms)) throw badRequest(`${name} must be a time in ISO 8601, like 2026-12-03T08:00:00Z`);
-  return ms;
-}
-
 /** The filters of a request log listing, checked. */
 function requestFilter(query: Query): RequestFilter {
   const filter: RequestFilter = {};
-  const decision = text(query, 'decision');
+  const decision = textParam(query, 'decision');
   if (decision !== undefined) {
     if (!DECISIONS.has(decision)) throw badRequest(`decision must be one of ${[...DECISIONS].join(', ')}`);
     filter.decision = decision;
   }
-  const ip = text(query, 'ip');
+  const ip = textParam(query, 'ip');
   if (ip !== undefined) {
     if (isIP(ip) === 0) throw badRequest('ip must be one IPv4 or IPv6 address');
     filter.ip = ip;
   }
-  const country = text(query, 'country');
+  const country = textParam(query, 'country');
   if (country !== undefined) {
     if (country.toLowerCase() === 'unknown') filter.country = '';
     else if (/^[A-Za-z]{2}$/.test(country)) filter.country = country.toUpperCase();
     else throw badRequest("country must be a two-letter ISO 3166 code, like DE, or 'unknown'");
   }
-  const path = text(query, 'path');
+  const path = textParam(query, 'path');
   if (path !== undefined) {
     if (!path.startsWith('/') || path.length > 1024) throw badRequest('path must start with / (it matches the paths that begin with it) and be at most 1024 characters');
     filter.pathPrefix = path;
@@ -77,13 +63,12 @@ export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
   const reportQuery = (query: Query): ReportQuery => ({ hostname: hostnameOf(query), hours: intParam(query.hours, DEFAULT_HOURS, 1, reports.maxHours) });
   const requestsQuery = (query: Query): RequestsQuery => {
     const now = ctx.clock().getTime();
-    const toMs = timeParam(query, 'to') ?? now;
-    const fromMs = timeParam(query, 'from') ?? toMs - DEFAULT_HOURS * 3_600_000 + 1;
-    if (fromMs > toMs) throw badRequest('from must not be after to');
-    const rawCursor = text(query, 'cursor');
-    const cursor = rawCursor === undefined ? null : parseCursor(rawCursor);
-    if (cursor === undefined) throw badRequest("cursor must be a page's nextCursor, as given");
-    return { hostname: hostnameOf(query), fromMs, toMs, filter: requestFilter(query), cursor, limit: intParam(query.limit, REQUESTS_DEFAULT_LIMIT, 1, REQUESTS_MAX_LIMIT) };
+    const to = timeParam(query, 'to');
+    const fromMs = timeParam(query, 'from') ?? (to ?? now) - DEFAULT_HOURS * 3_600_000 + 1;
+    if (to !== undefined && fromMs > to) throw badRequest('from must not be after to');
+    // A window that starts later than now is empty, not wrong.
+    const toMs = to ?? Math.max(now, fromMs);
+    return { hostname: hostnameOf(query), fromMs, toMs, filter: requestFilter(query), cursor: cursorParam(query), limit: intParam(query.limit, REQUESTS_DEFAULT_LIMIT, 1, REQUESTS_MAX_LIMIT) };
   };
 
   app.get<{ Querystring: Query }>(

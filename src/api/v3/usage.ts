@@ -1,13 +1,54 @@
 // GET /api/v3/cdn/usage?limit= (scope usage:read): the latest usage events and ledger entries, newest
 // first, and the credits state. limit defaults to 50 and is capped at 500 (SPEC.md §8).
+// Beside it, for reading further back (the dashboard's usage page): GET .../usage/events and
+// .../usage/ledger, pages of a window (`from`, `to` in ISO 8601; events also by `type`) by a cursor, and
+// GET .../usage/daily?days=N, the last N UTC days' events, bytes and credits, zeros included.
 import { Type } from '@sinclair/typebox';
 import { ledgerEntryView, usageEventView } from '../../usage/views.js';
-import { intParam } from '../query.js';
+import { cursorText, type PageCursor } from '../../db/repos/page-cursor.js';
+import type { UsageEventType } from '../../db/repos/usage.js';
+import { fromMilli } from '../../credits/credits.js';
+import { badRequest } from '../errors.js';
+import { cursorParam, intParam, textParam, timeParam } from '../query.js';
 import { principalOf, type RouteModule } from '../route-module.js';
 import { Credits, ERROR_RESPONSES, LedgerEntry, UsageEvent } from './schemas.js';
 
 export const USAGE_DEFAULT_LIMIT = 50;
 export const USAGE_MAX_LIMIT = 500;
+const DAILY_DEFAULT_DAYS = 30;
+const DAILY_MAX_DAYS = 366;
+const DAY_MS = 86_400_000;
+const EVENT_TYPES: readonly UsageEventType[] = ['upload', 'download', 'delete'];
+
+const EventsPage = Type.Object({ success: Type.Boolean(), data: Type.Object({ events: Type.Array(UsageEvent), nextCursor: Type.Union([Type.String(), Type.Null()]) }) });
+const LedgerPage = Type.Object({ success: Type.Boolean(), data: Type.Object({ entries: Type.Array(LedgerEntry), nextCursor: Type.Union([Type.String(), Type.Null()]) }) });
+const Daily = Type.Object({
+  success: Type.Boolean(),
+  data: Type.Object({
+    days: Type.Array(Type.Object({
+      date: Type.String(),
+      uploads: Type.Integer(), uploadedBytes: Type.Integer(),
+      downloads: Type.Integer(), downloadedBytes: Type.Integer(),
+      deletes: Type.Integer(),
+      creditsCharged: Type.Number(), creditsAdded: Type.Number(),
+    })),
+  }),
+});
+
+/** The window of a page: `from`..`to` (ISO 8601), by default everything up to now. */
+function windowOf(query: Record<string, unknown>, nowMs: number): { fromMs: number; toMs: number } {
+  const to = timeParam(query, 'to');
+  const fromMs = timeParam(query, 'from') ?? 0;
+  if (to !== undefined && fromMs > to) throw badRequest('from must not be after to');
+  // A window that starts later than now is empty, not wrong.
+  return { fromMs, toMs: to ?? Math.max(nowMs, fromMs) };
+}
+
+/** One more row than asked says whether a next page exists. */
+function pageOf<T extends { position: PageCursor }>(rows: T[], limit: number): { rows: T[]; nextCursor: string | null } {
+  const last = rows[limit - 1];
+  return { rows: rows.slice(0, limit), nextCursor: rows.length > limit && last ? cursorText(last.position) : null };
+}
 
 const Response = Type.Object({
   success: Type.Boolean(),
@@ -32,6 +73,62 @@ export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
         creditLedger: (await repos.credits.recent(userId, limit)).map(ledgerEntryView),
         credits: await ctx.credits.state(userId, (await repos.assets.stats(userId)).storageBytes),
       };
+    },
+  );
+
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/api/v3/cdn/usage/events',
+    { onRequest: requireScope('usage:read'), schema: { response: { 200: EventsPage, ...ERROR_RESPONSES } } },
+    async (request) => {
+      const q = request.query;
+      const type = textParam(q, 'type');
+      if (type !== undefined && !EVENT_TYPES.includes(type as UsageEventType)) throw badRequest(`type must be one of ${EVENT_TYPES.join(', ')}`);
+      const limit = intParam(q.limit, USAGE_DEFAULT_LIMIT, 1, USAGE_MAX_LIMIT);
+      const query = { ...windowOf(q, ctx.clock().getTime()), after: cursorParam(q), limit: limit + 1, ...(type === undefined ? {} : { eventType: type as UsageEventType }) };
+      await ctx.requestLog.flush();
+      const page = pageOf(await ctx.repos.usage.page(principalOf(request).userId, query), limit);
+      return { success: true, data: { events: page.rows.map((r) => usageEventView(r.event)), nextCursor: page.nextCursor } };
+    },
+  );
+
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/api/v3/cdn/usage/ledger',
+    { onRequest: requireScope('usage:read'), schema: { response: { 200: LedgerPage, ...ERROR_RESPONSES } } },
+    async (request) => {
+      const q = request.query;
+      const limit = intParam(q.limit, USAGE_DEFAULT_LIMIT, 1, USAGE_MAX_LIMIT);
+      const query = { ...windowOf(q, ctx.clock().getTime()), after: cursorParam(q), limit: limit + 1 };
+      const page = pageOf(await ctx.repos.credits.page(principalOf(request).userId, query), limit);
+      return { success: true, data: { entries: page.rows.map((r) => ledgerEntryView(r.entry)), nextCursor: page.nextCursor } };
+    },
+  );
+
+  app.get<{ Querystring: Record<string, unknown> }>(
+    '/api/v3/cdn/usage/daily',
+    { onRequest: requireScope('usage:read'), schema: { response: { 200: Daily, ...ERROR_RESPONSES } } },
+    async (request) => {
+      const { userId } = principalOf(request);
+      const days = intParam(request.query.days, DAILY_DEFAULT_DAYS, 1, DAILY_MAX_DAYS);
+      const nowMs = ctx.clock().getTime();
+      const firstDay = Math.floor(nowMs / DAY_MS) * DAY_MS - (days - 1) * DAY_MS;
+      await ctx.requestLog.flush();
+      const [events, ledger] = await Promise.all([ctx.repos.usage.daily(userId, firstDay, nowMs), ctx.repos.credits.daily(userId, firstDay, nowMs)]);
+      const out = Array.from({ length: days }, (_, i) => ({
+        date: new Date(firstDay + i * DAY_MS).toISOString().slice(0, 10),
+        uploads: 0, uploadedBytes: 0, downloads: 0, downloadedBytes: 0, deletes: 0, creditsCharged: 0, creditsAdded: 0,
+      }));
+      for (const r of events) {
+        const day = out[Math.round((Number(r.day) - firstDay) / DAY_MS)];
+        if (!day) continue;
+        if (r.eventType === 'upload') Object.assign(day, { uploads: Number(r.events), uploadedBytes: Number(r.bytes) });
+        else if (r.eventType === 'download') Object.assign(day, { downloads: Number(r.events), downloadedBytes: Number(r.bytes) });
+        else day.deletes = Number(r.events);
+      }
+      for (const r of ledger) {
+        const day = out[Math.round((Number(r.day) - firstDay) / DAY_MS)];
+        if (day) Object.assign(day, { creditsCharged: fromMilli(Number(r.chargedMilli)), creditsAdded: fromMilli(Number(r.addedMilli)) });
+      }
+      return { success: true, data: { days: out } };
     },
   );
 };

@@ -36,7 +36,18 @@ export interface AssetQuery {
   projectId?: string;
   limit: number;
   offset: number;
+  /** Newest first when absent. */
+  sort?: AssetSort;
 }
+
+export type AssetSortField = 'createdAt' | 'name' | 'size';
+export interface AssetSort {
+  by: AssetSortField;
+  descending: boolean;
+}
+
+/** Each sort's ORDER BY (a whitelist: no text of the caller's reaches the SQL); id breaks ties. */
+const ORDER: Record<AssetSortField, string> = { createdAt: 'created_at', name: 'lower(file_name)', size: 'size' };
 
 export interface AssetStats {
   totalFiles: number;
@@ -107,7 +118,9 @@ const WHERE = `${OF_USER} AND (CAST(@pattern AS TEXT) IS NULL OR lower(file_name
 const INSERT = `INSERT INTO assets (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const GET = `SELECT ${COLUMNS} FROM assets WHERE id = ?`;
 const DELETE = 'DELETE FROM assets WHERE id = ?';
-const PAGE = `SELECT ${COLUMNS} FROM assets WHERE ${WHERE} ORDER BY created_at DESC, id LIMIT @limit OFFSET @offset`;
+const pageSql = (sort: AssetSort): string =>
+  `SELECT ${COLUMNS} FROM assets WHERE ${WHERE} ORDER BY ${ORDER[sort.by]} ${sort.descending ? 'DESC' : 'ASC'}, id LIMIT @limit OFFSET @offset`;
+const NEWEST: AssetSort = { by: 'createdAt', descending: true };
 const COUNT = `SELECT count(*) AS n FROM assets WHERE ${WHERE}`;
 const STATS = `SELECT count(*) AS n, sum(size) AS bytes FROM assets WHERE ${OF_USER}`;
 const CREATED_SINCE = `SELECT count(*) AS n FROM assets WHERE ${OF_USER} AND created_at >= @since`;
@@ -132,11 +145,11 @@ export class AssetsRepo {
     return (await this.db.run(DELETE, [id])).changes > 0;
   }
 
-  /** One page of the user's assets, newest first, and how many match in all. */
+  /** One page of the user's assets, newest first unless sorted otherwise, and how many match in all. */
   async page(q: AssetQuery): Promise<{ assets: AssetRecord[]; total: number }> {
     const params: QueryParams = { userId: q.userId, pattern: q.search ? likePattern(q.search) : null, kind: q.kind ?? null, projectId: q.projectId ?? null };
     const total = (await this.db.get<{ n: number }>(COUNT, params))?.n ?? 0;
-    const assets = (await this.db.all<AssetRow>(PAGE, { ...params, limit: q.limit, offset: q.offset })).map(toAsset);
+    const assets = (await this.db.all<AssetRow>(pageSql(q.sort ?? NEWEST), { ...params, limit: q.limit, offset: q.offset })).map(toAsset);
     return { assets, total };
   }
 

@@ -2,6 +2,7 @@
 // running balance in credit_accounts, updated in the same statement group as the entry it follows.
 import { newId } from '../ids.js';
 import type { SqlExecutor } from '../store/types.js';
+import { afterCursorSql, cursorParams, type PageCursor } from './page-cursor.js';
 
 export interface CreditAccount {
   userId: string;
@@ -74,6 +75,27 @@ const GRANT_MONTH = 'UPDATE credit_accounts SET granted_month = ? WHERE user_id 
 const INSERT = `INSERT INTO credit_ledger (${LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const RECENT = `SELECT ${LEDGER_COLUMNS} FROM credit_ledger WHERE user_id = ? ORDER BY seq DESC LIMIT ?`;
 
+/** A page of one user's entries: a window (Unix ms, both ends included), after a cursor. */
+export interface LedgerPageQuery {
+  fromMs: number;
+  toMs: number;
+  after: PageCursor | null;
+  limit: number;
+}
+
+/** Credits charged and added on one UTC day (`day`: Unix ms of its start), in milli-credits. */
+export interface LedgerDayRow {
+  day: number;
+  chargedMilli: number;
+  addedMilli: number;
+}
+
+const DAY_MS = 86_400_000;
+const DAILY = `SELECT (created_at / CAST(:dayMs AS BIGINT)) * CAST(:dayMs AS BIGINT) AS day,
+    coalesce(sum(CASE WHEN credits_milli > 0 THEN credits_milli ELSE 0 END), 0) AS "chargedMilli",
+    coalesce(sum(CASE WHEN credits_milli < 0 THEN -credits_milli ELSE 0 END), 0) AS "addedMilli"
+  FROM credit_ledger WHERE user_id = :userId AND created_at >= :fromMs AND created_at <= :toMs GROUP BY 1 ORDER BY 1`;
+
 export class CreditsRepo {
   constructor(
     private readonly db: SqlExecutor,
@@ -108,6 +130,20 @@ export class CreditsRepo {
   async markGranted(userId: string, month: string): Promise<void> {
     await this.db.run(CREATE_ACCOUNT, [userId]);
     await this.db.run(GRANT_MONTH, [month, userId]);
+  }
+
+  /** A page of the user's entries in a window, newest first; each with its position. */
+  async page(userId: string, q: LedgerPageQuery): Promise<{ entry: LedgerEntry; position: PageCursor }[]> {
+    const after = q.after === null ? '' : afterCursorSql('created_at', 'seq');
+    const sql = `SELECT seq, ${LEDGER_COLUMNS} FROM credit_ledger WHERE user_id = :userId AND created_at >= :fromMs AND created_at <= :toMs${after}
+      ORDER BY created_at DESC, seq DESC LIMIT :limit`;
+    const params = { userId, fromMs: q.fromMs, toMs: q.toMs, limit: q.limit, ...(q.after === null ? {} : cursorParams(q.after)) };
+    return (await this.db.all<LedgerRow & { seq: number }>(sql, params)).map((r) => ({ entry: toEntry(r), position: { time: r.created_at, id: r.seq } }));
+  }
+
+  /** Credits charged and added by UTC day in a window, oldest first; days without entries are absent. */
+  async daily(userId: string, fromMs: number, toMs: number): Promise<LedgerDayRow[]> {
+    return this.db.all<LedgerDayRow>(DAILY, { dayMs: DAY_MS, userId, fromMs, toMs });
   }
 
   /** The user's latest `limit` entries, newest first. */

@@ -3,6 +3,7 @@
 // optionally of one hostname. A request is blocked when a rule refused it (decision), or, on the CDN,
 // when its answer was a refusal (401, 403, 429, 451).
 import type { SqlExecutor } from '../store/types.js';
+import { afterCursorSql, cursorParams, type PageCursor } from './page-cursor.js';
 
 /** Statuses that mean the CDN refused the request (rather than the object being absent). */
 export const CDN_REFUSALS: readonly number[] = [401, 403, 429, 451];
@@ -70,12 +71,6 @@ export interface RequestFilter {
   country?: string;
   /** Paths starting with this. */
   pathPrefix?: string;
-}
-
-/** Where a page of the log listing starts: after the last row of the previous one (newest first). */
-export interface RequestCursor {
-  time: number;
-  id: number;
 }
 
 export interface LoggedRequestRow {
@@ -150,12 +145,11 @@ export class EdgeTrafficRepo {
   }
 
   /** A page of the window's requests, newest first, after `before` when given. */
-  async requests(q: EdgeTrafficQuery, filter: RequestFilter, before: RequestCursor | null, limit: number): Promise<LoggedRequestRow[]> {
+  async requests(q: EdgeTrafficQuery, filter: RequestFilter, before: PageCursor | null, limit: number): Promise<LoggedRequestRow[]> {
     const f = filterSql(filter);
-    const after = before === null ? '' : ' AND (time < :beforeTime OR (time = :beforeTime AND id < :beforeId))';
+    const after = before === null ? '' : afterCursorSql('time', 'id');
     const sql = `SELECT ${REQUEST_COLUMNS} FROM cdn_requests WHERE ${WHERE}${f.sql}${after} ORDER BY time DESC, id DESC LIMIT :limit`;
-    const cursor = before === null ? {} : { beforeTime: before.time, beforeId: before.id };
-    return this.db.all<LoggedRequestRow>(sql, { ...params(q), ...f.params, ...cursor, limit });
+    return this.db.all<LoggedRequestRow>(sql, { ...params(q), ...f.params, ...(before === null ? {} : cursorParams(before)), limit });
   }
 
   /** Requests by country ('' unknown), busiest first. */

@@ -1,5 +1,6 @@
 // Usage events (SPEC.md 2.7): upload, download and delete of assets, appended, read newest first.
 import { newId } from '../ids.js';
+import { afterCursorSql, cursorParams, type PageCursor } from './page-cursor.js';
 import type { SqlExecutor } from '../store/types.js';
 
 export type UsageEventType = 'upload' | 'download' | 'delete';
@@ -84,6 +85,28 @@ const TOTALS = `SELECT sum(CASE WHEN event_type = 'upload' THEN bytes END) AS up
        sum(CASE WHEN event_type = 'download' THEN bytes END) AS down
   FROM usage_events WHERE user_id = ?`;
 
+/** A page of one user's events: a window (Unix ms, both ends included), a type, after a cursor. */
+export interface UsagePageQuery {
+  fromMs: number;
+  toMs: number;
+  eventType?: UsageEventType;
+  after: PageCursor | null;
+  limit: number;
+}
+
+/** Events of one type on one UTC day (`day`: Unix ms of its start). */
+export interface UsageDayRow {
+  day: number;
+  eventType: UsageEventType;
+  events: number;
+  bytes: number;
+}
+
+const DAY_MS = 86_400_000;
+const DAILY = `SELECT (created_at / CAST(:dayMs AS BIGINT)) * CAST(:dayMs AS BIGINT) AS day, event_type AS "eventType", count(*) AS events,
+    coalesce(sum(bytes), 0) AS bytes
+  FROM usage_events WHERE user_id = :userId AND created_at >= :fromMs AND created_at <= :toMs GROUP BY 1, 2 ORDER BY 1, 2`;
+
 export class UsageRepo {
   constructor(
     private readonly db: SqlExecutor,
@@ -100,6 +123,25 @@ export class UsageRepo {
   /** The user's latest `limit` events, newest first. */
   async recent(userId: string, limit: number): Promise<UsageEvent[]> {
     return (await this.db.all<UsageRow>(RECENT, [userId, limit])).map(toEvent);
+  }
+
+  /** A page of the user's events in a window, newest first (by time, then as stored); each with its position. */
+  async page(userId: string, q: UsagePageQuery): Promise<{ event: UsageEvent; position: PageCursor }[]> {
+    const type = q.eventType === undefined ? '' : ' AND event_type = :eventType';
+    const after = q.after === null ? '' : afterCursorSql('created_at', 'seq');
+    const sql = `SELECT seq, ${COLUMNS} FROM usage_events WHERE user_id = :userId AND created_at >= :fromMs AND created_at <= :toMs${type}${after}
+      ORDER BY created_at DESC, seq DESC LIMIT :limit`;
+    const params = {
+      userId, fromMs: q.fromMs, toMs: q.toMs, limit: q.limit,
+      ...(q.eventType === undefined ? {} : { eventType: q.eventType }),
+      ...(q.after === null ? {} : cursorParams(q.after)),
+    };
+    return (await this.db.all<UsageRow & { seq: number }>(sql, params)).map((r) => ({ event: toEvent(r), position: { time: r.created_at, id: r.seq } }));
+  }
+
+  /** Events and bytes by UTC day and type in a window, oldest first; days without events are absent. */
+  async daily(userId: string, fromMs: number, toMs: number): Promise<UsageDayRow[]> {
+    return this.db.all<UsageDayRow>(DAILY, { dayMs: DAY_MS, userId, fromMs, toMs });
   }
 
   /** Events of one type at or after `sinceMs`, oldest first. */

@@ -1,6 +1,6 @@
 // The time series chart (uPlot), in a module of its own so that only the pages that draw a chart load
 // uPlot.
-import { html, useEffect, useRef } from './preact-htm.js';
+import { html, useEffect, useRef, useState } from './preact-htm.js';
 import uPlot from 'uplot';
 
 const INTEGER_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9];
@@ -18,6 +18,14 @@ export function TimeChart({ times, series, height = 220, label, onSelect }) {
   const selected = useRef(onSelect);
   selected.current = onSelect;
   const selectable = Boolean(onSelect);
+  // Colours come from the theme's CSS variables: drawn again when the system switches light and dark.
+  const [dark, setDark] = useState(() => matchMedia('(prefers-color-scheme: dark)').matches);
+  useEffect(() => {
+    const query = matchMedia('(prefers-color-scheme: dark)');
+    const changed = () => setDark(query.matches);
+    query.addEventListener('change', changed);
+    return () => query.removeEventListener('change', changed);
+  }, []);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
@@ -65,6 +73,6 @@ export function TimeChart({ times, series, height = 220, label, onSelect }) {
       resize.disconnect();
       chart.destroy();
     };
-  }, [times, series, height, selectable]);
+  }, [times, series, height, selectable, dark]);
   return html`<div class="chart" ref=${box} role="img" aria-label=${label}></div>`;
 }

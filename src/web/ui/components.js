@@ -2,7 +2,7 @@
 // shown-once secret box and pagers (the chart is chart.js, loaded only by the pages that draw one).
 // Text is always passed as text (never as HTML), so names users chose are shown, not run.
 import { html, useEffect, useRef, useState } from './preact-htm.js';
-import { post } from './api.js';
+import { get, post } from './api.js';
 import { count, credits } from './format.js';
 
 let titleFocusPending = false;
@@ -110,14 +110,42 @@ export function Loaded({ state, children, lines }) {
 /**
  * A data table. On a phone its rows become stacked cards, unless `scroll` (long lists such as logs,
  * whose rows stay one line each and the table scrolls sideways).
+ * Sorting: a column with `sortValue(row)` sorts the rows given, in the page; one with `sortKey` asks
+ * `onSort(sortKey)` (a list the server sorts, `sort` being { key, descending }). Headers are buttons
+ * with aria-sort, so the order is announced.
  */
-export function Table({ columns, rows, empty, caption, scroll = false }) {
+export function Table({ columns, rows, empty, caption, scroll = false, sort: serverSort, onSort }) {
+  const [localSort, setLocalSort] = useState(null);
   if (!rows.length) return html`<p class="muted empty">${empty}</p>`;
+  const sort = serverSort ?? localSort;
+  const keyOf = (c) => c.sortKey ?? (c.sortValue ? c.label : null);
+  let shown = rows;
+  const local = localSort && columns.find((c) => c.sortValue && keyOf(c) === localSort.key);
+  if (!serverSort && local) {
+    const dir = localSort.descending ? -1 : 1;
+    shown = [...rows].sort((a, b) => {
+      const x = local.sortValue(a);
+      const y = local.sortValue(b);
+      return (typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y), 'en', { numeric: true })) * dir;
+    });
+  }
+  const toggle = (c) => {
+    const key = keyOf(c);
+    if (c.sortKey && onSort) return onSort(key);
+    setLocalSort((s) => (s?.key === key ? { key, descending: !s.descending } : { key, descending: false }));
+  };
+  const header = (c) => {
+    const key = keyOf(c);
+    if (!key) return html`<th scope="col" class=${c.className ?? ''}>${c.label}</th>`;
+    const active = sort?.key === key;
+    return html`<th scope="col" class=${c.className ?? ''} aria-sort=${active ? (sort.descending ? 'descending' : 'ascending') : 'none'}>
+      <button type="button" class="sort" onClick=${() => toggle(c)}>${c.label}<span aria-hidden="true" class="sort-mark">${active ? (sort.descending ? ' ▼' : ' ▲') : ' ↕'}</span></button></th>`;
+  };
   // The wrapper scrolls sideways on narrow screens: focusable and named, so the keyboard can scroll it.
   return html`<div class=${scroll ? 'table-wrap scroll' : 'table-wrap'} tabindex="0" role="region" aria-label=${caption ?? 'Table'}><table>
     ${caption ? html`<caption class="sr-only">${caption}</caption>` : null}
-    <thead><tr>${columns.map((c) => html`<th scope="col" class=${c.className ?? ''}>${c.label}</th>`)}</tr></thead>
-    <tbody>${rows.map((row) => html`<tr key=${row.key}>${columns.map((c) => html`<td class=${c.className ?? ''} data-label=${c.label}><div class="cell">${c.render(row)}</div></td>`)}</tr>`)}</tbody>
+    <thead><tr>${columns.map(header)}</tr></thead>
+    <tbody>${shown.map((row) => html`<tr key=${row.key}>${columns.map((c) => html`<td class=${c.className ?? ''} data-label=${c.label}><div class="cell">${c.render(row)}</div></td>`)}</tr>`)}</tbody>
   </table></div>`;
 }
 
@@ -221,6 +249,28 @@ export function Pager({ page, pages, onPage }) {
     <span>Page ${page} of ${pages}</span>
     <button type="button" disabled=${page >= pages} onClick=${() => onPage(page + 1)}>Next</button>
   </nav>`;
+}
+
+/**
+ * A list read a page at a time by the API's cursor (newest first): `pathFor(cursor, limit)` makes the
+ * request; a change in `deps` starts again from the newest. `pager` goes under the list.
+ */
+export function useCursorPages(pathFor, deps, { label = 'Pages', limits = [25, 50, 100] } = {}) {
+  const [limit, setLimit] = useState(limits[0]);
+  const [cursors, setCursors] = useState([null]);
+  useEffect(() => setCursors([null]), [...deps, limit]);
+  const cursor = cursors.at(-1);
+  const state = useLoad(() => get(pathFor(cursor ?? '', limit)), [...deps, limit, cursor]);
+  const next = state.data?.data?.nextCursor ?? null;
+  const id = `per-page-${label.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+  const pager = html`<nav class="pager" aria-label=${label}>
+    <button type="button" disabled=${cursors.length <= 1} onClick=${() => setCursors((c) => c.slice(0, -1))}>Newer</button>
+    <span>Page ${cursors.length}</span>
+    <button type="button" disabled=${!next} onClick=${() => setCursors((c) => [...c, next])}>Older</button>
+    <label for=${id} class="inline-label">Per page<select id=${id} value=${limit} onChange=${(e) => setLimit(Number(e.target.value))}>
+      ${limits.map((n) => html`<option value=${n}>${n}</option>`)}</select></label>
+  </nav>`;
+  return { state, pager, page: cursors.length };
 }
 
 /** Shares of a whole as labelled bars (countries, status codes). */

@@ -47,9 +47,9 @@ export function ApiKeysPage({ session }) {
     state.reload();
   };
   const columns = [
-    { label: 'Name', render: (k) => html`<span class="file-name" data-testid="api-key-name">${k.name || '(no name)'}</span>` },
+    { label: 'Name', sortValue: (k) => k.name, render: (k) => html`<span class="file-name" data-testid="api-key-name">${k.name || '(no name)'}</span>` },
     { label: 'Scopes', render: (k) => html`<span class="scopes">${k.scopes.map((s) => html`<code>${s}</code> `)}</span>` },
-    { label: 'Created', render: (k) => dateTime(k.createdAt) },
+    { label: 'Created', sortValue: (k) => k.createdAt, render: (k) => dateTime(k.createdAt) },
     {
       label: 'Actions',
       className: 'row-actions',

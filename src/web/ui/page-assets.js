@@ -1,11 +1,16 @@
-// Assets: the list (search, kind, pages), uploads by picker or drag and drop with a progress bar per
-// file, public URLs and signed links, downloads, deletes (SPEC.md §2.1, §4).
+// Assets: the list (search, kind, sorted by the server, pages, thumbnails of images), uploads by picker
+// or drag and drop with a progress bar per file, public URLs and signed links, downloads, deletes one by
+// one or of the rows chosen (SPEC.md §2.1, §4).
 import { html, useRef, useState } from './preact-htm.js';
 import { del, get, post, query, uploadAsset } from './api.js';
-import { ConfirmButton, CopyButton, ErrorNotice, Loaded, Notice, Page, Pager, PurgeButton, Table, useLoad } from './components.js';
+import { ConfirmButton, CopyButton, ErrorNotice, Loaded, Notice, Page, Pager, PurgeButton, Table, errorText, useLoad } from './components.js';
 import { bytes, dateTime } from './format.js';
 
 const PAGE_SIZE = 20;
+// What GET .../preview serves (src/api/v3/assets.ts): raster images up to 5 MiB.
+const PREVIEW_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif']);
+const PREVIEW_MAX_BYTES = 5 * 1024 * 1024;
+const previewable = (a) => PREVIEW_TYPES.has(a.contentType.split(';')[0].trim().toLowerCase()) && a.size <= PREVIEW_MAX_BYTES;
 
 function UploadRow({ item }) {
   const pct = Math.floor(item.progress * 100);
@@ -102,14 +107,56 @@ export function AssetsPage() {
   const [search, setSearch] = useState('');
   const [kind, setKind] = useState('');
   const [page, setPage] = useState(1);
-  const state = useLoad(() => get(`/api/v3/cdn/assets${query({ page, limit: PAGE_SIZE, search, kind })}`), [page, search, kind]);
+  const [sort, setSort] = useState({ key: 'createdAt', descending: true });
+  const [chosen, setChosen] = useState(() => new Set());
+  const state = useLoad(
+    () => get(`/api/v3/cdn/assets${query({ page, limit: PAGE_SIZE, search, kind, sort: sort.key, order: sort.descending ? 'desc' : 'asc' })}`),
+    [page, search, kind, sort],
+  );
+  const rows = state.data?.assets ?? [];
+  const onSort = (key) => {
+    setSort((s) => (s.key === key ? { key, descending: !s.descending } : { key, descending: key === 'createdAt' }));
+    setPage(1);
+  };
+  const choose = (id, on) => setChosen((set) => {
+    const next = new Set(set);
+    if (on) next.add(id);
+    else next.delete(id);
+    return next;
+  });
+  const [bulkError, setBulkError] = useState(null);
+  async function deleteChosen() {
+    setBulkError(null);
+    const failed = [];
+    for (const id of chosen) {
+      try {
+        await del(`/api/v3/cdn/assets/${encodeURIComponent(id)}`);
+      } catch (err) {
+        failed.push(errorText(err));
+      }
+    }
+    setChosen(new Set());
+    if (failed.length) setBulkError(new Error(`${failed.length} could not be deleted: ${failed[0]}`));
+    state.reload();
+  }
+  const allChosen = rows.length > 0 && rows.every((a) => chosen.has(a.id));
 
   const columns = [
-    { label: 'Name', render: (a) => html`<span class="file-name" data-testid="asset-name">${a.fileName}</span>` },
-    { label: 'Size', className: 'num', render: (a) => bytes(a.size) },
+    {
+      label: 'Choose',
+      render: (a) => html`<input type="checkbox" checked=${chosen.has(a.id)} onChange=${(e) => choose(a.id, e.target.checked)} aria-label=${`Choose ${a.fileName}`} />`,
+    },
+    {
+      label: 'Name',
+      sortKey: 'name',
+      render: (a) => html`<span class="thumb-cell">${previewable(a)
+        ? html`<img class="thumb" src=${`/api/v3/cdn/assets/${encodeURIComponent(a.id)}/preview`} alt="" loading="lazy" width="40" height="40" />`
+        : null}<span class="truncate file-name" data-testid="asset-name" title=${a.fileName} tabindex="0">${a.fileName}</span></span>`,
+    },
+    { label: 'Size', sortKey: 'size', className: 'num', render: (a) => html`<span class="nowrap">${bytes(a.size)}</span>` },
     { label: 'Type', render: (a) => html`<span class="muted">${a.kind === 'artifact' ? html`<span class="badge">artifact</span> ` : null}${a.contentType}</span>` },
     { label: 'Visibility', render: (a) => html`<span class=${`badge ${a.visibility}`}>${a.visibility}</span>` },
-    { label: 'Uploaded', render: (a) => dateTime(a.createdAt) },
+    { label: 'Uploaded', sortKey: 'createdAt', render: (a) => html`<span class="nowrap">${dateTime(a.createdAt)}</span>` },
     {
       label: 'Actions',
       className: 'row-actions',
@@ -132,7 +179,15 @@ export function AssetsPage() {
         </select></label>
       </form>
       <${Loaded} state=${state}>${(data) => html`
-        <${Table} caption="Your assets" columns=${columns} rows=${data.assets.map((a) => ({ ...a, key: a.id }))} empty=${search || kind ? 'No asset matches.' : 'No assets yet.'} />
+        ${data.assets.length ? html`<div class="bulk-bar">
+          <label class="check"><input type="checkbox" checked=${allChosen}
+            onChange=${(e) => setChosen(e.target.checked ? new Set(data.assets.map((a) => a.id)) : new Set())} /> All on this page</label>
+          <${ConfirmButton} label=${chosen.size ? `Delete ${chosen.size} chosen` : 'Delete chosen'} className="small danger" disabled=${chosen.size === 0}
+            question=${`Delete ${chosen.size} asset${chosen.size === 1 ? '' : 's'}? Their public URLs stop working.`} onConfirm=${deleteChosen} />
+          <${ErrorNotice} error=${bulkError} />
+        </div>` : null}
+        <${Table} caption="Your assets" columns=${columns} rows=${data.assets.map((a) => ({ ...a, key: a.id }))} sort=${sort} onSort=${onSort}
+          empty=${search || kind ? 'No asset matches.' : 'No assets yet.'} />
         <p class="muted">${data.pagination.total} asset${data.pagination.total === 1 ? '' : 's'}</p>
         <${Pager} page=${data.pagination.page} pages=${data.pagination.pages} onPage=${setPage} />`}<//>
     </div>

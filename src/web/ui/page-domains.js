@@ -26,10 +26,10 @@ function Search() {
     setResult(await post('/api/v3/domains/search', { query: q }));
   });
   const columns = [
-    { label: 'Domain', render: (r) => html`<span class="file-name">${r.domainUnicode ?? r.domain}</span>` },
+    { label: 'Domain', sortValue: (r) => r.domain, render: (r) => html`<span class="file-name">${r.domainUnicode ?? r.domain}</span>` },
     { label: 'Availability', render: availability },
-    { label: 'Register', className: 'num', render: (r) => price(r.registerDollar, r.registerNaira) },
-    { label: 'Renew', className: 'num', render: (r) => price(r.renewDollar, r.renewNaira) },
+    { label: 'Register', className: 'num', sortValue: (r) => r.registerDollar ?? Infinity, render: (r) => price(r.registerDollar, r.registerNaira) },
+    { label: 'Renew', className: 'num', sortValue: (r) => r.renewDollar ?? Infinity, render: (r) => price(r.renewDollar, r.renewNaira) },
     { label: 'Transfer', className: 'num', render: (r) => price(r.transferDollar, r.transferNaira) },
     { label: 'Promotion', render: (r) => promotion(r) ?? html`<span class="muted">–</span>` },
     { label: 'Notes', render: (r) => html`<span class="muted">${r.restrictions?.text ?? ''}${r.purchaseType && r.purchaseType !== 'unavailable' ? ` ${r.purchaseType}` : ''}</span>` },
@@ -50,10 +50,10 @@ export function DomainsPage() {
   const [filter, setFilter] = useState('');
   const [popularOnly, setPopularOnly] = useState(true);
   const columns = [
-    { label: 'TLD', render: (t) => html`<strong>${t.tld}</strong>${t.popular ? html` <span class="badge">popular</span>` : null}` },
-    { label: 'Register', className: 'num', render: (t) => price(t.registerDollar, t.registerNaira) },
-    { label: 'Renew', className: 'num', render: (t) => price(t.renewDollar, t.renewNaira) },
-    { label: 'Transfer', className: 'num', render: (t) => price(t.transferDollar, t.transferNaira) },
+    { label: 'TLD', sortValue: (t) => t.tld, render: (t) => html`<strong>${t.tld}</strong>${t.popular ? html` <span class="badge">popular</span>` : null}` },
+    { label: 'Register', className: 'num', sortValue: (t) => t.registerDollar ?? Infinity, render: (t) => price(t.registerDollar, t.registerNaira) },
+    { label: 'Renew', className: 'num', sortValue: (t) => t.renewDollar ?? Infinity, render: (t) => price(t.renewDollar, t.renewNaira) },
+    { label: 'Transfer', className: 'num', sortValue: (t) => t.transferDollar ?? Infinity, render: (t) => price(t.transferDollar, t.transferNaira) },
     { label: 'Years', className: 'num', render: (t) => `${t.minYears}–${t.maxYears}` },
     { label: 'Promotion', render: (t) => promotion(t) ?? html`<span class="muted">–</span>` },
   ];

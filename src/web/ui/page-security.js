@@ -235,10 +235,10 @@ function Report({ data, blocker, hostname, setFilter, setRange, openAnomaly }) {
   const selectSpan = (from, to) => setRange({ from: new Date(from * 1000).toISOString(), to: new Date((to + data.series.bucketSeconds) * 1000 - 1).toISOString() });
   const point = minutes === 60 ? 'an hour' : minutes === 1 ? 'a minute' : `${minutes} minutes`;
   const sources = [
-    { label: 'Client IP', render: (s) => html`<code>${s.ip}</code>` },
-    { label: 'Requests', className: 'num', render: (s) => `${count(s.requests)} (${percent(r.total ? s.requests / r.total : 0)})` },
-    { label: 'Bytes', className: 'num', render: (s) => bytes(s.bytes) },
-    { label: 'Blocked', className: 'num', render: (s) => count(s.blocked) },
+    { label: 'Client IP', sortValue: (s) => s.ip, render: (s) => html`<code>${s.ip}</code>` },
+    { label: 'Requests', className: 'num', sortValue: (s) => s.requests, render: (s) => `${count(s.requests)} (${percent(r.total ? s.requests / r.total : 0)})` },
+    { label: 'Bytes', className: 'num', sortValue: (s) => s.bytes, render: (s) => bytes(s.bytes) },
+    { label: 'Blocked', className: 'num', sortValue: (s) => s.blocked, render: (s) => count(s.blocked) },
     { label: 'Risk', render: (s) => html`<span class=${`badge ${s.risk.rating}`}>${RATINGS[s.risk.rating]}</span>` },
     {
       label: 'Actions',

@@ -78,10 +78,10 @@ function BucketKeys({ bucket, onChanged }) {
     state.reload();
   };
   const columns = [
-    { label: 'Name', render: (k) => html`<span class="file-name">${k.name}</span>` },
+    { label: 'Name', sortValue: (k) => k.name, render: (k) => html`<span class="file-name">${k.name}</span>` },
     { label: 'Access key id', render: (k) => html`<code data-testid="storage-key-row-id">${k.accessKeyId}</code>` },
     { label: 'Permission', render: (k) => k.permission },
-    { label: 'Created', render: (k) => dateTime(k.createdAt) },
+    { label: 'Created', sortValue: (k) => k.createdAt, render: (k) => dateTime(k.createdAt) },
     {
       label: 'Actions',
       className: 'row-actions',

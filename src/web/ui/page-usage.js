@@ -1,37 +1,122 @@
-// Usage: the usage events (SPEC.md §2.7), the credit ledger (§2.8) and the credits (§2.6) of
-// GET /api/v3/cdn/usage.
-import { html, useState } from './preact-htm.js';
+// Usage: the credits (SPEC.md §2.6) of GET /api/v3/cdn/usage, a chart of the last days
+// (GET /api/v3/cdn/usage/daily), and the usage events (§2.7) and credit ledger (§2.8) a page at a time,
+// filtered by dates (GET /api/v3/cdn/usage/events, /usage/ledger).
+import { html, useMemo, useState } from './preact-htm.js';
 import { get, query } from './api.js';
-import { Card, Loaded, Notice, Page, Stat, Table, useLoad } from './components.js';
+import { Card, Loaded, Notice, Page, Stat, Table, useCursorPages, useLoad } from './components.js';
 import { bytes, count, credits, dateTime, ledgerCredits } from './format.js';
+import { TimeChart } from './chart.js';
 
-const LIMITS = [50, 100, 500];
 // The API's event names, as a user reads them (an unknown one is shown as it comes).
 const USAGE_EVENTS = { upload: 'Upload', download: 'Download', delete: 'Delete' };
 const LEDGER_ENTRIES = { upload: 'Upload', grant: 'Credits granted', free_monthly_grant: 'Free monthly credits' };
+const DAYS = [7, 30, 90];
 
-export function UsagePage() {
-  const [limit, setLimit] = useState(50);
-  const state = useLoad(() => get(`/api/v3/cdn/usage${query({ limit })}`), [limit]);
-  const events = [
-    { label: 'When', render: (e) => dateTime(e.createdAt) },
+/** A date input's day as the start or the end of that day where the user is, in ISO 8601; '' for none. */
+function dayBound(day, end) {
+  if (!day) return '';
+  const d = new Date(`${day}T00:00:00`);
+  if (end) d.setDate(d.getDate() + 1);
+  return new Date(d.getTime() - (end ? 1 : 0)).toISOString();
+}
+
+/** From and to dates, applied together. */
+function DateFilter({ idPrefix, value, onApply, children }) {
+  const [from, setFrom] = useState(value.from);
+  const [to, setTo] = useState(value.to);
+  return html`<form class="filters" aria-label="Dates" onSubmit=${(e) => { e.preventDefault(); onApply({ ...value, from, to }); }}>
+    ${children}
+    <div><label for=${`${idPrefix}-from`}>From</label><input id=${`${idPrefix}-from`} type="date" value=${from} max=${to || undefined} onInput=${(e) => setFrom(e.target.value)} /></div>
+    <div><label for=${`${idPrefix}-to`}>To</label><input id=${`${idPrefix}-to`} type="date" value=${to} min=${from || undefined} onInput=${(e) => setTo(e.target.value)} /></div>
+    <div class="filter-actions"><button type="submit" class="primary">Apply</button>
+      <button type="button" onClick=${() => { setFrom(''); setTo(''); onApply({ ...value, from: '', to: '' }); }}>Clear</button></div>
+  </form>`;
+}
+
+function Daily() {
+  const [days, setDays] = useState(30);
+  const state = useLoad(() => get(`/api/v3/cdn/usage/daily${query({ days })}`), [days]);
+  const chart = useMemo(() => {
+    const list = state.data?.data.days ?? [];
+    return {
+      times: list.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000),
+      series: [
+        { label: 'Uploaded', values: list.map((d) => d.uploadedBytes), color: '--accent', scale: 'bytes', format: bytes },
+        { label: 'Downloaded', values: list.map((d) => d.downloadedBytes), color: '--accent-2', scale: 'bytes', format: bytes },
+      ],
+    };
+  }, [state.data]);
+  return html`<${Card} title="By day" wide=${true}>
+    <div class="filters"><div><label for="usage-days">Days</label>
+      <select id="usage-days" value=${days} onChange=${(e) => setDays(Number(e.target.value))}>${DAYS.map((n) => html`<option value=${n}>Last ${n} days</option>`)}</select></div></div>
+    <${Loaded} state=${state}>${({ data }) => {
+      const total = (f) => data.days.reduce((n, d) => n + d[f], 0);
+      return html`<div class="stats compact" data-testid="usage-totals">
+          <${Stat} label="Uploads" value=${count(total('uploads'))} hint=${bytes(total('uploadedBytes'))} />
+          <${Stat} label="Downloads" value=${count(total('downloads'))} hint=${bytes(total('downloadedBytes'))} />
+          <${Stat} label="Deletes" value=${count(total('deletes'))} />
+          <${Stat} label="Credits charged" value=${credits(total('creditsCharged'))} hint=${total('creditsAdded') ? `${credits(total('creditsAdded'))} added` : null} />
+        </div>
+        <${TimeChart} times=${chart.times} series=${chart.series} label=${`Bytes uploaded and downloaded per day, last ${days} days`} />`;
+    }}<//>
+  <//>`;
+}
+
+function Events() {
+  const [filter, setFilter] = useState({ type: '', from: '', to: '' });
+  const list = useCursorPages(
+    (cursor, limit) => `/api/v3/cdn/usage/events${query({ type: filter.type, from: dayBound(filter.from, false), to: dayBound(filter.to, true), cursor, limit })}`,
+    [filter],
+    { label: 'Usage event pages' },
+  );
+  const [type, setType] = useState('');
+  const columns = [
+    { label: 'When', render: (e) => html`<span class="nowrap">${dateTime(e.createdAt)}</span>` },
     { label: 'Event', render: (e) => html`<span class="badge">${USAGE_EVENTS[e.eventType] ?? e.eventType}</span>` },
-    { label: 'Object', render: (e) => html`<span class="file-name">${e.metadata?.key ?? e.assetId ?? ''}</span>` },
+    { label: 'Object', render: (e) => html`<span class="truncate" title=${e.metadata?.key ?? ''} tabindex="0">${e.metadata?.key ?? e.assetId ?? ''}</span>` },
     { label: 'Bytes', className: 'num', render: (e) => bytes(e.bytes) },
     { label: 'Status', className: 'num', render: (e) => e.statusCode },
     { label: 'Source', render: (e) => html`<span class="muted">${e.source}${e.hostname ? ` · ${e.hostname}` : ''}${e.country ? ` · ${e.country}` : ''}</span>` },
   ];
-  const ledger = [
-    { label: 'When', render: (l) => dateTime(l.createdAt) },
+  return html`<${Card} title="Usage events" wide=${true}>
+    <${DateFilter} idPrefix="events" value=${filter} onApply=${(f) => setFilter({ ...f, type })}>
+      <div><label for="events-type">Event</label><select id="events-type" value=${type} onChange=${(e) => setType(e.target.value)}>
+        <option value="">Any</option>${Object.entries(USAGE_EVENTS).map(([v, text]) => html`<option value=${v}>${text}</option>`)}</select></div>
+    <//>
+    <${Loaded} state=${list.state}>${({ data }) => html`
+      <${Table} caption="Usage events" scroll=${true} columns=${columns} rows=${data.events.map((e) => ({ ...e, key: e.id }))} empty="No usage in these dates." />
+      ${list.pager}`}<//>
+  <//>`;
+}
+
+function Ledger() {
+  const [filter, setFilter] = useState({ from: '', to: '' });
+  const list = useCursorPages(
+    (cursor, limit) => `/api/v3/cdn/usage/ledger${query({ from: dayBound(filter.from, false), to: dayBound(filter.to, true), cursor, limit })}`,
+    [filter],
+    { label: 'Ledger pages' },
+  );
+  const columns = [
+    { label: 'When', render: (l) => html`<span class="nowrap">${dateTime(l.createdAt)}</span>` },
     { label: 'Entry', render: (l) => html`<span class="badge">${LEDGER_ENTRIES[l.eventType] ?? l.eventType}</span>` },
-    { label: 'Object', render: (l) => html`<span class="file-name">${l.metadata?.key ?? ''}</span>` },
+    { label: 'Object', render: (l) => html`<span class="truncate" title=${l.metadata?.key ?? ''} tabindex="0">${l.metadata?.key ?? ''}</span>` },
     // Grants move no bytes: a dash, not "0 B".
     { label: 'Bytes', className: 'num', render: (l) => (l.bytes ? bytes(l.bytes) : '–') },
     // The ledger stores charges as positive credits; a user reads a grant as +, a charge as −.
     { label: 'Credits', className: 'num', render: (l) => html`<span class=${l.credits < 0 ? 'gain' : ''} data-testid="ledger-credits">${ledgerCredits(l.credits)}</span>` },
     { label: 'Balance after', className: 'num', render: (l) => credits(l.balanceAfter) },
   ];
-  return html`<${Page} title="Usage and credits" actions=${html`<label class="inline-label">Show<select value=${limit} onChange=${(e) => setLimit(Number(e.target.value))}>${LIMITS.map((n) => html`<option value=${n}>${n}</option>`)}</select></label>`}>
+  return html`<${Card} title="Credit ledger" wide=${true}>
+    <${DateFilter} idPrefix="ledger" value=${filter} onApply=${setFilter} />
+    <${Loaded} state=${list.state}>${({ data }) => html`
+      <${Table} caption="Credit ledger" scroll=${true} columns=${columns} rows=${data.entries.map((l) => ({ ...l, key: l.id }))} empty="No ledger entries in these dates." />
+      ${list.pager}`}<//>
+  <//>`;
+}
+
+export function UsagePage() {
+  const state = useLoad(() => get('/api/v3/cdn/usage?limit=1'));
+  return html`<${Page} title="Usage and credits">
     <${Loaded} state=${state}>${(data) => html`
       <${Card} title="Credits">
         ${data.credits.enabled
@@ -44,8 +129,9 @@ export function UsagePage() {
             </div>
             ${data.credits.balance < data.credits.lowCreditThreshold ? html`<${Notice} tone="warn">Your credit balance is low.<//>` : null}`
           : html`<p class="muted">Credits are not charged on this gateway.</p>`}
-      <//>
-      <${Card} title="Usage events"><${Table} caption="Usage events" columns=${events} rows=${data.events.map((e) => ({ ...e, key: e.id }))} empty="No usage yet." /><//>
-      <${Card} title="Credit ledger"><${Table} caption="Credit ledger" columns=${ledger} rows=${data.creditLedger.map((l) => ({ ...l, key: l.id }))} empty="No ledger entries." /><//>`}<//>
+      <//>`}<//>
+    <${Daily} />
+    <${Events} />
+    <${Ledger} />
   <//>`;
 }
