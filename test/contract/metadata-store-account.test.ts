@@ -322,6 +322,21 @@ stores.each('usage events: record, newest first by event time, since a time, tot
   t.same(await repos.usage.since(user.id, 'upload', 1001), []);
   t.same(await repos.usage.totals(user.id), { uploadedBytes: 100, downloadedBytes: 42 });
   t.same(await repos.usage.totals(other.id), { uploadedBytes: 7, downloadedBytes: 0 });
+
+  // Pages of a window, newest first by event time, after a cursor; by type; by UTC day.
+  const q = { fromMs: 0, toMs: 10_000, after: null, limit: 2 };
+  const first = await repos.usage.page(user.id, q);
+  t.same(first.map((r) => r.event.createdAt), [5000, 3000]);
+  const second = await repos.usage.page(user.id, { ...q, after: first[1]!.position });
+  t.same(second.map((r) => r.event.createdAt), [2000, 1000], 'the next page starts after the cursor');
+  t.same(await repos.usage.page(user.id, { ...q, after: second[1]!.position }), []);
+  t.same((await repos.usage.page(user.id, { ...q, limit: 10, eventType: 'download' })).map((r) => r.event.createdAt), [5000, 2000], 'one type');
+  t.same((await repos.usage.page(user.id, { ...q, limit: 10, fromMs: 2000, toMs: 3000 })).map((r) => r.event.createdAt), [3000, 2000], 'both ends included');
+  const day = 86_400_000;
+  await repos.usage.record(event('upload', 9), day + 5);
+  t.same((await repos.usage.daily(user.id, 0, 2 * day)).map((r) => [Number(r.day), r.eventType, Number(r.events), Number(r.bytes)]), [
+    [0, 'delete', 1, 0], [0, 'download', 2, 42], [0, 'upload', 1, 100], [day, 'upload', 1, 9],
+  ], 'by UTC day and type');
 });
 
 stores.each('credit ledger: append moves the balance in one step, grants are not usage, recent is newest first', async (t, open) => {
@@ -342,6 +357,10 @@ stores.each('credit ledger: append moves the balance in one step, grants are not
   t.same(await repos.credits.recent(u.id, 10), [charge, grant]);
   t.same(await repos.credits.recent(u.id, 1), [charge]);
   t.same(await repos.credits.recent(v.id, 10), []);
+  const pageOne = await repos.credits.page(u.id, { fromMs: 0, toMs: 1e12, after: null, limit: 1 });
+  t.same(pageOne.map((r) => r.entry), [charge], 'a page of the ledger, newest first');
+  t.same((await repos.credits.page(u.id, { fromMs: 0, toMs: 1e12, after: pageOne[0]!.position, limit: 5 })).map((r) => r.entry), [grant], 'and the next');
+  t.same((await repos.credits.daily(u.id, 0, 1e12)).map((r) => [Number(r.day), Number(r.chargedMilli), Number(r.addedMilli)]), [[0, 2000, 5000]], 'charged and added by day');
 
   // Inside a transaction that fails, append leaves nothing behind.
   await t.rejects(repos.transact(async (r) => {
