@@ -9,9 +9,15 @@ import { markerPrefixBound, walkRolledUp } from './roll-up.js';
 /** A bucket's versioning state; null = never enabled (no version ids anywhere). */
 export type Versioning = 'Enabled' | 'Suspended' | null;
 
-/** 32 URL-safe characters (192 random bits), like AWS's 32-character ids. */
+/**
+ * 32 URL-safe characters (192 random bits), like AWS's 32-character ids. Never a leading '-': a
+ * command line reads `--version-id -x...` as an option (aws cli's usage error, 1 id in 64 before).
+ */
 export function newVersionId(): string {
-  return randomBytes(24).toString('base64url');
+  for (;;) {
+    const id = randomBytes(24).toString('base64url');
+    if (id[0] !== '-') return id;
+  }
 }
 
 /** Whether `id` could be a version id this server made. */

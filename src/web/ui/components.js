@@ -84,7 +84,11 @@ export function Skeleton({ label = 'Loading', lines = 3 }) {
 export function useLoad(load, deps = []) {
   const [state, setState] = useState({ loading: true, data: null, error: null });
   const [round, setRound] = useState(0);
+  // The render right after `deps` change still holds the old data: it is loading already, not done.
+  const started = useRef(null);
+  const changed = started.current === null || started.current.length !== deps.length || deps.some((d, i) => d !== started.current[i]);
   useEffect(() => {
+    started.current = deps;
     let live = true;
     setState((s) => ({ ...s, loading: true, error: null }));
     load().then(
@@ -95,7 +99,7 @@ export function useLoad(load, deps = []) {
       live = false;
     };
   }, [...deps, round]);
-  return { ...state, reload: () => setRound((r) => r + 1) };
+  return { ...state, loading: state.loading || changed, reload: () => setRound((r) => r + 1) };
 }
 
 /** `state` of useLoad: its data to `children`, a skeleton while it first loads, its error with a retry. */

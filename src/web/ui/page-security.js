@@ -206,7 +206,7 @@ function RequestLog({ hostname, range, filter, setFilter, blocker }) {
       <div class="filter-actions"><button type="submit" class="primary">Apply</button>
         <button type="button" onClick=${() => setFilter(NO_FILTER)}>Clear</button></div>
     </form>
-    <${Loaded} state=${state}>${({ data }) => html`
+    <div data-testid="log" aria-busy=${state.loading ? 'true' : 'false'}><${Loaded} state=${state}>${({ data }) => html`
       <p class="muted" data-testid="log-range">Requests from ${dateTime(data.from)} to ${dateTime(data.to)}, newest first${cursors.length > 1 ? ` (page ${cursors.length})` : ''}.</p>
       <${Table} caption="Request log" scroll=${true} columns=${columns} rows=${data.requests.map((r) => ({ ...r, key: r.id }))} empty="No request matches." />
       <nav class="pager" aria-label="Request pages">
@@ -214,11 +214,12 @@ function RequestLog({ hostname, range, filter, setFilter, blocker }) {
         <button type="button" disabled=${!data.nextCursor} onClick=${() => setCursors((c) => [...c, data.nextCursor])}>Older</button>
         <label for="log-limit" class="inline-label">Per page<select id="log-limit" value=${limit} onChange=${(e) => setLimit(Number(e.target.value))}>
           ${[25, 50, 100].map((n) => html`<option value=${n}>${n}</option>`)}</select></label>
-      </nav>`}<//>
+      </nav>`}<//></div>
   <//>`;
 }
 
 function Report({ data, blocker, hostname, setFilter, setRange, openAnomaly }) {
+  const [sourcesBy, setSourcesBy] = useState('requests');
   const chart = useMemo(() => {
     const points = data.series.points;
     return {
@@ -284,8 +285,11 @@ function Report({ data, blocker, hostname, setFilter, setRange, openAnomaly }) {
         <ul class="plain">${data.risk.signals.map((s) => html`<li>${signalText(s)}</li>`)}</ul></div>
     </div>
     ${hostname ? null : html`<p class="hint">Choose one of your project hostnames above to block sources and countries from these lists; the request log blocks on each request's own hostname.</p>`}
-    <h3>Top sources</h3>
-    <${Table} caption="Top client IPs by requests" columns=${sources} rows=${data.topSources.map((s) => ({ ...s, key: s.ip }))} empty="No sources yet." />
+    <div class="section-head"><h3>Top sources</h3>
+      <label for="sources-by" class="inline-label">Busiest by<select id="sources-by" value=${sourcesBy} onChange=${(e) => setSourcesBy(e.target.value)}>
+        <option value="requests">requests</option><option value="bytes">bytes sent</option></select></label></div>
+    <${Table} caption=${`Top client IPs by ${sourcesBy === 'bytes' ? 'bytes sent' : 'requests'}`} columns=${sources}
+      rows=${(sourcesBy === 'bytes' ? data.topSourcesByBytes : data.topSources).map((s) => ({ ...s, key: s.ip }))} empty="No sources yet." />
     <h3>Anomalies</h3>
     <${Table} caption="Anomaly events" columns=${anomalies} rows=${data.anomalies.map((a) => ({ ...a, key: a.id }))} empty="No anomalies in this window." />`;
 }
