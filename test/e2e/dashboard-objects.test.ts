@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { startServer } from '../helpers/server.js';
 import { RawS3 } from '../helpers/s3-client.js';
 import { apiUser } from '../helpers/api.js';
-import { artifactsDir, launchBrowser, setPassword } from '../helpers/browser.js';
+import { artifactsDir, launchBrowser, setPassword, signedInPage } from '../helpers/browser.js';
 import { describeFindings, seriousA11yViolations } from '../helpers/axe.js';
 
 const PASSWORD = 'objects test passphrase';
@@ -26,29 +26,8 @@ await server.admin(['buckets', 'create', 'erin-files', '--user', 'erin']);
 const shots = artifactsDir('dashboard-objects');
 const browser = await launchBrowser();
 t.teardown(() => browser.close());
-const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-const page = await context.newPage();
-const problems: string[] = [];
-page.on('console', (m) => {
-  if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text());
-});
-page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-await page.goto(`${server.url}/dashboard/`);
-await page.getByLabel('User name').fill('erin');
-await page.getByLabel('Password').fill(PASSWORD);
-await page.getByRole('button', { name: 'Sign in' }).click();
-await page.getByTestId('user-name').waitFor();
+const { page, problems, api: apiInPage } = await signedInPage(browser, server, 'erin', PASSWORD, { acceptDownloads: true });
 
-/** The API through the page's session. */
-function apiInPage(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  return page.evaluate(async ({ method, path, body }) => {
-    const session = (await (await fetch('/dashboard/session')).json()) as { csrfToken: string };
-    const headers: Record<string, string> = { 'x-csrf-token': session.csrfToken };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }, { method, path, body });
-}
 
 // The test's own S3 client, with a key the page's session makes.
 const made = await apiInPage('POST', '/storage/buckets/erin-files/access-keys', { name: 'test', permission: 'read_write' });

@@ -15,7 +15,7 @@ import { startServer } from '../helpers/server.js';
 import { ResponseRecorder } from '../helpers/api.js';
 import { CdnClient } from '../helpers/cdn.js';
 import { RawS3 } from '../helpers/s3-client.js';
-import { artifactsDir, launchBrowser, setPassword } from '../helpers/browser.js';
+import { artifactsDir, launchBrowser, setPassword, signedInPage } from '../helpers/browser.js';
 import { describeFindings, seriousA11yViolations } from '../helpers/axe.js';
 
 const PASSWORD = 'parity test passphrase';
@@ -36,34 +36,9 @@ await server.admin(['hostnames', 'verify', 'shop.example.org', '--operator']);
 const shots = artifactsDir('dashboard-parity');
 const browser = await launchBrowser();
 t.teardown(() => browser.close());
-const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-const page = await context.newPage();
-const problems: string[] = [];
-page.on('console', (m) => {
-  if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text());
-});
-page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-await page.goto(`${server.url}/dashboard/`);
-await page.getByLabel('User name').fill('dana');
-await page.getByLabel('Password').fill(PASSWORD);
-await page.getByRole('button', { name: 'Sign in' }).click();
-await page.getByTestId('user-name').waitFor();
+const { page, problems, goTo, api: apiInPage } = await signedInPage(browser, server, 'dana', PASSWORD);
 
-async function goTo(p: string): Promise<void> {
-  await page.goto(`${server.url}/dashboard/#/${p}`);
-  await page.locator('#page-title').waitFor();
-}
 
-/** The API through the page's session (CSRF token from the session answer). */
-function apiInPage(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  return page.evaluate(async ({ method, path, body }) => {
-    const session = (await (await fetch('/dashboard/session')).json()) as { csrfToken: string };
-    const headers: Record<string, string> = { 'x-csrf-token': session.csrfToken };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }, { method, path, body });
-}
 
 interface HostnameJson { id: string; hostname: string; rules: Record<string, unknown> }
 async function projectAndHostname(): Promise<{ projectId: string; hostname: HostnameJson }> {

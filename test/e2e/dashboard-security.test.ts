@@ -9,7 +9,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startServer } from '../helpers/server.js';
-import { artifactsDir, launchBrowser, setPassword } from '../helpers/browser.js';
+import { artifactsDir, launchBrowser, setPassword, signedInPage } from '../helpers/browser.js';
 import { describeFindings, seriousA11yViolations } from '../helpers/axe.js';
 
 const PASSWORD = 'security test passphrase';
@@ -78,26 +78,11 @@ const TOTAL = 96;
 const shots = artifactsDir('dashboard-security');
 const browser = await launchBrowser();
 t.teardown(() => browser.close());
-const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-const page = await context.newPage();
-const problems: string[] = [];
-page.on('console', (m) => {
-  if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text());
-});
-page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-await page.goto(`${server.url}/dashboard/`);
-await page.getByLabel('User name').fill('dana');
-await page.getByLabel('Password').fill(PASSWORD);
-await page.getByRole('button', { name: 'Sign in' }).click();
-await page.getByTestId('user-name').waitFor();
+const session = await signedInPage(browser, server, 'dana', PASSWORD);
+const { page, problems } = session;
 
-/** The API through the page's session. */
-function apiInPage(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  return page.evaluate(async (path) => {
-    const res = await fetch(path);
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }, path);
-}
+/** A GET of the API through the page's session. */
+const apiInPage = (path: string) => session.api('GET', path);
 
 async function rules(): Promise<{ blockIps: string[]; blockCountries: string[]; allowedMethods: string[] }> {
   const projects = (await apiInPage('/api/v3/projects')).body['projects'] as { id: string }[];

@@ -7,7 +7,7 @@ import t from 'tap';
 import { join } from 'node:path';
 import { startServer } from '../helpers/server.js';
 import { apiClient } from '../helpers/api.js';
-import { artifactsDir, launchBrowser, setPassword } from '../helpers/browser.js';
+import { artifactsDir, launchBrowser, setPassword, signedInPage } from '../helpers/browser.js';
 import { describeFindings, seriousA11yViolations } from '../helpers/axe.js';
 
 const PASSWORD = 'tables test passphrase';
@@ -48,23 +48,8 @@ const UPLOADS = 30;
 const shots = artifactsDir('dashboard-tables');
 const browser = await launchBrowser();
 t.teardown(() => browser.close());
-const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-const page = await context.newPage();
-const problems: string[] = [];
-page.on('console', (m) => {
-  if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text());
-});
-page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-await page.goto(`${server.url}/dashboard/`);
-await page.getByLabel('User name').fill('tess');
-await page.getByLabel('Password').fill(PASSWORD);
-await page.getByRole('button', { name: 'Sign in' }).click();
-await page.getByTestId('user-name').waitFor();
+const { page, problems, goTo } = await signedInPage(browser, server, 'tess', PASSWORD);
 
-async function goTo(p: string): Promise<void> {
-  await page.goto(`${server.url}/dashboard/#/${p}`);
-  await page.locator('#page-title').waitFor();
-}
 const names = () => page.getByTestId('asset-name').allTextContents();
 /** The first row's name once it is `name` (the list renders after its answer). */
 async function firstNameBecomes(name: string): Promise<string> {
