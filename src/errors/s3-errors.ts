@@ -43,6 +43,7 @@ export const S3_ERRORS = {
   NoSuchUpload: [404, 'The specified multipart upload does not exist.'],
   NoSuchVersion: [404, 'The specified version does not exist.'],
   NoSuchCORSConfiguration: [404, 'The CORS configuration does not exist.'],
+  NoSuchTagSet: [404, 'The TagSet does not exist.'],
   NotImplemented: [501, 'A header you provided implies functionality that is not implemented.'],
   NotModified: [304, 'Not Modified'],
   PreconditionFailed: [412, 'At least one of the preconditions you specified did not hold.'],

@@ -28,6 +28,7 @@ import { deleteObject } from './operations/delete-object.js';
 import { copyObject } from './operations/copy-object.js';
 import { deleteObjects } from './operations/delete-objects.js';
 import { deleteBucketCors, getBucketCors, putBucketCors } from './operations/bucket-cors.js';
+import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './operations/bucket-tagging.js';
 import { getBucketAcl, getObjectAcl, putBucketAcl, putObjectAcl } from './operations/acl.js';
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './operations/object-tagging.js';
 import { getObjectAttributes } from './operations/get-object-attributes.js';
@@ -71,6 +72,9 @@ const HANDLERS: Record<Exclude<OperationName, 'PostObject'>, OperationHandler> =
   GetObjectTagging: getObjectTagging,
   PutObjectTagging: putObjectTagging,
   DeleteObjectTagging: deleteObjectTagging,
+  GetBucketTagging: getBucketTagging,
+  PutBucketTagging: putBucketTagging,
+  DeleteBucketTagging: deleteBucketTagging,
   GetObjectAttributes: getObjectAttributes,
   GetBucketPolicy: getBucketPolicy,
   GetBucketLifecycle: getBucketLifecycle,

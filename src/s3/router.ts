@@ -29,6 +29,9 @@ export type OperationName =
   | 'GetObjectTagging'
   | 'PutObjectTagging'
   | 'DeleteObjectTagging'
+  | 'GetBucketTagging'
+  | 'PutBucketTagging'
+  | 'DeleteBucketTagging'
   | 'GetObjectAttributes'
   | 'GetBucketPolicy'
   | 'GetBucketLifecycle'
@@ -64,6 +67,7 @@ const BUCKET_SUBRESOURCE_OPS: SubresourceTable = table({
   lifecycle: { GET: 'GetBucketLifecycle' },
   policy: { GET: 'GetBucketPolicy' },
   requestPayment: { GET: 'GetBucketRequestPayment' },
+  tagging: { GET: 'GetBucketTagging', PUT: 'PutBucketTagging', DELETE: 'DeleteBucketTagging' },
   uploads: { GET: 'ListMultipartUploads' },
   versioning: { GET: 'GetBucketVersioning', PUT: 'PutBucketVersioning' },
   versions: { GET: 'ListObjectVersions' },
@@ -92,7 +96,7 @@ const UNSUPPORTED_BUCKET_SUBRESOURCES = [
   'abac', 'accelerate', 'analytics', 'encryption', 'intelligent-tiering', 'inventory', 'logging',
   'metadataConfiguration', 'metadataInventoryTable', 'metadataJournalTable', 'metadataTable', 'metrics',
   'notification', 'object-lock', 'ownershipControls', 'policyStatus', 'publicAccessBlock', 'replication',
-  'session', 'tagging', 'website',
+  'session', 'website',
 ] as const;
 
 const UNSUPPORTED_OBJECT_SUBRESOURCES = [

@@ -28,6 +28,11 @@ function invalidTag(message: string): S3Error {
  */
 export function validateTagSet(tags: readonly ObjectTag[]): ObjectTag[] {
   if (tags.length > MAX_OBJECT_TAGS) throw new S3Error('BadRequest', `Object tags cannot be greater than ${MAX_OBJECT_TAGS}`);
+  return checkTags(tags);
+}
+
+/** Each tag's key and value, then unique keys. */
+function checkTags(tags: readonly ObjectTag[]): ObjectTag[] {
   const seen = new Set<string>();
   for (const [key, value] of tags) {
     if (key.length === 0 || !TAG_TEXT.test(key)) throw invalidTag('The TagKey you have provided is invalid');
@@ -41,8 +46,25 @@ export function validateTagSet(tags: readonly ObjectTag[]): ObjectTag[] {
   return [...tags];
 }
 
+export const MAX_BUCKET_TAGS = 50;
+
+/**
+ * A bucket's tag set: up to 50 tags (more is `InvalidTag`, as Ceph's s3-tests expect of it and as
+ * PutBucketTagging answers), then the same key and value rules as an object's.
+ */
+export function parseBucketTaggingXml(body: Buffer): ObjectTag[] {
+  const tags = tagsOfXml(body);
+  if (tags.length > MAX_BUCKET_TAGS) throw invalidTag(`Bucket tag count cannot be greater than ${MAX_BUCKET_TAGS}`);
+  return checkTags(tags);
+}
+
 /** Parses and validates a `<Tagging><TagSet><Tag><Key/><Value/></Tag>...</TagSet></Tagging>` document. */
 export function parseTaggingXml(body: Buffer): ObjectTag[] {
+  return validateTagSet(tagsOfXml(body));
+}
+
+/** The tags of a `<Tagging>` document, unchecked. */
+function tagsOfXml(body: Buffer): ObjectTag[] {
   const root = parseXmlDocument(body, 'Tagging');
   if (childNames(root).some((n) => n !== 'TagSet')) throw new S3Error('MalformedXML');
   const sets = childValues(root, 'TagSet');
@@ -58,7 +80,7 @@ export function parseTaggingXml(body: Buffer): ObjectTag[] {
     if (key === undefined || value === undefined) throw new S3Error('MalformedXML');
     return [key, value];
   });
-  return validateTagSet(tags);
+  return tags;
 }
 
 function badHeader(): S3Error {

@@ -163,3 +163,33 @@ t.test('raw requests: digest, permissions, documents, conditionals', async (t) =
   t.equal((await attrs({ 'x-amz-object-attributes': 'ETag', 'if-none-match': etag })).status, 304, 'If-None-Match: 304');
   t.equal(errorCode(await attrs({ 'x-amz-object-attributes': 'ETag', 'if-match': '"nope"' })), 'PreconditionFailed', 'If-Match: 412');
 });
+
+t.test('bucket tagging: aws cli puts, gets and deletes; 50 tags at most; administration only', async (t) => {
+  const tagSet = (n: number) => JSON.stringify({ TagSet: Array.from({ length: n }, (_, i) => ({ Key: `team-${String(i).padStart(2, '0')}`, Value: `v${i}` })) });
+  const none = await aws(['s3api', 'get-bucket-tagging', '--bucket', BUCKET]);
+  t.match(none.stderr, /NoSuchTagSet/, 'no tags yet: NoSuchTagSet');
+  const put = await aws(['s3api', 'put-bucket-tagging', '--bucket', BUCKET, '--tagging', JSON.stringify({ TagSet: [{ Key: 'project', Value: 'blue' }, { Key: 'cost-center', Value: '42' }] })]);
+  t.equal(put.code, 0, put.stderr);
+  const got = await aws(['s3api', 'get-bucket-tagging', '--bucket', BUCKET]);
+  t.equal(got.code, 0, got.stderr);
+  t.same((got.json as { TagSet: unknown[] }).TagSet, [{ Key: 'cost-center', Value: '42' }, { Key: 'project', Value: 'blue' }], 'in key order');
+  const fifty = await aws(['s3api', 'put-bucket-tagging', '--bucket', BUCKET, '--tagging', tagSet(50)]);
+  t.equal(fifty.code, 0, `50 tags: ${fifty.stderr}`);
+  t.equal(((await aws(['s3api', 'get-bucket-tagging', '--bucket', BUCKET])).json as { TagSet: unknown[] }).TagSet.length, 50, 'all 50, the earlier set replaced');
+  const many = await aws(['s3api', 'put-bucket-tagging', '--bucket', BUCKET, '--tagging', tagSet(51)]);
+  t.match(many.stderr, /InvalidTag.*Bucket tag count cannot be greater than 50/, '51: InvalidTag');
+  const badKey = await aws(['s3api', 'put-bucket-tagging', '--bucket', BUCKET, '--tagging', JSON.stringify({ TagSet: [{ Key: 'aws:x', Value: '1' }] })]);
+  t.match(badKey.stderr, /InvalidTag.*cannot be prefixed with aws:/, 'the object rules for keys');
+
+  const writer = root.as(await createBucketKey(server, BUCKET, 'read_write'));
+  const doc = tagging([['a', '1']]);
+  const byKey = await writer.send({ method: 'PUT', bucket: BUCKET, query: { tagging: '' }, body: doc, headers: { 'content-md5': md5Base64(doc) } });
+  t.equal(errorCode(byKey), 'AccessDenied', 'a bucket key cannot change them');
+  const readByKey = await writer.send({ method: 'GET', bucket: BUCKET, query: { tagging: '' } });
+  t.equal(xmlTexts(readByKey.text, 'Key').length, 50, 'but may read them');
+  t.equal(errorCode(await root.send({ method: 'PUT', bucket: BUCKET, query: { tagging: '' }, body: doc })), 'InvalidRequest', 'no Content-MD5 nor checksum');
+
+  const del = await aws(['s3api', 'delete-bucket-tagging', '--bucket', BUCKET]);
+  t.equal(del.code, 0, del.stderr);
+  t.match((await aws(['s3api', 'get-bucket-tagging', '--bucket', BUCKET])).stderr, /NoSuchTagSet/, 'gone');
+});

@@ -3,7 +3,7 @@
 import t from 'tap';
 import type { ObjectRecord } from '../../src/db/repos/objects.js';
 import { objectPartsXml, parseObjectAttributes } from '../../src/s3/operations/get-object-attributes.js';
-import { parseTaggingHeader, parseTaggingXml, tagSetXml, validateTagSet, type ObjectTag } from '../../src/s3/tagging.js';
+import { parseBucketTaggingXml, parseTaggingHeader, parseTaggingXml, tagSetXml, validateTagSet, type ObjectTag } from '../../src/s3/tagging.js';
 import { toXml } from '../../src/s3/xml.js';
 
 function doc(tags: string): Buffer {
@@ -112,4 +112,13 @@ t.test('ObjectParts', async (t) => {
   t.same(objectPartsXml({ ...rec, checksumType: 'FULL_OBJECT', checksumValue: 'AAAAAA==' } as ObjectRecord, 2, 0), { PartsCount: 3 }, 'FULL_OBJECT: the count alone');
   t.same(objectPartsXml({ ...rec, checksumAlgorithm: null, checksumValue: null, checksumType: null } as ObjectRecord, 2, 0), { PartsCount: 3 }, 'no checksum: the count alone');
   t.equal(objectPartsXml(base, 2, 0), undefined, 'not uploaded in parts: no ObjectParts');
+});
+
+t.test('bucket tag sets: up to 50, then InvalidTag; the object rules for each tag', async (t) => {
+  const xml = (n: number) => doc(many(n).map(([k, v]) => tag(k, v)).join(''));
+  t.equal(parseBucketTaggingXml(xml(50)).length, 50, '50 tags');
+  t.throws(() => parseBucketTaggingXml(xml(51)), { code: 'InvalidTag', message: 'Bucket tag count cannot be greater than 50' }, '51: InvalidTag');
+  t.throws(() => parseBucketTaggingXml(doc(tag('aws:x', '1'))), { code: 'InvalidTag', message: 'Your TagKey cannot be prefixed with aws:' });
+  t.throws(() => parseBucketTaggingXml(doc(tag('a', '1') + tag('a', '2'))), { code: 'InvalidTag', message: 'Cannot provide multiple Tags with the same key' });
+  t.same(parseBucketTaggingXml(Buffer.from('<Tagging><TagSet/></Tagging>')), [], 'an empty set');
 });

@@ -12,6 +12,7 @@ import { CreditReservationsRepo } from './credit-reservations.js';
 import { SpacesRepo } from './spaces.js';
 import { UsageRepo } from './usage.js';
 import { BucketCorsRepo } from './bucket-cors.js';
+import { BucketTaggingRepo } from './bucket-tagging.js';
 import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
@@ -49,6 +50,7 @@ export interface Repos {
   accessKeys: AccessKeysRepo;
   settings: SettingsRepo;
   bucketCors: BucketCorsRepo;
+  bucketTagging: BucketTaggingRepo;
   apiKeys: ApiKeysRepo;
   spaces: SpacesRepo;
   assets: AssetsRepo;
@@ -116,6 +118,7 @@ export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
       dataVersion,
       buckets: new BucketsRepo(exec, clock, cached),
       bucketCors: new BucketCorsRepo(exec, clock),
+      bucketTagging: new BucketTaggingRepo(exec, clock),
       assets: new AssetsRepo(exec),
       blobRefs: new BlobRefsRepo(exec),
       integrity: new IntegrityRepo(exec),
