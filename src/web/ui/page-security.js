@@ -4,7 +4,7 @@
 // writes the hostname's rules (PUT .../rules) and can be undone by writing the previous rules back.
 import { html, useEffect, useMemo, useRef, useState } from './preact-htm.js';
 import { get, put, query } from './api.js';
-import { Card, Dialog, ErrorNotice, Loaded, Notice, Page, Stat, Table, useLoad } from './components.js';
+import { Card, Dialog, ErrorNotice, Loaded, Notice, Page, Stat, Table, useCursorPages, useLoad } from './components.js';
 import { bytes, count, dateTime, percent } from './format.js';
 import { TimeChart } from './chart.js';
 
@@ -165,17 +165,13 @@ const NO_FILTER = { decision: '', ip: '', country: '', path: '' };
 /** The request log, newest first, with filters; pages by the API's cursor. */
 function RequestLog({ hostname, range, filter, setFilter, blocker }) {
   const [draft, setDraft] = useState(filter);
-  const [limit, setLimit] = useState(25);
-  const [cursors, setCursors] = useState([null]);
-  useEffect(() => {
-    setDraft(filter);
-    setCursors([null]);
-  }, [filter, hostname, range.from, range.to, limit]);
-  const cursor = cursors.at(-1);
-  const state = useLoad(
-    () => get(`/api/v3/cdn/proxy-logs/requests${query({ hostname, from: range.from, to: range.to, ...filter, cursor: cursor ?? '', limit })}`),
-    [hostname, range.from, range.to, filter, cursor, limit],
+  useEffect(() => setDraft(filter), [filter]);
+  const list = useCursorPages(
+    (cursor, limit) => `/api/v3/cdn/proxy-logs/requests${query({ hostname, from: range.from, to: range.to, ...filter, cursor, limit })}`,
+    [hostname, range.from, range.to, filter],
+    { label: 'Request pages' },
   );
+  const state = list.state;
   const field = (name) => (e) => setDraft((d) => ({ ...d, [name]: e.target.value }));
   const columns = [
     { label: 'Time', render: (r) => html`<time datetime=${r.time} title=${dateTime(r.time)}>${logTime(r.time)}</time>` },
@@ -207,14 +203,9 @@ function RequestLog({ hostname, range, filter, setFilter, blocker }) {
         <button type="button" onClick=${() => setFilter(NO_FILTER)}>Clear</button></div>
     </form>
     <div data-testid="log" aria-busy=${state.loading ? 'true' : 'false'}><${Loaded} state=${state}>${({ data }) => html`
-      <p class="muted" data-testid="log-range">Requests from ${dateTime(data.from)} to ${dateTime(data.to)}, newest first${cursors.length > 1 ? ` (page ${cursors.length})` : ''}.</p>
+      <p class="muted" data-testid="log-range">Requests from ${dateTime(data.from)} to ${dateTime(data.to)}, newest first${list.page > 1 ? ` (page ${list.page})` : ''}.</p>
       <${Table} caption="Request log" scroll=${true} columns=${columns} rows=${data.requests.map((r) => ({ ...r, key: r.id }))} empty="No request matches." />
-      <nav class="pager" aria-label="Request pages">
-        <button type="button" disabled=${cursors.length <= 1} onClick=${() => setCursors((c) => c.slice(0, -1))}>Newer</button>
-        <button type="button" disabled=${!data.nextCursor} onClick=${() => setCursors((c) => [...c, data.nextCursor])}>Older</button>
-        <label for="log-limit" class="inline-label">Per page<select id="log-limit" value=${limit} onChange=${(e) => setLimit(Number(e.target.value))}>
-          ${[25, 50, 100].map((n) => html`<option value=${n}>${n}</option>`)}</select></label>
-      </nav>`}<//></div>
+      ${list.pager}`}<//></div>
   <//>`;
 }
 
