@@ -3,6 +3,8 @@
 // clients never send (no digest, a read-only key, a malformed document, conditional headers).
 import t from 'tap';
 import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createBucketKey, startServer } from '../helpers/server.js';
 import { isolatedAwsEnv, runAws, writeAwsConfig, type AwsResult } from '../helpers/aws-cli.js';
@@ -192,4 +194,31 @@ t.test('bucket tagging: aws cli puts, gets and deletes; 50 tags at most; adminis
   const del = await aws(['s3api', 'delete-bucket-tagging', '--bucket', BUCKET]);
   t.equal(del.code, 0, del.stderr);
   t.match((await aws(['s3api', 'get-bucket-tagging', '--bucket', BUCKET])).stderr, /NoSuchTagSet/, 'gone');
+});
+
+t.test('ObjectParts lists parts by the numbers they were uploaded as (aws cli, parts 1 and 3)', async (t) => {
+  const key = 'cli/gaps';
+  const first = join(server.tmpRoot, 'part1.bin');
+  const third = join(server.tmpRoot, 'part3.bin');
+  await writeFile(first, Buffer.alloc(5 * 1024 * 1024, 1));
+  await writeFile(third, Buffer.from('the last part'));
+  const created = await aws(['s3api', 'create-multipart-upload', '--bucket', BUCKET, '--key', key, '--checksum-algorithm', 'CRC32']);
+  t.equal(created.code, 0, created.stderr);
+  const uploadId = String((created.json as { UploadId: string }).UploadId);
+  const parts: { PartNumber: number; ETag: string; ChecksumCRC32: string }[] = [];
+  for (const [n, file] of [[1, first], [3, third]] as const) {
+    const up = await aws(['s3api', 'upload-part', '--bucket', BUCKET, '--key', key, '--upload-id', uploadId, '--part-number', String(n), '--body', file, '--checksum-algorithm', 'CRC32']);
+    t.equal(up.code, 0, up.stderr);
+    const j = up.json as { ETag: string; ChecksumCRC32: string };
+    parts.push({ PartNumber: n, ETag: j.ETag, ChecksumCRC32: j.ChecksumCRC32 });
+  }
+  const done = await aws(['s3api', 'complete-multipart-upload', '--bucket', BUCKET, '--key', key, '--upload-id', uploadId, '--multipart-upload', JSON.stringify({ Parts: parts })]);
+  t.equal(done.code, 0, done.stderr);
+  const attrs = await aws(['s3api', 'get-object-attributes', '--bucket', BUCKET, '--key', key, '--object-attributes', 'ObjectParts']);
+  t.equal(attrs.code, 0, attrs.stderr);
+  const objectParts = (attrs.json as { ObjectParts: { TotalPartsCount: number; Parts: { PartNumber: number; Size: number }[] } }).ObjectParts;
+  t.equal(objectParts.TotalPartsCount, 2);
+  t.same(objectParts.Parts.map((p) => [p.PartNumber, p.Size]), [[1, 5 * 1024 * 1024], [3, 13]], 'parts 1 and 3, as uploaded');
+  const after = await aws(['s3api', 'get-object-attributes', '--bucket', BUCKET, '--key', key, '--object-attributes', 'ObjectParts', '--part-number-marker', '1']);
+  t.same((after.json as { ObjectParts: { Parts: { PartNumber: number }[] } }).ObjectParts.Parts.map((p) => p.PartNumber), [3], 'after part 1: part 3');
 });

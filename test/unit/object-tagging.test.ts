@@ -112,6 +112,17 @@ t.test('ObjectParts', async (t) => {
   t.same(objectPartsXml({ ...rec, checksumType: 'FULL_OBJECT', checksumValue: 'AAAAAA==' } as ObjectRecord, 2, 0), { PartsCount: 3 }, 'FULL_OBJECT: the count alone');
   t.same(objectPartsXml({ ...rec, checksumAlgorithm: null, checksumValue: null, checksumType: null } as ObjectRecord, 2, 0), { PartsCount: 3 }, 'no checksum: the count alone');
   t.equal(objectPartsXml(base, 2, 0), undefined, 'not uploaded in parts: no ObjectParts');
+  // Parts 1, 3 and 7 completed: listed by those numbers, and the marker is a part number.
+  const gaps = { ...base, parts: [1, 3, 7].map((n) => ({ blobId: `b${n}`, size: n, etag: `"${n}"`, checksum: `c${n}`, number: n })) } as ObjectRecord;
+  t.same(objectPartsXml(gaps, 2, 0), {
+    IsTruncated: true, MaxParts: 2, NextPartNumberMarker: 3, PartNumberMarker: 0,
+    Part: [{ ChecksumCRC32: 'c1', PartNumber: 1, Size: 1 }, { ChecksumCRC32: 'c3', PartNumber: 3, Size: 3 }], PartsCount: 3,
+  }, 'numbers as uploaded');
+  t.same(objectPartsXml(gaps, 2, 3), {
+    IsTruncated: false, MaxParts: 2, NextPartNumberMarker: 7, PartNumberMarker: 3,
+    Part: [{ ChecksumCRC32: 'c7', PartNumber: 7, Size: 7 }], PartsCount: 3,
+  }, 'after part 3: part 7');
+  t.same((objectPartsXml(gaps, 10, 2) as { Part: { PartNumber: number }[] }).Part.map((x) => x.PartNumber), [3, 7], 'a marker between numbers');
 });
 
 t.test('bucket tag sets: up to 50, then InvalidTag; the object rules for each tag', async (t) => {

@@ -16,6 +16,8 @@ export interface ObjectPart {
   checksum?: string;
   /** CRC32C of the part's blob as stored; absent in manifests written before it was recorded. */
   crc32c?: number;
+  /** The part number it was uploaded as (1-10000, gaps allowed); absent in manifests written before it was recorded: its place. */
+  number?: number;
 }
 
 /** One object tag, [key, value]; a tag set keeps the order it was given in. */

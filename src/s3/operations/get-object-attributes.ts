@@ -53,24 +53,26 @@ function checksumXml(rec: ObjectRecord): XmlObject | undefined {
 
 /**
  * ObjectParts of a multipart object. AWS lists the parts (number, size, checksum) only for a COMPOSITE
- * checksum object; any other multipart object gets its part count alone. Parts are numbered 1..N in
- * object order, as `partNumber` reads address them.
+ * checksum object; any other multipart object gets its part count alone. Parts carry the numbers they
+ * were uploaded as (1, 3, 7 when those were completed), and the marker is a part number: the page holds
+ * the parts numbered above it. Manifests written before the numbers were recorded number by place.
  */
 export function objectPartsXml(rec: ObjectRecord, maxParts: number, marker: number): XmlObject | undefined {
   if (!rec.parts) return undefined;
   const count = rec.parts.length;
   if (rec.checksumType !== 'COMPOSITE' || !rec.checksumAlgorithm) return { PartsCount: count };
   const limit = Math.min(maxParts, MAX_PARTS);
-  const end = Math.min(marker + limit, count);
-  const page = marker < end ? rec.parts.slice(marker, end) : [];
+  const numbered = rec.parts.map((p, i) => ({ p, number: p.number ?? i + 1 }));
+  const after = numbered.filter((x) => x.number > marker);
+  const page = after.slice(0, limit);
   return {
-    IsTruncated: page.length > 0 && end < count,
+    IsTruncated: after.length > page.length,
     MaxParts: limit,
-    NextPartNumberMarker: page.length > 0 ? end : 0,
+    NextPartNumberMarker: page.at(-1)?.number ?? 0,
     PartNumberMarker: marker,
-    Part: page.map((p, i) => ({
+    Part: page.map(({ p, number }) => ({
       ...(p.checksum ? { [`Checksum${rec.checksumAlgorithm}`]: p.checksum } : {}),
-      PartNumber: marker + i + 1,
+      PartNumber: number,
       Size: p.size,
     })),
     PartsCount: count,

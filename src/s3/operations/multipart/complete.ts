@@ -204,6 +204,7 @@ export function planCompletion(
     etag: p.etag,
     ...(algo && p.checksumValue ? { checksum: p.checksumValue } : {}),
     ...(p.crc32c === null ? {} : { crc32c: p.crc32c }),
+    number: p.partNumber,
   }));
   const lastModified = Math.floor(now / 1000) * 1000;
   const record: ObjectRecord = {
