@@ -125,7 +125,7 @@ t.test('SignatureDoesNotMatch: the key id the client claimed, never a secret', a
 
 t.test('a request that fails in routing has a null operation', async (t) => {
   // A subresource known but not served: 501 from the router, before the signature is checked.
-  const res = await send({ method: 'GET', query: { tagging: '' } });
+  const res = await send({ method: 'GET', query: { website: '' } });
   t.equal(errorCode(res), 'NotImplemented');
   const line = await oneLine(t, res);
   t.match(line, { level: 40, operation: null, bucket: BUCKET, key: null, status: 501, errorCode: 'NotImplemented', accessKeyId: null });
