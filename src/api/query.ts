@@ -55,3 +55,15 @@ export function cursorParam(query: Record<string, unknown>): PageCursor | null {
   if (cursor === undefined) throw badRequest("cursor must be a page's nextCursor, as given");
   return cursor;
 }
+
+/**
+ * `from` and `to` (ISO 8601) as a window of Unix ms, both ends included: `to` defaults to now, `from`
+ * to `defaultFrom(to)`. `from` after a given `to` is a 400; a window that starts later than now is
+ * empty, not wrong.
+ */
+export function windowParams(query: Record<string, unknown>, nowMs: number, defaultFrom: (toMs: number) => number): { fromMs: number; toMs: number } {
+  const to = timeParam(query, 'to');
+  const fromMs = timeParam(query, 'from') ?? defaultFrom(to ?? nowMs);
+  if (to !== undefined && fromMs > to) throw badRequest('from must not be after to');
+  return { fromMs, toMs: to ?? Math.max(nowMs, fromMs) };
+}

@@ -27,6 +27,8 @@ export const REQUESTS_DEFAULT_LIMIT = 50;
 export const REQUESTS_MAX_LIMIT = 500;
 /** Sources and countries an anomaly's detail names. */
 const ANOMALY_SOURCES = 5;
+/** More than there are ISO 3166 codes (and the unknown one): no country left out. */
+const COUNTRY_CODES = 300;
 
 /** A page of the request log: the window (Unix ms, both ends included), a filter, where to go on from. */
 export interface RequestsQuery {
@@ -142,8 +144,10 @@ export class ProxyReports {
     await this.ctx.requestLog.flush();
     const toMs = event.endedAt ?? this.ctx.clock().getTime();
     const query: EdgeTrafficQuery = { ownerId: userId, fromMs: event.startedAt, toMs, hostname: event.hostname };
-    const [sources, countries] = await Promise.all([this.traffic.topSources(query, 'requests', ANOMALY_SOURCES), this.traffic.countries(query, ANOMALY_SOURCES)]);
-    const total = (await this.traffic.groups(query)).reduce((n, g) => n + g.requests, 0);
+    // Every country of the span (a few hundred at most): their sum is the span's requests, the top ones are shown.
+    const [sources, allCountries] = await Promise.all([this.traffic.topSources(query, 'requests', ANOMALY_SOURCES), this.traffic.countries(query, COUNTRY_CODES)]);
+    const total = allCountries.reduce((n, c) => n + c.requests, 0);
+    const countries = allCountries.slice(0, ANOMALY_SOURCES);
     return {
       anomaly: anomalyView(event),
       requests: total,

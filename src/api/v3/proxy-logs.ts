@@ -11,7 +11,7 @@
 import { isIP } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { badRequest, notFound } from '../errors.js';
-import { cursorParam, intParam, textParam, timeParam } from '../query.js';
+import { cursorParam, intParam, textParam, windowParams } from '../query.js';
 import { principalOf, type RouteModule } from '../route-module.js';
 import {
   ANOMALIES_DEFAULT_LIMIT, ANOMALIES_MAX_LIMIT, DEFAULT_HOURS, ProxyReports, REQUESTS_DEFAULT_LIMIT, REQUESTS_MAX_LIMIT,
@@ -62,12 +62,7 @@ export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
   const reports = new ProxyReports(ctx);
   const reportQuery = (query: Query): ReportQuery => ({ hostname: hostnameOf(query), hours: intParam(query.hours, DEFAULT_HOURS, 1, reports.maxHours) });
   const requestsQuery = (query: Query): RequestsQuery => {
-    const now = ctx.clock().getTime();
-    const to = timeParam(query, 'to');
-    const fromMs = timeParam(query, 'from') ?? (to ?? now) - DEFAULT_HOURS * 3_600_000 + 1;
-    if (to !== undefined && fromMs > to) throw badRequest('from must not be after to');
-    // A window that starts later than now is empty, not wrong.
-    const toMs = to ?? Math.max(now, fromMs);
+    const { fromMs, toMs } = windowParams(query, ctx.clock().getTime(), (to) => to - DEFAULT_HOURS * 3_600_000 + 1);
     return { hostname: hostnameOf(query), fromMs, toMs, filter: requestFilter(query), cursor: cursorParam(query), limit: intParam(query.limit, REQUESTS_DEFAULT_LIMIT, 1, REQUESTS_MAX_LIMIT) };
   };
 

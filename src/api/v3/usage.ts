@@ -9,7 +9,7 @@ import { cursorText, type PageCursor } from '../../db/repos/page-cursor.js';
 import type { UsageEventType } from '../../db/repos/usage.js';
 import { fromMilli } from '../../credits/credits.js';
 import { badRequest } from '../errors.js';
-import { cursorParam, intParam, textParam, timeParam } from '../query.js';
+import { cursorParam, intParam, textParam, windowParams } from '../query.js';
 import { principalOf, type RouteModule } from '../route-module.js';
 import { Credits, ERROR_RESPONSES, LedgerEntry, UsageEvent } from './schemas.js';
 
@@ -34,15 +34,6 @@ const Daily = Type.Object({
     })),
   }),
 });
-
-/** The window of a page: `from`..`to` (ISO 8601), by default everything up to now. */
-function windowOf(query: Record<string, unknown>, nowMs: number): { fromMs: number; toMs: number } {
-  const to = timeParam(query, 'to');
-  const fromMs = timeParam(query, 'from') ?? 0;
-  if (to !== undefined && fromMs > to) throw badRequest('from must not be after to');
-  // A window that starts later than now is empty, not wrong.
-  return { fromMs, toMs: to ?? Math.max(nowMs, fromMs) };
-}
 
 /** One more row than asked says whether a next page exists. */
 function pageOf<T extends { position: PageCursor }>(rows: T[], limit: number): { rows: T[]; nextCursor: string | null } {
@@ -84,7 +75,7 @@ export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
       const type = textParam(q, 'type');
       if (type !== undefined && !EVENT_TYPES.includes(type as UsageEventType)) throw badRequest(`type must be one of ${EVENT_TYPES.join(', ')}`);
       const limit = intParam(q.limit, USAGE_DEFAULT_LIMIT, 1, USAGE_MAX_LIMIT);
-      const query = { ...windowOf(q, ctx.clock().getTime()), after: cursorParam(q), limit: limit + 1, ...(type === undefined ? {} : { eventType: type as UsageEventType }) };
+      const query = { ...windowParams(q, ctx.clock().getTime(), () => 0), after: cursorParam(q), limit: limit + 1, ...(type === undefined ? {} : { eventType: type as UsageEventType }) };
       await ctx.requestLog.flush();
       const page = pageOf(await ctx.repos.usage.page(principalOf(request).userId, query), limit);
       return { success: true, data: { events: page.rows.map((r) => usageEventView(r.event)), nextCursor: page.nextCursor } };
@@ -97,7 +88,7 @@ export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
     async (request) => {
       const q = request.query;
       const limit = intParam(q.limit, USAGE_DEFAULT_LIMIT, 1, USAGE_MAX_LIMIT);
-      const query = { ...windowOf(q, ctx.clock().getTime()), after: cursorParam(q), limit: limit + 1 };
+      const query = { ...windowParams(q, ctx.clock().getTime(), () => 0), after: cursorParam(q), limit: limit + 1 };
       const page = pageOf(await ctx.repos.credits.page(principalOf(request).userId, query), limit);
       return { success: true, data: { entries: page.rows.map((r) => ledgerEntryView(r.entry)), nextCursor: page.nextCursor } };
     },
