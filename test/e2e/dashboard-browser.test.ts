@@ -169,6 +169,10 @@ t.test('a hostile file name is shown as text and runs nothing', async (t) => {
   await page.getByTestId('asset-name').filter({ hasText: HOSTILE }).waitFor();
   t.equal(await page.getByTestId('asset-name').filter({ hasText: HOSTILE }).textContent(), HOSTILE, 'the name, as text');
   t.equal(await page.locator('img[src=x]').count(), 0, 'no img element was made of it');
+  // Its 8 bytes are a PNG signature and nothing more: the thumbnail fails to decode and is hidden, no broken-image box.
+  const thumb = page.locator('tr', { has: page.getByTestId('asset-name').filter({ hasText: HOSTILE }) }).locator('img.thumb');
+  await thumb.waitFor({ state: 'hidden' });
+  t.equal(await thumb.evaluate((i) => (i as HTMLImageElement).hidden), true, 'a thumbnail that does not decode is hidden');
   await goTo('overview');
   await page.getByText(HOSTILE).first().waitFor();
   t.equal(await page.locator('img').count(), 0, 'none on the overview either');

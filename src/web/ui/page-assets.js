@@ -10,6 +10,10 @@ const PAGE_SIZE = 20;
 // What GET .../preview serves (src/api/v3/assets.ts): raster images up to 5 MiB.
 const PREVIEW_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif']);
 const PREVIEW_MAX_BYTES = 5 * 1024 * 1024;
+// Bytes labelled as an image that are not one: no broken-image box in the row.
+const hideBroken = (e) => {
+  e.currentTarget.hidden = true;
+};
 const previewable = (a) => PREVIEW_TYPES.has(a.contentType.split(';')[0].trim().toLowerCase()) && a.size <= PREVIEW_MAX_BYTES;
 
 function UploadRow({ item }) {
@@ -150,7 +154,7 @@ export function AssetsPage() {
       label: 'Name',
       sortKey: 'name',
       render: (a) => html`<span class="thumb-cell">${previewable(a)
-        ? html`<img class="thumb" src=${`/api/v3/cdn/assets/${encodeURIComponent(a.id)}/preview`} alt="" loading="lazy" width="40" height="40" />`
+        ? html`<img class="thumb" src=${`/api/v3/cdn/assets/${encodeURIComponent(a.id)}/preview`} alt="" loading="lazy" width="40" height="40" onError=${hideBroken} />`
         : null}<span class="truncate file-name" data-testid="asset-name" title=${a.fileName} tabindex="0">${a.fileName}</span></span>`,
     },
     { label: 'Size', sortKey: 'size', className: 'num', render: (a) => html`<span class="nowrap">${bytes(a.size)}</span>` },
