@@ -48,6 +48,8 @@ function allowed(principal: Principal, rule: Rule, bucket: BucketRef | undefined
       if (grant === 'none' || bucket === undefined || bucket.id !== principal.bucketId) return false;
       return grant === 'read' || principal.permission === 'read_write';
     }
+    case 'anonymous':
+      return false;
   }
 }
 
@@ -67,5 +69,7 @@ export async function visibleBuckets(principal: Principal, repos: Pick<Repos, 'b
       const bucket = await repos.buckets.getById(principal.bucketId);
       return bucket ? [bucket] : [];
     }
+    case 'anonymous':
+      return [];
   }
 }

@@ -3,12 +3,12 @@
 import type { LRUCache } from 'lru-cache';
 import { lazyLru } from '../lazy-lru.js';
 import type { Repos } from '../db/repos/index.js';
-import type { Principal } from './principal.js';
+import type { SignedPrincipal } from './principal.js';
 import { decryptSecret } from './secrets.js';
 
 export interface KeyLookup {
   secretKey: string;
-  principal: Principal;
+  principal: SignedPrincipal;
 }
 
 export interface KeyStoreOptions {
@@ -126,19 +126,20 @@ export class KeyStore {
   private async load(accessKeyId: string): Promise<KeyLookup | undefined> {
     const key = await this.repos.accessKeys.getWithBucket(accessKeyId);
     if (!key) return undefined;
-    let principal: Principal;
+    let principal: SignedPrincipal;
     if (key.kind === 'bucket') {
       if (key.bucketId === null || key.bucketName === null || key.permission === null) return undefined;
       principal = {
         kind: 'bucket',
         userId: key.userId,
+        userName: key.userName,
         accessKeyId,
         bucketId: key.bucketId,
         bucketName: key.bucketName,
         permission: key.permission,
       };
     } else {
-      principal = { kind: key.kind, userId: key.userId, accessKeyId };
+      principal = { kind: key.kind, userId: key.userId, userName: key.userName, accessKeyId };
     }
     return { secretKey: decryptSecret(this.masterKey, key.secretEnc), principal };
   }

@@ -32,6 +32,7 @@ export const S3_ERRORS = {
   MalformedPOSTRequest: [400, 'The body of your POST request is not well-formed multipart/form-data.'],
   // S3 sends this code (the error table's MaxPostPreDataLengthExceededError is not what the wire says).
   MaxPostPreDataLengthExceeded: [400, 'Your POST request fields preceding the upload file were too large.'],
+  MalformedPolicy: [400, 'This policy contains invalid Json'],
   MalformedXML: [400, 'The XML that you provided was not well formed or did not validate against our published schema.'],
   MethodNotAllowed: [405, 'The specified method is not allowed against this resource.'],
   MissingContentLength: [411, 'You must provide the Content-Length HTTP header.'],

@@ -3,15 +3,15 @@ import { SAFETY_HEADERS } from '../assets/content-safety.js';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext } from '../context.js';
-import { PresignedMemo, verifyRequest } from '../auth/sigv4/index.js';
+import { parsePayloadMode, PresignedMemo, verifyRequest } from '../auth/sigv4/index.js';
 import { lineWriter, type LineWriter } from '../log-format.js';
 import { isPresignedV2, verifyPresignedV2 } from '../auth/sigv2/presigned.js';
 import { S3Error } from '../errors/s3-errors.js';
 import { parseAddress, validateKey, type S3Address } from './addressing.js';
 import { resolveOperation, type OperationName } from './router.js';
 import type { OperationHandler, S3Request } from './operation.js';
-import type { VerifiedAuth } from '../auth/sigv4/types.js';
-import type { Principal } from '../auth/principal.js';
+import type { PayloadMode, VerifiedAuth } from '../auth/sigv4/types.js';
+import { ANONYMOUS, type Principal } from '../auth/principal.js';
 import { sendError, sendResponse } from './respond.js';
 import { trackContinue } from './body.js';
 import { S3RequestRecord } from './s3-request-record.js';
@@ -32,7 +32,8 @@ import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './opera
 import { getBucketAcl, getObjectAcl, putBucketAcl, putObjectAcl } from './operations/acl.js';
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './operations/object-tagging.js';
 import { getObjectAttributes } from './operations/get-object-attributes.js';
-import { getBucketLifecycle, getBucketPolicy, getBucketRequestPayment } from './operations/bucket-config.js';
+import { getBucketLifecycle, getBucketRequestPayment } from './operations/bucket-config.js';
+import { deleteBucketPolicy, getBucketPolicy, getBucketPolicyStatus, putBucketPolicy } from './operations/bucket-policy.js';
 import { actualCorsHeaders, preflightResponse } from './cors.js';
 import { createMultipartUpload } from './operations/multipart/create.js';
 import { uploadPart, uploadPartCopy } from './operations/multipart/upload-part.js';
@@ -77,6 +78,9 @@ const HANDLERS: Record<Exclude<OperationName, 'PostObject'>, OperationHandler> =
   DeleteBucketTagging: deleteBucketTagging,
   GetObjectAttributes: getObjectAttributes,
   GetBucketPolicy: getBucketPolicy,
+  PutBucketPolicy: putBucketPolicy,
+  DeleteBucketPolicy: deleteBucketPolicy,
+  GetBucketPolicyStatus: getBucketPolicyStatus,
   GetBucketLifecycle: getBucketLifecycle,
   GetBucketRequestPayment: getBucketRequestPayment,
   CreateMultipartUpload: createMultipartUpload,
@@ -127,6 +131,8 @@ class HandlerRequest implements S3Request {
     readonly addr: S3Address,
     readonly auth: VerifiedAuth,
     readonly principal: Principal,
+    readonly operation: OperationName,
+    readonly clientIp: string,
     readonly requestId: string,
     private readonly client: ClientGone,
   ) {}
@@ -144,6 +150,21 @@ function bucketGone(err: unknown, addr: S3Address | undefined): unknown {
   if (!(err instanceof Error) || (err as NodeJS.ErrnoException).code !== 'SQLITE_CONSTRAINT_FOREIGNKEY' || addr?.bucket === undefined) return err;
   return new S3Error('NoSuchBucket', undefined, { BucketName: addr.bucket });
 }
+
+/**
+ * An unsigned request's verification: no key, and a body checked by its x-amz-content-sha256 when that
+ * names a digest. Chunk signatures need a key, so an unsigned request cannot send them.
+ */
+function anonymousAuth(req: IncomingMessage): VerifiedAuth {
+  const declared = req.headers['x-amz-content-sha256'];
+  const payload: PayloadMode = typeof declared === 'string' ? parsePayloadMode(declared) : { kind: 'unsigned' };
+  if (payload.kind === 'streaming-signed') {
+    throw new S3Error('InvalidRequest', 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD needs a signed request: sign it, or send the body unsigned.');
+  }
+  return { accessKeyId: '', method: 'header', payload, signingKey: EMPTY, signature: '', amzDate: '', scope: '' };
+}
+
+const EMPTY = Buffer.alloc(0);
 
 export type S3Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -212,10 +233,14 @@ async function handleS3(ctx: AppContext, lines: LineWriter, memo: PresignedMemo,
         ? verifyPresignedV2(signed, v2Path, { now, getSecret })
         : verifyRequest(signed, { region: ctx.config.region, now, maxSkewMs: ctx.config.maxSkewSeconds * 1000, getSecret, memo }),
     );
-    if (!auth) throw new S3Error('AccessDenied');
-    record.accessKeyId = auth.accessKeyId;
-    if (!found || found.principal.accessKeyId !== auth.accessKeyId) throw new S3Error('InvalidAccessKeyId');
-    const result = await HANDLERS[op](new HandlerRequest(ctx, req, addr, auth, found.principal, requestId, client));
+    let principal: Principal = ANONYMOUS;
+    if (auth) {
+      record.accessKeyId = auth.accessKeyId;
+      if (!found || found.principal.accessKeyId !== auth.accessKeyId) throw new S3Error('InvalidAccessKeyId');
+      principal = found.principal;
+    }
+    const asked = new HandlerRequest(ctx, req, addr, auth ?? anonymousAuth(req), principal, op, record.clientIp, requestId, client);
+    const result = await HANDLERS[op](asked);
     // A write is acknowledged only once its commit is on disk (one flush shared by concurrent writes).
     if (req.method !== 'GET' && req.method !== 'HEAD') await ctx.durability.sync();
     await sendResponse(req, res, result);

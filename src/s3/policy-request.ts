@@ -56,6 +56,9 @@ const ACTIONS: Partial<Record<OperationName, { action: string; on: Target; versi
   // AWS asks for both: the object's bytes' permission and the attributes' own.
   GetObjectAttributes: { action: 's3:GetObject', on: 'object', versioned: 's3:GetObjectVersion', also: 's3:GetObjectAttributes' },
   GetBucketPolicy: { action: 's3:GetBucketPolicy', on: 'bucket' },
+  PutBucketPolicy: { action: 's3:PutBucketPolicy', on: 'bucket' },
+  DeleteBucketPolicy: { action: 's3:DeleteBucketPolicy', on: 'bucket' },
+  GetBucketPolicyStatus: { action: 's3:GetBucketPolicyStatus', on: 'bucket' },
   GetBucketLifecycle: { action: 's3:GetLifecycleConfiguration', on: 'bucket' },
   GetBucketRequestPayment: { action: 's3:GetBucketRequestPayment', on: 'bucket' },
   CreateMultipartUpload: { action: 's3:PutObject', on: 'object' },

@@ -34,6 +34,9 @@ export type OperationName =
   | 'DeleteBucketTagging'
   | 'GetObjectAttributes'
   | 'GetBucketPolicy'
+  | 'PutBucketPolicy'
+  | 'DeleteBucketPolicy'
+  | 'GetBucketPolicyStatus'
   | 'GetBucketLifecycle'
   | 'GetBucketRequestPayment'
   | 'CreateMultipartUpload'
@@ -65,7 +68,8 @@ const BUCKET_SUBRESOURCE_OPS: SubresourceTable = table({
   cors: { GET: 'GetBucketCors', PUT: 'PutBucketCors', DELETE: 'DeleteBucketCors' },
   delete: { POST: 'DeleteObjects' },
   lifecycle: { GET: 'GetBucketLifecycle' },
-  policy: { GET: 'GetBucketPolicy' },
+  policy: { GET: 'GetBucketPolicy', PUT: 'PutBucketPolicy', DELETE: 'DeleteBucketPolicy' },
+  policyStatus: { GET: 'GetBucketPolicyStatus' },
   requestPayment: { GET: 'GetBucketRequestPayment' },
   tagging: { GET: 'GetBucketTagging', PUT: 'PutBucketTagging', DELETE: 'DeleteBucketTagging' },
   uploads: { GET: 'ListMultipartUploads' },
@@ -95,7 +99,7 @@ function subresourceOp(ops: SubresourceTable, r: RouteInput, what: string): Oper
 const UNSUPPORTED_BUCKET_SUBRESOURCES = [
   'abac', 'accelerate', 'analytics', 'encryption', 'intelligent-tiering', 'inventory', 'logging',
   'metadataConfiguration', 'metadataInventoryTable', 'metadataJournalTable', 'metadataTable', 'metrics',
-  'notification', 'object-lock', 'ownershipControls', 'policyStatus', 'publicAccessBlock', 'replication',
+  'notification', 'object-lock', 'ownershipControls', 'publicAccessBlock', 'replication',
   'session', 'website',
 ] as const;
 

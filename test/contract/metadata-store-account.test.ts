@@ -154,10 +154,10 @@ stores.each('KeyStore over the store: principals, one load per miss, cached answ
   });
   let now = 1_000_000;
   const keys = new KeyStore(repos, master, { now: () => now });
-  t.same(await keys.lookup('ROOTKEY'), { secretKey: 'root-secret', principal: { kind: 'root', userId: u.id, accessKeyId: 'ROOTKEY' } });
+  t.same(await keys.lookup('ROOTKEY'), { secretKey: 'root-secret', principal: { kind: 'root', userId: u.id, userName: u.name, accessKeyId: 'ROOTKEY' } });
   t.same(await keys.lookup('BKTKEY'), {
     secretKey: 'bkt-secret',
-    principal: { kind: 'bucket', userId: u.id, accessKeyId: 'BKTKEY', bucketId: 'bk', bucketName: 'data', permission: 'read' },
+    principal: { kind: 'bucket', userId: u.id, userName: u.name, accessKeyId: 'BKTKEY', bucketId: 'bk', bucketName: 'data', permission: 'read' },
   });
   t.equal(await keys.lookup('UNKNOWN'), undefined);
   t.equal(keys.peek('UNKNOWN'), null, 'the miss is cached');

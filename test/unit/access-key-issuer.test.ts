@@ -46,7 +46,7 @@ t.test('a bucket key: encrypted at rest, resolved by the key store', async (t) =
   const found = await new KeyStore(repos, MASTER).lookup(key.accessKeyId);
   t.same(found, {
     secretKey: secretAccessKey,
-    principal: { kind: 'bucket', userId: user.id, accessKeyId: key.accessKeyId, bucketId: bucket.id, bucketName: 'photos', permission: 'read' },
+    principal: { kind: 'bucket', userId: user.id, userName: 'ann', accessKeyId: key.accessKeyId, bucketId: bucket.id, bucketName: 'photos', permission: 'read' },
   });
 });
 

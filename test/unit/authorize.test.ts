@@ -8,12 +8,12 @@ const mine = { id: 'b-mine', ownerId: 'u-alice' };
 const theirs = { id: 'b-theirs', ownerId: 'u-bob' };
 
 const P = {
-  root: { kind: 'root', userId: 'u-root', accessKeyId: 'K0' },
-  alice: { kind: 'account', userId: 'u-alice', accessKeyId: 'K1' },
-  bob: { kind: 'account', userId: 'u-bob', accessKeyId: 'K2' },
-  reader: { kind: 'bucket', userId: 'u-alice', accessKeyId: 'K3', bucketId: 'b-mine', bucketName: 'mine', permission: 'read' },
-  writer: { kind: 'bucket', userId: 'u-alice', accessKeyId: 'K4', bucketId: 'b-mine', bucketName: 'mine', permission: 'read_write' },
-  otherWriter: { kind: 'bucket', userId: 'u-bob', accessKeyId: 'K5', bucketId: 'b-theirs', bucketName: 'theirs', permission: 'read_write' },
+  root: { kind: 'root', userId: 'u-root', userName: 'root', accessKeyId: 'K0' },
+  alice: { kind: 'account', userId: 'u-alice', userName: 'alice', accessKeyId: 'K1' },
+  bob: { kind: 'account', userId: 'u-bob', userName: 'bob', accessKeyId: 'K2' },
+  reader: { kind: 'bucket', userId: 'u-alice', userName: 'alice', accessKeyId: 'K3', bucketId: 'b-mine', bucketName: 'mine', permission: 'read' },
+  writer: { kind: 'bucket', userId: 'u-alice', userName: 'alice', accessKeyId: 'K4', bucketId: 'b-mine', bucketName: 'mine', permission: 'read_write' },
+  otherWriter: { kind: 'bucket', userId: 'u-bob', userName: 'bob', accessKeyId: 'K5', bucketId: 'b-theirs', bucketName: 'theirs', permission: 'read_write' },
 } satisfies Record<string, Principal>;
 
 type Who = keyof typeof P;

@@ -62,11 +62,11 @@ t.test('KeyStore: principals for each kind, secrets decrypted', async (t) => {
     accessKeyId: 'BKTKEY', kind: 'bucket', userId: u.id, bucketId: bucket.id, permission: 'read', name: '', secretEnc: encryptSecret(MASTER, 'bkt-secret'),
   });
   const keys = new KeyStore(repos, MASTER);
-  t.same(await keys.lookup('ROOTKEY'), { secretKey: 'root-secret', principal: { kind: 'root', userId: u.id, accessKeyId: 'ROOTKEY' } });
-  t.same(await keys.lookup('ACCTKEY'), { secretKey: 'acct-secret', principal: { kind: 'account', userId: u.id, accessKeyId: 'ACCTKEY' } });
+  t.same(await keys.lookup('ROOTKEY'), { secretKey: 'root-secret', principal: { kind: 'root', userId: u.id, userName: 'u', accessKeyId: 'ROOTKEY' } });
+  t.same(await keys.lookup('ACCTKEY'), { secretKey: 'acct-secret', principal: { kind: 'account', userId: u.id, userName: 'u', accessKeyId: 'ACCTKEY' } });
   t.same(await keys.lookup('BKTKEY'), {
     secretKey: 'bkt-secret',
-    principal: { kind: 'bucket', userId: u.id, accessKeyId: 'BKTKEY', bucketId: bucket.id, bucketName: 'data', permission: 'read' },
+    principal: { kind: 'bucket', userId: u.id, userName: 'u', accessKeyId: 'BKTKEY', bucketId: bucket.id, bucketName: 'data', permission: 'read' },
   });
   t.equal(await keys.lookup('UNKNOWN'), undefined);
   t.equal(await keys.lookup(''), undefined);
@@ -122,7 +122,7 @@ t.test('ensureRoot: generated once, shown once, stored encrypted', async (t) => 
   t.same(again, { userId: gen.userId, accessKeyId: gen.accessKeyId, generated: false });
   t.same(await new KeyStore(first.repos, first.masterKey).lookup(gen.accessKeyId), {
     secretKey: gen.secretAccessKey,
-    principal: { kind: 'root', userId: gen.userId, accessKeyId: gen.accessKeyId },
+    principal: { kind: 'root', userId: gen.userId, userName: 'root', accessKeyId: gen.accessKeyId },
   });
   first.db!.close();
 

@@ -70,8 +70,8 @@ const LIST = `SELECT ${COLUMNS} FROM access_keys
     AND (CAST(@bucketId AS TEXT) IS NULL OR bucket_id = @bucketId)
   ORDER BY created_at, access_key_id`;
 const GET_WITH_BUCKET = `SELECT k.access_key_id, k.kind, k.user_id, k.bucket_id, k.permission, k.name, k.secret_enc, k.created_at,
-    b.name AS bucket_name
-  FROM access_keys k LEFT JOIN buckets b ON b.id = k.bucket_id WHERE k.access_key_id = ?`;
+    b.name AS bucket_name, u.name AS user_name
+  FROM access_keys k JOIN users u ON u.id = k.user_id LEFT JOIN buckets b ON b.id = k.bucket_id WHERE k.access_key_id = ?`;
 const DELETE = 'DELETE FROM access_keys WHERE access_key_id = ?';
 const DELETE_BY_KIND = 'DELETE FROM access_keys WHERE kind = ?';
 
@@ -117,9 +117,9 @@ export class AccessKeysRepo {
   }
 
   /** The key and, for a bucket key, its bucket's name (null when the bucket is gone), in one statement: S3 authentication's load. */
-  async getWithBucket(accessKeyId: string): Promise<(AccessKey & { bucketName: string | null }) | undefined> {
-    const r = await this.db.get<AccessKeyRow & { bucket_name: string | null }>(GET_WITH_BUCKET, [accessKeyId]);
-    return r && { ...toKey(r), bucketName: r.bucket_name };
+  async getWithBucket(accessKeyId: string): Promise<(AccessKey & { bucketName: string | null; userName: string }) | undefined> {
+    const r = await this.db.get<AccessKeyRow & { bucket_name: string | null; user_name: string }>(GET_WITH_BUCKET, [accessKeyId]);
+    return r && { ...toKey(r), bucketName: r.bucket_name, userName: r.user_name };
   }
 
   /** Keys matching every given filter, oldest first. */

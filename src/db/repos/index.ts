@@ -13,6 +13,7 @@ import { SpacesRepo } from './spaces.js';
 import { UsageRepo } from './usage.js';
 import { BucketCorsRepo } from './bucket-cors.js';
 import { BucketTaggingRepo } from './bucket-tagging.js';
+import { BucketAclsRepo, BucketPoliciesRepo } from './bucket-access.js';
 import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
@@ -41,6 +42,7 @@ export type { CreditAccount, LedgerEntry, LedgerEventType } from './credits.js';
 export type { Space, SpaceStatus } from './spaces.js';
 export type { UsageEvent, UsageEventType, UsageSource } from './usage.js';
 export type { DomainNameRecord, DomainNameStatus, Promotion, TldRecord } from './tlds.js';
+export type { PublicAcl } from './bucket-access.js';
 export { ConstraintError, type ConstraintReason } from './errors.js';
 
 /** Extend this interface (and createRepos) when a table gets its repository. */
@@ -51,6 +53,8 @@ export interface Repos {
   settings: SettingsRepo;
   bucketCors: BucketCorsRepo;
   bucketTagging: BucketTaggingRepo;
+  bucketPolicies: BucketPoliciesRepo;
+  bucketAcls: BucketAclsRepo;
   apiKeys: ApiKeysRepo;
   spaces: SpacesRepo;
   assets: AssetsRepo;
@@ -119,6 +123,8 @@ export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
       buckets: new BucketsRepo(exec, clock, cached),
       bucketCors: new BucketCorsRepo(exec, clock),
       bucketTagging: new BucketTaggingRepo(exec, clock),
+      bucketPolicies: new BucketPoliciesRepo(exec, clock),
+      bucketAcls: new BucketAclsRepo(exec, clock),
       assets: new AssetsRepo(exec),
       blobRefs: new BlobRefsRepo(exec),
       integrity: new IntegrityRepo(exec),

@@ -1,12 +1,15 @@
-// Bucket and object ACLs. s3edge has one permission model (keys and owners, docs/COMPATIBILITY.md), so
-// the ACL is always "the owner has FULL_CONTROL". Setting it is accepted only where it changes nothing:
-// a canned ACL header (a no-op) or a document granting the owner FULL_CONTROL and nobody anything.
-import type { Bucket } from '../../db/repos/index.js';
+// Bucket and object ACLs. s3edge has one permission model (keys, owners and bucket policies,
+// docs/COMPATIBILITY.md), so an ACL is "the owner has FULL_CONTROL", and for a bucket possibly "and
+// everyone may read" (public-read) or "read and write" (public-read-write): those two canned ACLs become
+// policy statements (src/buckets/bucket-access.ts). Anything else is accepted only where it changes
+// nothing: another canned ACL header, or a document granting the owner FULL_CONTROL and nobody anything
+// (which makes a bucket private again, as a whole new ACL would).
+import type { Bucket, PublicAcl } from '../../db/repos/index.js';
 import { S3Error } from '../../errors/s3-errors.js';
 import { header, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import { childNames, childValues, isNode, optionalLeaf, parseXmlDocument, readVerifiedBody, type XmlNode } from '../request-body-xml.js';
 import { xmlResponse } from '../respond.js';
-import { toXml } from '../xml.js';
+import { toXml, type XmlObject } from '../xml.js';
 
 export const CANNED_ACLS: ReadonlySet<string> = new Set([
   'private', 'public-read', 'public-read-write', 'authenticated-read', 'aws-exec-read', 'bucket-owner-read',
@@ -16,14 +19,34 @@ const GRANT_HEADERS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-rea
 const MAX_ACL_BYTES = 64 * 1024;
 const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
 
-function aclXml(ownerId: string): string {
+const ALL_USERS = 'http://acs.amazonaws.com/groups/global/AllUsers';
+
+function aclXml(ownerId: string, acl: PublicAcl | null = null): string {
   const owner = { ID: ownerId, DisplayName: ownerId };
-  return toXml('AccessControlPolicy', {
-    Owner: owner,
-    AccessControlList: {
-      Grant: [{ Grantee: { '@_xmlns:xsi': XSI, '@_xsi:type': 'CanonicalUser', ...owner }, Permission: 'FULL_CONTROL' }],
-    },
-  });
+  const everyone = (permission: string): XmlObject => ({ Grantee: { '@_xmlns:xsi': XSI, '@_xsi:type': 'Group', URI: ALL_USERS }, Permission: permission });
+  const grants: XmlObject[] = [{ Grantee: { '@_xmlns:xsi': XSI, '@_xsi:type': 'CanonicalUser', ...owner }, Permission: 'FULL_CONTROL' }];
+  if (acl !== null) grants.push(everyone('READ'));
+  if (acl === 'public-read-write') grants.push(everyone('WRITE'));
+  return toXml('AccessControlPolicy', { Owner: owner, AccessControlList: { Grant: grants } });
+}
+
+/** The canned ACL header of a request, checked: undefined when there is none. */
+export function cannedAcl(r: S3Request): string | undefined {
+  const canned = header(r, 'x-amz-acl')?.trim();
+  if (canned !== undefined && !CANNED_ACLS.has(canned)) throw new S3Error('InvalidArgument', undefined, { ArgumentName: 'x-amz-acl', ArgumentValue: canned });
+  return canned;
+}
+
+/** What a canned ACL makes of a bucket's public access (the others grant nobody but the owner anything here). */
+export function publicAclOf(canned: string | undefined): PublicAcl | null {
+  return canned === 'public-read' || canned === 'public-read-write' ? canned : null;
+}
+
+/** Keeps a bucket's public ACL (null: private) and applies it at once in this process. */
+export async function setBucketAcl(r: S3Request, bucket: Pick<Bucket, 'id' | 'name'>, acl: PublicAcl | null): Promise<void> {
+  if (acl === null) await r.ctx.repos.bucketAcls.delete(bucket.id);
+  else await r.ctx.repos.bucketAcls.put(bucket.id, acl);
+  r.ctx.bucketAccess.forget(bucket.name);
 }
 
 function notSupported(): S3Error {
@@ -61,18 +84,19 @@ export function checkOwnerOnlyAcl(body: Buffer, ownerId: string): void {
   }
 }
 
-async function putAcl(r: S3Request, ownerId: string): Promise<void> {
+/** Reads and checks a PutBucketAcl/PutObjectAcl request; returns the public access it sets. */
+async function putAcl(r: S3Request, ownerId: string): Promise<PublicAcl | null> {
   if (GRANT_HEADERS.some((h) => header(r, h) !== undefined)) throw notSupported();
-  const canned = header(r, 'x-amz-acl');
+  const canned = cannedAcl(r);
   const body = await readVerifiedBody(r, { maxBytes: MAX_ACL_BYTES, requireDigest: false });
   const hasBody = body.toString('utf8').trim() !== '';
   if (canned !== undefined) {
-    if (!CANNED_ACLS.has(canned.trim())) throw new S3Error('InvalidArgument', undefined, { ArgumentName: 'x-amz-acl', ArgumentValue: canned });
     if (hasBody) throw new S3Error('UnexpectedContent', 'This request does not support content');
-    return;
+    return publicAclOf(canned);
   }
   if (!hasBody) throw new S3Error('MissingSecurityHeader', 'Your request was missing a required header', { MissingHeaderName: 'x-amz-acl' });
   checkOwnerOnlyAcl(body, ownerId);
+  return null;
 }
 
 async function requireObject(r: S3Request, bucket: Bucket): Promise<void> {
@@ -82,12 +106,12 @@ async function requireObject(r: S3Request, bucket: Bucket): Promise<void> {
 
 export const getBucketAcl: OperationHandler = async (r) => {
   const bucket = await requireBucket(r, 'BucketRead');
-  return xmlResponse(aclXml(bucket.ownerId));
+  return xmlResponse(aclXml(bucket.ownerId, (await r.ctx.repos.bucketAcls.get(bucket.id)) ?? null));
 };
 
 export const putBucketAcl: OperationHandler = async (r) => {
   const bucket = await requireBucket(r, 'BucketAdmin');
-  await putAcl(r, bucket.ownerId);
+  await setBucketAcl(r, bucket, await putAcl(r, bucket.ownerId));
   return { status: 200, headers: { 'content-length': 0 } };
 };
 

@@ -4,6 +4,7 @@ import { authorize } from '../../auth/authorize.js';
 import { S3Error } from '../../errors/s3-errors.js';
 import { createBucket, deleteBucket } from '../../buckets/bucket-service.js';
 import { isoDate, requireBucket, type OperationHandler } from '../operation.js';
+import { cannedAcl, publicAclOf, setBucketAcl } from './acl.js';
 import { xmlResponse, type S3Response } from '../respond.js';
 import type { Bucket } from '../../db/repos/index.js';
 import { readXmlBody, toXml } from '../xml.js';
@@ -13,6 +14,8 @@ function owner(userId: string): { ID: string; DisplayName: string } {
 }
 
 export const listBuckets: OperationHandler = async (r) => {
+  // No bucket policy can list buckets: an unsigned ListBuckets is refused as on AWS.
+  if (r.principal.kind === 'anonymous') throw new S3Error('AccessDenied');
   const buckets = await visibleBuckets(r.principal, r.ctx.repos);
   return xmlResponse(
     toXml('ListAllMyBucketsResult', {
@@ -48,7 +51,9 @@ export const createBucketOp: OperationHandler = async (r) => {
     if (!own) throw new S3Error('AccessDenied');
     return alreadyOwned(own);
   }
+  if (r.principal.kind === 'anonymous') throw new S3Error('AccessDenied');
   authorize(r.principal, 'CreateBucket');
+  const acl = publicAclOf(cannedAcl(r));
   const body = await readXmlBody(r.req, 64 * 1024);
   const config = body?.CreateBucketConfiguration as { LocationConstraint?: unknown } | undefined;
   if (body && !config) throw new S3Error('MalformedXML');
@@ -62,7 +67,10 @@ export const createBucketOp: OperationHandler = async (r) => {
     );
   }
   try {
-    return created((await createBucket(r.ctx.repos, { name, ownerId: r.principal.userId, region })).name);
+    const bucket = await createBucket(r.ctx.repos, { name, ownerId: r.principal.userId, region });
+    // x-amz-acl public-read / public-read-write opens the new bucket to everyone (operations/acl.ts).
+    if (acl !== null) await setBucketAcl(r, bucket, acl);
+    return created(bucket.name);
   } catch (err) {
     const mine = err instanceof S3Error && err.code === 'BucketAlreadyOwnedByYou' ? await r.ctx.repos.buckets.getByName(name) : undefined;
     if (mine) return alreadyOwned(mine);

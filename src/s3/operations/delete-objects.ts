@@ -4,7 +4,7 @@
 import { S3Error, isS3Error } from '../../errors/s3-errors.js';
 import { keyProblem, validateKey } from '../addressing.js';
 import { removeObject } from '../object-writes.js';
-import { requireBucket, type OperationHandler } from '../operation.js';
+import { requireBucketPerKey, type OperationHandler } from '../operation.js';
 import { parseVersionId } from '../versioning.js';
 import { xmlResponse } from '../respond.js';
 import { childNames, childValues, isNode, optionalLeaf, parseXmlDocument, readVerifiedBody } from '../request-body-xml.js';
@@ -48,7 +48,7 @@ export function parseDeleteRequest(body: Buffer): DeleteRequest {
 }
 
 export const deleteObjects: OperationHandler = async (r) => {
-  const bucket = await requireBucket(r, 'ObjectWrite');
+  const { bucket, mayDelete } = await requireBucketPerKey(r, 'ObjectWrite');
   const request = parseDeleteRequest(await readVerifiedBody(r, { maxBytes: MAX_BODY_BYTES, requireDigest: true }));
   const deleted: XmlObject[] = [];
   const errors: XmlObject[] = [];
@@ -56,6 +56,7 @@ export const deleteObjects: OperationHandler = async (r) => {
     try {
       if (key === '') throw new S3Error('InvalidArgument', 'Object key must not be empty.');
       validateKey(key);
+      if (!mayDelete(key, versionId)) throw new S3Error('AccessDenied');
       // A version that does not exist is reported deleted, as on AWS.
       const parsed = versionId === undefined ? undefined : parseVersionId(versionId, 'VersionId');
       const result = await removeObject(r.ctx, bucket.id, key, parsed);

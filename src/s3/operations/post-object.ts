@@ -7,9 +7,9 @@
 import { validateHeaderValue, type IncomingMessage } from 'node:http';
 import type { AppContext } from '../../context.js';
 import { S3Error } from '../../errors/s3-errors.js';
-import type { Principal } from '../../auth/principal.js';
+import { ANONYMOUS, type Principal } from '../../auth/principal.js';
 import { keyProblem, type S3Address } from '../addressing.js';
-import { bucketFor } from '../operation.js';
+import { bucketFor, policyAsks, type AskingRequest } from '../operation.js';
 import { commitObject, singleBlobRecord } from '../object-writes.js';
 import { pickObjectHeaders } from '../object-headers.js';
 import { receiveObjectStream } from '../receive-upload.js';
@@ -60,11 +60,14 @@ function fieldsAsHeaders(fields: ReadonlyMap<string, FormField>): Record<string,
   return headers;
 }
 
-/** The principal a form's signature names, or AccessDenied for an anonymous form: no bucket is publicly writable. */
-async function authenticate(r: PostObjectRequest, fields: ReadonlyMap<string, FormField>): Promise<{ principal: Principal; policy: string }> {
+/**
+ * The principal a form's signature names and its policy, or undefined for a form without a signature
+ * (an anonymous upload, which only the bucket's policy or public-read-write ACL lets in).
+ */
+async function authenticate(r: PostObjectRequest, fields: ReadonlyMap<string, FormField>): Promise<{ principal: Principal; policy: string } | undefined> {
   const { ctx } = r;
   const { value: signer, key: found } = await ctx.keys.verify((getSecret) => verifyPostSignature(fields, { region: ctx.config.region, getSecret }));
-  if (!signer) throw new S3Error('AccessDenied');
+  if (!signer) return undefined;
   r.record.accessKeyId = signer.accessKeyId;
   if (!found || found.principal.accessKeyId !== signer.accessKeyId) throw new S3Error('InvalidAccessKeyId', undefined, { AWSAccessKeyId: signer.accessKeyId });
   return { principal: found.principal, policy: signer.policy };
@@ -134,15 +137,19 @@ export async function postObject(r: PostObjectRequest): Promise<S3Response> {
   if (!file) throw new S3Error('InvalidArgument', 'POST requires exactly one file upload per request.', { ArgumentName: 'file', ArgumentValue: '0' });
   // From here on the file part waits unread: every answer below is given before a byte of it is stored.
   if (!fields.get('key')?.value) throw missingField('key');
-  const { principal, policy: policyText } = await authenticate(r, fields);
-  const policy = parsePostPolicy(policyText);
-  const bucket = await bucketFor(ctx, principal, 'ObjectWrite', bucketName);
+  const signed = await authenticate(r, fields);
+  const policy = signed && parsePostPolicy(signed.policy);
+  const principal = signed?.principal ?? ANONYMOUS;
+  const asking: AskingRequest = { ctx, req, addr: r.addr, principal, operation: 'PostObject', clientIp: r.record.clientIp };
+  const keyAsked = expandFilename((fields.get('key') as FormField).value, file.filename);
+  const bucket = await bucketFor(ctx, principal, 'ObjectWrite', bucketName, (name) => policyAsks(asking, name, keyAsked));
 
   // "All variables within the form are expanded prior to validating the POST policy."
   for (const [name, field] of fields) {
     if (!isExemptField(name)) fields.set(name, { name: field.name, value: expandFilename(field.value, file.filename) });
   }
-  const range = checkPostPolicy(policy, fields, { now: ctx.clock().getTime(), bucket: bucketName });
+  // An unsigned form has no policy to keep to: the bucket's own policy let it in.
+  const range = policy && checkPostPolicy(policy, fields, { now: ctx.clock().getTime(), bucket: bucketName });
   const key = (fields.get('key') as FormField).value;
   if (key === '') throw missingField('key');
   const problem = keyProblem(key);

@@ -20,7 +20,8 @@ export const createMultipartUpload: OperationHandler = async (r) => {
     uploadId,
     bucketId: bucket.id,
     key,
-    ownerId: r.principal.userId,
+    // An upload opened anonymously (a public-read-write bucket) is the bucket owner's, as its object will be.
+    ownerId: r.principal.kind === 'anonymous' ? bucket.ownerId : r.principal.userId,
     initiated,
     checksumAlgorithm: checksum.algorithm,
     checksumType: checksum.type,
