@@ -112,8 +112,8 @@ stores.each('access keys: kinds, filters, getWithBucket, delete, deleteByKind, c
   t.same(await repos.accessKeys.get('BKT1'), k1);
   t.same(await repos.accessKeys.get('ROOT1'), root);
   t.equal(await repos.accessKeys.get('NOPE'), undefined);
-  t.same(await repos.accessKeys.getWithBucket('BKT1'), { ...k1, bucketName: 'b1-bucket' });
-  t.same(await repos.accessKeys.getWithBucket('ACCT1'), { ...acct, bucketName: null });
+  t.same(await repos.accessKeys.getWithBucket('BKT1'), { ...k1, bucketName: 'b1-bucket', userName: 'u' });
+  t.same(await repos.accessKeys.getWithBucket('ACCT1'), { ...acct, bucketName: null, userName: 'v' });
   t.equal(await repos.accessKeys.getWithBucket('NOPE'), undefined);
 
   t.same((await repos.accessKeys.list()).map((k) => k.accessKeyId), ['ROOT1', 'ACCT1', 'BKT1', 'BKT2'], 'oldest first');
