@@ -13,6 +13,7 @@ import { SpacesRepo } from './spaces.js';
 import { UsageRepo } from './usage.js';
 import { BucketCorsRepo } from './bucket-cors.js';
 import { BucketTaggingRepo } from './bucket-tagging.js';
+import { BucketLifecycleRepo } from './bucket-lifecycle.js';
 import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
@@ -34,6 +35,7 @@ export type { AnomalyQuery } from './anomalies.js';
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
 export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
 export type { CorsRule } from './bucket-cors.js';
+export type { LifecycleFilter, LifecycleProgress, LifecycleRule } from './bucket-lifecycle.js';
 export type { User } from './users.js';
 export type { ApiKey } from './api-keys.js';
 export type { AssetKind, AssetQuery, AssetRecord, AssetVisibility } from './assets.js';
@@ -51,6 +53,8 @@ export interface Repos {
   settings: SettingsRepo;
   bucketCors: BucketCorsRepo;
   bucketTagging: BucketTaggingRepo;
+  /** Lifecycle rules and the lifecycle job's progress per bucket (src/lifecycle). */
+  bucketLifecycle: BucketLifecycleRepo;
   apiKeys: ApiKeysRepo;
   spaces: SpacesRepo;
   assets: AssetsRepo;
@@ -119,6 +123,7 @@ export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
       buckets: new BucketsRepo(exec, clock, cached),
       bucketCors: new BucketCorsRepo(exec, clock),
       bucketTagging: new BucketTaggingRepo(exec, clock),
+      bucketLifecycle: new BucketLifecycleRepo(exec, clock),
       assets: new AssetsRepo(exec),
       blobRefs: new BlobRefsRepo(exec),
       integrity: new IntegrityRepo(exec),
