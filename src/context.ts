@@ -18,6 +18,7 @@ import { KeyStore } from './auth/key-store.js';
 import { ApiKeyVerifier } from './auth/api-keys.js';
 import { DashboardSessions } from './auth/sessions.js';
 import { BucketDirectory } from './buckets/bucket-directory.js';
+import { LifecycleRulesCache } from './lifecycle/rules-cache.js';
 import type { StorageBackend } from './storage/backend.js';
 import { createStorage } from './storage/select.js';
 import type { BlobLeases } from './storage/blob-leases.js';
@@ -73,6 +74,8 @@ export interface AppContext {
   keys: KeyStore;
   /** Buckets by name, found ones reused for up to a second (buckets/bucket-directory.ts). */
   bucketDirectory: BucketDirectory;
+  /** Buckets' lifecycle rules for x-amz-expiration, "none" too, reused for a few seconds (lifecycle/rules-cache.ts). */
+  lifecycleRules: LifecycleRulesCache;
   /** The unreferenced-blob collector (set once the context is built). */
   blobGc?: BlobCollector;
   /** Stored bytes found not to match their digest, by a read or the scrub: marked, logged, counted. */
@@ -235,6 +238,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       corruption: new CorruptionReporter(repos.integrity, log, clock),
       keys: new KeyStore(repos, masterKey),
       bucketDirectory: new BucketDirectory(repos),
+      lifecycleRules: new LifecycleRulesCache(repos.bucketLifecycle),
       ...(hashPool ? { hashPool } : {}),
       uploadBudget,
       root,

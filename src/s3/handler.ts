@@ -32,7 +32,8 @@ import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './opera
 import { getBucketAcl, getObjectAcl, putBucketAcl, putObjectAcl } from './operations/acl.js';
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './operations/object-tagging.js';
 import { getObjectAttributes } from './operations/get-object-attributes.js';
-import { getBucketLifecycle, getBucketPolicy, getBucketRequestPayment } from './operations/bucket-config.js';
+import { getBucketPolicy, getBucketRequestPayment } from './operations/bucket-config.js';
+import { deleteBucketLifecycle, getBucketLifecycleConfiguration, putBucketLifecycleConfiguration } from './operations/bucket-lifecycle.js';
 import { actualCorsHeaders, preflightResponse } from './cors.js';
 import { createMultipartUpload } from './operations/multipart/create.js';
 import { uploadPart, uploadPartCopy } from './operations/multipart/upload-part.js';
@@ -77,7 +78,9 @@ const HANDLERS: Record<Exclude<OperationName, 'PostObject'>, OperationHandler> =
   DeleteBucketTagging: deleteBucketTagging,
   GetObjectAttributes: getObjectAttributes,
   GetBucketPolicy: getBucketPolicy,
-  GetBucketLifecycle: getBucketLifecycle,
+  GetBucketLifecycleConfiguration: getBucketLifecycleConfiguration,
+  PutBucketLifecycleConfiguration: putBucketLifecycleConfiguration,
+  DeleteBucketLifecycle: deleteBucketLifecycle,
   GetBucketRequestPayment: getBucketRequestPayment,
   CreateMultipartUpload: createMultipartUpload,
   UploadPart: uploadPart,

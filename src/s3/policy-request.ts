@@ -56,7 +56,9 @@ const ACTIONS: Partial<Record<OperationName, { action: string; on: Target; versi
   // AWS asks for both: the object's bytes' permission and the attributes' own.
   GetObjectAttributes: { action: 's3:GetObject', on: 'object', versioned: 's3:GetObjectVersion', also: 's3:GetObjectAttributes' },
   GetBucketPolicy: { action: 's3:GetBucketPolicy', on: 'bucket' },
-  GetBucketLifecycle: { action: 's3:GetLifecycleConfiguration', on: 'bucket' },
+  GetBucketLifecycleConfiguration: { action: 's3:GetLifecycleConfiguration', on: 'bucket' },
+  PutBucketLifecycleConfiguration: { action: 's3:PutLifecycleConfiguration', on: 'bucket' },
+  DeleteBucketLifecycle: { action: 's3:PutLifecycleConfiguration', on: 'bucket' },
   GetBucketRequestPayment: { action: 's3:GetBucketRequestPayment', on: 'bucket' },
   CreateMultipartUpload: { action: 's3:PutObject', on: 'object' },
   UploadPart: { action: 's3:PutObject', on: 'object' },

@@ -34,7 +34,9 @@ export type OperationName =
   | 'DeleteBucketTagging'
   | 'GetObjectAttributes'
   | 'GetBucketPolicy'
-  | 'GetBucketLifecycle'
+  | 'GetBucketLifecycleConfiguration'
+  | 'PutBucketLifecycleConfiguration'
+  | 'DeleteBucketLifecycle'
   | 'GetBucketRequestPayment'
   | 'CreateMultipartUpload'
   | 'UploadPart'
@@ -64,7 +66,7 @@ const BUCKET_SUBRESOURCE_OPS: SubresourceTable = table({
   acl: { GET: 'GetBucketAcl', PUT: 'PutBucketAcl' },
   cors: { GET: 'GetBucketCors', PUT: 'PutBucketCors', DELETE: 'DeleteBucketCors' },
   delete: { POST: 'DeleteObjects' },
-  lifecycle: { GET: 'GetBucketLifecycle' },
+  lifecycle: { GET: 'GetBucketLifecycleConfiguration', PUT: 'PutBucketLifecycleConfiguration', DELETE: 'DeleteBucketLifecycle' },
   policy: { GET: 'GetBucketPolicy' },
   requestPayment: { GET: 'GetBucketRequestPayment' },
   tagging: { GET: 'GetBucketTagging', PUT: 'PutBucketTagging', DELETE: 'DeleteBucketTagging' },

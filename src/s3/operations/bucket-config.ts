@@ -1,5 +1,5 @@
 // Bucket configurations s3edge does not have, answered the way AWS answers a bucket without them, so
-// that clients which ask (s3cmd info) carry on: no policy, no lifecycle rules, the owner pays.
+// that clients which ask (s3cmd info) carry on: no policy, the owner pays.
 import { S3Error } from '../../errors/s3-errors.js';
 import { requireBucket, type OperationHandler } from '../operation.js';
 import { xmlResponse } from '../respond.js';
@@ -8,11 +8,6 @@ import { toXml } from '../xml.js';
 export const getBucketPolicy: OperationHandler = async (r) => {
   const bucket = await requireBucket(r, 'BucketRead');
   throw new S3Error('NoSuchBucketPolicy', undefined, { BucketName: bucket.name });
-};
-
-export const getBucketLifecycle: OperationHandler = async (r) => {
-  const bucket = await requireBucket(r, 'BucketRead');
-  throw new S3Error('NoSuchLifecycleConfiguration', undefined, { BucketName: bucket.name });
 };
 
 export const getBucketRequestPayment: OperationHandler = async (r) => {
