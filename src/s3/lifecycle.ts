@@ -76,12 +76,14 @@ function filterOf(rule: XmlNode): LifecycleFilter {
   const and = child(filter, 'And');
   const source = and ?? filter;
   if (and) only(and, ['Prefix', 'Tag', 'ObjectSizeGreaterThan', 'ObjectSizeLessThan']);
+  const prefix = one(source, 'Prefix');
   const out: LifecycleFilter = {
-    prefix: one(source, 'Prefix') ?? '',
+    prefix: prefix ?? '',
     tags: childValues(source, 'Tag').map(tagOf),
     sizeGreaterThan: sizeOf(one(source, 'ObjectSizeGreaterThan'), 'ObjectSizeGreaterThan'),
     sizeLessThan: sizeOf(one(source, 'ObjectSizeLessThan'), 'ObjectSizeLessThan'),
     form: 'filter',
+    ...(prefix === '' ? { emptyPrefix: true as const } : {}),
   };
   if (!and && out.tags.length > 1) throw malformed();
   if (new Set(out.tags.map(([k]) => k)).size !== out.tags.length) throw invalid('Duplicate Tag Keys are not allowed.');
@@ -165,7 +167,7 @@ export function parseLifecycleConfiguration(body: Buffer, newId: () => string): 
 function filterXml(f: LifecycleFilter): XmlObject {
   if (f.form === 'legacy-prefix') return { Prefix: f.prefix };
   const parts: XmlObject = {};
-  if (f.prefix !== '') parts['Prefix'] = f.prefix;
+  if (f.prefix !== '' || f.emptyPrefix) parts['Prefix'] = f.prefix;
   if (f.tags.length > 0) parts['Tag'] = f.tags.map(([Key, Value]) => ({ Key, Value }));
   if (f.sizeGreaterThan !== null) parts['ObjectSizeGreaterThan'] = f.sizeGreaterThan;
   if (f.sizeLessThan !== null) parts['ObjectSizeLessThan'] = f.sizeLessThan;

@@ -31,6 +31,9 @@ t.test('documents S3 takes, read back', async (t) => {
   t.match(xml, /<Date>2027-01-01T00:00:00Z<\/Date>/);
   t.match(xml, /<Prefix><\/Prefix><Status>Enabled<\/Status><NoncurrentVersionExpiration><NoncurrentDays>7<\/NoncurrentDays><NewerNoncurrentVersions>3<\/NewerNoncurrentVersions>/, 'the legacy Prefix stays a Prefix');
   t.same(parseLifecycleConfiguration(Buffer.from(xml), () => 'x').map((r) => r.id), rules.map((r) => r.id), 'and reads back the same');
+  const empty = parse('<Rule><ID>e</ID><Filter><Prefix></Prefix></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>');
+  t.match(toXml('LifecycleConfiguration', lifecycleXml(empty)), /<Filter><Prefix><\/Prefix><\/Filter>/, 'an empty Prefix given is given back');
+  t.match(xml, /<ID>markers<\/ID><Filter><\/Filter>/, 'an empty Filter stays empty');
 });
 
 t.test('documents S3 refuses, with its codes and words', async (t) => {

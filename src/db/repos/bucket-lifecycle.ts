@@ -13,6 +13,8 @@ export interface LifecycleFilter {
   sizeLessThan: number | null;
   /** How the filter was written, so that GET gives back what PUT took: Prefix (legacy), Filter. */
   form: 'legacy-prefix' | 'filter';
+  /** A Filter that named an empty Prefix (`<Prefix></Prefix>`), given back so. */
+  emptyPrefix?: true;
 }
 
 /** One Rule of a LifecycleConfiguration; times are Unix ms. */
