@@ -3,24 +3,26 @@
 // logs/ and nothing else, aborting an incomplete multipart upload; on a versioned bucket, noncurrent
 // versions and a lone delete marker removed. `--now` judges the rules some days on, the objects keep
 // the dates they were written at. Raw signed requests for what aws cli never sends (no digest, a
-// malformed document, a transition).
+// malformed document, a transition). And the server's own job, in a cluster's supervisor, expiring what
+// a rule's passed Date makes due, its bytes freed once the workers hold them no more.
 import t, { type Test } from 'tap';
+import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startServer } from '../helpers/server.js';
-import { runAws, writeAwsConfig, type AwsResult } from '../helpers/aws-cli.js';
+import { awsForServer } from '../helpers/aws-cli.js';
 import { md5Base64 } from '../helpers/checksums.js';
 import { RawS3, errorCode } from '../helpers/s3-client.js';
+import { eventually } from '../helpers/api.js';
+import { listBlobFiles } from '../../src/storage/disk.js';
 
 const DAY = 86_400_000;
-const server = await startServer();
-t.teardown(() => server.stop());
-const awsFiles = await writeAwsConfig(server.tmpRoot);
+// A second server, a cluster whose supervisor runs the lifecycle job every second, its bytes on this disk
+// (the test counts them) whatever S3EDGE_TEST_UPSTREAM says: started alongside.
+const [server, cluster] = await Promise.all([startServer(), startServer({ workers: 2, upstream: false, env: { S3EDGE_LIFECYCLE_INTERVAL_SECONDS: '1' } })]);
+t.teardown(() => Promise.all([server.stop(), cluster.stop()]));
+const { aws } = await awsForServer(server);
 const root = new RawS3({ url: server.url }, server.rootKey);
-
-function aws(args: string[]): Promise<AwsResult> {
-  return runAws({ endpoint: server.url, credentials: server.rootKey, files: awsFiles }, args, server.tmpRoot);
-}
 
 /** An aws cli call that must succeed: its JSON output. */
 async function ok(t: Test, args: string[]): Promise<any> {
@@ -134,4 +136,24 @@ t.test('refused documents get S3 errors, never a 500', async (t) => {
   t.equal(errorCode(await root.send({ method: 'GET', bucket, query: { lifecycle: '' } })), 'NoSuchLifecycleConfiguration', 'nothing was stored');
   const bad = await server.cli(['lifecycle', 'run', '--now', 'next tuesday']);
   t.match(bad, { code: 1, json: { error: { code: 'InvalidArgument' } } }, '--now takes an ISO 8601 time');
+});
+
+t.test("the server's lifecycle job, in a cluster's supervisor: a passed Date expires objects, their bytes go", async (t) => {
+  const s3 = new RawS3({ url: cluster.url }, cluster.rootKey);
+  const bucket = 'lc-job';
+  const storage = join(cluster.dataDir, 'storage');
+  t.equal((await s3.createBucket(bucket)).status, 200);
+  const before = (await listBlobFiles(storage)).length;
+  // Larger than the inline limit: a blob of its own in storage/blobs.
+  t.equal((await s3.putObject(bucket, 'tmp/big.bin', randomBytes(100_000))).status, 200);
+  t.equal((await s3.putObject(bucket, 'keep.txt', Buffer.from('kept'))).status, 200);
+  t.equal((await listBlobFiles(storage)).length, before + 1, 'tmp/big.bin has a blob');
+  const today = new Date(Math.floor(Date.now() / DAY) * DAY).toISOString();
+  const doc = Buffer.from(`<LifecycleConfiguration><Rule><ID>tmp</ID><Filter><Prefix>tmp/</Prefix></Filter><Status>Enabled</Status><Expiration><Date>${today}</Date></Expiration></Rule></LifecycleConfiguration>`);
+  t.equal((await s3.send({ method: 'PUT', bucket, query: { lifecycle: '' }, body: doc, headers: { 'content-md5': md5Base64(doc) } })).status, 200);
+  await eventually(async () => (await s3.listAllKeys(bucket)).length === 1, 'the job expired tmp/big.bin', 10_000);
+  t.same(await s3.listAllKeys(bucket), ['keep.txt']);
+  // After the workers' grace (cluster/shared-leases.ts), the bytes go.
+  await eventually(async () => (await listBlobFiles(storage)).length === before, 'its blob removed', 10_000);
+  t.match(cluster.output(), /lifecycle: rules applied/, 'the job logged what it did');
 });
