@@ -1,6 +1,6 @@
 // What a cluster's supervisor holds (docs/SCALE.md): it serves no request, so it builds no edge cache, no
 // HTTP surface, no hashing threads, no GeoIP database and no origin pools. It holds the data directory
-// (opened before any worker: prepareDataDir), the singleton jobs (multipart sweep, blob GC, scrub, the
+// (opened before any worker: prepareDataDir), the singleton jobs (multipart sweep, lifecycle rules, blob GC, scrub, the
 // request log's roll-ups and retention, WAL checkpoints; on PostgreSQL, under the jobs' leadership), and
 // the state it serves to every worker (src/cluster/shared-state.ts): the edge limiter, the anomaly
 // monitor, the blob leases. The single process builds the same jobs over its serving context
