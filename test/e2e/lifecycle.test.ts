@@ -1,5 +1,5 @@
 // Bucket lifecycle (issue 35 item 2) against the real server with the real aws cli: a configuration put,
-// read back and deleted; x-amz-expiration on PutObject and HeadObject; `s3edge lifecycle run` expiring
+// read back and deleted; x-amz-expiration on PutObject, HeadObject and CopyObject; `s3edge lifecycle run` expiring
 // logs/ and nothing else, aborting an incomplete multipart upload; on a versioned bucket, noncurrent
 // versions and a lone delete marker removed. `--now` judges the rules some days on, the objects keep
 // the dates they were written at. Raw signed requests for what aws cli never sends (no digest, a
@@ -64,18 +64,20 @@ t.test('aws cli: lifecycle by prefix, x-amz-expiration, and `s3edge lifecycle ru
   const due = new Date(Math.floor((Date.now() + DAY) / DAY) * DAY + DAY).toUTCString();
   t.equal(put.Expiration, `expiry-date="${due}", rule-id="expire-logs"`, 'PutObject: x-amz-expiration');
   for (const key of ['logs/b.log', 'keep/c.txt']) t.equal((await root.putObject(bucket, key, Buffer.from(key))).status, 200);
-  const [headLog, headKeep, upload] = await Promise.all([
+  const [headLog, headKeep, upload, copy] = await Promise.all([
     ok(t, ['s3api', 'head-object', '--bucket', bucket, '--key', 'logs/b.log']),
     ok(t, ['s3api', 'head-object', '--bucket', bucket, '--key', 'keep/c.txt']),
     ok(t, ['s3api', 'create-multipart-upload', '--bucket', bucket, '--key', 'logs/big.bin']),
+    ok(t, ['s3api', 'copy-object', '--bucket', bucket, '--key', 'logs/c.copy', '--copy-source', `${bucket}/keep/c.txt`]),
   ]);
   t.equal(headLog.Expiration, `expiry-date="${due}", rule-id="expire-logs"`, 'HeadObject: x-amz-expiration');
   t.equal(headKeep.Expiration, undefined, 'outside logs/: none');
+  t.equal(copy.Expiration, `expiry-date="${due}", rule-id="expire-logs"`, 'CopyObject: the copy is under logs/');
   const got = await root.getObject(bucket, 'logs/b.log');
   t.equal(got.headers['x-amz-expiration'], `expiry-date="${due}", rule-id="expire-logs"`, 'GetObject too');
 
   t.same(await lifecycleRun(t, 0, '--bucket', bucket), [counts(bucket, {})], 'today: nothing is due');
-  t.same(await lifecycleRun(t, 3), [counts(bucket, { expired: 2, uploadsAborted: 1 })], 'three days on: logs/ expired, the upload aborted');
+  t.same(await lifecycleRun(t, 3), [counts(bucket, { expired: 3, uploadsAborted: 1 })], 'three days on: logs/ expired, the upload aborted');
   const [listed, uploads] = await Promise.all([
     ok(t, ['s3api', 'list-objects-v2', '--bucket', bucket]),
     ok(t, ['s3api', 'list-multipart-uploads', '--bucket', bucket]),
