@@ -192,7 +192,8 @@ export async function runSupervisor(config: Config, count: number, json: boolean
   }
   try {
     // Once the workers listen: a blob collection or a scrub of a large store does not slow their start.
-    await ctx.startJobs();
+    // The jobs' freed blobs (the lifecycle job's) wait for the workers' leases, as the workers' own do.
+    await ctx.startJobs({ removeBlob: shared.removeBlob });
   } catch (err) {
     workers.kill();
     await workers.stop();

@@ -11,6 +11,8 @@ import { ApiLimitCounters, LIMIT_REQUESTS, takeForWorker } from './shared-limits
 import { MONITOR_MESSAGES, observeBatch } from './shared-monitor.js';
 
 export interface SharedState {
+  /** A blob the supervisor's own jobs freed: removed once no worker streams it, after the same grace as a worker's removal. */
+  removeBlob(blobId: string): Promise<void>;
   /** After the workers have stopped: pending blob removals go now. */
   close(): void;
 }
@@ -40,5 +42,5 @@ export function serveSharedState(channel: SupervisorChannel, ctx: SharedParts): 
   channel.handle(LEASE_MESSAGES.remove, (body) => leases.remove(body));
   channel.onWorkerExit((from) => leases.workerExited(from.slot));
 
-  return { close: () => leases.close() };
+  return { removeBlob: async (blobId) => void (await leases.remove(blobId)), close: () => leases.close() };
 }

@@ -234,6 +234,11 @@ export interface Config {
   /** Multipart uploads neither completed nor aborted this long after they began are aborted. */
   multipartMaxAgeSeconds: number;
   /**
+   * How often the lifecycle job walks each bucket that has lifecycle rules (src/lifecycle/job.ts);
+   * 0: never (`s3edge lifecycle run` still does, on demand).
+   */
+  lifecycleIntervalSeconds: number;
+  /**
    * On SIGTERM/SIGINT, requests in flight get this long to finish; connections still open after it are
    * cut. 0 cuts them at once.
    */
@@ -287,7 +292,7 @@ export const configSchema = {
   additionalProperties: false,
   required: [
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
-    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'shutdownGraceSeconds', 'workers', 'logLevel', 'logFormat', 'sqliteDriver', 'metadata', 'metadataCacheBytes', 'rootAccessKey', 'rootSecretKey', 'masterKey',
+    'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'lifecycleIntervalSeconds', 'shutdownGraceSeconds', 'workers', 'logLevel', 'logFormat', 'sqliteDriver', 'metadata', 'metadataCacheBytes', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
     'dashboard', 'metrics',
   ],
@@ -303,6 +308,7 @@ export const configSchema = {
     // Past 1 MiB a row would hold the database's write lock for as long as a file write takes.
     inlineObjectMaxBytes: { type: 'integer', minimum: 0, maximum: 1048576 },
     multipartMaxAgeSeconds: { type: 'integer', minimum: 1, maximum: 315360000 },
+    lifecycleIntervalSeconds: { type: 'integer', minimum: 0, maximum: 315360000 },
     shutdownGraceSeconds: { type: 'integer', minimum: 0, maximum: 86400 },
     workers: { type: 'integer', minimum: 0, maximum: 256 },
     logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
@@ -553,6 +559,7 @@ export const SIZE_KEYS = [
 export const DURATION_KEYS = {
   maxSkewSeconds: 's',
   multipartMaxAgeSeconds: 's',
+  lifecycleIntervalSeconds: 's',
   shutdownGraceSeconds: 's',
   'cdn.log.flushIntervalMs': 'ms',
   'cdn.log.retentionDays': 'd',

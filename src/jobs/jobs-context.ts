@@ -1,6 +1,6 @@
 // What a cluster's supervisor holds (docs/SCALE.md): it serves no request, so it builds no edge cache, no
 // HTTP surface, no hashing threads, no GeoIP database and no origin pools. It holds the data directory
-// (opened before any worker: prepareDataDir), the singleton jobs (multipart sweep, blob GC, scrub, the
+// (opened before any worker: prepareDataDir), the singleton jobs (multipart sweep, lifecycle rules, blob GC, scrub, the
 // request log's roll-ups and retention, WAL checkpoints; on PostgreSQL, under the jobs' leadership), and
 // the state it serves to every worker (src/cluster/shared-state.ts): the edge limiter, the anomaly
 // monitor, the blob leases. The single process builds the same jobs over its serving context
@@ -23,7 +23,7 @@ import { EdgeMonitor } from '../proxy/detect/monitor.js';
 import { ClientLimiter } from '../proxy/limiter.js';
 import type { PreparedDataDir } from '../data-dir-setup.js';
 import { Closers } from '../context/closers.js';
-import type { JobsDeps } from './singleton-jobs.js';
+import type { JobsDeps, SingletonJobsOptions } from './singleton-jobs.js';
 import { ProcessJobs } from './process-jobs.js';
 
 /** What the singleton jobs need (JobsDeps), and what the supervisor serves its workers besides. */
@@ -40,7 +40,7 @@ export interface JobsContext extends JobsDeps {
    * Starts the singleton jobs and the request log's maintenance. The supervisor calls it once its workers
    * listen: their start does not share the cores with a blob collection or a scrub of a large store.
    */
-  startJobs(): Promise<void>;
+  startJobs(opts?: Pick<SingletonJobsOptions, 'removeBlob'>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -91,7 +91,7 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
       root: dir.root,
       edgeMonitor,
       edgeLimiter: new ClientLimiter({ maxClients: config.edge.maxTrackedClients, ...(opts.monotonic ? { now: opts.monotonic } : {}) }),
-      async startJobs() {
+      async startJobs(opts = {}) {
         if (ctx.requestLog) return;
         const requestLog = new RequestLog(store, config.cdn.log, {
           maintain: postgres ? () => jobs.leads() : true,
@@ -101,7 +101,7 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
         ctx.requestLog = requestLog;
         closers.push(() => requestLog.close());
         closers.push(() => jobs.close());
-        await jobs.start(ctx, removals ? { removals } : {});
+        await jobs.start(ctx, { ...opts, ...(removals ? { removals } : {}) });
       },
       close: () => closers.close(),
     };

@@ -6,6 +6,7 @@ import type { Config } from '../config/schema.js';
 import type { MultipartRepo } from '../db/repos/multipart.js';
 import type { Durability } from '../db/wal-sync.js';
 import type { StorageBackend } from '../storage/backend.js';
+import { startPeriodic, type Periodic } from './periodic.js';
 
 export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 const BATCH = 256;
@@ -74,29 +75,7 @@ export async function sweepMultipart(ctx: SweepDeps, stop: () => boolean = () =>
   return { aborted, blobsRemoved, completionsForgotten };
 }
 
-export interface Sweeper {
-  /** Stops the timer and waits for a sweep in progress. */
-  stop(): Promise<void>;
-}
-
 /** Sweeps now and every `intervalMs`; the timer never keeps the process alive. */
-export function startMultipartSweeper(ctx: SweepDeps, intervalMs = SWEEP_INTERVAL_MS): Sweeper {
-  let running: Promise<unknown> = Promise.resolve();
-  let stopped = false;
-  const run = (): void => {
-    if (stopped) return;
-    running = running
-      .then(() => (stopped ? undefined : sweepMultipart(ctx, () => stopped)))
-      .catch((err: unknown) => ctx.log.warn({ err }, 'multipart: sweep failed'));
-  };
-  run();
-  const timer = setInterval(run, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
-    },
-  };
+export function startMultipartSweeper(ctx: SweepDeps, intervalMs = SWEEP_INTERVAL_MS): Periodic {
+  return startPeriodic((stopped) => sweepMultipart(ctx, stopped), intervalMs, (err) => ctx.log.warn({ err }, 'multipart: sweep failed'));
 }

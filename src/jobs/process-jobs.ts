@@ -8,7 +8,7 @@ import type { PgLeadership } from '../db/store/pg-leadership.js';
 import { SingletonJobs, type JobsDeps, type SingletonJobsOptions } from './singleton-jobs.js';
 
 /** The background jobs' line: one process of a server logs it (tests look for it). */
-export const JOBS_LINE = 'background jobs run in this process: multipart sweep, blob GC, scrub, request-log roll-ups, WAL checkpoints';
+export const JOBS_LINE = 'background jobs run in this process: multipart sweep, lifecycle rules, blob GC, scrub, request-log roll-ups, WAL checkpoints';
 
 /** This process's singleton jobs and, on PostgreSQL, the leadership that runs them on one node. */
 export class ProcessJobs {
@@ -55,7 +55,7 @@ async function startJobs(jobs: SingletonJobs, config: Config, log: Logger, postg
   const leadership = new PgLeadership(config.metadata, {
     onChange: (leader) => {
       if (leader) {
-        log.info({ role }, 'this node runs the singleton jobs: multipart sweep, blob GC, scrub, blob removals, request-log roll-ups');
+        log.info({ role }, 'this node runs the singleton jobs: multipart sweep, lifecycle rules, blob GC, scrub, blob removals, request-log roll-ups');
         jobs.start();
       } else {
         log.warn({ role }, 'this node no longer runs the singleton jobs (its PostgreSQL session ended; another node takes them)');

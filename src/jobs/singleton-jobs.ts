@@ -7,7 +7,10 @@ import type { Config } from '../config/schema.js';
 import type { Repos } from '../db/repos/index.js';
 import type { MultipartRepo } from '../db/repos/multipart.js';
 import type { Durability } from '../db/wal-sync.js';
-import { startMultipartSweeper, type Sweeper } from './multipart-sweep.js';
+import type { ObjectRemovalDeps } from '../buckets/object-removal.js';
+import { LifecycleJob } from '../lifecycle/job.js';
+import { startMultipartSweeper } from './multipart-sweep.js';
+import type { Periodic } from './periodic.js';
 import type { StorageBackend } from '../storage/backend.js';
 import { BlobCollector } from '../storage/blob-gc.js';
 import type { BlobLeases } from '../storage/blob-leases.js';
@@ -31,6 +34,9 @@ export interface JobsDeps {
   corruption: CorruptionReporter;
   blobGc?: BlobCollector;
   scrubber?: Scrubber;
+  /** The single process's (its serving context's): the lifecycle job's removals batch with the requests' writes and purge its CDN cache. */
+  commits?: ObjectRemovalDeps['commits'];
+  cachePurges?: ObjectRemovalDeps['cachePurges'];
 }
 
 /** How often due blob removals are done, and ended rate-limit windows pruned (nodes on PostgreSQL). */
@@ -40,11 +46,17 @@ const PRUNE_EVERY_MS = 60_000;
 export interface SingletonJobsOptions {
   /** Nodes on PostgreSQL: freed blobs wait out a grace here, and this process removes them when due. */
   removals?: BlobRemovals;
+  /**
+   * A cluster's supervisor: how a blob a job frees is removed, once no worker streams it and after the
+   * grace a worker's lease note may take to arrive (cluster/shared-leases.ts). Default: ctx.leases.
+   */
+  removeBlob?: (blobId: string) => Promise<void>;
 }
 
 export class SingletonJobs {
   private running = false;
-  private sweeper: Sweeper | undefined;
+  private sweeper: Periodic | undefined;
+  private lifecycle: Periodic | undefined;
   private timers: NodeJS.Timeout[] = [];
   /** The removal or prune round under way (one at a time). */
   private round: Promise<void> | undefined;
@@ -61,6 +73,12 @@ export class SingletonJobs {
     const { config, storage, repos, log, clock, leases } = ctx;
     // Abandoned multipart uploads: swept now and every hour.
     this.sweeper = startMultipartSweeper(ctx);
+    // Buckets' lifecycle rules: each bucket walked once per interval (lifecycle/job.ts).
+    if (config.lifecycleIntervalSeconds > 0) {
+      const { removeBlob } = this.opts;
+      const deps = removeBlob ? { ...ctx, leases: { removeWhenFree: removeBlob } } : ctx;
+      this.lifecycle = new LifecycleJob(deps, { intervalMs: config.lifecycleIntervalSeconds * 1000 }).start();
+    }
     // What a crash left on the local disk (docs/ARCHITECTURE.md "Garbage collection"): half-written
     // uploads and unreferenced blobs from before this process started, every worker being younger.
     const leftoversBefore = storage.sweepStaged ? performance.timeOrigin : undefined;
@@ -103,6 +121,8 @@ export class SingletonJobs {
     const { ctx } = this;
     await this.sweeper?.stop();
     this.sweeper = undefined;
+    await this.lifecycle?.stop();
+    this.lifecycle = undefined;
     await ctx.blobGc?.stop();
     delete ctx.blobGc;
     await ctx.scrubber?.stop();

@@ -32,8 +32,9 @@ import { deleteBucketTagging, getBucketTagging, putBucketTagging } from './opera
 import { getBucketAcl, getObjectAcl, putBucketAcl, putObjectAcl } from './operations/acl.js';
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './operations/object-tagging.js';
 import { getObjectAttributes } from './operations/get-object-attributes.js';
-import { getBucketLifecycle, getBucketRequestPayment } from './operations/bucket-config.js';
+import { getBucketRequestPayment } from './operations/bucket-config.js';
 import { deleteBucketPolicy, getBucketPolicy, getBucketPolicyStatus, putBucketPolicy } from './operations/bucket-policy.js';
+import { deleteBucketLifecycle, getBucketLifecycleConfiguration, putBucketLifecycleConfiguration } from './operations/bucket-lifecycle.js';
 import { actualCorsHeaders, preflightResponse } from './cors.js';
 import { createMultipartUpload } from './operations/multipart/create.js';
 import { uploadPart, uploadPartCopy } from './operations/multipart/upload-part.js';
@@ -81,7 +82,9 @@ const HANDLERS: Record<Exclude<OperationName, 'PostObject'>, OperationHandler> =
   PutBucketPolicy: putBucketPolicy,
   DeleteBucketPolicy: deleteBucketPolicy,
   GetBucketPolicyStatus: getBucketPolicyStatus,
-  GetBucketLifecycle: getBucketLifecycle,
+  GetBucketLifecycleConfiguration: getBucketLifecycleConfiguration,
+  PutBucketLifecycleConfiguration: putBucketLifecycleConfiguration,
+  DeleteBucketLifecycle: deleteBucketLifecycle,
   GetBucketRequestPayment: getBucketRequestPayment,
   CreateMultipartUpload: createMultipartUpload,
   UploadPart: uploadPart,

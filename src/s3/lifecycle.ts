@@ -1,12 +1,13 @@
-// Bucket lifecycle (issue 35): a LifecycleConfiguration read and checked as S3 checks it, written back
-// as GetBucketLifecycleConfiguration answers it, and the pure arithmetic the executor and the
-// x-amz-expiration header share: which rule expires an object and when. Pure: no storage, no clock.
+// Bucket lifecycle (issue 35): a LifecycleConfiguration read and checked as S3 checks it, and written
+// back as GetBucketLifecycleConfiguration answers it. Pure: no storage, no clock. What the rules do to
+// objects (x-amz-expiration, the lifecycle job) is src/lifecycle/rules.ts.
 //
 // Supported: Rule (at most 1000) with ID, Status, Filter (Prefix, Tag, ObjectSizeGreaterThan,
 // ObjectSizeLessThan, or And of them; the legacy top-level Prefix too), Expiration (Days, Date or
 // ExpiredObjectDeleteMarker), NoncurrentVersionExpiration (NoncurrentDays, NewerNoncurrentVersions),
 // AbortIncompleteMultipartUpload (DaysAfterInitiation). Transitions are refused by name: there is one
 // storage class here.
+import type { LifecycleFilter, LifecycleRule } from '../db/repos/bucket-lifecycle.js';
 import type { ObjectTag } from '../db/repos/objects.js';
 import { S3Error } from '../errors/s3-errors.js';
 import { childNames, childValues, isNode, leafText, parseXmlDocument, type XmlNode } from './request-body-xml.js';
@@ -15,33 +16,6 @@ import type { XmlObject } from './xml.js';
 export const MAX_LIFECYCLE_RULES = 1000;
 const MAX_ID_LENGTH = 255;
 const DAY_MS = 86_400_000;
-
-export interface LifecycleFilter {
-  prefix: string;
-  tags: ObjectTag[];
-  sizeGreaterThan: number | null;
-  sizeLessThan: number | null;
-  /** How the filter was written, so that GET gives back what PUT took: none, Prefix (legacy), Filter. */
-  form: 'legacy-prefix' | 'filter';
-}
-
-export interface LifecycleRule {
-  id: string;
-  enabled: boolean;
-  filter: LifecycleFilter;
-  expiration: { days: number } | { date: number } | { expiredObjectDeleteMarker: true } | null;
-  noncurrentExpiration: { noncurrentDays: number; newerNoncurrentVersions: number | null } | null;
-  abortIncompleteMultipartDays: number | null;
-}
-
-/** What the rules look at in an object. */
-export interface LifecycleSubject {
-  key: string;
-  size: number;
-  tags: readonly ObjectTag[];
-  /** Unix ms. */
-  lastModified: number;
-}
 
 const RULE_ELEMENTS = new Set(['ID', 'Status', 'Filter', 'Prefix', 'Expiration', 'NoncurrentVersionExpiration', 'AbortIncompleteMultipartUpload', 'Transition', 'NoncurrentVersionTransition']);
 
@@ -102,12 +76,14 @@ function filterOf(rule: XmlNode): LifecycleFilter {
   const and = child(filter, 'And');
   const source = and ?? filter;
   if (and) only(and, ['Prefix', 'Tag', 'ObjectSizeGreaterThan', 'ObjectSizeLessThan']);
+  const prefix = one(source, 'Prefix');
   const out: LifecycleFilter = {
-    prefix: one(source, 'Prefix') ?? '',
+    prefix: prefix ?? '',
     tags: childValues(source, 'Tag').map(tagOf),
     sizeGreaterThan: sizeOf(one(source, 'ObjectSizeGreaterThan'), 'ObjectSizeGreaterThan'),
     sizeLessThan: sizeOf(one(source, 'ObjectSizeLessThan'), 'ObjectSizeLessThan'),
     form: 'filter',
+    ...(prefix === '' ? { emptyPrefix: true as const } : {}),
   };
   if (!and && out.tags.length > 1) throw malformed();
   if (new Set(out.tags.map(([k]) => k)).size !== out.tags.length) throw invalid('Duplicate Tag Keys are not allowed.');
@@ -191,7 +167,7 @@ export function parseLifecycleConfiguration(body: Buffer, newId: () => string): 
 function filterXml(f: LifecycleFilter): XmlObject {
   if (f.form === 'legacy-prefix') return { Prefix: f.prefix };
   const parts: XmlObject = {};
-  if (f.prefix !== '') parts['Prefix'] = f.prefix;
+  if (f.prefix !== '' || f.emptyPrefix) parts['Prefix'] = f.prefix;
   if (f.tags.length > 0) parts['Tag'] = f.tags.map(([Key, Value]) => ({ Key, Value }));
   if (f.sizeGreaterThan !== null) parts['ObjectSizeGreaterThan'] = f.sizeGreaterThan;
   if (f.sizeLessThan !== null) parts['ObjectSizeLessThan'] = f.sizeLessThan;
@@ -225,38 +201,4 @@ export function lifecycleXml(rules: readonly LifecycleRule[]): XmlObject {
       ...(r.abortIncompleteMultipartDays === null ? {} : { AbortIncompleteMultipartUpload: { DaysAfterInitiation: r.abortIncompleteMultipartDays } }),
     })),
   };
-}
-
-/** Whether a rule's filter takes the object: its prefix, every tag it names, and its size bounds. */
-export function filterMatches(f: LifecycleFilter, o: Pick<LifecycleSubject, 'key' | 'size' | 'tags'>): boolean {
-  if (!o.key.startsWith(f.prefix)) return false;
-  if (f.sizeGreaterThan !== null && !(o.size > f.sizeGreaterThan)) return false;
-  if (f.sizeLessThan !== null && !(o.size < f.sizeLessThan)) return false;
-  return f.tags.every(([k, v]) => o.tags.some(([tk, tv]) => tk === k && tv === v));
-}
-
-/**
- * When `days` after `fromMs` comes due, as S3 counts: the moment plus the days, rounded up to the next
- * midnight UTC (created 1/15 10:30 with 3 days: due 1/19 00:00).
- */
-export function dueAfterDays(fromMs: number, days: number): number {
-  return Math.floor((fromMs + days * DAY_MS) / DAY_MS) * DAY_MS + DAY_MS;
-}
-
-/** The enabled rule that expires a current object first, and when; undefined when none does. */
-export function currentExpiration(rules: readonly LifecycleRule[], o: LifecycleSubject): { ruleId: string; at: number } | undefined {
-  let best: { ruleId: string; at: number } | undefined;
-  for (const r of rules) {
-    if (!r.enabled || !r.expiration || 'expiredObjectDeleteMarker' in r.expiration || !filterMatches(r.filter, o)) continue;
-    const at = 'days' in r.expiration ? dueAfterDays(o.lastModified, r.expiration.days) : r.expiration.date;
-    if (!best || at < best.at) best = { ruleId: r.id, at };
-  }
-  return best;
-}
-
-/** `x-amz-expiration` for a current object: `expiry-date="<HTTP date>", rule-id="<id>"`, or undefined. */
-export function expirationHeader(rules: readonly LifecycleRule[], o: LifecycleSubject): string | undefined {
-  const e = currentExpiration(rules, o);
-  if (!e) return undefined;
-  return `expiry-date="${new Date(e.at).toUTCString()}", rule-id="${e.ruleId.replace(/["\\]/g, '\\$&')}"`;
 }

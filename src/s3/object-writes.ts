@@ -1,8 +1,9 @@
-// Making a new object version visible, or removing one: the metadata commit, the blob bookkeeping
-// and the CDN purge that go with it. PutObject, CopyObject, CompleteMultipartUpload and DeleteObject(s)
-// all come here.
+// Making a new object version visible: the metadata commit, then the blob bookkeeping and the CDN purge
+// that go with it (buckets/object-removal.ts, which DeleteObject(s) and the lifecycle job remove
+// through). PutObject and CopyObject come here.
 import type { AppContext } from '../context.js';
-import type { ObjectRecord, RemoveResult } from '../db/repos/objects.js';
+import type { ObjectRecord } from '../db/repos/objects.js';
+import { versionReplaced } from '../buckets/object-removal.js';
 import { S3Error } from '../errors/s3-errors.js';
 import type { StagedBlob } from '../storage/backend.js';
 import { stageInline } from '../storage/inline-stage.js';
@@ -94,44 +95,4 @@ export async function commitObject(
   const written = await commitStaged(ctx, staged, () => ctx.commits.run((r) => r.objects.put(record, guard, staged.inline)));
   versionReplaced(ctx, record.bucketId, record.key, written.replaced);
   return written.versionId;
-}
-
-/**
- * DeleteObject: without a version id the key's current version goes (a versioned bucket gets a
- * delete marker instead); with one (null: the "null" version) that version goes for good.
- */
-export async function removeObject(ctx: AppContext, bucketId: string, key: string, versionId?: string | null): Promise<RemoveResult> {
-  const now = ctx.clock().getTime();
-  const result = await ctx.commits.run((r) =>
-    versionId === undefined ? r.objects.delete(bucketId, key, now) : r.objects.deleteVersion(bucketId, key, versionId),
-  );
-  versionReplaced(ctx, bucketId, key, result.blobIds);
-  return result;
-}
-
-/**
- * After a commit that replaced or removed a key's version: the CDN must not serve the old version a
- * moment longer, and the old version's bytes go (releaseBlobs). Purged here only, not through the feed:
- * every process's CDN checks a cached object's ETag against the current version before serving it, so
- * the other processes never serve the old bytes either, and a write costs no feed row.
- */
-export function versionReplaced(ctx: AppContext, bucketId: string, key: string, oldBlobIds: readonly string[]): void {
-  ctx.cachePurges.local({ kind: 'object', bucketId, key });
-  void releaseBlobs(ctx, oldBlobIds);
-}
-
-/**
- * Removes bytes no record points at any more (every part of a multipart version), once the commit
- * that unreferenced them is durable: a power loss before that would bring the old row back, and it
- * must still find its bytes. A blob that a reader still streams goes when that reader is done (blob
- * leases); failures are logged, never the client's problem. Resolves once the removals are under way.
- */
-export function releaseBlobs(ctx: AppContext, blobIds: readonly string[]): Promise<void> {
-  if (blobIds.length === 0) return Promise.resolve();
-  return ctx.durability.syncSoon().then(
-    () => {
-      for (const blobId of blobIds) void ctx.leases.removeWhenFree(blobId);
-    },
-    (err: unknown) => ctx.log.warn({ err, blobIds }, 'metadata sync failed: replaced blobs kept'),
-  );
 }

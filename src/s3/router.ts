@@ -37,7 +37,9 @@ export type OperationName =
   | 'PutBucketPolicy'
   | 'DeleteBucketPolicy'
   | 'GetBucketPolicyStatus'
-  | 'GetBucketLifecycle'
+  | 'GetBucketLifecycleConfiguration'
+  | 'PutBucketLifecycleConfiguration'
+  | 'DeleteBucketLifecycle'
   | 'GetBucketRequestPayment'
   | 'CreateMultipartUpload'
   | 'UploadPart'
@@ -67,7 +69,7 @@ const BUCKET_SUBRESOURCE_OPS: SubresourceTable = table({
   acl: { GET: 'GetBucketAcl', PUT: 'PutBucketAcl' },
   cors: { GET: 'GetBucketCors', PUT: 'PutBucketCors', DELETE: 'DeleteBucketCors' },
   delete: { POST: 'DeleteObjects' },
-  lifecycle: { GET: 'GetBucketLifecycle' },
+  lifecycle: { GET: 'GetBucketLifecycleConfiguration', PUT: 'PutBucketLifecycleConfiguration', DELETE: 'DeleteBucketLifecycle' },
   policy: { GET: 'GetBucketPolicy', PUT: 'PutBucketPolicy', DELETE: 'DeleteBucketPolicy' },
   policyStatus: { GET: 'GetBucketPolicyStatus' },
   requestPayment: { GET: 'GetBucketRequestPayment' },

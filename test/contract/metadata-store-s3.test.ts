@@ -1,6 +1,7 @@
 // The S3 repositories on both metadata stores (SQLite and a real PostgreSQL): objects (put, get,
 // listing with prefixes, delimiters and UTF-8 byte order, inline bodies, conditional writes),
-// versions and delete markers, the multipart lifecycle, buckets (delete only when empty), CORS, the
+// versions and delete markers (and the lifecycle job's guarded removals), the multipart lifecycle,
+// buckets (delete only when empty), CORS, lifecycle rules and the job's progress, the
 // blob references the collector keeps, the scrub's list and marks, assets (pages, search, stats),
 // and the commit queue's batches. The same expectations on each store.
 import t from 'tap';
@@ -9,6 +10,7 @@ import type { Repos } from '../../src/db/repos/index.js';
 import { AssetsRepo, type AssetRecord } from '../../src/db/repos/assets.js';
 import { BlobRefsRepo } from '../../src/db/repos/blob-refs.js';
 import { BucketCorsRepo } from '../../src/db/repos/bucket-cors.js';
+import { BucketLifecycleRepo, type LifecycleRule } from '../../src/db/repos/bucket-lifecycle.js';
 import { BucketsRepo } from '../../src/db/repos/buckets.js';
 import { IntegrityRepo } from '../../src/db/repos/integrity.js';
 import { MultipartRepo, newUploadId, type CompletionPlan, type MultipartUpload, type UploadPart } from '../../src/db/repos/multipart.js';
@@ -636,3 +638,46 @@ stores.each('commit queue: writes of one tick share a transaction; a failing wri
   t.equal(queue.batches, 2, 'a later tick gets its own transaction');
   t.equal(await repos.objects.count(bucketId), 0);
 });
+
+// --- lifecycle ---------------------------------------------------------------------------------------
+
+stores.each("lifecycle: rules and the job's progress per bucket; removals only while still due", async (t, open) => {
+  const store = await open(t);
+  const { repos, bucketId } = await fixture(store);
+  const { objects, buckets } = repos;
+  const lifecycle = new BucketLifecycleRepo(store, CLOCK);
+  const rule: LifecycleRule = {
+    id: 'r', enabled: true, filter: { prefix: 'logs/', tags: [['k', 'v']], sizeGreaterThan: 1, sizeLessThan: null, form: 'filter' },
+    expiration: { days: 3 }, noncurrentExpiration: null, abortIncompleteMultipartDays: null,
+  };
+  t.equal(await lifecycle.get(bucketId), undefined);
+  await lifecycle.put(bucketId, [rule]);
+  t.same(await lifecycle.get(bucketId), [rule], 'the rules as put');
+  t.same([await lifecycle.bucketIds('', 10), await lifecycle.bucketIds(bucketId, 10)], [[bucketId], []], 'buckets with rules, after an id');
+  await lifecycle.saveProgress({ bucketId, phase: 'uploads', keyMarker: 'k', idMarker: 'u', startedAt: 5 });
+  await lifecycle.saveProgress({ bucketId, phase: 'versions', keyMarker: 'logs/\u{1F600}', idMarker: null, startedAt: 6 });
+  t.same(await lifecycle.progress(bucketId), { bucketId, phase: 'versions', keyMarker: 'logs/\u{1F600}', idMarker: null, startedAt: 6 }, 'one row, replaced');
+  await lifecycle.put(bucketId, [rule]);
+  t.equal(await lifecycle.progress(bucketId), undefined, 'new rules forget the walk');
+  await lifecycle.saveProgress({ bucketId, phase: 'done', keyMarker: '', idMarker: null, startedAt: 7 });
+  t.equal(await lifecycle.delete(bucketId), true);
+  t.same([await lifecycle.get(bucketId), await lifecycle.progress(bucketId), await lifecycle.delete(bucketId)], [undefined, undefined, false], 'both gone');
+
+  await buckets.setVersioning(bucketId, 'Enabled');
+  const v1 = await objects.put(rec(bucketId, 'k', 'b1'));
+  const v2 = await objects.put(rec(bucketId, 'k', 'b2'));
+  t.same(await objects.delete(bucketId, 'k', 9000, (current) => current?.blobId === 'other'), { existed: false, blobIds: [] }, 'a guard that says no: no marker');
+  t.same(await listed(objects, bucketId), [['k', 'b2', true, false], ['k', 'b1', false, false]]);
+  t.match(await objects.deleteVersion(bucketId, 'k', v2.versionId ?? '', 'noncurrent'), { existed: false }, 'the current version is not noncurrent');
+  t.equal(await objects.versions.count(bucketId, 'k'), 1);
+  const marker = await objects.delete(bucketId, 'k', 9000, (current) => current?.blobId === 'b2');
+  t.match(marker, { existed: true, deleteMarker: true }, 'a guard that says yes: the marker');
+  t.equal(await objects.versions.newestOrd(bucketId, 'k') !== undefined, true);
+  t.match(await objects.deleteVersion(bucketId, 'k', marker.versionId ?? '', 'noncurrent'), { existed: false }, 'the latest marker is not noncurrent');
+  t.match(await objects.deleteVersion(bucketId, 'k', marker.versionId ?? '', 'lone-delete-marker'), { existed: false }, 'versions behind it');
+  t.same(await objects.deleteVersion(bucketId, 'k', v1.versionId ?? '', 'noncurrent'), { existed: true, blobIds: ['b1'], versionId: v1.versionId, deleteMarker: false });
+  t.same(await objects.deleteVersion(bucketId, 'k', v2.versionId ?? '', 'noncurrent'), { existed: true, blobIds: ['b2'], versionId: v2.versionId, deleteMarker: false });
+  t.match(await objects.deleteVersion(bucketId, 'k', marker.versionId ?? '', 'lone-delete-marker'), { existed: true, deleteMarker: true }, 'alone now: removed');
+  t.same([await listed(objects, bucketId), await objects.versions.count(bucketId, 'k'), await objects.versions.newestOrd(bucketId, 'k')], [[], 0, undefined]);
+});
+

@@ -28,7 +28,7 @@ async function until<T>(what: string, fn: () => T | undefined | false | Promise<
   throw new Error(`not within ${SAFETY_MS} ms: ${what}`);
 }
 
-const JOBS_LINE = 'background jobs run in this process: multipart sweep, blob GC, scrub, request-log roll-ups, WAL checkpoints';
+const JOBS_LINE = 'background jobs run in this process: multipart sweep, lifecycle rules, blob GC, scrub, request-log roll-ups, WAL checkpoints';
 
 const server = await startServer({ workers: 2 });
 t.teardown(() => server.stop());

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createBucketKey, startServer } from '../helpers/server.js';
-import { isolatedAwsEnv, runAws, writeAwsConfig, type AwsResult } from '../helpers/aws-cli.js';
+import { awsForServer, isolatedAwsEnv } from '../helpers/aws-cli.js';
 import { md5Base64 } from '../helpers/checksums.js';
 import { RawS3, errorCode } from '../helpers/s3-client.js';
 import { xmlTexts } from '../helpers/xml.js';
@@ -17,12 +17,8 @@ const BUCKET = 'tags-attrs';
 
 const server = await startServer();
 t.teardown(() => server.stop());
-const awsFiles = await writeAwsConfig(server.tmpRoot);
+const { files: awsFiles, aws } = await awsForServer(server);
 const root = new RawS3({ url: server.url }, server.rootKey);
-
-function aws(args: string[]): Promise<AwsResult> {
-  return runAws({ endpoint: server.url, credentials: server.rootKey, files: awsFiles }, args, server.tmpRoot);
-}
 
 function python(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

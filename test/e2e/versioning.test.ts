@@ -7,7 +7,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../helpers/server.js';
-import { isolatedAwsEnv, runAws, writeAwsConfig, type AwsResult } from '../helpers/aws-cli.js';
+import { awsForServer, isolatedAwsEnv } from '../helpers/aws-cli.js';
 import { md5Base64 } from '../helpers/checksums.js';
 import { RawS3, errorCode } from '../helpers/s3-client.js';
 import { xmlBlocks, xmlText, xmlTexts } from '../helpers/xml.js';
@@ -16,7 +16,7 @@ const PY_SCRIPT = fileURLToPath(new URL('../../../test/python/boto3_versioning.p
 
 const server = await startServer();
 t.teardown(() => server.stop());
-const awsFiles = await writeAwsConfig(server.tmpRoot);
+const { files: awsFiles, aws } = await awsForServer(server);
 const root = new RawS3({ url: server.url }, server.rootKey);
 
 interface Run {
@@ -31,10 +31,6 @@ function run(cmd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<Run>
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
     });
   });
-}
-
-function aws(args: string[]): Promise<AwsResult> {
-  return runAws({ endpoint: server.url, credentials: server.rootKey, files: awsFiles }, args, server.tmpRoot);
 }
 
 function putVersioning(bucket: string, body: string): Promise<Awaited<ReturnType<RawS3['send']>>> {

@@ -77,3 +77,9 @@ export function runAws(target: AwsTarget, args: string[], cwd?: string): Promise
     );
   });
 }
+
+/** aws cli as root against a test's server: the config files in its temp dir, and a runner (the server's temp dir as cwd). */
+export async function awsForServer(server: { url: string; rootKey: Credentials; tmpRoot: string }): Promise<{ files: AwsConfigFiles; aws(args: string[]): Promise<AwsResult> }> {
+  const files = await writeAwsConfig(server.tmpRoot);
+  return { files, aws: (args) => runAws({ endpoint: server.url, credentials: server.rootKey, files }, args, server.tmpRoot) };
+}

@@ -1,8 +1,9 @@
-// Bucket lifecycle configurations (src/s3/lifecycle.ts) as tables: documents S3 takes, written back
+// Bucket lifecycle configurations (src/s3/lifecycle.ts, src/lifecycle/rules.ts) as tables: documents S3 takes, written back
 // as GetBucketLifecycleConfiguration answers; documents it refuses, with its codes and words; which
 // rule expires an object and when, by AWS's own worked example of the day rounding; x-amz-expiration.
 import t from 'tap';
-import { currentExpiration, dueAfterDays, expirationHeader, filterMatches, lifecycleXml, parseLifecycleConfiguration, type LifecycleRule } from '../../src/s3/lifecycle.js';
+import { lifecycleXml, parseLifecycleConfiguration } from '../../src/s3/lifecycle.js';
+import { currentExpiration, dueAfterDays, expirationHeader, filterMatches, type LifecycleRule } from '../../src/lifecycle/rules.js';
 import { S3Error } from '../../src/errors/s3-errors.js';
 import { toXml } from '../../src/s3/xml.js';
 
@@ -30,6 +31,9 @@ t.test('documents S3 takes, read back', async (t) => {
   t.match(xml, /<Date>2027-01-01T00:00:00Z<\/Date>/);
   t.match(xml, /<Prefix><\/Prefix><Status>Enabled<\/Status><NoncurrentVersionExpiration><NoncurrentDays>7<\/NoncurrentDays><NewerNoncurrentVersions>3<\/NewerNoncurrentVersions>/, 'the legacy Prefix stays a Prefix');
   t.same(parseLifecycleConfiguration(Buffer.from(xml), () => 'x').map((r) => r.id), rules.map((r) => r.id), 'and reads back the same');
+  const empty = parse('<Rule><ID>e</ID><Filter><Prefix></Prefix></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>');
+  t.match(toXml('LifecycleConfiguration', lifecycleXml(empty)), /<Filter><Prefix><\/Prefix><\/Filter>/, 'an empty Prefix given is given back');
+  t.match(xml, /<ID>markers<\/ID><Filter><\/Filter>/, 'an empty Filter stays empty');
 });
 
 t.test('documents S3 refuses, with its codes and words', async (t) => {
@@ -69,13 +73,13 @@ t.test('which rule expires an object, and x-amz-expiration', async (t) => {
     <Rule><ID>off</ID><Filter><Prefix>logs/</Prefix></Filter><Status>Disabled</Status><Expiration><Days>0001</Days></Expiration></Rule>
     <Rule><ID>small</ID><Filter><ObjectSizeLessThan>100</ObjectSizeLessThan></Filter><Status>Enabled</Status><Expiration><Date>2030-06-01T00:00:00Z</Date></Expiration></Rule>`);
   const at = Date.parse('2026-12-03T08:00:00Z');
-  const o = (key: string, size: number, tags: [string, string][] = []) => ({ key, size, tags, lastModified: at });
+  const o = (key: string, size: number, tagging: [string, string][] = []) => ({ key, size, tagging, lastModified: at });
   t.same(currentExpiration(rules, o('logs/a', 500)), { ruleId: 'logs-30', at: Date.parse('2027-01-03T00:00:00Z') }, 'the prefix rule');
   t.same(currentExpiration(rules, o('logs/a', 500, [['level', 'debug']])), { ruleId: 'debug-1', at: Date.parse('2026-12-05T00:00:00Z') }, 'the earliest of the rules that match');
   t.equal(currentExpiration(rules, o('data/a', 500)), undefined, 'no rule: no expiry (a disabled rule does nothing)');
   t.same(currentExpiration(rules, o('data/tiny', 5)), { ruleId: 'small', at: Date.parse('2030-06-01T00:00:00Z') }, 'by size');
   t.equal(expirationHeader(rules, o('logs/a', 500)), 'expiry-date="Sun, 03 Jan 2027 00:00:00 GMT", rule-id="logs-30"');
   t.equal(expirationHeader(rules, o('data/a', 500)), undefined);
-  t.ok(filterMatches(rules[1]!.filter, { key: 'logs/x', size: 1, tags: [['other', '1'], ['level', 'debug']] }), 'every named tag, among others');
-  t.notOk(filterMatches(rules[1]!.filter, { key: 'logs/x', size: 1, tags: [['level', 'info']] }), 'not another value');
+  t.ok(filterMatches(rules[1]!.filter, { key: 'logs/x', size: 1, tagging: [['other', '1'], ['level', 'debug']] }), 'every named tag, among others');
+  t.notOk(filterMatches(rules[1]!.filter, { key: 'logs/x', size: 1, tagging: [['level', 'info']] }), 'not another value');
 });

@@ -9,7 +9,7 @@ import { newUploadId } from '../../src/db/repos/multipart.js';
 import type { ObjectRecord } from '../../src/db/repos/objects.js';
 import { listBlobFiles } from '../../src/storage/disk.js';
 import { openObjectBody, parsePartNumber, partRange, segmentsOf } from '../../src/storage/object-reader.js';
-import { releaseBlobs } from '../../src/s3/object-writes.js';
+import { releaseBlobs } from '../../src/buckets/object-removal.js';
 import { sweepMultipart } from '../../src/jobs/multipart-sweep.js';
 import { tempDir, testConfig } from '../helpers/temp-data.js';
 import { isDirectBody } from '../../src/storage/file-body.js';

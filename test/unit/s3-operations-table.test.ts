@@ -130,7 +130,8 @@ const REQUESTS: Record<string, Wire> = {
 
 /** Rows whose operation the router knows by another name: the same request on the wire. */
 const ROUTED_AS: Record<string, string> = {
-  GetBucketLifecycleConfiguration: 'GetBucketLifecycle',
+  GetBucketLifecycle: 'GetBucketLifecycleConfiguration',
+  PutBucketLifecycle: 'PutBucketLifecycleConfiguration',
   ListDirectoryBuckets: 'ListBuckets',
 };
 

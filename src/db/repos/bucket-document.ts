@@ -4,7 +4,7 @@
 import type { SqlExecutor } from '../store/types.js';
 
 /** Each document table and the column that holds the JSON. */
-const TABLES = { bucket_cors: 'rules', bucket_tagging: 'tags', bucket_policies: 'policy', bucket_acls: 'acl' } as const;
+const TABLES = { bucket_cors: 'rules', bucket_tagging: 'tags', bucket_policies: 'policy', bucket_acls: 'acl', bucket_lifecycle: 'rules' } as const;
 export type BucketDocumentTable = keyof typeof TABLES;
 
 export class BucketDocumentRepo<T> {
@@ -13,9 +13,9 @@ export class BucketDocumentRepo<T> {
   private readonly deleteSql: string;
 
   constructor(
-    private readonly db: SqlExecutor,
+    protected readonly db: SqlExecutor,
     table: BucketDocumentTable,
-    private readonly clock: () => number = Date.now,
+    protected readonly clock: () => number = Date.now,
   ) {
     const column = TABLES[table];
     this.getSql = `SELECT ${column} AS doc FROM ${table} WHERE bucket_id = ?`;

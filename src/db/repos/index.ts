@@ -14,6 +14,7 @@ import { UsageRepo } from './usage.js';
 import { BucketCorsRepo } from './bucket-cors.js';
 import { BucketTaggingRepo } from './bucket-tagging.js';
 import { BucketAclsRepo, BucketPoliciesRepo } from './bucket-access.js';
+import { BucketLifecycleRepo } from './bucket-lifecycle.js';
 import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
@@ -35,6 +36,7 @@ export type { AnomalyQuery } from './anomalies.js';
 export type { AccessKey, AccessKeyFilter, AccessKeyKind, BucketPermission, NewAccessKey } from './access-keys.js';
 export type { Bucket, BucketDeleteResult, NewBucket } from './buckets.js';
 export type { CorsRule } from './bucket-cors.js';
+export type { LifecycleFilter, LifecycleProgress, LifecycleRule } from './bucket-lifecycle.js';
 export type { User } from './users.js';
 export type { ApiKey } from './api-keys.js';
 export type { AssetKind, AssetQuery, AssetRecord, AssetVisibility } from './assets.js';
@@ -55,6 +57,8 @@ export interface Repos {
   bucketTagging: BucketTaggingRepo;
   bucketPolicies: BucketPoliciesRepo;
   bucketAcls: BucketAclsRepo;
+  /** Lifecycle rules and the lifecycle job's progress per bucket (src/lifecycle). */
+  bucketLifecycle: BucketLifecycleRepo;
   apiKeys: ApiKeysRepo;
   spaces: SpacesRepo;
   assets: AssetsRepo;
@@ -125,6 +129,7 @@ export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
       bucketTagging: new BucketTaggingRepo(exec, clock),
       bucketPolicies: new BucketPoliciesRepo(exec, clock),
       bucketAcls: new BucketAclsRepo(exec, clock),
+      bucketLifecycle: new BucketLifecycleRepo(exec, clock),
       assets: new AssetsRepo(exec),
       blobRefs: new BlobRefsRepo(exec),
       integrity: new IntegrityRepo(exec),

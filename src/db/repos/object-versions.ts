@@ -120,6 +120,7 @@ const LIST = `SELECT * FROM (
       FROM object_versions v WHERE v.bucket_id = @bucketId AND v.key >= @prefix AND (v.key, v.ord) > (@key, @ord)
       ORDER BY v.key, v.ord LIMIT @limit) AS noncur
   ORDER BY key, ord LIMIT @limit`;
+const COUNT_KEY = 'SELECT count(*) AS n FROM object_versions WHERE bucket_id = ? AND key = ?';
 const HAS_ANY = 'SELECT CASE WHEN EXISTS (SELECT 1 FROM object_versions WHERE bucket_id = ?) THEN 1 ELSE 0 END AS has';
 const SET_TAGGING = `UPDATE object_versions SET tagging = ?
   WHERE bucket_id = ? AND key = ? AND version_id IS NOT DISTINCT FROM ? AND is_delete_marker = 0`;
@@ -178,6 +179,16 @@ export class ObjectVersionsRepo {
   async latestDeleteMarker(bucketId: string, key: string): Promise<{ versionId: string | null; lastModified: number } | undefined> {
     const newest = await this.db.get<NewestRow>(NEWEST, [bucketId, key]);
     return newest && newest.is_delete_marker === 1 ? { versionId: newest.version_id, lastModified: newest.last_modified } : undefined;
+  }
+
+  /** The ord of the key's newest row here (the latest version when the key has no current row). */
+  async newestOrd(bucketId: string, key: string): Promise<number | undefined> {
+    return (await this.db.get<NewestRow>(NEWEST, [bucketId, key]))?.ord;
+  }
+
+  /** How many noncurrent versions and delete markers the key has. */
+  async count(bucketId: string, key: string): Promise<number> {
+    return (await this.db.get<{ n: number }>(COUNT_KEY, [bucketId, key]))?.n ?? 0;
   }
 
   /** Whether the bucket holds any noncurrent version or delete marker. */

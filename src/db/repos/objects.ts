@@ -317,12 +317,15 @@ export class ObjectsRepo {
    * and returns the backend blob ids it pointed at; `existed` tells "no row" apart for an inline
    * object. Versioned bucket: a delete marker becomes the latest version (Enabled: with a new id;
    * Suspended: the "null" one, replacing the previous "null" version), the current version is kept
-   * as noncurrent unless it was the "null" version of a Suspended bucket.
+   * as noncurrent unless it was the "null" version of a Suspended bucket. `guard` sees the current
+   * record inside the transaction; false leaves everything as it is (existed false): the lifecycle
+   * job deletes only what is still due.
    */
-  delete(bucketId: string, key: string, now: number = Date.now()): Promise<RemoveResult> {
+  delete(bucketId: string, key: string, now: number = Date.now(), guard?: (current: ObjectRecord | undefined) => boolean): Promise<RemoveResult> {
     return this.db.transaction(async (tx): Promise<RemoveResult> => {
       const w = new ObjectWrites(tx);
       const { versioning, old } = await w.currentForWrite(bucketId, key);
+      if (guard && !guard(old)) return { existed: false, blobIds: [] };
       if (versioning === null) {
         if (!old) return { existed: false, blobIds: [] };
         await tx.run(DELETE, [bucketId, key]);
@@ -342,13 +345,17 @@ export class ObjectsRepo {
   /**
    * DeleteObject with a version id (null: the "null" version): removes that version or delete marker
    * for good; if it was the latest, the newest remaining version becomes current (a delete marker
-   * stays the latest). A version that does not exist is no error (existed false).
+   * stays the latest). A version that does not exist is no error (existed false). `only` (the
+   * lifecycle job) removes the version only while it is noncurrent (some version is newer), or only
+   * while it is a delete marker with no other version of the key left; else existed false.
    */
-  deleteVersion(bucketId: string, key: string, versionId: string | null): Promise<RemoveResult> {
+  deleteVersion(bucketId: string, key: string, versionId: string | null, only?: 'noncurrent' | 'lone-delete-marker'): Promise<RemoveResult> {
     return this.db.transaction(async (tx): Promise<RemoveResult> => {
       const w = new ObjectWrites(tx);
       const answer = versionIdText(versionId);
       const current = await tx.get<InlineRow>(GET_BY_VERSION, [bucketId, key, versionId]);
+      // The current version is neither noncurrent nor a delete marker.
+      if (current && only) return { existed: false, blobIds: [], versionId: answer };
       if (current) {
         await tx.run(DELETE, [bucketId, key]);
         const blobIds = await w.dropInline(objectBlobIds(toRecord(current)));
@@ -357,6 +364,11 @@ export class ObjectsRepo {
       }
       const row = await w.versions.byId(bucketId, key, versionId);
       if (!row) return { existed: false, blobIds: [], versionId: answer };
+      if (only) {
+        const latest = !(await tx.get<ObjectRow>(GET, [bucketId, key])) && (await w.versions.newestOrd(bucketId, key)) === row.ord;
+        const allowed = only === 'noncurrent' ? !latest : latest && row.is_delete_marker === 1 && (await w.versions.count(bucketId, key)) === 1;
+        if (!allowed) return { existed: false, blobIds: [], versionId: answer };
+      }
       await w.versions.removeRow(bucketId, key, row.ord);
       const blobIds = await w.releaseRows([row]);
       if (!(await tx.get<ObjectRow>(GET, [bucketId, key]))) await w.versions.promoteNewest(bucketId, key);

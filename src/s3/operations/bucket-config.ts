@@ -1,14 +1,8 @@
-// Bucket configurations s3edge does not have, answered the way AWS answers a bucket without them, so
-// that clients which ask (s3cmd info) carry on: no lifecycle rules, the owner pays.
-import { S3Error } from '../../errors/s3-errors.js';
+// A bucket configuration s3edge does not have, answered the way AWS answers a bucket without it, so
+// that clients which ask (s3cmd info) carry on: the owner pays.
 import { requireBucket, type OperationHandler } from '../operation.js';
 import { xmlResponse } from '../respond.js';
 import { toXml } from '../xml.js';
-
-export const getBucketLifecycle: OperationHandler = async (r) => {
-  const bucket = await requireBucket(r, 'BucketRead');
-  throw new S3Error('NoSuchLifecycleConfiguration', undefined, { BucketName: bucket.name });
-};
 
 export const getBucketRequestPayment: OperationHandler = async (r) => {
   await requireBucket(r, 'BucketRead');

@@ -122,6 +122,8 @@ export const copyObject: OperationHandler = async (r) => {
       }
       const headers: Record<string, string> = versionHeaders(versionId);
       if (source.versionId !== undefined) headers['x-amz-copy-source-version-id'] = source.versionId;
+      const expiry = await ctx.lifecycleRules.expiration(bucket.id, record);
+      if (expiry !== undefined) headers['x-amz-expiration'] = expiry;
       return xmlResponse(toXml('CopyObjectResult', result), 200, headers);
     }
   } finally {

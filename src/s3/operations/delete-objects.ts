@@ -3,7 +3,7 @@
 // at all (over 1024 bytes, characters XML cannot carry) refuses the request.
 import { S3Error, isS3Error } from '../../errors/s3-errors.js';
 import { keyProblem, validateKey } from '../addressing.js';
-import { removeObject } from '../object-writes.js';
+import { removeObjectVersion } from '../../buckets/object-removal.js';
 import { requireBucketPerKey, type OperationHandler } from '../operation.js';
 import { parseVersionId } from '../versioning.js';
 import { xmlResponse } from '../respond.js';
@@ -59,7 +59,7 @@ export const deleteObjects: OperationHandler = async (r) => {
       if (!mayDelete(key, versionId)) throw new S3Error('AccessDenied');
       // A version that does not exist is reported deleted, as on AWS.
       const parsed = versionId === undefined ? undefined : parseVersionId(versionId, 'VersionId');
-      const result = await removeObject(r.ctx, bucket.id, key, parsed);
+      const result = await removeObjectVersion(r.ctx, bucket.id, key, { versionId: parsed });
       if (!request.quiet) {
         // A delete marker made is reported with its id; a version removed by id echoes that id.
         deleted.push(

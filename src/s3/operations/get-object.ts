@@ -10,6 +10,7 @@ import { checkInlineObject, openObjectBody, parsePartNumber, partRange } from '.
 import type { S3Response } from '../respond.js';
 import type { ReadRange } from '../../storage/backend.js';
 import { findVersion, servedVersionId, versionIdParam } from '../versioning.js';
+import { expirationHeader } from '../../lifecycle/rules.js';
 
 interface ReadChecksum {
   algorithm: ChecksumAlgorithm;
@@ -46,6 +47,10 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
   if (partNumber !== undefined && header(r, 'range') !== undefined) {
     throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter.');
   }
+  // A rule's Expiration of the current version (a read by version id names none), read before the
+  // lookup: nothing may be awaited between the lookup and the lease.
+  const held = versionId === undefined ? r.ctx.lifecycleRules.held(bucket.id) : { rules: null };
+  const rules = held ? held.rules : await r.ctx.lifecycleRules.rules(bucket.id);
   // Blobs are leased by openObjectBody right after the lookup; the retry is a fallback only.
   for (let attempt = 0; ; attempt++) {
     const { rec, inline } = await findVersion(r, bucket, key, versionId);
@@ -71,6 +76,8 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
       }
     }
     if (rec.tagging?.length) headers['x-amz-tagging-count'] = rec.tagging.length;
+    const expiry = rules ? expirationHeader(rules, rec) : undefined;
+    if (expiry !== undefined) headers['x-amz-expiration'] = expiry;
     if (range) {
       headers['content-range'] = `bytes ${range.start}-${range.end}/${rec.size}`;
       headers['content-length'] = range.end - range.start + 1;

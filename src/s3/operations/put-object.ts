@@ -30,6 +30,8 @@ export const putObject: OperationHandler = async (r) => {
     release();
   }
   const headers: Record<string, string> = { etag, 'content-length': '0', ...versionHeaders(versionId) };
+  const expiry = await ctx.lifecycleRules.expiration(bucket.id, record);
+  if (expiry !== undefined) headers['x-amz-expiration'] = expiry;
   if (digests.checksum) {
     headers[checksumHeader(digests.checksum.algorithm)] = digests.checksum.value;
     headers['x-amz-checksum-type'] = 'FULL_OBJECT';

@@ -12,7 +12,8 @@ import { CHECKSUM_ALGORITHMS, checksumHeader, type ChecksumAlgorithm } from '../
 import { acceptBody, requestBody } from '../../body.js';
 import { childValues, isNode, optionalLeaf, parseXmlDocument } from '../../request-body-xml.js';
 import { MAX_PART_NUMBER } from '../../../storage/object-reader.js';
-import { checkWriteCondition, versionReplaced, type WriteCondition } from '../../object-writes.js';
+import { checkWriteCondition, type WriteCondition } from '../../object-writes.js';
+import { versionReplaced } from '../../../buckets/object-removal.js';
 import { header, requireBucket, requireKey, type S3Request, type OperationHandler } from '../../operation.js';
 import { xmlResponse, type S3Response } from '../../respond.js';
 import { toXml, type XmlObject } from '../../xml.js';
