@@ -19,6 +19,7 @@ import { ApiKeyVerifier } from './auth/api-keys.js';
 import { DashboardSessions } from './auth/sessions.js';
 import { BucketDirectory } from './buckets/bucket-directory.js';
 import { BucketAccess } from './buckets/bucket-access.js';
+import { BucketNotifications } from './notifications/bucket-notifications.js';
 import type { StorageBackend } from './storage/backend.js';
 import { createStorage } from './storage/select.js';
 import type { BlobLeases } from './storage/blob-leases.js';
@@ -76,6 +77,8 @@ export interface AppContext {
   bucketDirectory: BucketDirectory;
   /** Buckets' policies and public ACLs, as S3 requests are judged by them. */
   bucketAccess: BucketAccess;
+  /** Buckets' notification configurations, as object writes queue their events. */
+  bucketNotifications: BucketNotifications;
   /** The unreferenced-blob collector (set once the context is built). */
   blobGc?: BlobCollector;
   /** Stored bytes found not to match their digest, by a read or the scrub: marked, logged, counted. */
@@ -239,6 +242,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       keys: new KeyStore(repos, masterKey),
       bucketDirectory: new BucketDirectory(repos),
       bucketAccess: new BucketAccess(repos),
+      bucketNotifications: new BucketNotifications(repos),
       ...(hashPool ? { hashPool } : {}),
       uploadBudget,
       root,

@@ -33,6 +33,7 @@ import { getBucketAcl, getObjectAcl, putBucketAcl, putObjectAcl } from './operat
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './operations/object-tagging.js';
 import { getObjectAttributes } from './operations/get-object-attributes.js';
 import { getBucketLifecycle, getBucketRequestPayment } from './operations/bucket-config.js';
+import { getBucketNotificationConfiguration, putBucketNotificationConfiguration } from './operations/bucket-notification.js';
 import { deleteBucketPolicy, getBucketPolicy, getBucketPolicyStatus, putBucketPolicy } from './operations/bucket-policy.js';
 import { actualCorsHeaders, preflightResponse } from './cors.js';
 import { createMultipartUpload } from './operations/multipart/create.js';
@@ -81,6 +82,8 @@ const HANDLERS: Record<Exclude<OperationName, 'PostObject'>, OperationHandler> =
   PutBucketPolicy: putBucketPolicy,
   DeleteBucketPolicy: deleteBucketPolicy,
   GetBucketPolicyStatus: getBucketPolicyStatus,
+  PutBucketNotificationConfiguration: putBucketNotificationConfiguration,
+  GetBucketNotificationConfiguration: getBucketNotificationConfiguration,
   GetBucketLifecycle: getBucketLifecycle,
   GetBucketRequestPayment: getBucketRequestPayment,
   CreateMultipartUpload: createMultipartUpload,

@@ -10,6 +10,8 @@ import { commitStaged } from '../storage/commit-staged.js';
 import type { Readable } from 'node:stream';
 import type { UploadDigests } from '../hashing/upload-hasher.js';
 import type { StoredHeaders } from './object-headers.js';
+import type { ChangeEvents, ChangeOutcome } from '../notifications/bucket-notifications.js';
+import type { EventName } from '../notifications/event-names.js';
 
 /** Conditional write (If-Match / If-None-Match: *), re-checked inside the commit transaction. */
 export interface WriteCondition {
@@ -89,22 +91,41 @@ export async function commitObject(
   record: ObjectRecord,
   staged: StagedBlob,
   cond: WriteCondition = {},
+  events?: { report: ChangeEvents; name: EventName },
 ): Promise<string | undefined> {
   const guard = (current: ObjectRecord | undefined): void => checkWriteCondition(current, cond, 'commit');
-  const written = await commitStaged(ctx, staged, () => ctx.commits.run((r) => r.objects.put(record, guard, staged.inline)));
+  const written = await commitStaged(ctx, staged, () =>
+    ctx.commits.run(async (r) => {
+      const w = await r.objects.put(record, guard, staged.inline);
+      // The change's events go in its own transaction: queued if and only if it commits.
+      if (events) await r.notificationOutbox.insert(events.report(createdOutcome(events.name, record, w.versionId)));
+      return w;
+    }),
+  );
   versionReplaced(ctx, record.bucketId, record.key, written.replaced);
   return written.versionId;
+}
+
+/** What a created version's events say of it. */
+export function createdOutcome(name: EventName, record: ObjectRecord, versionId: string | undefined): ChangeOutcome {
+  return { name, size: record.size, etag: record.etag, versionId: versionId ?? null, time: record.lastModified };
 }
 
 /**
  * DeleteObject: without a version id the key's current version goes (a versioned bucket gets a
  * delete marker instead); with one (null: the "null" version) that version goes for good.
  */
-export async function removeObject(ctx: AppContext, bucketId: string, key: string, versionId?: string | null): Promise<RemoveResult> {
+export async function removeObject(ctx: AppContext, bucketId: string, key: string, versionId?: string | null, events?: ChangeEvents): Promise<RemoveResult> {
   const now = ctx.clock().getTime();
-  const result = await ctx.commits.run((r) =>
-    versionId === undefined ? r.objects.delete(bucketId, key, now) : r.objects.deleteVersion(bucketId, key, versionId),
-  );
+  const result = await ctx.commits.run(async (r) => {
+    const removed = versionId === undefined ? await r.objects.delete(bucketId, key, now) : await r.objects.deleteVersion(bucketId, key, versionId);
+    // Reported when something went (a version, or a delete marker made in its place), as S3 does.
+    if (events && (removed.existed || removed.deleteMarker)) {
+      const name: EventName = removed.deleteMarker && versionId === undefined ? 's3:ObjectRemoved:DeleteMarkerCreated' : 's3:ObjectRemoved:Delete';
+      await r.notificationOutbox.insert(events({ name, size: 0, etag: null, versionId: removed.versionId ?? null, time: now }));
+    }
+    return removed;
+  });
   versionReplaced(ctx, bucketId, key, result.blobIds);
   return result;
 }

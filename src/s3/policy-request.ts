@@ -59,6 +59,8 @@ const ACTIONS: Partial<Record<OperationName, { action: string; on: Target; versi
   PutBucketPolicy: { action: 's3:PutBucketPolicy', on: 'bucket' },
   DeleteBucketPolicy: { action: 's3:DeleteBucketPolicy', on: 'bucket' },
   GetBucketPolicyStatus: { action: 's3:GetBucketPolicyStatus', on: 'bucket' },
+  PutBucketNotificationConfiguration: { action: 's3:PutBucketNotification', on: 'bucket' },
+  GetBucketNotificationConfiguration: { action: 's3:GetBucketNotification', on: 'bucket' },
   GetBucketLifecycle: { action: 's3:GetLifecycleConfiguration', on: 'bucket' },
   GetBucketRequestPayment: { action: 's3:GetBucketRequestPayment', on: 'bucket' },
   CreateMultipartUpload: { action: 's3:PutObject', on: 'object' },

@@ -37,6 +37,8 @@ export type OperationName =
   | 'PutBucketPolicy'
   | 'DeleteBucketPolicy'
   | 'GetBucketPolicyStatus'
+  | 'PutBucketNotificationConfiguration'
+  | 'GetBucketNotificationConfiguration'
   | 'GetBucketLifecycle'
   | 'GetBucketRequestPayment'
   | 'CreateMultipartUpload'
@@ -68,6 +70,7 @@ const BUCKET_SUBRESOURCE_OPS: SubresourceTable = table({
   cors: { GET: 'GetBucketCors', PUT: 'PutBucketCors', DELETE: 'DeleteBucketCors' },
   delete: { POST: 'DeleteObjects' },
   lifecycle: { GET: 'GetBucketLifecycle' },
+  notification: { GET: 'GetBucketNotificationConfiguration', PUT: 'PutBucketNotificationConfiguration' },
   policy: { GET: 'GetBucketPolicy', PUT: 'PutBucketPolicy', DELETE: 'DeleteBucketPolicy' },
   policyStatus: { GET: 'GetBucketPolicyStatus' },
   requestPayment: { GET: 'GetBucketRequestPayment' },
@@ -99,7 +102,7 @@ function subresourceOp(ops: SubresourceTable, r: RouteInput, what: string): Oper
 const UNSUPPORTED_BUCKET_SUBRESOURCES = [
   'abac', 'accelerate', 'analytics', 'encryption', 'intelligent-tiering', 'inventory', 'logging',
   'metadataConfiguration', 'metadataInventoryTable', 'metadataJournalTable', 'metadataTable', 'metrics',
-  'notification', 'object-lock', 'ownershipControls', 'publicAccessBlock', 'replication',
+  'object-lock', 'ownershipControls', 'publicAccessBlock', 'replication',
   'session', 'website',
 ] as const;
 
