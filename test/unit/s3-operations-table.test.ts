@@ -132,6 +132,8 @@ const REQUESTS: Record<string, Wire> = {
 const ROUTED_AS: Record<string, string> = {
   GetBucketLifecycleConfiguration: 'GetBucketLifecycle',
   ListDirectoryBuckets: 'ListBuckets',
+  GetBucketNotification: 'GetBucketNotificationConfiguration',
+  PutBucketNotification: 'PutBucketNotificationConfiguration',
 };
 
 function docRows(): Map<string, string> {
