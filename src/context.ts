@@ -20,6 +20,7 @@ import { DashboardSessions } from './auth/sessions.js';
 import { BucketDirectory } from './buckets/bucket-directory.js';
 import { BucketAccess } from './buckets/bucket-access.js';
 import { LifecycleRulesCache } from './lifecycle/rules-cache.js';
+import { BucketNotifications } from './notifications/bucket-notifications.js';
 import type { StorageBackend } from './storage/backend.js';
 import { createStorage } from './storage/select.js';
 import type { BlobLeases } from './storage/blob-leases.js';
@@ -79,6 +80,8 @@ export interface AppContext {
   bucketAccess: BucketAccess;
   /** Buckets' lifecycle rules for x-amz-expiration, "none" too, reused for a few seconds (lifecycle/rules-cache.ts). */
   lifecycleRules: LifecycleRulesCache;
+  /** Buckets' notification configurations, as object writes queue their events. */
+  bucketNotifications: BucketNotifications;
   /** The unreferenced-blob collector (set once the context is built). */
   blobGc?: BlobCollector;
   /** Stored bytes found not to match their digest, by a read or the scrub: marked, logged, counted. */
@@ -243,6 +246,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       bucketDirectory: new BucketDirectory(repos),
       bucketAccess: new BucketAccess(repos),
       lifecycleRules: new LifecycleRulesCache(repos.bucketLifecycle),
+      bucketNotifications: new BucketNotifications(repos),
       ...(hashPool ? { hashPool } : {}),
       uploadBudget,
       root,

@@ -1,18 +1,17 @@
 // Who may reach a bucket besides its keys: its policy and its public canned ACL (issue 35), read per
-// process through a cache whose entries live at most a second. A change made by this process applies
-// here at once (forget); one made by another worker or node applies within the second everywhere. A
-// bucket without either costs a cache lookup per request, and its statements are never looked at.
+// process through a cache whose entries live at most a second (per-bucket-cache.ts). A bucket without
+// either costs a cache lookup per request, and its statements are never looked at.
 //
 // A canned ACL is the same model as a policy: public-read and public-read-write become Allow statements
 // for everyone ("*"), evaluated with the policy's own, so an explicit Deny in the policy beats them too.
 // There are no per-object ACLs here: a bucket's canned ACL speaks for its objects (docs/COMPATIBILITY.md).
 import { parseBucketPolicy, type BucketPolicy, type PolicyStatement } from '../auth/bucket-policy/parse.js';
 import { evaluatePolicy, type PolicyDecision, type PolicyRequest } from '../auth/bucket-policy/evaluate.js';
-import { FoundCache, type FoundCacheOptions } from '../db/found-cache.js';
+import type { FoundCacheOptions } from '../db/found-cache.js';
 import type { Bucket, PublicAcl, Repos } from '../db/repos/index.js';
+import { PerBucketCache } from './per-bucket-cache.js';
 
 export interface BucketAccessRules {
-  bucketId: string;
   /** The policy's text as its owner put it (GetBucketPolicy), or null. */
   policyText: string | null;
   acl: PublicAcl | null;
@@ -77,42 +76,26 @@ export function judge(policy: BucketPolicy, asks: readonly PolicyRequest[]): Pol
 }
 
 export class BucketAccess {
-  /** By bucket name; an entry of another bucket of that name (deleted and made again) is reloaded. */
-  private readonly cache: FoundCache<BucketAccessRules>;
+  private readonly cache: PerBucketCache<BucketAccessRules>;
 
-  constructor(
-    private readonly repos: Pick<Repos, 'bucketPolicies' | 'bucketAcls' | 'buckets'>,
-    opts: FoundCacheOptions = {},
-  ) {
-    this.cache = new FoundCache((name) => this.load(name), { ttlMs: 1000, ...opts });
+  constructor(repos: Pick<Repos, 'bucketPolicies' | 'bucketAcls'>, opts: FoundCacheOptions = {}) {
+    this.cache = new PerBucketCache(async (bucket) => {
+      const [policyText, acl] = await Promise.all([repos.bucketPolicies.get(bucket.id), repos.bucketAcls.get(bucket.id)]);
+      return { policyText: policyText ?? null, acl: acl ?? null, judged: judgedBy(bucket.name, policyText ?? null, acl ?? null) };
+    }, opts);
   }
 
   /** The rules held now for `bucket`, or undefined (rulesFor loads them): the hot path's synchronous look. */
   held(bucket: Pick<Bucket, 'id' | 'name'>): BucketAccessRules | undefined {
-    const rules = this.cache.held(bucket.name);
-    return rules?.bucketId === bucket.id ? rules : undefined;
+    return this.cache.held(bucket);
   }
 
-  async rulesFor(bucket: Pick<Bucket, 'id' | 'name'>): Promise<BucketAccessRules> {
-    const rules = this.held(bucket) ?? (await this.cache.get(bucket.name));
-    if (rules?.bucketId === bucket.id) return rules;
-    // Cached or loaded for another bucket of the name: this one's rules, read now and not kept.
-    this.cache.forget(bucket.name);
-    return this.read(bucket);
+  rulesFor(bucket: Pick<Bucket, 'id' | 'name'>): Promise<BucketAccessRules> {
+    return this.cache.get(bucket);
   }
 
   /** Call after changing a bucket's policy or ACL in this process. */
-  forget(bucketName: string): void {
-    this.cache.forget(bucketName);
-  }
-
-  private async load(name: string): Promise<BucketAccessRules | undefined> {
-    const bucket = await this.repos.buckets.getByName(name);
-    return bucket && this.read(bucket);
-  }
-
-  private async read(bucket: Pick<Bucket, 'id' | 'name'>): Promise<BucketAccessRules> {
-    const [policyText, acl] = await Promise.all([this.repos.bucketPolicies.get(bucket.id), this.repos.bucketAcls.get(bucket.id)]);
-    return { bucketId: bucket.id, policyText: policyText ?? null, acl: acl ?? null, judged: judgedBy(bucket.name, policyText ?? null, acl ?? null) };
+  forget(bucket: Pick<Bucket, 'id' | 'name'>): void {
+    this.cache.forget(bucket);
   }
 }

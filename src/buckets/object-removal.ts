@@ -8,6 +8,8 @@ import type { Repos } from '../db/repos/index.js';
 import type { ObjectRecord, RemoveResult } from '../db/repos/objects.js';
 import type { Durability } from '../db/wal-sync.js';
 import type { BlobLeases } from '../storage/blob-leases.js';
+import type { ChangeEvents } from '../notifications/bucket-notifications.js';
+import type { EventName } from '../notifications/event-names.js';
 
 /** What releasing a replaced or removed version's bytes needs. */
 export interface ReleaseDeps {
@@ -22,7 +24,7 @@ export interface ReleaseDeps {
 /** What removing a version needs (a serving process's context has it, and so has the jobs' context). */
 export interface ObjectRemovalDeps extends ReleaseDeps {
   clock: () => Date;
-  repos: Pick<Repos, 'objects'>;
+  repos: Pick<Repos, 'objects' | 'notificationOutbox'>;
   /** A serving process's commit queue (db/commit-queue.ts): the removal shares a transaction with the requests' writes. */
   commits?: { run<T>(write: (r: Repos) => Promise<T>): Promise<T> };
 }
@@ -34,6 +36,8 @@ export interface RemoveOptions {
   ifCurrent?: (current: ObjectRecord | undefined) => boolean;
   /** Removing a version by id: only while it is noncurrent, or only a delete marker with nothing behind it. */
   only?: 'noncurrent' | 'lone-delete-marker';
+  /** The events the removal reports (bucket notifications), queued in its transaction. */
+  events?: ChangeEvents;
 }
 
 /**
@@ -43,8 +47,15 @@ export interface RemoveOptions {
 export async function removeObjectVersion(d: ObjectRemovalDeps, bucketId: string, key: string, opts: RemoveOptions = {}): Promise<RemoveResult> {
   const now = d.clock().getTime();
   const { versionId } = opts;
-  const write = (r: Pick<Repos, 'objects'>): Promise<RemoveResult> =>
-    versionId === undefined ? r.objects.delete(bucketId, key, now, opts.ifCurrent) : r.objects.deleteVersion(bucketId, key, versionId, opts.only);
+  const write = async (r: Pick<Repos, 'objects' | 'notificationOutbox'>): Promise<RemoveResult> => {
+    const removed = versionId === undefined ? await r.objects.delete(bucketId, key, now, opts.ifCurrent) : await r.objects.deleteVersion(bucketId, key, versionId, opts.only);
+    // Reported when something went (a version, or a delete marker made in its place), as S3 does.
+    if (opts.events && (removed.existed || removed.deleteMarker)) {
+      const name: EventName = removed.deleteMarker && versionId === undefined ? 's3:ObjectRemoved:DeleteMarkerCreated' : 's3:ObjectRemoved:Delete';
+      await r.notificationOutbox.insert(opts.events({ name, size: 0, etag: null, versionId: removed.versionId ?? null, time: now }));
+    }
+    return removed;
+  };
   const result = await (d.commits ? d.commits.run(write) : write(d.repos));
   versionReplaced(d, bucketId, key, result.blobIds);
   return result;

@@ -11,6 +11,7 @@ import { DOMAIN_COMMANDS, DOMAIN_FLAGS, DOMAIN_GROUPS } from './domain-commands.
 import { PROJECT_COMMANDS, PROJECT_FLAGS, PROJECT_GROUPS } from './project-commands.js';
 import { METADATA_COMMANDS, METADATA_FLAGS, METADATA_GROUPS } from './metadata-commands.js';
 import { LIFECYCLE_COMMANDS, LIFECYCLE_FLAGS, LIFECYCLE_GROUPS } from './lifecycle-commands.js';
+import { NOTIFICATION_COMMANDS, NOTIFICATION_FLAGS, NOTIFICATION_GROUPS } from './notification-commands.js';
 
 export const COMMAND_FLAGS = {
   user: { type: 'string' },
@@ -27,6 +28,7 @@ export const COMMAND_FLAGS = {
   ...Object.fromEntries(Object.entries(PROJECT_FLAGS).map(([f, o]) => [f, { type: o.type }])),
   ...Object.fromEntries(Object.entries(METADATA_FLAGS).map(([f, o]) => [f, { type: o.type }])),
   ...Object.fromEntries(Object.entries(LIFECYCLE_FLAGS).map(([f, o]) => [f, { type: o.type }])),
+  ...Object.fromEntries(Object.entries(NOTIFICATION_FLAGS).map(([f, o]) => [f, { type: o.type }])),
 } as const satisfies Record<string, { type: 'string' | 'boolean' }>;
 
 /** The sections of `s3edge --help`, in order, and each group's one line there. */
@@ -35,6 +37,7 @@ export const GROUPS: Readonly<Record<string, { section: string; summary: string 
   ...KEY_GROUPS,
   ...BUCKET_GROUPS,
   ...LIFECYCLE_GROUPS,
+  ...NOTIFICATION_GROUPS,
   ...SPACE_GROUPS,
   ...STORAGE_GROUPS,
   ...METADATA_GROUPS,
@@ -53,6 +56,7 @@ export const COMMANDS: Record<string, Record<string, Command>> = {
   credits: SPACE_COMMANDS.credits,
   scrub: STORAGE_COMMANDS.scrub,
   'access-keys': KEY_COMMANDS['access-keys'],
+  ...NOTIFICATION_COMMANDS,
   ...DOMAIN_COMMANDS,
   ...PROJECT_COMMANDS,
   ...METADATA_COMMANDS,

@@ -7,12 +7,13 @@ import { DOMAIN_FLAGS } from './domain-commands.js';
 import { PROJECT_FLAGS } from './project-commands.js';
 import { METADATA_FLAGS } from './metadata-commands.js';
 import { LIFECYCLE_FLAGS } from './lifecycle-commands.js';
+import { NOTIFICATION_FLAGS } from './notification-commands.js';
 import { version } from './version.js';
 
 function synopsis(group: string, action: string, cmd: Command): string {
   const flags = cmd.flags.map((f) => {
     if (COMMAND_FLAGS[f as keyof typeof COMMAND_FLAGS]?.type === 'boolean') return `[--${f}]`;
-    const value = DOMAIN_FLAGS[f] ?? PROJECT_FLAGS[f]?.value ?? METADATA_FLAGS[f]?.value ?? LIFECYCLE_FLAGS[f]?.value ?? (f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : f === 'scopes' ? 'a,b' : f === 'amount' ? 'N' : 'NAME');
+    const value = DOMAIN_FLAGS[f] ?? PROJECT_FLAGS[f]?.value ?? METADATA_FLAGS[f]?.value ?? LIFECYCLE_FLAGS[f]?.value ?? NOTIFICATION_FLAGS[f]?.value ?? (f === 'permission' ? 'read|read_write' : f === 'name' ? 'LABEL' : f === 'scopes' ? 'a,b' : f === 'amount' ? 'N' : 'NAME');
     const text = `--${f} ${value}`;
     return cmd.required?.includes(f) ? text : `[${text}]`;
   });

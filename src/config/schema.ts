@@ -215,6 +215,19 @@ export interface MetricsConfig {
   token: string;
 }
 
+/** Event notifications (docs/NOTIFICATIONS.md): how webhooks are delivered. */
+export interface NotificationsConfig {
+  /**
+   * Let targets on loopback, private and link-local addresses through the outbound client's address
+   * policy (an operator whose receiver is on their own network; tests). Off: public addresses only.
+   */
+  allowPrivateTargets: boolean;
+  /** Deadline of one delivery attempt (connect, answer). */
+  timeoutMs: number;
+  /** Attempts before an event becomes a dead letter (backoff 1 s, 2 s, 4 s, ... up to 10 min between them). */
+  maxAttempts: number;
+}
+
 export interface Config {
   dataDir: string;
   host: string;
@@ -282,6 +295,7 @@ export interface Config {
   edge: EdgeConfig;
   dashboard: DashboardConfig;
   metrics: MetricsConfig;
+  notifications: NotificationsConfig;
 }
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -294,7 +308,7 @@ export const configSchema = {
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
     'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'lifecycleIntervalSeconds', 'shutdownGraceSeconds', 'workers', 'logLevel', 'logFormat', 'sqliteDriver', 'metadata', 'metadataCacheBytes', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
-    'dashboard', 'metrics',
+    'dashboard', 'metrics', 'notifications',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -499,6 +513,16 @@ export const configSchema = {
         },
       },
     },
+    notifications: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['allowPrivateTargets', 'timeoutMs', 'maxAttempts'],
+      properties: {
+        allowPrivateTargets: { type: 'boolean' },
+        timeoutMs: { type: 'integer', minimum: 100, maximum: 600000 },
+        maxAttempts: { type: 'integer', minimum: 1, maximum: 100 },
+      },
+    },
     metrics: {
       type: 'object',
       additionalProperties: false,
@@ -576,6 +600,7 @@ export const DURATION_KEYS = {
   'domains.rdap.breakerCooldownSeconds': 's',
   'domains.rateLimits.windowSeconds': 's',
   'edge.connectTimeoutMs': 'ms',
+  'notifications.timeoutMs': 'ms',
   'edge.headersTimeoutMs': 'ms',
   'edge.bodyTimeoutMs': 'ms',
   'edge.anomalies.bucketSeconds': 's',

@@ -89,6 +89,7 @@ export async function createJobsContext(config: Config, dir: PreparedDataDir, op
       leases,
       corruption: new CorruptionReporter(repos.integrity, log, clock),
       root: dir.root,
+      masterKey: dir.masterKey,
       edgeMonitor,
       edgeLimiter: new ClientLimiter({ maxClients: config.edge.maxTrackedClients, ...(opts.monotonic ? { now: opts.monotonic } : {}) }),
       async startJobs(opts = {}) {

@@ -17,6 +17,7 @@ import type { BlobLeases } from '../storage/blob-leases.js';
 import type { BlobRemovals } from '../storage/blob-removals.js';
 import type { CorruptionReporter } from '../storage/corruption.js';
 import { Scrubber } from '../storage/scrub.js';
+import { NotificationDispatcher } from '../notifications/dispatcher.js';
 
 /**
  * What the jobs use: the single process's serving context or the supervisor's jobs context (either has
@@ -37,6 +38,10 @@ export interface JobsDeps {
   /** The single process's (its serving context's): the lifecycle job's removals batch with the requests' writes and purge its CDN cache. */
   commits?: ObjectRemovalDeps['commits'];
   cachePurges?: ObjectRemovalDeps['cachePurges'];
+  /** Seals the notification targets' secrets (deliveries are signed with them). */
+  masterKey: Buffer;
+  /** The outbox's delivery, set while the jobs run. */
+  notifications?: NotificationDispatcher;
 }
 
 /** How often due blob removals are done, and ended rate-limit windows pruned (nodes on PostgreSQL). */
@@ -101,6 +106,9 @@ export class SingletonJobs {
         config.integrity.scrubIntervalSeconds * 1000,
       );
     }
+    // Bucket notifications: the outbox delivered to its webhooks, at least once.
+    ctx.notifications = new NotificationDispatcher({ repos, masterKey: ctx.masterKey, config: config.notifications, log, now: () => clock().getTime() });
+    ctx.notifications.start();
     const { removals } = this.opts;
     if (removals) {
       this.every(REMOVALS_EVERY_MS, async () => {
@@ -127,6 +135,8 @@ export class SingletonJobs {
     delete ctx.blobGc;
     await ctx.scrubber?.stop();
     delete ctx.scrubber;
+    await ctx.notifications?.stop();
+    delete ctx.notifications;
     await this.round;
   }
 

@@ -55,6 +55,15 @@ export async function integrityMetrics(ctx: IntegritySource): Promise<Metric[]> 
   ];
 }
 
+/** The notification outbox, read from the database (the same for every process: a cluster takes the max). */
+async function notificationMetrics(repos: AppContext['repos']): Promise<Metric[]> {
+  const { pending, dead } = await repos.notificationOutbox.counts();
+  return [
+    { name: 's3edge_notification_pending', type: 'gauge', value: pending, aggregate: 'max', help: 'Bucket notification events waiting for delivery (or for their next attempt).' },
+    { name: 's3edge_notification_dead_letters', type: 'gauge', value: dead, aggregate: 'max', help: 'Bucket notification events whose attempts are spent (notifications.maxAttempts), kept undelivered.' },
+  ];
+}
+
 /** Whether the storage is the upstream store (by its counter: importing its class would load its client). */
 function upstreamFailures(storage: AppContext['storage']): number | undefined {
   const n = (storage as { upstreamFailures?: unknown }).upstreamFailures;
@@ -71,6 +80,7 @@ export async function gatewayMetrics(ctx: AppContext): Promise<Metric[]> {
     { name: 's3edge_cdn_log_flushed_total', type: 'counter', value: log.flushed, help: 'CDN request log records written to the database.' },
     { name: 's3edge_cdn_log_flushes_total', type: 'counter', value: log.flushes, help: 'Flush transactions of the CDN request log.' },
     { name: 's3edge_cdn_log_flush_errors_total', type: 'counter', value: log.flushErrors, help: 'Flushes of the CDN request log that failed (records kept for the next).' },
+    ...(await notificationMetrics(ctx.repos)),
   ];
   const upstream = upstreamFailures(ctx.storage);
   if (upstream !== undefined) {

@@ -1,4 +1,4 @@
-// The one HTTP client for requests made on behalf of users (RDAP servers now, project origins later):
+// The one HTTP client for requests made on behalf of users (RDAP servers, webhook deliveries):
 // every connection passes the address policy after DNS (guarded-connector.ts), every request has a
 // total deadline, answers are read into memory up to a cap and refused beyond it, and redirects are
 // followed only when asked, at most a few, each hop dialled through the same checks.
@@ -115,7 +115,16 @@ export class OutboundClient {
     });
   }
 
-  async get(url: string, req: OutboundRequest = {}): Promise<OutboundResponse> {
+  get(url: string, req: OutboundRequest = {}): Promise<OutboundResponse> {
+    return this.send('GET', url, undefined, req);
+  }
+
+  /** A POST of `body` (webhook deliveries); redirects are never followed for it. */
+  post(url: string, body: string | Buffer, req: OutboundRequest = {}): Promise<OutboundResponse> {
+    return this.send('POST', url, body, { ...req, maxRedirects: 0 });
+  }
+
+  private async send(method: 'GET' | 'POST', url: string, payload: string | Buffer | undefined, req: OutboundRequest): Promise<OutboundResponse> {
     const timeoutMs = req.timeoutMs ?? this.opts.timeoutMs;
     const max = req.maxAnswerBytes ?? this.opts.maxAnswerBytes;
     const maxRedirects = req.maxRedirects ?? this.opts.maxRedirects ?? 0;
@@ -129,8 +138,9 @@ export class OutboundClient {
       for (let hop = 0; ; hop++) {
         const res = await request(current, {
           dispatcher: this.agent,
-          method: 'GET',
+          method,
           headers: { 'user-agent': this.opts.userAgent ?? 's3edge', ...req.headers },
+          ...(payload !== undefined ? { body: payload } : {}),
           signal: ac.signal,
           // undici's own timers as a backstop; the deadline above is the one that counts.
           headersTimeout: timeoutMs,

@@ -33,6 +33,7 @@ import { getBucketAcl, getObjectAcl, putBucketAcl, putObjectAcl } from './operat
 import { deleteObjectTagging, getObjectTagging, putObjectTagging } from './operations/object-tagging.js';
 import { getObjectAttributes } from './operations/get-object-attributes.js';
 import { getBucketRequestPayment } from './operations/bucket-config.js';
+import { getBucketNotificationConfiguration, putBucketNotificationConfiguration } from './operations/bucket-notification.js';
 import { deleteBucketPolicy, getBucketPolicy, getBucketPolicyStatus, putBucketPolicy } from './operations/bucket-policy.js';
 import { deleteBucketLifecycle, getBucketLifecycleConfiguration, putBucketLifecycleConfiguration } from './operations/bucket-lifecycle.js';
 import { actualCorsHeaders, preflightResponse } from './cors.js';
@@ -85,6 +86,8 @@ const HANDLERS: Record<Exclude<OperationName, 'PostObject'>, OperationHandler> =
   GetBucketLifecycleConfiguration: getBucketLifecycleConfiguration,
   PutBucketLifecycleConfiguration: putBucketLifecycleConfiguration,
   DeleteBucketLifecycle: deleteBucketLifecycle,
+  PutBucketNotificationConfiguration: putBucketNotificationConfiguration,
+  GetBucketNotificationConfiguration: getBucketNotificationConfiguration,
   GetBucketRequestPayment: getBucketRequestPayment,
   CreateMultipartUpload: createMultipartUpload,
   UploadPart: uploadPart,

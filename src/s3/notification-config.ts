@@ -11,7 +11,9 @@ import { childNames, childValues, isNode, leafText, parseXmlDocument, type XmlNo
 import type { XmlObject } from './xml.js';
 import { NOTIFICATION_EVENTS, type EventName, type NotificationEvent } from '../notifications/event-names.js';
 
-export { NOTIFICATION_EVENTS, type EventName, type NotificationEvent };
+import { covers, matchingConfigurations } from '../notifications/matching.js';
+
+export { NOTIFICATION_EVENTS, matchingConfigurations, type EventName, type NotificationEvent };
 
 export interface QueueConfiguration {
   id: string;
@@ -74,10 +76,6 @@ function overlaps(a: QueueConfiguration, b: QueueConfiguration): boolean {
   return prefixes && suffixes;
 }
 
-function covers(pattern: NotificationEvent, event: string): boolean {
-  return pattern.endsWith(':*') ? event.startsWith(pattern.slice(0, -1)) : pattern === event;
-}
-
 /**
  * Parses and checks a `<NotificationConfiguration>` for a bucket in `region`; `targets` are the ids
  * the operator defined. An empty document removes every configuration, as on S3.
@@ -130,9 +128,4 @@ export function notificationXml(configs: readonly QueueConfiguration[]): XmlObje
         : {}),
     })),
   };
-}
-
-/** The configurations an event on `key` is sent by: its type taken, the key within prefix and suffix. */
-export function matchingConfigurations(configs: readonly QueueConfiguration[], event: EventName, key: string): QueueConfiguration[] {
-  return configs.filter((c) => c.events.some((e) => covers(e, event)) && key.startsWith(c.prefix) && key.endsWith(c.suffix));
 }

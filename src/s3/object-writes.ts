@@ -11,6 +11,8 @@ import { commitStaged } from '../storage/commit-staged.js';
 import type { Readable } from 'node:stream';
 import type { UploadDigests } from '../hashing/upload-hasher.js';
 import type { StoredHeaders } from './object-headers.js';
+import type { ChangeEvents, ChangeOutcome } from '../notifications/bucket-notifications.js';
+import type { EventName } from '../notifications/event-names.js';
 
 /** Conditional write (If-Match / If-None-Match: *), re-checked inside the commit transaction. */
 export interface WriteCondition {
@@ -90,9 +92,22 @@ export async function commitObject(
   record: ObjectRecord,
   staged: StagedBlob,
   cond: WriteCondition = {},
+  events?: { report: ChangeEvents; name: EventName },
 ): Promise<string | undefined> {
   const guard = (current: ObjectRecord | undefined): void => checkWriteCondition(current, cond, 'commit');
-  const written = await commitStaged(ctx, staged, () => ctx.commits.run((r) => r.objects.put(record, guard, staged.inline)));
+  const written = await commitStaged(ctx, staged, () =>
+    ctx.commits.run(async (r) => {
+      const w = await r.objects.put(record, guard, staged.inline);
+      // The change's events go in its own transaction: queued if and only if it commits.
+      if (events) await r.notificationOutbox.insert(events.report(createdOutcome(events.name, record, w.versionId)));
+      return w;
+    }),
+  );
   versionReplaced(ctx, record.bucketId, record.key, written.replaced);
   return written.versionId;
+}
+
+/** What a created version's events say of it. */
+export function createdOutcome(name: EventName, record: ObjectRecord, versionId: string | undefined): ChangeOutcome {
+  return { name, size: record.size, etag: record.etag, versionId: versionId ?? null, time: record.lastModified };
 }

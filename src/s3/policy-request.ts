@@ -62,6 +62,8 @@ const ACTIONS: Partial<Record<OperationName, { action: string; on: Target; versi
   GetBucketLifecycleConfiguration: { action: 's3:GetLifecycleConfiguration', on: 'bucket' },
   PutBucketLifecycleConfiguration: { action: 's3:PutLifecycleConfiguration', on: 'bucket' },
   DeleteBucketLifecycle: { action: 's3:PutLifecycleConfiguration', on: 'bucket' },
+  PutBucketNotificationConfiguration: { action: 's3:PutBucketNotification', on: 'bucket' },
+  GetBucketNotificationConfiguration: { action: 's3:GetBucketNotification', on: 'bucket' },
   GetBucketRequestPayment: { action: 's3:GetBucketRequestPayment', on: 'bucket' },
   CreateMultipartUpload: { action: 's3:PutObject', on: 'object' },
   UploadPart: { action: 's3:PutObject', on: 'object' },

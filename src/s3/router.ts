@@ -40,6 +40,8 @@ export type OperationName =
   | 'GetBucketLifecycleConfiguration'
   | 'PutBucketLifecycleConfiguration'
   | 'DeleteBucketLifecycle'
+  | 'PutBucketNotificationConfiguration'
+  | 'GetBucketNotificationConfiguration'
   | 'GetBucketRequestPayment'
   | 'CreateMultipartUpload'
   | 'UploadPart'
@@ -70,6 +72,7 @@ const BUCKET_SUBRESOURCE_OPS: SubresourceTable = table({
   cors: { GET: 'GetBucketCors', PUT: 'PutBucketCors', DELETE: 'DeleteBucketCors' },
   delete: { POST: 'DeleteObjects' },
   lifecycle: { GET: 'GetBucketLifecycleConfiguration', PUT: 'PutBucketLifecycleConfiguration', DELETE: 'DeleteBucketLifecycle' },
+  notification: { GET: 'GetBucketNotificationConfiguration', PUT: 'PutBucketNotificationConfiguration' },
   policy: { GET: 'GetBucketPolicy', PUT: 'PutBucketPolicy', DELETE: 'DeleteBucketPolicy' },
   policyStatus: { GET: 'GetBucketPolicyStatus' },
   requestPayment: { GET: 'GetBucketRequestPayment' },
@@ -101,7 +104,7 @@ function subresourceOp(ops: SubresourceTable, r: RouteInput, what: string): Oper
 const UNSUPPORTED_BUCKET_SUBRESOURCES = [
   'abac', 'accelerate', 'analytics', 'encryption', 'intelligent-tiering', 'inventory', 'logging',
   'metadataConfiguration', 'metadataInventoryTable', 'metadataJournalTable', 'metadataTable', 'metrics',
-  'notification', 'object-lock', 'ownershipControls', 'publicAccessBlock', 'replication',
+  'object-lock', 'ownershipControls', 'publicAccessBlock', 'replication',
   'session', 'website',
 ] as const;
 

@@ -61,15 +61,16 @@ t.test('BucketAccess: cached for at most its TTL, forgotten at once here, unread
   t.equal(judge((await access.rulesFor(bucket)).judged!, [GET_A]), 'allow', 'and is seen after it');
 
   await repos.bucketPolicies.put(bucket.id, JSON.stringify({ Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:GetObject', Resource: 'arn:aws:s3:::b/a' }] }));
-  access.forget('b');
+  access.forget(bucket);
   t.equal(judge((await access.rulesFor(bucket)).judged!, [GET_A]), 'deny', 'forget(): at once; the Deny beats the ACL');
 
   await repos.bucketPolicies.put(bucket.id, '{"Statement": "from a later version"}');
-  access.forget('b');
+  access.forget(bucket);
   const rules = await access.rulesFor(bucket);
   t.equal(rules.policyText, '{"Statement": "from a later version"}', 'kept as written');
   t.equal(judge(rules.judged!, [GET_A]), 'deny', 'a policy that does not parse lets nobody in');
 
   const other = { ...bucket, id: 'another-id' };
+  t.ok(access.held(bucket));
   t.equal(access.held(other), undefined, 'an entry of another bucket of the same name is not used');
 });

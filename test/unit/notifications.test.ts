@@ -6,6 +6,7 @@ import { matchingConfigurations, notificationXml, parseNotificationConfiguration
 import { eventKey, eventMessage, signBody, signatureValid, type ObjectEvent } from '../../src/notifications/event-record.js';
 import { S3Error } from '../../src/errors/s3-errors.js';
 import { toXml } from '../../src/s3/xml.js';
+import { backoffMs } from '../../src/notifications/dispatcher.js';
 
 const REGION = 'us-east-1';
 const TARGETS = new Set(['hooks', 'audit']);
@@ -91,4 +92,10 @@ t.test("the message a webhook receives: S3's event record; its signature", async
   t.notOk(signatureValid(`${body} `, 'shh', sig), 'not a changed body');
   t.notOk(signatureValid(body, 'other', sig), 'nor another secret');
   t.notOk(signatureValid(body, 'shh', undefined), 'nor none');
+});
+
+t.test('retry backoff: 1 s, then doubling, at most 10 minutes', async (t) => {
+  t.same([1, 2, 3, 4, 5].map(backoffMs), [1000, 2000, 4000, 8000, 16000]);
+  t.equal(backoffMs(11), 600_000);
+  t.equal(backoffMs(40), 600_000, 'never beyond the cap');
 });

@@ -133,6 +133,8 @@ const ROUTED_AS: Record<string, string> = {
   GetBucketLifecycle: 'GetBucketLifecycleConfiguration',
   PutBucketLifecycle: 'PutBucketLifecycleConfiguration',
   ListDirectoryBuckets: 'ListBuckets',
+  GetBucketNotification: 'GetBucketNotificationConfiguration',
+  PutBucketNotification: 'PutBucketNotificationConfiguration',
 };
 
 function docRows(): Map<string, string> {

@@ -4,7 +4,7 @@
 import type { SqlExecutor } from '../store/types.js';
 
 /** Each document table and the column that holds the JSON. */
-const TABLES = { bucket_cors: 'rules', bucket_tagging: 'tags', bucket_policies: 'policy', bucket_acls: 'acl', bucket_lifecycle: 'rules' } as const;
+const TABLES = { bucket_cors: 'rules', bucket_tagging: 'tags', bucket_policies: 'policy', bucket_acls: 'acl', bucket_lifecycle: 'rules', bucket_notifications: 'config' } as const;
 export type BucketDocumentTable = keyof typeof TABLES;
 
 export class BucketDocumentRepo<T> {

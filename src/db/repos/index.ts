@@ -15,6 +15,7 @@ import { BucketCorsRepo } from './bucket-cors.js';
 import { BucketTaggingRepo } from './bucket-tagging.js';
 import { BucketAclsRepo, BucketPoliciesRepo } from './bucket-access.js';
 import { BucketLifecycleRepo } from './bucket-lifecycle.js';
+import { BucketNotificationsRepo, NotificationOutboxRepo, NotificationTargetsRepo } from './notifications.js';
 import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
@@ -45,6 +46,7 @@ export type { Space, SpaceStatus } from './spaces.js';
 export type { UsageEvent, UsageEventType, UsageSource } from './usage.js';
 export type { DomainNameRecord, DomainNameStatus, Promotion, TldRecord } from './tlds.js';
 export type { PublicAcl } from './bucket-access.js';
+export type { NotificationTarget, OutboxEvent, StoredQueueConfiguration } from './notifications.js';
 export { ConstraintError, type ConstraintReason } from './errors.js';
 
 /** Extend this interface (and createRepos) when a table gets its repository. */
@@ -59,6 +61,9 @@ export interface Repos {
   bucketAcls: BucketAclsRepo;
   /** Lifecycle rules and the lifecycle job's progress per bucket (src/lifecycle). */
   bucketLifecycle: BucketLifecycleRepo;
+  bucketNotifications: BucketNotificationsRepo;
+  notificationTargets: NotificationTargetsRepo;
+  notificationOutbox: NotificationOutboxRepo;
   apiKeys: ApiKeysRepo;
   spaces: SpacesRepo;
   assets: AssetsRepo;
@@ -130,6 +135,9 @@ export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
       bucketPolicies: new BucketPoliciesRepo(exec, clock),
       bucketAcls: new BucketAclsRepo(exec, clock),
       bucketLifecycle: new BucketLifecycleRepo(exec, clock),
+      bucketNotifications: new BucketNotificationsRepo(exec, clock),
+      notificationTargets: new NotificationTargetsRepo(exec, clock),
+      notificationOutbox: new NotificationOutboxRepo(exec),
       assets: new AssetsRepo(exec),
       blobRefs: new BlobRefsRepo(exec),
       integrity: new IntegrityRepo(exec),

@@ -5,6 +5,7 @@ import type { SqlExecutor } from '../store/types.js';
 import { isForeignKeyViolation } from './errors.js';
 import { ObjectsRepo, taggingColumn, type ObjectRecord, type ObjectTag } from './objects.js';
 import { markerPrefixBound, walkRolledUp } from './roll-up.js';
+import { NotificationOutboxRepo, type OutboxEvent } from './notifications.js';
 
 export type MultipartChecksumType = 'COMPOSITE' | 'FULL_OBJECT';
 
@@ -289,12 +290,14 @@ export class MultipartRepo {
    * Completes the upload in one transaction: `plan` sees the upload and all its parts and decides the
    * object record (it may throw to refuse), `guard` sees the key's current version (conditional
    * writes). Returns undefined when the upload does not exist; otherwise the plan and the blob ids of
-   * the replaced version that nothing references any more.
+   * the replaced version that nothing references any more. `events`: the outbox rows reporting the new
+   * object, written in the same transaction.
    */
   complete(
     uploadId: string,
     plan: (upload: MultipartUpload, parts: UploadPart[]) => CompletionPlan,
     guard?: (current: ObjectRecord | undefined) => void,
+    events?: (record: ObjectRecord, versionId: string | undefined) => Pick<OutboxEvent, 'id' | 'targetId' | 'body' | 'createdAt'>[],
   ): Promise<{ plan: CompletionPlan; replaced: string[] } | undefined> {
     return this.db.transaction(async (tx) => {
       const uploads = new MultipartRepo(tx);
@@ -303,6 +306,8 @@ export class MultipartRepo {
       const decided = plan(upload, await uploads.parts(uploadId));
       const written = await new ObjectsRepo(tx).put(decided.record, guard);
       if (written.versionId !== undefined) decided.completed.versionId = written.versionId;
+      // The object's events are queued with it (bucket notifications).
+      if (events) await new NotificationOutboxRepo(tx).insert(events(decided.record, written.versionId));
       for (const n of decided.claimed) await tx.run(CLAIM_PART, [uploadId, n]);
       await tx.run(DELETE_UPLOAD, [uploadId]);
       const c = decided.completed;

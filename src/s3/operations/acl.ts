@@ -46,7 +46,7 @@ export function publicAclOf(canned: string | undefined): PublicAcl | null {
 export async function setBucketAcl(r: S3Request, bucket: Pick<Bucket, 'id' | 'name'>, acl: PublicAcl | null): Promise<void> {
   if (acl === null) await r.ctx.repos.bucketAcls.delete(bucket.id);
   else await r.ctx.repos.bucketAcls.put(bucket.id, acl);
-  r.ctx.bucketAccess.forget(bucket.name);
+  r.ctx.bucketAccess.forget(bucket);
 }
 
 function notSupported(): S3Error {

@@ -22,7 +22,7 @@ export const putBucketPolicy: OperationHandler = async (r) => {
     throw err;
   }
   await r.ctx.repos.bucketPolicies.put(bucket.id, text);
-  r.ctx.bucketAccess.forget(bucket.name);
+  r.ctx.bucketAccess.forget(bucket);
   return { status: 204 };
 };
 
@@ -36,7 +36,7 @@ export const getBucketPolicy: OperationHandler = async (r) => {
 export const deleteBucketPolicy: OperationHandler = async (r) => {
   const bucket = await requireBucket(r, 'BucketAdmin');
   await r.ctx.repos.bucketPolicies.delete(bucket.id);
-  r.ctx.bucketAccess.forget(bucket.name);
+  r.ctx.bucketAccess.forget(bucket);
   return { status: 204 };
 };
 

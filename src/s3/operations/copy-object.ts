@@ -17,6 +17,7 @@ import type { ReceivedUpload } from '../receive-upload.js';
 import { xmlResponse } from '../respond.js';
 import { taggingFromHeader } from '../tagging.js';
 import { toXml } from '../xml.js';
+import { changeEvents } from '../object-events.js';
 import { versionHeaders } from '../versioning.js';
 
 const SELF_COPY_MESSAGE =
@@ -114,7 +115,8 @@ export const copyObject: OperationHandler = async (r) => {
       const tags = replacedTags ?? source.record.tagging;
       if (tags?.length) record.tagging = tags;
       const etag = record.etag;
-      const versionId = await commitObject(ctx, record, staged, cond);
+      const report = await changeEvents(r, bucket, key);
+      const versionId = await commitObject(ctx, record, staged, cond, report && { report, name: 's3:ObjectCreated:Copy' });
       const result: Record<string, string> = { LastModified: isoDate(record.lastModified), ETag: etag };
       if (digests.checksum) {
         result[`Checksum${digests.checksum.algorithm}`] = digests.checksum.value;

@@ -6,6 +6,7 @@ import { keyProblem, validateKey } from '../addressing.js';
 import { removeObjectVersion } from '../../buckets/object-removal.js';
 import { requireBucketPerKey, type OperationHandler } from '../operation.js';
 import { parseVersionId } from '../versioning.js';
+import { changeEvents } from '../object-events.js';
 import { xmlResponse } from '../respond.js';
 import { childNames, childValues, isNode, optionalLeaf, parseXmlDocument, readVerifiedBody } from '../request-body-xml.js';
 import { toXml, type XmlObject } from '../xml.js';
@@ -59,7 +60,7 @@ export const deleteObjects: OperationHandler = async (r) => {
       if (!mayDelete(key, versionId)) throw new S3Error('AccessDenied');
       // A version that does not exist is reported deleted, as on AWS.
       const parsed = versionId === undefined ? undefined : parseVersionId(versionId, 'VersionId');
-      const result = await removeObjectVersion(r.ctx, bucket.id, key, { versionId: parsed });
+      const result = await removeObjectVersion(r.ctx, bucket.id, key, { versionId: parsed, events: await changeEvents(r, bucket, key) });
       if (!request.quiet) {
         // A delete marker made is reported with its id; a version removed by id echoes that id.
         deleted.push(

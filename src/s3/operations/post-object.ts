@@ -22,6 +22,7 @@ import { checkFileSize, checkPostPolicy, expandFilename, isExemptField, parsePos
 import { CANNED_ACLS } from './acl.js';
 import { parseTaggingXml } from '../tagging.js';
 import { versionHeaders } from '../versioning.js';
+import { changeEvents } from '../object-events.js';
 import type { S3RequestRecord } from '../s3-request-record.js';
 
 export interface PostObjectRequest {
@@ -189,7 +190,8 @@ export async function postObject(r: PostObjectRequest): Promise<S3Response> {
   if (tagging?.length) record.tagging = tagging;
   let versionId: string | undefined;
   try {
-    versionId = await commitObject(ctx, record, staged);
+    const report = await changeEvents({ ctx, principal, clientIp: r.record.clientIp, requestId: r.record.requestId }, bucket, key);
+    versionId = await commitObject(ctx, record, staged, {}, report && { report, name: 's3:ObjectCreated:Post' });
   } finally {
     release();
   }

@@ -8,6 +8,7 @@ import { pickObjectHeaders } from '../object-headers.js';
 import { precheckUpload, receiveUpload } from '../receive-upload.js';
 import { taggingFromHeader } from '../tagging.js';
 import { versionHeaders } from '../versioning.js';
+import { changeEvents } from '../object-events.js';
 
 export const putObject: OperationHandler = async (r) => {
   const bucket = await requireBucket(r, 'ObjectWrite');
@@ -25,7 +26,8 @@ export const putObject: OperationHandler = async (r) => {
   const etag = record.etag;
   let versionId: string | undefined;
   try {
-    versionId = await commitObject(ctx, record, staged, cond);
+    const report = await changeEvents(r, bucket, key);
+    versionId = await commitObject(ctx, record, staged, cond, report && { report, name: 's3:ObjectCreated:Put' });
   } finally {
     release();
   }

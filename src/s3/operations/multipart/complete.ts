@@ -12,8 +12,9 @@ import { CHECKSUM_ALGORITHMS, checksumHeader, type ChecksumAlgorithm } from '../
 import { acceptBody, requestBody } from '../../body.js';
 import { childValues, isNode, optionalLeaf, parseXmlDocument } from '../../request-body-xml.js';
 import { MAX_PART_NUMBER } from '../../../storage/object-reader.js';
-import { checkWriteCondition, type WriteCondition } from '../../object-writes.js';
+import { checkWriteCondition, createdOutcome, type WriteCondition } from '../../object-writes.js';
 import { versionReplaced } from '../../../buckets/object-removal.js';
+import { changeEvents } from '../../object-events.js';
 import { header, requireBucket, requireKey, type S3Request, type OperationHandler } from '../../operation.js';
 import { xmlResponse, type S3Response } from '../../respond.js';
 import { toXml, type XmlObject } from '../../xml.js';
@@ -284,10 +285,12 @@ export const completeMultipartUpload: OperationHandler = async (r) => {
   const wanted = parseCompleteXml(await readBody(r));
 
   const now = ctx.clock().getTime();
+  const report = await changeEvents(r, bucket, key);
   const outcome = await ctx.multipart.complete(
     uploadId,
     (current, stored) => planCompletion(current, stored, wanted, headers, now),
     (existing) => checkWriteCondition(existing, cond, 'commit'),
+    report && ((record, versionId) => report(createdOutcome('s3:ObjectCreated:CompleteMultipartUpload', record, versionId))),
   );
   if (!outcome) {
     // Completed (or aborted) by a concurrent request while this one read its body.
