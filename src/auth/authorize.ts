@@ -58,6 +58,11 @@ export function authorize(principal: Principal, action: Action, bucket?: BucketR
   if (!allowed(principal, POLICY[action], bucket)) throw new S3Error('AccessDenied');
 }
 
+/** Whether `principal`'s keys let it do `action` (on `bucket`, for bucket actions). */
+export function isAuthorized(principal: Principal, action: Action, bucket?: BucketRef): boolean {
+  return allowed(principal, POLICY[action], bucket);
+}
+
 /** The buckets a principal may see in ListBuckets: root all, account its user's, bucket key its bucket. */
 export async function visibleBuckets(principal: Principal, repos: Pick<Repos, 'buckets'>): Promise<Bucket[]> {
   switch (principal.kind) {

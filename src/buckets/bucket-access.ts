@@ -2,9 +2,10 @@
 // process through a cache whose entries live at most a second (per-bucket-cache.ts). A bucket without
 // either costs a cache lookup per request, and its statements are never looked at.
 //
-// A canned ACL is the same model as a policy: public-read and public-read-write become Allow statements
-// for everyone ("*"), evaluated with the policy's own, so an explicit Deny in the policy beats them too.
-// There are no per-object ACLs here: a bucket's canned ACL speaks for its objects (docs/COMPATIBILITY.md).
+// A canned ACL is the same model as a policy: public-read (list the bucket) and public-read-write (list,
+// and write and delete its objects) become Allow statements for everyone ("*"), evaluated with the
+// policy's own, so an explicit Deny in the policy beats them too. Reading an object is its own ACL's
+// (public-read on the object), as on AWS: s3/operation.ts requireBucketForRead.
 import { parseBucketPolicy, type BucketPolicy, type PolicyStatement } from '../auth/bucket-policy/parse.js';
 import { evaluatePolicy, type PolicyDecision, type PolicyRequest } from '../auth/bucket-policy/evaluate.js';
 import type { FoundCacheOptions } from '../db/found-cache.js';
@@ -19,7 +20,8 @@ export interface BucketAccessRules {
   judged: BucketPolicy | null;
 }
 
-const READ_ACTIONS = ['s3:ListBucket', 's3:ListBucketVersions', 's3:ListBucketMultipartUploads', 's3:GetObject', 's3:GetObjectVersion'];
+/** A bucket's READ grant: listing (its objects are read by their own ACLs, as on AWS). */
+const READ_ACTIONS = ['s3:ListBucket', 's3:ListBucketVersions', 's3:ListBucketMultipartUploads'];
 const WRITE_ACTIONS = ['s3:PutObject', 's3:DeleteObject', 's3:DeleteObjectVersion', 's3:AbortMultipartUpload', 's3:ListMultipartUploadParts'];
 
 /** The statements a public canned ACL stands for. */

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AppContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
 import type { TLSSocket } from 'node:tls';
-import { authorize, type Action } from '../auth/authorize.js';
+import { authorize, isAuthorized, type Action } from '../auth/authorize.js';
 import type { PolicyPrincipal, PolicyRequest } from '../auth/bucket-policy/evaluate.js';
 import type { BucketPolicy } from '../auth/bucket-policy/parse.js';
 import { judge } from '../buckets/bucket-access.js';
@@ -89,15 +89,34 @@ export function policyAsks(r: AskingRequest, name: string, key: string | undefin
  * nobody), with the request's asks of the bucket's policy (none: judged by the keys alone).
  */
 export async function bucketFor(ctx: AppContext, principal: Principal, action: Action, name: string, asks?: PolicyAsks): Promise<Bucket> {
+  const { bucket, granted } = await decide(ctx, principal, action, name, asks);
+  if (!granted) throw new S3Error('AccessDenied');
+  return bucket;
+}
+
+/**
+ * The bucket, and whether the keys or the bucket's policy grant `action`; a refusal nothing may
+ * overturn (an explicit Deny, another bucket's key, a bucket an unsigned request may not learn of) throws.
+ */
+async function decide(ctx: AppContext, principal: Principal, action: Action, name: string, asks?: PolicyAsks): Promise<{ bucket: Bucket; granted: boolean }> {
   const bucket = await resolveBucket(ctx, principal, name);
   const judged = asks && (await judgedBy(ctx, bucket));
   if (judged) {
     const decision = judge(judged, asks(name));
     if (decision === 'deny') throw new S3Error('AccessDenied');
-    if (decision === 'allow') return bucket;
+    if (decision === 'allow') return { bucket, granted: true };
   }
-  authorize(principal, action, bucket);
-  return bucket;
+  return { bucket, granted: isAuthorized(principal, action, bucket) };
+}
+
+/**
+ * GetObject and HeadObject: the bucket, and whether the read rests on the object's own ACL (neither
+ * keys nor policy grant it, nothing denies it): the handler then serves only a version whose canned
+ * ACL is public-read, and answers AccessDenied for anything else, a missing key included.
+ */
+export async function requireBucketForRead(r: S3Request): Promise<{ bucket: Bucket; byObjectAcl: boolean }> {
+  const { bucket, granted } = await decide(r.ctx, r.principal, 'ObjectRead', r.addr.bucket as string, (name) => policyAsks(r, name, r.addr.key));
+  return { bucket, byObjectAcl: !granted };
 }
 
 /** The bucket by name, for a principal that may learn of it (a bucket key of another bucket, or nobody, may not). */

@@ -197,15 +197,37 @@ t.test('conditions: source address, prefix of a listing, referer, secure transpo
   t.equal((await aws(['s3api', 'delete-bucket-policy', '--bucket', BUCKET])).code, 0);
 });
 
-t.test('canned ACLs: public-read and public-read-write, on CreateBucket and PutBucketAcl; anonymous form upload', async (t) => {
+t.test('canned ACLs: public-read and public-read-write buckets, public-read objects; anonymous form upload', async (t) => {
   const made = await aws(['s3api', 'create-bucket', '--bucket', 'canned-acl', '--acl', 'public-read']);
   t.equal(made.code, 0, made.stderr);
-  await put('canned-acl', 'doc.txt', 'readable');
-  t.equal((await anon('/canned-acl/doc.txt')).status, 200, 'public-read: anyone reads');
-  t.equal((await anon('/canned-acl?list-type=2')).status, 200, 'and lists');
-  t.equal((await anon('/canned-acl/new.txt', { method: 'PUT', body: 'x' })).status, 403, 'but does not write');
+  const body = join(server.tmpRoot, 'doc-body');
+  await writeFile(body, 'readable');
+  t.equal((await aws(['s3api', 'put-object', '--bucket', 'canned-acl', '--key', 'doc.txt', '--body', body, '--acl', 'public-read'])).code, 0);
+  await put('canned-acl', 'private.txt', 'not yours');
+  t.equal((await anon('/canned-acl?list-type=2')).status, 200, 'a public-read bucket: anyone lists');
+  const doc = await anon('/canned-acl/doc.txt');
+  t.equal(doc.status, 200, 'and reads an object whose own ACL is public-read');
+  t.equal(await doc.text(), 'readable');
+  t.equal((await anon('/canned-acl/private.txt')).status, 403, 'but not a private object, as on AWS');
+  t.equal((await anon('/canned-acl/private.txt', { method: 'HEAD' })).status, 403);
+  t.equal((await anon('/canned-acl/missing.txt')).status, 403, 'a missing key tells nothing');
+  t.equal((await anon('/canned-acl/new.txt', { method: 'PUT', body: 'x' })).status, 403, 'nor writes');
   const acl = await aws(['s3api', 'get-bucket-acl', '--bucket', 'canned-acl']);
   t.match(JSON.stringify(acl.json), /AllUsers.*"Permission":"READ"/, 'GetBucketAcl shows AllUsers READ');
+
+  // An object's ACL: put-object-acl makes it public (or private again); the bucket's does not matter.
+  t.equal((await aws(['s3api', 'put-object-acl', '--bucket', 'canned-acl', '--key', 'private.txt', '--acl', 'public-read'])).code, 0);
+  t.equal((await anon('/canned-acl/private.txt')).status, 200, 'put-object-acl public-read');
+  t.match(JSON.stringify((await aws(['s3api', 'get-object-acl', '--bucket', 'canned-acl', '--key', 'private.txt'])).json), /AllUsers.*"Permission":"READ"/);
+  t.equal((await aws(['s3api', 'put-object-acl', '--bucket', 'canned-acl', '--key', 'private.txt', '--acl', 'private'])).code, 0);
+  t.equal((await anon('/canned-acl/private.txt')).status, 403, 'private again');
+  t.equal((await anon(`/${BUCKET}/public/a.txt`)).status, 403, 'a private bucket ...');
+  t.equal((await aws(['s3api', 'put-object-acl', '--bucket', BUCKET, '--key', 'public/a.txt', '--acl', 'public-read'])).code, 0);
+  t.equal((await anon(`/${BUCKET}/public/a.txt`)).status, 200, '... with a public-read object: anyone reads that object');
+  t.equal((await anon(`/${BUCKET}?list-type=2`)).status, 403, 'but does not list the bucket');
+  const copy = await aws(['s3api', 'copy-object', '--bucket', BUCKET, '--key', 'public/copy.txt', '--copy-source', `${BUCKET}/public/a.txt`]);
+  t.equal(copy.code, 0, copy.stderr);
+  t.equal((await anon(`/${BUCKET}/public/copy.txt`)).status, 403, 'a copy is private unless asked, as on AWS');
 
   t.equal((await aws(['s3api', 'put-bucket-acl', '--bucket', 'canned-acl', '--acl', 'public-read-write'])).code, 0);
   await delay(SPREAD_MS);
@@ -225,7 +247,7 @@ t.test('canned ACLs: public-read and public-read-write, on CreateBucket and PutB
       'from botocore import UNSIGNED',
       'from botocore.config import Config',
       "s3 = boto3.client('s3', endpoint_url=sys.argv[1], region_name='us-east-1', config=Config(signature_version=UNSIGNED))",
-      "s3.put_object(Bucket='canned-acl', Key='boto3.txt', Body=b'unsigned boto3')",
+      "s3.put_object(Bucket='canned-acl', Key='boto3.txt', Body=b'unsigned boto3', ACL='public-read')",
       "print(s3.get_object(Bucket='canned-acl', Key='boto3.txt')['Body'].read().decode())",
     ].join('\n');
     execFile('python3', ['-c', script, server.url], { env: isolatedAwsEnv(awsFiles, server.rootKey), timeout: 60_000 }, (err, stdout, stderr) =>
@@ -233,11 +255,13 @@ t.test('canned ACLs: public-read and public-read-write, on CreateBucket and PutB
     );
   });
   t.equal(py.code, 0, py.stderr);
-  t.equal(py.stdout.trim(), 'unsigned boto3', 'boto3 UNSIGNED writes and reads');
+  t.equal(py.stdout.trim(), 'unsigned boto3', 'boto3 UNSIGNED writes a public-read object and reads it');
 
   t.equal((await aws(['s3api', 'put-bucket-acl', '--bucket', 'canned-acl', '--acl', 'private'])).code, 0);
   await delay(SPREAD_MS);
-  t.equal((await anon('/canned-acl/doc.txt')).status, 403, 'private again');
+  t.equal((await anon('/canned-acl?list-type=2')).status, 403, 'a private bucket again: nobody lists it');
+  t.equal((await anon('/canned-acl/new.txt', { method: 'PUT', body: 'x' })).status, 403, 'or writes to it');
+  t.equal((await anon('/canned-acl/doc.txt')).status, 200, 'an object keeps its own ACL');
   t.notMatch(JSON.stringify((await aws(['s3api', 'get-bucket-acl', '--bucket', 'canned-acl'])).json), /AllUsers/);
 });
 

@@ -560,9 +560,13 @@ t.test('s3cmd mb / put / get / ls / info / setacl / cp / del', async (t) => {
 
   const setPrivate = await s3cmd(['setacl', '--acl-private', 's3://cdc-s3cmd/dir/file.bin']);
   t.equal(setPrivate.code, 0, described('s3cmd setacl --acl-private (owner FULL_CONTROL only)', setPrivate));
+  t.equal((await fetch(`${server.url}/cdc-s3cmd/dir/file.bin`)).status, 403, 'private: no unsigned read');
   const setPublic = await s3cmd(['setacl', '--acl-public', 's3://cdc-s3cmd/dir/file.bin']);
-  t.not(setPublic.code, 0, 's3cmd setacl --acl-public is refused');
-  t.match(setPublic.stderr, /NotImplemented/);
+  t.equal(setPublic.code, 0, described('s3cmd setacl --acl-public (AllUsers READ)', setPublic));
+  t.equal((await fetch(`${server.url}/cdc-s3cmd/dir/file.bin`)).status, 200, 'public-read: anyone reads the object');
+  const setPrivateAgain = await s3cmd(['setacl', '--acl-private', 's3://cdc-s3cmd/dir/file.bin']);
+  t.equal(setPrivateAgain.code, 0, described('s3cmd setacl --acl-private again', setPrivateAgain));
+  t.equal((await fetch(`${server.url}/cdc-s3cmd/dir/file.bin`)).status, 403, 'private again');
 
   const cp = await s3cmd(['cp', 's3://cdc-s3cmd/dir/file.bin', 's3://cdc-s3cmd/dir/copy.bin']);
   t.equal(cp.code, 0, described('s3cmd cp (CopyObject)', cp));

@@ -2,7 +2,7 @@
 // their spaces; entities and character references decoded once).
 import t from 'tap';
 import { parseDeleteRequest } from '../../src/s3/operations/delete-objects.js';
-import { checkOwnerOnlyAcl } from '../../src/s3/operations/acl.js';
+import { aclFromDocument } from '../../src/s3/operations/acl.js';
 import { decodeXmlText } from '../../src/s3/request-body-xml.js';
 import { toXml } from '../../src/s3/xml.js';
 
@@ -60,21 +60,24 @@ t.test('decodeXmlText', async (t) => {
   t.equal(decodeXmlText('&unknown;'), '&unknown;', 'unknown entities are left alone');
 });
 
-t.test('owner-only ACL documents', async (t) => {
+t.test('ACL documents: the owner FULL_CONTROL, and at most AllUsers READ (and WRITE)', async (t) => {
   const owner = 'user-1';
   const acl = (grants: string, ownerId = owner) =>
     Buffer.from(`<AccessControlPolicy xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Owner><ID>${ownerId}</ID></Owner><AccessControlList>${grants}</AccessControlList></AccessControlPolicy>`);
   const grant = (grantee: string, permission: string) =>
     `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">${grantee}</Grantee><Permission>${permission}</Permission></Grant>`;
-  t.doesNotThrow(() => checkOwnerOnlyAcl(acl(grant(`<ID>${owner}</ID><DisplayName>me</DisplayName>`, 'FULL_CONTROL')), owner));
-  t.throws(() => checkOwnerOnlyAcl(acl(grant('<ID>other</ID>', 'FULL_CONTROL')), owner), { code: 'NotImplemented' }, 'another grantee');
-  t.throws(() => checkOwnerOnlyAcl(acl(grant(`<ID>${owner}</ID>`, 'READ')), owner), { code: 'NotImplemented' }, 'a lesser permission');
-  t.throws(
-    () => checkOwnerOnlyAcl(acl(grant(`<ID>${owner}</ID>`, 'FULL_CONTROL') + grant('<URI>http://acs.amazonaws.com/groups/global/AllUsers</URI>', 'READ')), owner),
-    { code: 'NotImplemented' },
-    'public read',
-  );
-  t.throws(() => checkOwnerOnlyAcl(acl(''), owner), { code: 'NotImplemented' }, 'no grants');
-  t.throws(() => checkOwnerOnlyAcl(acl(grant(`<ID>${owner}</ID>`, 'FULL_CONTROL'), 'other'), owner), { code: 'NotImplemented' }, 'another owner');
-  t.throws(() => checkOwnerOnlyAcl(Buffer.from('<AccessControlPolicy/>'), owner), { code: 'MalformedXML' });
+  const full = grant(`<ID>${owner}</ID><DisplayName>me</DisplayName>`, 'FULL_CONTROL');
+  const allUsers = (permission: string) => grant('<URI>http://acs.amazonaws.com/groups/global/AllUsers</URI>', permission);
+  t.equal(aclFromDocument(acl(full), owner), null, 'owner only: private');
+  t.equal(aclFromDocument(acl(full + allUsers('READ')), owner), 'public-read', 's3cmd setacl --acl-public');
+  t.equal(aclFromDocument(acl(full + allUsers('READ') + allUsers('WRITE')), owner), 'public-read-write');
+  t.throws(() => aclFromDocument(acl(full + allUsers('WRITE')), owner), { code: 'NotImplemented' }, 'write without read');
+  t.throws(() => aclFromDocument(acl(full + allUsers('READ_ACP')), owner), { code: 'NotImplemented' }, 'another permission for everyone');
+  t.throws(() => aclFromDocument(acl(full + grant('<URI>http://acs.amazonaws.com/groups/global/AuthenticatedUsers</URI>', 'READ')), owner), { code: 'NotImplemented' }, 'another group');
+  t.throws(() => aclFromDocument(acl(grant('<ID>other</ID>', 'FULL_CONTROL')), owner), { code: 'NotImplemented' }, 'another grantee');
+  t.throws(() => aclFromDocument(acl(grant(`<ID>${owner}</ID>`, 'READ')), owner), { code: 'NotImplemented' }, 'a lesser permission');
+  t.throws(() => aclFromDocument(acl(allUsers('READ')), owner), { code: 'NotImplemented' }, 'public without the owner');
+  t.throws(() => aclFromDocument(acl(''), owner), { code: 'NotImplemented' }, 'no grants');
+  t.throws(() => aclFromDocument(acl(full, 'other'), owner), { code: 'NotImplemented' }, 'another owner');
+  t.throws(() => aclFromDocument(Buffer.from('<AccessControlPolicy/>'), owner), { code: 'MalformedXML' });
 });

@@ -3,7 +3,7 @@
 import { randomInt } from 'node:crypto';
 import type { SqlExecutor } from '../store/types.js';
 import { isForeignKeyViolation } from './errors.js';
-import { ObjectsRepo, taggingColumn, type ObjectRecord, type ObjectTag } from './objects.js';
+import { ObjectsRepo, taggingColumn, type ObjectAcl, type ObjectRecord, type ObjectTag } from './objects.js';
 import { markerPrefixBound, walkRolledUp } from './roll-up.js';
 import { NotificationOutboxRepo, type OutboxEvent } from './notifications.js';
 
@@ -27,6 +27,8 @@ export interface MultipartUpload {
   userMetadata: Record<string, string>;
   /** x-amz-tagging of CreateMultipartUpload, for the completed object; absent for none. */
   tagging?: ObjectTag[];
+  /** x-amz-acl public-read of CreateMultipartUpload, for the completed object. */
+  acl?: ObjectAcl;
 }
 
 export interface UploadPart {
@@ -96,6 +98,7 @@ interface UploadRow {
   expires: string | null;
   user_metadata: string;
   tagging: string | null;
+  acl: string | null;
 }
 
 interface PartRow {
@@ -123,7 +126,7 @@ interface CompletedRow {
 }
 
 const UPLOAD_COLUMNS = `upload_id, bucket_id, key, owner_id, initiated, checksum_algorithm, checksum_type, content_type,
-  content_encoding, content_disposition, content_language, cache_control, expires, user_metadata, tagging`;
+  content_encoding, content_disposition, content_language, cache_control, expires, user_metadata, tagging, acl`;
 const PART_COLUMNS = 'upload_id, part_number, blob_id, size, etag, crc32c, checksum_algorithm, checksum_value, last_modified';
 /** Above every upload id (they are ASCII): a key marker without an upload id marker skips the whole key. */
 const AFTER_ALL_UPLOADS = '\u{10FFFF}';
@@ -145,6 +148,7 @@ function toUpload(r: UploadRow): MultipartUpload {
     expires: r.expires,
     userMetadata: JSON.parse(r.user_metadata) as Record<string, string>,
     ...(r.tagging === null ? {} : { tagging: JSON.parse(r.tagging) as ObjectTag[] }),
+    ...(r.acl === 'public-read' ? { acl: 'public-read' as const } : {}),
   };
 }
 
@@ -191,7 +195,7 @@ export function newUploadId(initiated: number): string {
 
 const INSERT_UPLOAD = `INSERT INTO multipart_uploads (${UPLOAD_COLUMNS}) VALUES (@upload_id, @bucket_id,
   @key, @owner_id, @initiated, @checksum_algorithm, @checksum_type, @content_type, @content_encoding,
-  @content_disposition, @content_language, @cache_control, @expires, @user_metadata, @tagging)`;
+  @content_disposition, @content_language, @cache_control, @expires, @user_metadata, @tagging, @acl)`;
 const GET_UPLOAD = `SELECT ${UPLOAD_COLUMNS} FROM multipart_uploads WHERE upload_id = ?`;
 const DELETE_UPLOAD = 'DELETE FROM multipart_uploads WHERE upload_id = ?';
 const DELETE_PART = 'DELETE FROM multipart_parts WHERE upload_id = ? AND part_number = ?';
@@ -237,6 +241,7 @@ export class MultipartRepo {
       expires: u.expires,
       user_metadata: JSON.stringify(u.userMetadata),
       tagging: taggingColumn(u.tagging),
+      acl: u.acl ?? null,
     });
   }
 

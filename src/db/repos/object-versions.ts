@@ -31,7 +31,7 @@ const CURRENT_ORD = -1e15;
 /** The columns objects and object_versions share, moved as they are (tagging included). */
 export const VERSION_COLUMNS = `bucket_id, key, version_id, blob_id, blob_crc32c, size, etag, sha256, checksum_algorithm,
   checksum_value, checksum_type, content_type, content_encoding, content_disposition, content_language, cache_control,
-  expires, user_metadata, last_modified, parts, tagging`;
+  expires, user_metadata, last_modified, parts, tagging, acl`;
 
 /** The next (newest) ord of a key: one below the smallest so far. */
 const NEXT_ORD = '(SELECT coalesce(min(ord), 0) - 1 FROM object_versions WHERE bucket_id = @bucketId AND key = @key)';
@@ -125,6 +125,9 @@ const HAS_ANY = 'SELECT CASE WHEN EXISTS (SELECT 1 FROM object_versions WHERE bu
 const SET_TAGGING = `UPDATE object_versions SET tagging = ?
   WHERE bucket_id = ? AND key = ? AND version_id IS NOT DISTINCT FROM ? AND is_delete_marker = 0`;
 
+const SET_ACL = `UPDATE object_versions SET acl = ?
+  WHERE bucket_id = ? AND key = ? AND version_id IS NOT DISTINCT FROM ? AND is_delete_marker = 0`;
+
 type NewestRow = { ord: number; is_delete_marker: number; version_id: string | null; last_modified: number };
 
 export class ObjectVersionsRepo {
@@ -158,6 +161,10 @@ export class ObjectVersionsRepo {
   /** Sets a noncurrent version's tags column (not a delete marker's); false when there is no such version. */
   async setTagging(bucketId: string, key: string, versionId: string | null, tagging: string | null): Promise<boolean> {
     return (await this.db.run(SET_TAGGING, [tagging, bucketId, key, versionId])).changes > 0;
+  }
+
+  async setAcl(bucketId: string, key: string, versionId: string | null, acl: string | null): Promise<boolean> {
+    return (await this.db.run(SET_ACL, [acl, bucketId, key, versionId])).changes > 0;
   }
 
   async removeRow(bucketId: string, key: string, ord: number): Promise<void> {

@@ -20,6 +20,9 @@ export interface ObjectPart {
   number?: number;
 }
 
+/** An object's canned ACL when it grants more than its owner's FULL_CONTROL. */
+export type ObjectAcl = 'public-read';
+
 /** One object tag, [key, value]; a tag set keeps the order it was given in. */
 export type ObjectTag = [key: string, value: string];
 
@@ -48,6 +51,8 @@ export interface ObjectRecord {
   parts?: ObjectPart[];
   /** The object's tags (objects.tagging); absent when it has none. */
   tagging?: ObjectTag[];
+  /** 'public-read': everyone may read this version (its canned ACL); absent: only by keys and policies. */
+  acl?: ObjectAcl;
   /** Set on records read back: the version id, null for the "null" version (object-versions.ts). */
   versionId?: string | null;
 }
@@ -73,6 +78,7 @@ export interface ObjectRow {
   last_modified: number;
   parts: string | null;
   tagging: string | null;
+  acl: string | null;
   version_id: string | null;
 }
 
@@ -125,6 +131,8 @@ export function toRecord(r: ObjectRow): ObjectRecord {
     lastModified: r.last_modified,
     ...(r.parts === null ? {} : { parts: JSON.parse(r.parts) as ObjectPart[] }),
     ...(r.tagging === null ? {} : { tagging: JSON.parse(r.tagging) as ObjectTag[] }),
+    // Always present, as blobCrc32c: one object shape for every record on the GET path.
+    acl: r.acl === 'public-read' ? 'public-read' : undefined,
     versionId: r.version_id,
   };
 }
@@ -181,10 +189,10 @@ const GET_BY_VERSION = `SELECT o.*, i.data AS inline_data FROM objects o
   LEFT JOIN inline_blobs i ON i.blob_id = o.blob_id WHERE o.bucket_id = ? AND o.key = ? AND o.version_id IS NOT DISTINCT FROM ?`;
 const UPSERT = `INSERT INTO objects (bucket_id, key, blob_id, blob_crc32c, size, etag, sha256,
     checksum_algorithm, checksum_value, checksum_type, content_type, content_encoding, content_disposition,
-    content_language, cache_control, expires, user_metadata, last_modified, parts, tagging, version_id)
+    content_language, cache_control, expires, user_metadata, last_modified, parts, tagging, acl, version_id)
   VALUES (@bucket_id, @key, @blob_id, @blob_crc32c, @size, @etag, @sha256, @checksum_algorithm, @checksum_value,
     @checksum_type, @content_type, @content_encoding, @content_disposition, @content_language,
-    @cache_control, @expires, @user_metadata, @last_modified, @parts, @tagging, @version_id)
+    @cache_control, @expires, @user_metadata, @last_modified, @parts, @tagging, @acl, @version_id)
   ON CONFLICT (bucket_id, key) DO UPDATE SET blob_id = excluded.blob_id, blob_crc32c = excluded.blob_crc32c, size = excluded.size,
     etag = excluded.etag, sha256 = excluded.sha256, checksum_algorithm = excluded.checksum_algorithm,
     checksum_value = excluded.checksum_value, checksum_type = excluded.checksum_type,
@@ -192,9 +200,10 @@ const UPSERT = `INSERT INTO objects (bucket_id, key, blob_id, blob_crc32c, size,
     content_disposition = excluded.content_disposition, content_language = excluded.content_language,
     cache_control = excluded.cache_control, expires = excluded.expires,
     user_metadata = excluded.user_metadata, last_modified = excluded.last_modified, parts = excluded.parts,
-    tagging = excluded.tagging,
+    tagging = excluded.tagging, acl = excluded.acl,
     version_id = excluded.version_id`;
 const SET_TAGGING = 'UPDATE objects SET tagging = ? WHERE bucket_id = ? AND key = ? AND version_id IS NOT DISTINCT FROM ?';
+const SET_ACL = 'UPDATE objects SET acl = ? WHERE bucket_id = ? AND key = ? AND version_id IS NOT DISTINCT FROM ?';
 const DELETE = 'DELETE FROM objects WHERE bucket_id = ? AND key = ?';
 // key >= prefix keeps the walk inside the prefix range without a second bound.
 const LIST_AFTER = `SELECT ${LIST_COLUMNS} FROM objects WHERE bucket_id = ? AND key > ? AND key >= ? ORDER BY key LIMIT ?`;
@@ -289,6 +298,7 @@ export class ObjectsRepo {
         last_modified: rec.lastModified,
         parts: rec.parts ? JSON.stringify(rec.parts) : null,
         tagging: taggingColumn(rec.tagging),
+        acl: rec.acl ?? null,
         version_id: versionId,
       });
       if (replaced) {
@@ -309,6 +319,17 @@ export class ObjectsRepo {
       const column = taggingColumn(tags);
       if ((await tx.run(SET_TAGGING, [column, bucketId, key, versionId])).changes > 0) return true;
       return new ObjectVersionsRepo(tx).setTagging(bucketId, key, versionId, column);
+    });
+  }
+
+  /**
+   * Replaces one version's canned ACL (PutObjectAcl), current or noncurrent, nothing else. False when
+   * the key has no such version.
+   */
+  setAcl(bucketId: string, key: string, versionId: string | null, acl: ObjectAcl | null): Promise<boolean> {
+    return this.db.transaction(async (tx): Promise<boolean> => {
+      if ((await tx.run(SET_ACL, [acl, bucketId, key, versionId])).changes > 0) return true;
+      return new ObjectVersionsRepo(tx).setAcl(bucketId, key, versionId, acl);
     });
   }
 

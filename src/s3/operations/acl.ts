@@ -1,15 +1,18 @@
 // Bucket and object ACLs. s3edge has one permission model (keys, owners and bucket policies,
-// docs/COMPATIBILITY.md), so an ACL is "the owner has FULL_CONTROL", and for a bucket possibly "and
-// everyone may read" (public-read) or "read and write" (public-read-write): those two canned ACLs become
-// policy statements (src/buckets/bucket-access.ts). Anything else is accepted only where it changes
-// nothing: another canned ACL header, or a document granting the owner FULL_CONTROL and nobody anything
-// (which makes a bucket private again, as a whole new ACL would).
+// docs/COMPATIBILITY.md), so an ACL is "the owner has FULL_CONTROL", possibly with "and everyone may
+// read" (public-read) or, for a bucket, "read and write" (public-read-write). A bucket's become policy
+// statements (src/buckets/bucket-access.ts: list, and write objects); an object's is kept with its
+// version and lets everyone read it (GetObject, HeadObject). Anything else is accepted only where it
+// changes nothing: another canned ACL header, or a document granting the owner FULL_CONTROL and nobody
+// anything (which makes the bucket or object private again, as a whole new ACL would).
 import type { Bucket, PublicAcl } from '../../db/repos/index.js';
+import type { ObjectAcl, ObjectRecord } from '../../db/repos/objects.js';
 import { S3Error } from '../../errors/s3-errors.js';
 import { header, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import { childNames, childValues, isNode, optionalLeaf, parseXmlDocument, readVerifiedBody, type XmlNode } from '../request-body-xml.js';
 import { xmlResponse } from '../respond.js';
 import { toXml, type XmlObject } from '../xml.js';
+import { findVersion, versionIdParam } from '../versioning.js';
 
 export const CANNED_ACLS: ReadonlySet<string> = new Set([
   'private', 'public-read', 'public-read-write', 'authenticated-read', 'aws-exec-read', 'bucket-owner-read',
@@ -21,7 +24,7 @@ const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
 
 const ALL_USERS = 'http://acs.amazonaws.com/groups/global/AllUsers';
 
-function aclXml(ownerId: string, acl: PublicAcl | null = null): string {
+function aclXml(ownerId: string, acl: PublicAcl | ObjectAcl | null = null): string {
   const owner = { ID: ownerId, DisplayName: ownerId };
   const everyone = (permission: string): XmlObject => ({ Grantee: { '@_xmlns:xsi': XSI, '@_xsi:type': 'Group', URI: ALL_USERS }, Permission: permission });
   const grants: XmlObject[] = [{ Grantee: { '@_xmlns:xsi': XSI, '@_xsi:type': 'CanonicalUser', ...owner }, Permission: 'FULL_CONTROL' }];
@@ -42,6 +45,11 @@ export function publicAclOf(canned: string | undefined): PublicAcl | null {
   return canned === 'public-read' || canned === 'public-read-write' ? canned : null;
 }
 
+/** What a canned ACL makes of an object: readable by everyone, or by its keys and policies only (undefined). */
+export function objectAclOf(canned: string | undefined): ObjectAcl | undefined {
+  return canned === 'public-read' || canned === 'public-read-write' ? 'public-read' : undefined;
+}
+
 /** Keeps a bucket's public ACL (null: private) and applies it at once in this process. */
 export async function setBucketAcl(r: S3Request, bucket: Pick<Bucket, 'id' | 'name'>, acl: PublicAcl | null): Promise<void> {
   if (acl === null) await r.ctx.repos.bucketAcls.delete(bucket.id);
@@ -50,7 +58,7 @@ export async function setBucketAcl(r: S3Request, bucket: Pick<Bucket, 'id' | 'na
 }
 
 function notSupported(): S3Error {
-  return new S3Error('NotImplemented', 'Only the bucket owner can be granted access: ACLs other than owner FULL_CONTROL are not supported.');
+  return new S3Error('NotImplemented', 'ACLs grant the bucket owner FULL_CONTROL and, at most, everyone (AllUsers) READ or READ and WRITE here: use a bucket policy for anything else.');
 }
 
 function child(node: XmlNode, name: string): XmlNode | undefined {
@@ -63,8 +71,12 @@ function child(node: XmlNode, name: string): XmlNode | undefined {
   return v;
 }
 
-/** Accepts an AccessControlPolicy only if it grants FULL_CONTROL to `ownerId` and nothing else. Exported for tests. */
-export function checkOwnerOnlyAcl(body: Buffer, ownerId: string): void {
+/**
+ * Reads an AccessControlPolicy this model can hold: the owner's FULL_CONTROL, plus, optionally, READ (and
+ * WRITE: public-read-write) for AllUsers, as `s3cmd setacl --acl-public` and a GetBucketAcl answer put
+ * back send it. Returns the public access it grants (null: private); any other grant is 501. Exported for tests.
+ */
+export function aclFromDocument(body: Buffer, ownerId: string): PublicAcl | null {
   const root = parseXmlDocument(body, 'AccessControlPolicy');
   const list = child(root, 'AccessControlList');
   if (!list) throw new S3Error('MalformedXML');
@@ -72,16 +84,27 @@ export function checkOwnerOnlyAcl(body: Buffer, ownerId: string): void {
   const ownerIdSent = owner && optionalLeaf(owner, 'ID')?.trim();
   if (ownerIdSent !== undefined && ownerIdSent !== ownerId) throw notSupported();
   const grants = childValues(list, 'Grant');
-  if (grants.length === 0) throw notSupported();
+  let ownerFull = false;
+  const everyone = new Set<string>();
   for (const g of grants) {
     if (!isNode(g)) throw new S3Error('MalformedXML');
     const grantee = child(g, 'Grantee');
     if (!grantee) throw new S3Error('MalformedXML');
     const id = optionalLeaf(grantee, 'ID')?.trim();
-    const permission = optionalLeaf(g, 'Permission')?.trim();
-    const others = childNames(grantee).filter((n) => n !== 'ID' && n !== 'DisplayName');
-    if (id !== ownerId || permission !== 'FULL_CONTROL' || others.length > 0) throw notSupported();
+    const uri = optionalLeaf(grantee, 'URI')?.trim();
+    const permission = optionalLeaf(g, 'Permission')?.trim() ?? '';
+    const others = childNames(grantee).filter((n) => n !== 'ID' && n !== 'DisplayName' && n !== 'URI');
+    if (others.length > 0 || (id !== undefined) === (uri !== undefined)) throw notSupported();
+    if (id === ownerId && permission === 'FULL_CONTROL') ownerFull = true;
+    else if (uri === ALL_USERS && (permission === 'READ' || permission === 'WRITE')) everyone.add(permission);
+    else throw notSupported();
   }
+  if (!ownerFull) throw notSupported();
+  if (everyone.has('WRITE')) {
+    if (!everyone.has('READ')) throw notSupported();
+    return 'public-read-write';
+  }
+  return everyone.has('READ') ? 'public-read' : null;
 }
 
 /** Reads and checks a PutBucketAcl/PutObjectAcl request; returns the public access it sets. */
@@ -95,13 +118,12 @@ async function putAcl(r: S3Request, ownerId: string): Promise<PublicAcl | null> 
     return publicAclOf(canned);
   }
   if (!hasBody) throw new S3Error('MissingSecurityHeader', 'Your request was missing a required header', { MissingHeaderName: 'x-amz-acl' });
-  checkOwnerOnlyAcl(body, ownerId);
-  return null;
+  return aclFromDocument(body, ownerId);
 }
 
-async function requireObject(r: S3Request, bucket: Bucket): Promise<void> {
-  const key = requireKey(r);
-  if (!(await r.ctx.objects.get(bucket.id, key))) throw new S3Error('NoSuchKey', undefined, { Key: key });
+/** The version the request names (`?versionId=`, else the current one), as GetObject finds it. */
+async function requireObject(r: S3Request, bucket: Bucket): Promise<ObjectRecord> {
+  return (await findVersion(r, bucket, requireKey(r), versionIdParam(r.addr.query))).rec;
 }
 
 export const getBucketAcl: OperationHandler = async (r) => {
@@ -117,13 +139,19 @@ export const putBucketAcl: OperationHandler = async (r) => {
 
 export const getObjectAcl: OperationHandler = async (r) => {
   const bucket = await requireBucket(r, 'ObjectRead');
-  await requireObject(r, bucket);
-  return xmlResponse(aclXml(bucket.ownerId));
+  const rec = await requireObject(r, bucket);
+  return xmlResponse(aclXml(bucket.ownerId, rec.acl ?? null));
 };
 
 export const putObjectAcl: OperationHandler = async (r) => {
   const bucket = await requireBucket(r, 'ObjectWrite');
+  const key = requireKey(r);
   await requireObject(r, bucket);
-  await putAcl(r, bucket.ownerId);
+  const acl = objectAclOf((await putAcl(r, bucket.ownerId)) ?? undefined) ?? null;
+  // The version current once the body is in (or the one named) gets it.
+  const rec = await requireObject(r, bucket);
+  if (!(await r.ctx.commits.run((tx) => tx.objects.setAcl(bucket.id, key, rec.versionId ?? null, acl)))) {
+    throw new S3Error('NoSuchKey', undefined, { Key: key });
+  }
   return { status: 200, headers: { 'content-length': 0 } };
 };

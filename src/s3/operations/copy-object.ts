@@ -18,6 +18,7 @@ import { xmlResponse } from '../respond.js';
 import { taggingFromHeader } from '../tagging.js';
 import { toXml } from '../xml.js';
 import { changeEvents } from '../object-events.js';
+import { cannedAcl, objectAclOf } from './acl.js';
 import { versionHeaders } from '../versioning.js';
 
 const SELF_COPY_MESSAGE =
@@ -79,6 +80,8 @@ export const copyObject: OperationHandler = async (r) => {
   const replaced = metadata === 'REPLACE' ? pickObjectHeaders(r.req) : undefined;
   // REPLACE takes the request's x-amz-tagging (none: no tags); COPY ignores it, as AWS does.
   const replacedTags = taggingDirective === 'REPLACE' ? (taggingFromHeader(header(r, 'x-amz-tagging')) ?? []) : undefined;
+  // A copy's ACL is its request's (x-amz-acl), never the source's: as on AWS, a copy is private unless asked.
+  const acl = objectAclOf(cannedAcl(r));
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
 
   const buffers = new CopyBuffers(r);
@@ -114,6 +117,7 @@ export const copyObject: OperationHandler = async (r) => {
       const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, replaced ?? storedHeadersOf(source.record), ctx.clock());
       const tags = replacedTags ?? source.record.tagging;
       if (tags?.length) record.tagging = tags;
+      if (acl) record.acl = acl;
       const etag = record.etag;
       const report = await changeEvents(r, bucket, key);
       const versionId = await commitObject(ctx, record, staged, cond, report && { report, name: 's3:ObjectCreated:Copy' });

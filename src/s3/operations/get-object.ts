@@ -2,9 +2,10 @@
 import { S3Error } from '../../errors/s3-errors.js';
 import { checksumHeader, type ChecksumAlgorithm } from '../../hashing/checksums.js';
 import type { ObjectRecord } from '../../db/repos/objects.js';
+import type { Bucket } from '../../db/repos/index.js';
 import { checkReadPreconditions } from '../preconditions.js';
 import { objectResponseHeaders } from '../object-headers.js';
-import { header, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
+import { header, requireBucketForRead, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import { parseRange } from '../../http/range.js';
 import { checkInlineObject, openObjectBody, parsePartNumber, partRange } from '../../storage/object-reader.js';
 import type { S3Response } from '../respond.js';
@@ -38,8 +39,24 @@ function partChecksum(rec: ObjectRecord, partNumber: number): ReadChecksum | und
   return rec.parts.length === 1 ? whole : undefined;
 }
 
+/**
+ * A version read by nobody the keys or the policy let in: served only when its own ACL is public-read;
+ * any other answer (a private version, no such key or version) is AccessDenied, which tells nothing.
+ */
+async function publicVersion(r: S3Request, bucket: Bucket, key: string, versionId: string | null | undefined): ReturnType<typeof findVersion> {
+  let found: Awaited<ReturnType<typeof findVersion>>;
+  try {
+    found = await findVersion(r, bucket, key, versionId);
+  } catch (err) {
+    if (err instanceof S3Error && err.status < 500) throw new S3Error('AccessDenied');
+    throw err;
+  }
+  if (found.rec.acl !== 'public-read') throw new S3Error('AccessDenied');
+  return found;
+}
+
 async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
-  const bucket = await requireBucket(r, 'ObjectRead');
+  const { bucket, byObjectAcl } = await requireBucketForRead(r);
   const key = requireKey(r);
   const versionId = versionIdParam(r.addr.query);
   const partQuery = r.addr.query.get('partNumber');
@@ -53,7 +70,7 @@ async function readObject(r: S3Request, head: boolean): Promise<S3Response> {
   const rules = held ? held.rules : await r.ctx.lifecycleRules.rules(bucket.id);
   // Blobs are leased by openObjectBody right after the lookup; the retry is a fallback only.
   for (let attempt = 0; ; attempt++) {
-    const { rec, inline } = await findVersion(r, bucket, key, versionId);
+    const { rec, inline } = byObjectAcl ? await publicVersion(r, bucket, key, versionId) : await findVersion(r, bucket, key, versionId);
     checkReadPreconditions(r.req, rec.etag, rec.lastModified);
     // Added to, never spread: a spread with more properties after it costs microseconds on Node 20.
     const headers: Record<string, string | number> = objectResponseHeaders(rec, r.addr.query);

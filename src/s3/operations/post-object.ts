@@ -19,7 +19,7 @@ import { toXml } from '../xml.js';
 import { readPostForm } from '../post-form.js';
 import { missingField, verifyPostSignature } from '../post-auth.js';
 import { checkFileSize, checkPostPolicy, expandFilename, isExemptField, parsePostPolicy, type FormField } from '../post-policy.js';
-import { CANNED_ACLS } from './acl.js';
+import { CANNED_ACLS, objectAclOf } from './acl.js';
 import { parseTaggingXml } from '../tagging.js';
 import { versionHeaders } from '../versioning.js';
 import { changeEvents } from '../object-events.js';
@@ -156,7 +156,7 @@ export async function postObject(r: PostObjectRequest): Promise<S3Response> {
   const problem = keyProblem(key);
   if (problem) throw problem;
   const acl = fields.get('acl')?.value;
-  // A canned ACL is accepted and changes nothing, as on PutObject: objects stay private.
+  // A canned ACL as on PutObject: public-read (or public-read-write) lets everyone read the object.
   if (acl !== undefined && !CANNED_ACLS.has(acl)) throw new S3Error('InvalidArgument', undefined, { ArgumentName: 'acl', ArgumentValue: acl });
   // `tagging`: a <Tagging> document, as PutObjectTagging takes it (its limits and errors).
   const taggingField = fields.get('tagging')?.value;
@@ -188,6 +188,8 @@ export async function postObject(r: PostObjectRequest): Promise<S3Response> {
   }
   const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
   if (tagging?.length) record.tagging = tagging;
+  const objectAcl = objectAclOf(acl);
+  if (objectAcl) record.acl = objectAcl;
   let versionId: string | undefined;
   try {
     const report = await changeEvents({ ctx, principal, clientIp: r.record.clientIp, requestId: r.record.requestId }, bucket, key);

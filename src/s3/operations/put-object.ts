@@ -9,6 +9,7 @@ import { precheckUpload, receiveUpload } from '../receive-upload.js';
 import { taggingFromHeader } from '../tagging.js';
 import { versionHeaders } from '../versioning.js';
 import { changeEvents } from '../object-events.js';
+import { cannedAcl, objectAclOf } from './acl.js';
 
 export const putObject: OperationHandler = async (r) => {
   const bucket = await requireBucket(r, 'ObjectWrite');
@@ -18,11 +19,13 @@ export const putObject: OperationHandler = async (r) => {
   precheckUpload(r, maxSize);
   const meta = pickObjectHeaders(r.req);
   const tagging = taggingFromHeader(header(r, 'x-amz-tagging'));
+  const acl = objectAclOf(cannedAcl(r));
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
   if (cond.ifMatch !== undefined || cond.ifNoneMatch !== undefined) checkWriteCondition(await ctx.objects.get(bucket.id, key), cond, 'request');
   const { staged, digests, release } = await receiveUpload(r, { maxSize, objectBody: true });
   const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
   if (tagging?.length) record.tagging = tagging;
+  if (acl) record.acl = acl;
   const etag = record.etag;
   let versionId: string | undefined;
   try {

@@ -230,6 +230,7 @@ export function planCompletion(
     lastModified,
     parts: manifest,
     ...(upload.tagging ? { tagging: upload.tagging } : {}),
+    ...(upload.acl ? { acl: upload.acl } : {}),
   };
   const completed: CompletedUpload = {
     uploadId: upload.uploadId,

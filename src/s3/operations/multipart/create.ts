@@ -5,6 +5,7 @@ import { pickObjectHeaders } from '../../object-headers.js';
 import { header, requireBucket, requireKey, type OperationHandler } from '../../operation.js';
 import { xmlResponse } from '../../respond.js';
 import { taggingFromHeader } from '../../tagging.js';
+import { cannedAcl, objectAclOf } from '../acl.js';
 import { toXml } from '../../xml.js';
 import { parseChecksumSettings } from './common.js';
 
@@ -13,6 +14,7 @@ export const createMultipartUpload: OperationHandler = async (r) => {
   const key = requireKey(r);
   const meta = pickObjectHeaders(r.req);
   const tagging = taggingFromHeader(header(r, 'x-amz-tagging'));
+  const acl = objectAclOf(cannedAcl(r));
   const checksum = parseChecksumSettings(header(r, 'x-amz-checksum-algorithm'), header(r, 'x-amz-checksum-type'));
   const initiated = r.ctx.clock().getTime();
   const uploadId = newUploadId(initiated);
@@ -27,6 +29,7 @@ export const createMultipartUpload: OperationHandler = async (r) => {
     checksumType: checksum.type,
     ...meta,
     ...(tagging?.length ? { tagging } : {}),
+    ...(acl ? { acl } : {}),
   });
   const headers: Record<string, string> = {};
   if (checksum.algorithm && checksum.type) {
