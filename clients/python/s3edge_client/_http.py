@@ -344,6 +344,9 @@ class Transport:
             conn.close()
             raise TransportError(None, "timeout", f"{method} {path}: timed out sending the request") from None
         except (OSError, http.client.HTTPException) as err:
+            if conn.sock is None:  # never connected
+                conn.close()
+                raise TransportError(None, "connection_failed", f"{method} {path}: {_describe(err)}") from None
             # The server may have answered (and stopped reading) before the body was all sent: read that answer.
             sent = err
         try:
