@@ -11,41 +11,10 @@ Results are the unwrapped ``data`` of the server's envelopes (typed dicts, s3edg
 failures raise S3EdgeError subclasses carrying ``status``, ``code``, ``message`` and ``retry_after``.
 """
 
+from . import errors
 from ._http import RetryPolicy, parse_retry_after
 from .client import Destination, S3EdgeClient, __version__
-from .errors import (
-    AuthError,
-    BadRequestError,
-    ConflictError,
-    ForbiddenError,
-    InsufficientCreditsError,
-    NotFoundError,
-    PayloadTooLargeError,
-    RateLimitedError,
-    S3EdgeError,
-    ServerError,
-    ServiceUnavailableError,
-    TransportError,
-    UnsupportedMediaTypeError,
-)
+from .errors import *  # noqa: F401,F403 (the exception classes: errors.__all__)
 
-__all__ = [
-    "S3EdgeClient",
-    "RetryPolicy",
-    "Destination",
-    "parse_retry_after",
-    "S3EdgeError",
-    "BadRequestError",
-    "AuthError",
-    "ForbiddenError",
-    "InsufficientCreditsError",
-    "NotFoundError",
-    "ConflictError",
-    "PayloadTooLargeError",
-    "UnsupportedMediaTypeError",
-    "RateLimitedError",
-    "ServerError",
-    "ServiceUnavailableError",
-    "TransportError",
-    "__version__",
-]
+__all__ = ["S3EdgeClient", "RetryPolicy", "Destination", "parse_retry_after", "__version__"]
+__all__ += errors.__all__
