@@ -4,7 +4,7 @@
 // scope of its requireScope hook and its rate limit. So the document cannot drift from the routes; only
 // the words can be wrong. The schemas that src/api/v3/schemas.ts exports by name become components and
 // are referred to; the error envelope is one component (ErrorBody) and each error status one response.
-import { Kind } from '@sinclair/typebox';
+import { Kind, type TSchema } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 import type { Scope } from '../../auth/api-keys.js';
 import * as SCHEMAS from '../v3/schemas.js';
@@ -145,6 +145,9 @@ export function openApiDocument(routes: readonly DocumentedRoute[], opts: Docume
           content[media] = { schema: convert(entry['schema']), example: 'example' in entry ? (entry['example'] as Json) : exampleOf(entry['schema']) };
         }
         response['content'] = content;
+      } else if (isObject(schema) && Object.keys(schema).every((k) => k === 'description')) {
+        // { description } alone: an answer without a body (304).
+        if (typeof schema['description'] === 'string') response['description'] = schema['description'];
       } else if (schema !== undefined) {
         response['content'] = { 'application/json': { schema: convert(schema), example: exampleOf(schema) } };
       }
@@ -180,7 +183,8 @@ export function openApiDocument(routes: readonly DocumentedRoute[], opts: Docume
   };
 
   const requestBodyOf = (schema: FastifySchema | undefined): Json | undefined => {
-    const body = schema?.body !== undefined ? { schema: schema.body, contentType: 'application/json', required: true } : schema?.documentedBody;
+    // A documented body says more than the validated one it stands beside (fields the service checks itself).
+    const body: NonNullable<FastifySchema['documentedBody']> | undefined = schema?.documentedBody ?? (schema?.body !== undefined ? { schema: schema.body as TSchema } : undefined);
     if (!body) return undefined;
     return {
       required: body.required ?? true,

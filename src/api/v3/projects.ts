@@ -10,18 +10,24 @@ import { ProjectsService } from '../../projects/service.js';
 import { dnsTxtLookup } from '../../projects/verification.js';
 import { ApiError } from '../errors.js';
 import { principalOf, type RouteModule } from '../route-module.js';
-import { Deployment, ERROR_RESPONSES, ErrorBody, Hostname, Project, SuccessMessage } from './schemas.js';
+import { Deployment, ERROR_RESPONSES, ErrorBody, Hostname, OriginInput, Project, RulesInput, SuccessMessage } from './schemas.js';
 
 const ProjectParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }) });
 const HostnameParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }), hostnameId: Type.String({ minLength: 1, maxLength: 64 }) });
 type ProjectParams = Static<typeof ProjectParams>;
 type HostnameParams = Static<typeof HostnameParams>;
 
-const NameBody = Type.Object({ name: Type.String() }, { additionalProperties: false });
+const NameBody = Type.Object({ name: Type.String() }, { additionalProperties: false, examples: [{ name: 'website' }] });
 const HostnameBody = Type.Object(
   { hostname: Type.String(), origin: Type.Optional(Type.Unknown()), rules: Type.Optional(Type.Unknown()) },
   { additionalProperties: false },
 );
+/** HostnameBody as the service checks it (origin and rules are checked there, to name the field that is wrong). */
+const DocumentedHostnameBody = Type.Object(
+  { hostname: Type.String(), origin: Type.Optional(OriginInput), rules: Type.Optional(RulesInput) },
+  { additionalProperties: false, examples: [{ hostname: 'www.example.com', origin: { kind: 'bucket', bucket: 'photos' } }] },
+);
+const TAGS = ['projects'];
 
 const RESPONSES = { ...ERROR_RESPONSES, 409: ErrorBody } as const;
 const ProjectResponse = Type.Object({ success: Type.Boolean(), project: Project });
@@ -94,13 +100,16 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get(
     '/api/v3/projects',
-    { onRequest: read, schema: { response: { 200: Type.Object({ success: Type.Boolean(), projects: Type.Array(Project) }), ...RESPONSES } } },
+    {
+      onRequest: read,
+      schema: { operationId: 'listProjects', summary: "The caller's projects", tags: TAGS, response: { 200: Type.Object({ success: Type.Boolean(), projects: Type.Array(Project) }), ...RESPONSES } },
+    },
     async (request) => ({ success: true, projects: (await projects.projectsOf(principalOf(request).userId)).map(projectView) }),
   );
 
   app.post<{ Body: Static<typeof NameBody> }>(
     '/api/v3/projects',
-    { onRequest: write, schema: { body: NameBody, response: { 201: ProjectResponse, ...RESPONSES } } },
+    { onRequest: write, schema: { operationId: 'createProject', summary: 'Create a project', tags: TAGS, body: NameBody, response: { 201: ProjectResponse, ...RESPONSES } } },
     async (request, reply) =>
       answered(async () => {
         const project = await projects.createProject(principalOf(request).userId, request.body.name, 'body/name');
@@ -111,13 +120,22 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get<{ Params: ProjectParams }>(
     '/api/v3/projects/:projectId',
-    { onRequest: read, schema: { params: ProjectParams, response: { 200: ProjectResponse, ...RESPONSES } } },
+    { onRequest: read, schema: { operationId: 'getProject', summary: 'One project', tags: TAGS, params: ProjectParams, response: { 200: ProjectResponse, ...RESPONSES } } },
     async (request) => answered(async () => ({ success: true, project: projectView(await callersProject(request)) })),
   );
 
   app.delete<{ Params: ProjectParams }>(
     '/api/v3/projects/:projectId',
-    { onRequest: write, schema: { params: ProjectParams, response: { 200: SuccessMessage, ...RESPONSES } } },
+    {
+      onRequest: write,
+      schema: {
+        operationId: 'deleteProject',
+        summary: 'Delete a project with its deployments and hostnames (its assets stay, unlinked)',
+        tags: TAGS,
+        params: ProjectParams,
+        response: { 200: SuccessMessage, ...RESPONSES },
+      },
+    },
     async (request) =>
       answered(async () => {
         await projects.deleteProject(await callersProject(request));
@@ -131,14 +149,23 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/projects/:projectId/deployments',
     {
       onRequest: read,
-      schema: { params: ProjectParams, response: { 200: Type.Object({ success: Type.Boolean(), deployments: Type.Array(Deployment) }), ...RESPONSES } },
+      schema: {
+        operationId: 'listDeployments',
+        summary: "A project's deployments",
+        tags: TAGS,
+        params: ProjectParams,
+        response: { 200: Type.Object({ success: Type.Boolean(), deployments: Type.Array(Deployment) }), ...RESPONSES },
+      },
     },
     async (request) => answered(async () => ({ success: true, deployments: (await projects.deployments(await callersProject(request))).map(deploymentView) })),
   );
 
   app.post<{ Params: ProjectParams; Body: Static<typeof NameBody> }>(
     '/api/v3/projects/:projectId/deployments',
-    { onRequest: write, schema: { params: ProjectParams, body: NameBody, response: { 201: DeploymentResponse, ...RESPONSES } } },
+    {
+      onRequest: write,
+      schema: { operationId: 'createDeployment', summary: 'Create a deployment of a project', tags: TAGS, params: ProjectParams, body: NameBody, response: { 201: DeploymentResponse, ...RESPONSES } },
+    },
     async (request, reply) =>
       answered(async () => {
         const deployment = await projects.createDeployment(await callersProject(request), request.body.name, 'body/name');
@@ -153,7 +180,13 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/projects/:projectId/hostnames',
     {
       onRequest: read,
-      schema: { params: ProjectParams, response: { 200: Type.Object({ success: Type.Boolean(), hostnames: Type.Array(Hostname) }), ...RESPONSES } },
+      schema: {
+        operationId: 'listHostnames',
+        summary: "A project's hostnames",
+        tags: TAGS,
+        params: ProjectParams,
+        response: { 200: Type.Object({ success: Type.Boolean(), hostnames: Type.Array(Hostname) }), ...RESPONSES },
+      },
     },
     async (request) =>
       answered(async () => ({ success: true, hostnames: await Promise.all((await projects.hostnames(await callersProject(request))).map(hostnameView)) })),
@@ -161,7 +194,18 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.post<{ Params: ProjectParams; Body: Static<typeof HostnameBody> }>(
     '/api/v3/projects/:projectId/hostnames',
-    { onRequest: write, schema: { params: ProjectParams, body: HostnameBody, response: { 201: HostnameResponse, ...RESPONSES } } },
+    {
+      onRequest: write,
+      schema: {
+        operationId: 'addHostname',
+        summary: 'Add a hostname to a project (unverified: publish `verification`, then verify)',
+        tags: TAGS,
+        params: ProjectParams,
+        body: HostnameBody,
+        documentedBody: { schema: DocumentedHostnameBody },
+        response: { 201: HostnameResponse, ...RESPONSES },
+      },
+    },
     async (request, reply) =>
       answered(async () => {
         const added = await projects.addHostname(await callersProject(request), request.body, 'body');
@@ -172,13 +216,13 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId',
-    { onRequest: read, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
+    { onRequest: read, schema: { operationId: 'getHostname', summary: 'One hostname of a project', tags: TAGS, params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
     async (request) => answered(async () => ({ success: true, hostname: await hostnameView((await callersHostname(request)).hostname) })),
   );
 
   app.delete<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId',
-    { onRequest: write, schema: { params: HostnameParams, response: { 200: SuccessMessage, ...RESPONSES } } },
+    { onRequest: write, schema: { operationId: 'removeHostname', summary: 'Remove a hostname', tags: TAGS, params: HostnameParams, response: { 200: SuccessMessage, ...RESPONSES } } },
     async (request) =>
       answered(async () => {
         await projects.removeHostname((await callersHostname(request)).hostname);
@@ -189,7 +233,17 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
   // The origin and the rules are checked by the service, which names the field that is wrong.
   app.put<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId/origin',
-    { onRequest: write, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
+    {
+      onRequest: write,
+      schema: {
+        operationId: 'setHostnameOrigin',
+        summary: "Set where a hostname's requests go: a URL, or one of the caller's buckets",
+        tags: TAGS,
+        params: HostnameParams,
+        documentedBody: { schema: OriginInput },
+        response: { 200: HostnameResponse, ...RESPONSES },
+      },
+    },
     async (request) =>
       answered(async () => {
         const { project, hostname } = await callersHostname(request);
@@ -199,21 +253,50 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.put<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId/rules',
-    { onRequest: write, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
+    {
+      onRequest: write,
+      schema: {
+        operationId: 'setHostnameRules',
+        summary: "Set a hostname's protection rules (IPs, countries, methods, body size, rate limit)",
+        tags: TAGS,
+        params: HostnameParams,
+        documentedBody: { schema: RulesInput },
+        response: { 200: HostnameResponse, ...RESPONSES },
+      },
+    },
     async (request) =>
       answered(async () => ({ success: true, hostname: await hostnameView(await projects.setRules((await callersHostname(request)).hostname, request.body)) })),
   );
 
   app.post<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId/verify',
-    { onRequest: write, config: { rateLimit: VERIFY_LIMIT }, schema: { params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES, 429: ErrorBody } } },
+    {
+      onRequest: write,
+      config: { rateLimit: VERIFY_LIMIT },
+      schema: {
+        operationId: 'verifyHostname',
+        summary: "Look the hostname's TXT record up; 409 verification_failed says what DNS had instead",
+        tags: TAGS,
+        params: HostnameParams,
+        response: { 200: HostnameResponse, ...RESPONSES, 429: ErrorBody },
+      },
+    },
     async (request) =>
       answered(async () => ({ success: true, hostname: await hostnameView(await projects.verify((await callersHostname(request)).hostname)) })),
   );
 
   app.post<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId/purge',
-    { onRequest: write, schema: { params: HostnameParams, response: { 200: Type.Object({ success: Type.Boolean(), purged: Type.Integer() }), ...RESPONSES } } },
+    {
+      onRequest: write,
+      schema: {
+        operationId: 'purgeHostname',
+        summary: "Drop the hostname's cached proxy answers; returns how many",
+        tags: TAGS,
+        params: HostnameParams,
+        response: { 200: Type.Object({ success: Type.Boolean(), purged: Type.Integer() }), ...RESPONSES },
+      },
+    },
     async (request) => answered(async () => ({ success: true, purged: projects.purge((await callersHostname(request)).hostname) })),
   );
 };
