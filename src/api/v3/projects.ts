@@ -3,7 +3,7 @@
 // projects:read (GET) and projects:write (the rest). Another user's project, deployment or hostname is
 // "not found", exactly like a missing one; a hostname any project has is 409 hostname_taken.
 import { Type, type Static } from '@sinclair/typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyRequest, FastifySchema } from 'fastify';
 import type { Deployment as DeploymentRecord, Project as ProjectRecord, ProjectHostname } from '../../db/repos/index.js';
 import { ProjectError, type ProjectErrorKind } from '../../projects/errors.js';
 import { ProjectsService } from '../../projects/service.js';
@@ -33,6 +33,11 @@ const RESPONSES = { ...ERROR_RESPONSES, 409: ErrorBody } as const;
 const ProjectResponse = Type.Object({ success: Type.Boolean(), project: Project });
 const DeploymentResponse = Type.Object({ success: Type.Boolean(), deployment: Deployment });
 const HostnameResponse = Type.Object({ success: Type.Boolean(), hostname: Hostname });
+
+/** The schema of a route of one hostname that answers with it. */
+function hostnameSchema(operationId: string, summary: string, more: FastifySchema = {}): FastifySchema {
+  return { operationId, summary, tags: TAGS, params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES }, ...more };
+}
 
 /** DNS lookups a key may cause: verification attempts per API key and minute (429 past it). */
 const VERIFY_LIMIT = { max: 30, timeWindow: 60_000 };
@@ -216,7 +221,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get<{ Params: HostnameParams }>(
     '/api/v3/projects/:projectId/hostnames/:hostnameId',
-    { onRequest: read, schema: { operationId: 'getHostname', summary: 'One hostname of a project', tags: TAGS, params: HostnameParams, response: { 200: HostnameResponse, ...RESPONSES } } },
+    { onRequest: read, schema: hostnameSchema('getHostname', 'One hostname of a project') },
     async (request) => answered(async () => ({ success: true, hostname: await hostnameView((await callersHostname(request)).hostname) })),
   );
 
@@ -235,14 +240,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/projects/:projectId/hostnames/:hostnameId/origin',
     {
       onRequest: write,
-      schema: {
-        operationId: 'setHostnameOrigin',
-        summary: "Set where a hostname's requests go: a URL, or one of the caller's buckets",
-        tags: TAGS,
-        params: HostnameParams,
-        documentedBody: { schema: OriginInput },
-        response: { 200: HostnameResponse, ...RESPONSES },
-      },
+      schema: hostnameSchema('setHostnameOrigin', "Set where a hostname's requests go: a URL, or one of the caller's buckets", { documentedBody: { schema: OriginInput } }),
     },
     async (request) =>
       answered(async () => {
@@ -255,14 +253,7 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/projects/:projectId/hostnames/:hostnameId/rules',
     {
       onRequest: write,
-      schema: {
-        operationId: 'setHostnameRules',
-        summary: "Set a hostname's protection rules (IPs, countries, methods, body size, rate limit)",
-        tags: TAGS,
-        params: HostnameParams,
-        documentedBody: { schema: RulesInput },
-        response: { 200: HostnameResponse, ...RESPONSES },
-      },
+      schema: hostnameSchema('setHostnameRules', "Set a hostname's protection rules (IPs, countries, methods, body size, rate limit)", { documentedBody: { schema: RulesInput } }),
     },
     async (request) =>
       answered(async () => ({ success: true, hostname: await hostnameView(await projects.setRules((await callersHostname(request)).hostname, request.body)) })),
@@ -273,13 +264,9 @@ export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
     {
       onRequest: write,
       config: { rateLimit: VERIFY_LIMIT },
-      schema: {
-        operationId: 'verifyHostname',
-        summary: "Look the hostname's TXT record up; 409 verification_failed says what DNS had instead",
-        tags: TAGS,
-        params: HostnameParams,
+      schema: hostnameSchema('verifyHostname', "Look the hostname's TXT record up; 409 verification_failed says what DNS had instead", {
         response: { 200: HostnameResponse, ...RESPONSES, 429: ErrorBody },
-      },
+      }),
     },
     async (request) =>
       answered(async () => ({ success: true, hostname: await hostnameView(await projects.verify((await callersHostname(request)).hostname)) })),
