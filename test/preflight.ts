@@ -24,6 +24,8 @@ export const TEST_TOOLS: readonly Tool[] = [
   { name: 'aws', probe: ['aws', '--version'], other: 'pip install awscli' },
   { name: 'boto3', probe: ['python3', '-c', 'import boto3'], other: 'pip install boto3' },
   { name: 'moto', probe: ['python3', '-c', 'import moto.server'], other: "pip install 'moto[server]'" },
+  // The OpenAPI document's second validator (test/unit/openapi.test.ts).
+  { name: 'openapi-spec-validator', probe: ['python3', '-c', 'import openapi_spec_validator'], other: 'pip install openapi-spec-validator' },
   // The dashboard's browser tests drive Debian's chromium through playwright-core (never a downloaded browser).
   { name: 'chromium', probe: ['chromium', '--version'], apt: 'chromium' },
   // The PostgreSQL tests start Debian's server themselves (test/helpers/postgres.ts): its initdb, on PATH or where Debian puts it.

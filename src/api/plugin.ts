@@ -24,6 +24,7 @@ import { domainRoutes } from './v3/domains.js';
 import { projectRoutes } from './v3/projects.js';
 import { sessionPrincipal } from './session-cookie.js';
 import { sessionRoutes } from './session-routes.js';
+import { openApiRoutes } from './openapi/routes.js';
 
 const STATUS_CODES: Record<number, string> = {
   400: 'invalid_request',
@@ -54,6 +55,8 @@ function bearerToken(request: FastifyRequest): string | undefined {
 
 /** Route modules, each owning its paths. */
 const ROUTES: readonly RouteModule[] = [
+  // First: it sees every route registered after it (api/openapi/routes.ts).
+  openApiRoutes,
   apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, bucketObjectRoutes, metricsRoutes, domainRoutes,
   projectRoutes, sessionRoutes,
 ];
@@ -129,7 +132,7 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
   const deps: ApiDeps = {
     ctx,
     requireScope(scope) {
-      return async (request) => {
+      const hook = async (request: FastifyRequest): Promise<void> => {
         const token = bearerToken(request);
         // A bearer token wins: a client sending one is not the dashboard, whatever cookies it has.
         // With the dashboard turned off, sessions opened before are worth nothing either.
@@ -138,6 +141,8 @@ export async function managementApi(app: FastifyInstance, opts: { ctx: AppContex
         if (!principal.scopes.has(scope)) throw new ApiError(403, 'forbidden', `This API key lacks the '${scope}' scope`);
         request.apiPrincipal = principal;
       };
+      // The scope rides on the hook for the OpenAPI document (api/openapi/routes.ts).
+      return Object.assign(hook, { scope });
     },
   };
   for (const register of ROUTES) register(app, deps);

@@ -31,24 +31,17 @@ import type {
   UsageEvent,
   BucketView,
   BucketVisibility,
+  OriginInput,
+  ObjectPresignRequest,
   PurgeRequest,
+  RulesInput,
 } from '../api/v3/schemas.js';
 
-export type { BucketView, BucketVisibility, CacheStats, PurgeRequest };
+export type { BucketView, BucketVisibility, CacheStats, OriginInput, ObjectPresignRequest, PurgeRequest, RulesInput };
 export type {
   Anomaly, AnomalyDetail, LoggedRequests, ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
   ProxyLogs, StorageAccessKey, Summary, UsageEvent, Tld, TldMatch, DomainResult,
   Deployment, Hostname, HostnameOrigin, HostnameRules, Project,
-};
-
-/** An origin as PUT .../origin takes it (defaults: preserveHost false, indexDocument index.html, no error document). */
-export type OriginInput =
-  | { kind: 'url'; url: string; preserveHost?: boolean }
-  | { kind: 'bucket'; bucket: string; indexDocument?: string; errorDocument?: string | null };
-
-/** Rules as PUT .../rules takes them: missing fields mean "no rule", a rate limit needs requestsPerSecond only. */
-export type RulesInput = Partial<Omit<HostnameRules, 'rateLimit'>> & {
-  rateLimit?: (Partial<NonNullable<HostnameRules['rateLimit']>> & { requestsPerSecond: number }) | null;
 };
 
 export interface AddHostnameInput {
@@ -226,6 +219,13 @@ export class S3EdgeClient {
     return (await this.json<{ message: string }>('DELETE', `/api/v3/cdn/assets/${encodeURIComponent(id)}`)).message;
   }
 
+  /** A raster image asset's bytes inline (PNG, JPEG, GIF, WebP, AVIF up to 5 MiB; else 415 not_previewable), not counted as a download. */
+  async preview(id: string): Promise<RawResponse> {
+    const res = await this.raw('GET', `/api/v3/cdn/assets/${encodeURIComponent(id)}/preview`);
+    if (res.status >= 400) throw new ApiClientError(res.status, JSON.parse(res.body.toString('utf8')) as Record<string, unknown>);
+    return res;
+  }
+
   /** A signed, expiring CDN URL of an asset (works for private ones). */
   async signedUrl(id: string, expiresIn?: number): Promise<{ url: string; expiresAt: string }> {
     const { url, expiresAt } = await this.json<{ url: string; expiresAt: string }>(
@@ -317,6 +317,22 @@ export class S3EdgeClient {
   /** Serves a bucket's objects on the CDN host at /b/<bucket>/<key> (true), or stops it (false). */
   async setBucketPublic(bucket: string, isPublic: boolean): Promise<BucketVisibility> {
     return (await this.json<{ bucket: BucketVisibility }>('PUT', `/api/v3/buckets/${encodeURIComponent(bucket)}/public`, { public: isPublic })).bucket;
+  }
+
+  /** A presigned S3 URL (path and query, for this host) for one operation on one of the caller's buckets. */
+  async presign(bucket: string, request: ObjectPresignRequest): Promise<{ method: string; url: string; expiresAt: string }> {
+    const { method, url, expiresAt } = await this.json<{ method: string; url: string; expiresAt: string }>(
+      'POST', `/api/v3/buckets/${encodeURIComponent(bucket)}/presign`, request,
+    );
+    return { method, url, expiresAt };
+  }
+
+  /** The server's OpenAPI 3.1 document (GET /api/v3/openapi.json; needs no scope). */
+  async openApiDocument(): Promise<Record<string, unknown>> {
+    const res = await this.raw('GET', '/api/v3/openapi.json');
+    const text = res.body.toString('utf8');
+    if (res.status >= 400) throw new ApiClientError(res.status, JSON.parse(text) as Record<string, unknown>);
+    return JSON.parse(text) as Record<string, unknown>;
   }
 
   /** Drops cached CDN copies; returns how many objects were dropped. */

@@ -1,7 +1,8 @@
 // The typed client as a package (docs/API.md "The typed client"): what `npm pack` makes, unpacked into
 // a project of its own as npm would install it (its dependencies are this checkout's), is imported as
-// `s3edge/client` (and `s3edge`) by a script that talks to a real server, and type-checks: a right call
-// compiles, a wrong one does not (the types are real, not `any`).
+// `s3edge/client` (and `s3edge`, and the OpenAPI document as `s3edge/openapi.json`) by a script that
+// talks to a real server, and type-checks: a right call compiles, a wrong one does not (the types are
+// real, not `any`).
 import t from 'tap';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -35,7 +36,7 @@ t.teardown(() => server.stop());
 const user = await apiUser(server, ['buckets:manage']);
 
 t.test('the tarball holds the client, its types and no tests', async (t) => {
-  for (const f of ['dist/src/client/index.js', 'dist/types/client/index.d.ts', 'dist/types/api/v3/schemas.d.ts', 'package.json']) t.ok(files.includes(f), f);
+  for (const f of ['dist/src/client/index.js', 'dist/types/client/index.d.ts', 'dist/types/api/v3/schemas.d.ts', 'docs/openapi.json', 'package.json']) t.ok(files.includes(f), f);
   t.same(files.filter((f) => f.startsWith('dist/test/')), [], 'no compiled test in the package');
 });
 
@@ -44,17 +45,18 @@ t.test("a script imports 's3edge/client' and 's3edge' and talks to the server", 
     join(project, 'use.mjs'),
     `import { S3EdgeClient, ApiClientError } from 's3edge/client';
 import * as root from 's3edge';
+import openapi from 's3edge/openapi.json' with { type: 'json' };
 const client = new S3EdgeClient({ baseUrl: process.env.URL, apiKey: process.env.TOKEN });
 await client.createBucket('from-the-package');
 const buckets = await client.listBuckets();
 let refused;
 try { await client.createBucket('from-the-package'); } catch (err) { refused = err instanceof ApiClientError ? err.status : String(err); }
-console.log(JSON.stringify({ same: root.S3EdgeClient === S3EdgeClient, names: buckets.map((b) => b.name), refused }));
+console.log(JSON.stringify({ same: root.S3EdgeClient === S3EdgeClient, names: buckets.map((b) => b.name), refused, openapi: openapi.openapi }));
 `,
   );
   const r = await run(process.execPath, ['use.mjs'], { env: { ...env, URL: server.url, TOKEN: user.token }, cwd: project });
   t.equal(r.code, 0, r.stderr);
-  t.same(JSON.parse(r.stdout), { same: true, names: ['from-the-package'], refused: 409 }, 'the calls worked, and an error is an ApiClientError');
+  t.same(JSON.parse(r.stdout), { same: true, names: ['from-the-package'], refused: 409, openapi: '3.1.0' }, 'the calls worked, an error is an ApiClientError, the OpenAPI document is s3edge/openapi.json');
 });
 
 t.test('TypeScript finds the types through the exports map: a right call compiles, a wrong one does not', async (t) => {

@@ -23,7 +23,7 @@ import { bootstrapJson, startRdapFixture } from '../helpers/rdap-fixture.js';
 const run = promisify(execFile);
 const PASSWORD = 'browser test passphrase';
 const HOSTILE = '<img src=x onerror=alert(1)>.png';
-const PAGES = ['overview', 'assets', 'api-keys', 'storage', 'objects', 'usage', 'projects', 'security', 'domains'] as const;
+const PAGES = ['overview', 'assets', 'api-keys', 'storage', 'objects', 'usage', 'projects', 'security', 'domains', 'api'] as const;
 
 // alice's site behind the edge proxy: a loopback origin (hence allowPrivateOrigins), GET only.
 const origin = createServer((_req, res) => res.end('hello from the origin\n'));
@@ -331,6 +331,17 @@ t.test('domains: a search shows availability, prices and the promotion; the TLD 
   t.match(await row('dashboard-shop.net').textContent(), /taken/, '.net: taken');
   t.match(await page.getByRole('table', { name: 'TLD prices' }).textContent(), /\.com.*popular/, 'the TLD price table');
   await page.screenshot({ path: join(shots, 'domains-search.png'), fullPage: true });
+});
+
+t.test('API reference: the OpenAPI document by tag, an operation opens on its scope, parameters and answers', async (t) => {
+  await goTo('api');
+  const operation = page.locator('details.operation').filter({ hasText: 'GET /api/v3/cdn/assets' }).first();
+  await operation.locator('summary').click();
+  t.match(await operation.textContent(), /Scope: assets:read/, 'its scope');
+  t.ok(await operation.getByRole('table', { name: 'Parameters of listAssets' }).isVisible(), 'its parameters');
+  t.match(await operation.textContent(), /200.*AssetListItem/s, 'its answer, the shared schema by name');
+  t.equal(await page.getByRole('link', { name: 'the document' }).getAttribute('href'), '/api/v3/openapi.json');
+  await operation.locator('summary').click();
 });
 
 t.test('every page, light and dark, desktop and phone: screenshots and an accessibility check', async (t) => {

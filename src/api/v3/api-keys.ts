@@ -12,7 +12,7 @@ const CreateBody = Type.Object(
     name: Type.Optional(Type.String({ maxLength: 128, pattern: '^[^\\u0000-\\u001f\\u007f]*$' })),
     scopes: Type.Array(Type.Union(ALL_SCOPES.map((s) => Type.Literal(s))), { minItems: 1, uniqueItems: true }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'uploads', scopes: ['assets:read', 'assets:write'] }] },
 );
 
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
@@ -26,7 +26,15 @@ export const apiKeyRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get(
     '/api/v3/api-keys',
-    { onRequest: auth, schema: { response: { 200: Type.Object({ success: Type.Boolean(), apiKeys: Type.Array(ApiKeyInfo) }), ...ERROR_RESPONSES } } },
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'listApiKeys',
+        summary: "The caller's API keys (never their tokens)",
+        tags: ['api-keys'],
+        response: { 200: Type.Object({ success: Type.Boolean(), apiKeys: Type.Array(ApiKeyInfo) }), ...ERROR_RESPONSES },
+      },
+    },
     async (request) => {
       const { userId } = principalOf(request);
       return { success: true, apiKeys: (await ctx.repos.apiKeys.list(userId)).map(apiKeyInfo) };
@@ -35,7 +43,17 @@ export const apiKeyRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/api/v3/api-keys',
-    { onRequest: auth, schema: { body: CreateBody, response: { 201: Type.Object({ success: Type.Boolean(), apiKey: CreatedApiKey }), ...ERROR_RESPONSES } } },
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'createApiKey',
+        summary: 'Create an API key',
+        description: 'The token is in this answer only. A key may grant only scopes the calling key holds (403 otherwise).',
+        tags: ['api-keys'],
+        body: CreateBody,
+        response: { 201: Type.Object({ success: Type.Boolean(), apiKey: CreatedApiKey }), ...ERROR_RESPONSES },
+      },
+    },
     async (request, reply) => {
       const principal = principalOf(request);
       const scopes = request.body.scopes as Scope[];
@@ -49,7 +67,10 @@ export const apiKeyRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.delete<{ Params: Static<typeof IdParams> }>(
     '/api/v3/api-keys/:id',
-    { onRequest: auth, schema: { params: IdParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
+    {
+      onRequest: auth,
+      schema: { operationId: 'deleteApiKey', summary: 'Delete an API key: it stops working at once', tags: ['api-keys'], params: IdParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } },
+    },
     async (request) => {
       const { userId } = principalOf(request);
       const key = await ctx.repos.apiKeys.get(request.params.id);

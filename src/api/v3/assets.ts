@@ -6,7 +6,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import { decideDelivery, hostnameOf, isBlobGone, openAssetBody, sendAssetBody, type DeliveryStyle } from '../../assets/delivery.js';
-import { pageCount, parseAssetListQuery } from './asset-list-query.js';
 import { drainLimitsFor, drainRequest } from '../../http/request-drain.js';
 import { multipartLimits, uploadAsset } from '../../assets/upload.js';
 import { assetListItem, assetView, displayKey, publicUrl, type ViewContext } from '../../assets/view.js';
@@ -17,6 +16,7 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import { ownedAsset, ownedProject } from './owned.js';
 import { principalOf, type RouteModule } from '../route-module.js';
 import { Asset, AssetListItem, ERROR_RESPONSES, ErrorBody, Pagination, SuccessMessage } from './schemas.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, pageCount, parseAssetListQuery } from './asset-list-query.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 type IdParams = Static<typeof IdParams>;
@@ -34,9 +34,47 @@ const LIST_RESPONSES = {
   ...ERROR_RESPONSES,
 } as const;
 
-const DOWNLOAD_RESPONSES = { ...ERROR_RESPONSES, 412: ErrorBody, 416: ErrorBody } as const;
+/** The bytes themselves (hijacked replies: Fastify never serializes them, the document shows them). */
+const bytes = (description: string, example: string) => ({ description, content: { 'application/octet-stream': { schema: Type.String({ contentMediaType: 'application/octet-stream' }), example } } });
+
+const DOWNLOAD_RESPONSES = {
+  200: bytes("The asset's bytes, with its Content-Type, Content-Disposition, ETag and Last-Modified", 'hello'),
+  206: bytes('The range asked for (Range: bytes=...), with Content-Range', 'he'),
+  304: { description: 'Not modified (If-None-Match, If-Modified-Since)' },
+  ...ERROR_RESPONSES,
+  412: ErrorBody,
+  416: ErrorBody,
+} as const;
 
 const SignedUrlResponse = Type.Object({ success: Type.Boolean(), url: Type.String(), expiresAt: Type.String() });
+
+/** The upload form (multipart/form-data), read by uploadAsset (src/assets/upload.ts). */
+const UploadForm = Type.Object(
+  {
+    file: Type.String({ contentMediaType: 'application/octet-stream', description: "The file: one part named 'file', with its file name" }),
+    visibility: Type.Optional(Type.Union([Type.Literal('public'), Type.Literal('private')], { description: 'Default public; unsafe active content is private whatever is asked' })),
+    kind: Type.Optional(Type.Union([Type.Literal('file'), Type.Literal('artifact')])),
+    projectId: Type.Optional(Type.String({ description: "One of the caller's projects" })),
+    deploymentId: Type.Optional(Type.String({ description: "A deployment of that project" })),
+  },
+  { examples: [{ file: 'hello', visibility: 'public' }] },
+);
+
+/** The asset list's query, read leniently (asset-list-query.ts): a bad page or limit means the default. */
+const ListQuery = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'An invalid value means 1' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: `An invalid value means ${DEFAULT_LIMIT}; above ${MAX_LIMIT} means ${MAX_LIMIT}` })),
+  search: Type.Optional(Type.String({ description: 'Part of the file name or key' })),
+  kind: Type.Optional(Type.Union([Type.Literal('file'), Type.Literal('artifact')])),
+  projectId: Type.Optional(Type.String({ description: "Only this project's assets (404 when not the caller's)" })),
+  sort: Type.Optional(Type.Union([Type.Literal('createdAt'), Type.Literal('name'), Type.Literal('size')], { description: 'Default createdAt, newest first' })),
+  order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Default desc for createdAt, asc for name and size' })),
+});
+
+const SignedUrlBody = Type.Object(
+  { expiresIn: Type.Optional(Type.Integer({ minimum: MIN_EXPIRES_IN, maximum: MAX_EXPIRES_IN, default: DEFAULT_EXPIRES_IN, description: 'Seconds' })) },
+  { additionalProperties: false, examples: [{ expiresIn: 3600 }] },
+);
 
 /** The authenticated download: always an attachment, never cached by shared caches. */
 const DOWNLOAD_STYLE: DeliveryStyle = { disposition: 'attachment', cacheControl: 'private, no-store' };
@@ -105,7 +143,14 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
           }
         },
       ],
-      schema: { response: UPLOAD_RESPONSES },
+      schema: {
+        operationId: 'uploadAsset',
+        summary: 'Upload a file (multipart/form-data)',
+        description: 'Stores the file, records an upload usage event and, with credits on, charges for it (402 when the balance cannot pay).',
+        tags: ['assets'],
+        documentedBody: { schema: UploadForm, contentType: 'multipart/form-data' },
+        response: UPLOAD_RESPONSES,
+      },
     },
     async (request, reply) => {
       const { userId } = principalOf(request);
@@ -130,7 +175,8 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
     },
   );
 
-  app.get('/api/v3/cdn/assets', { onRequest: read, schema: { response: LIST_RESPONSES } }, async (request) => {
+  const listSchema = { operationId: 'listAssets', summary: "A page of the caller's assets", tags: ['assets'], documentedQuery: ListQuery, response: LIST_RESPONSES };
+  app.get('/api/v3/cdn/assets', { onRequest: read, schema: listSchema }, async (request) => {
     const { userId } = principalOf(request);
     const q = parseAssetListQuery(request.query);
     const { assets, total } = await ctx.repos.assets.page({
@@ -152,13 +198,33 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
 
   app.get<{ Params: IdParams }>(
     '/api/v3/cdn/assets/:id/download',
-    { onRequest: read, schema: { params: IdParams, response: DOWNLOAD_RESPONSES } },
+    {
+      onRequest: read,
+      schema: {
+        operationId: 'downloadAsset',
+        summary: "An asset's bytes, as an attachment",
+        description: 'Raw bytes, not JSON (errors before the first byte are JSON). Takes Range, If-Match, If-None-Match, If-Modified-Since and If-Unmodified-Since.',
+        tags: ['assets'],
+        params: IdParams,
+        response: DOWNLOAD_RESPONSES,
+      },
+    },
     async (request, reply) => download(ctx, request, reply, await callersAsset(request, request.params.id)),
   );
 
   app.get<{ Params: IdParams }>(
     '/api/v3/cdn/assets/:id/preview',
-    { onRequest: read, schema: { params: IdParams, response: DOWNLOAD_RESPONSES } },
+    {
+      onRequest: read,
+      schema: {
+        operationId: 'previewAsset',
+        summary: "A raster image asset's bytes, inline (the dashboard's thumbnails)",
+        description: 'PNG, JPEG, GIF, WebP and AVIF up to 5 MiB; anything else is 415 not_previewable. Not counted as a download.',
+        tags: ['assets'],
+        params: IdParams,
+        response: { ...DOWNLOAD_RESPONSES, 415: ErrorBody },
+      },
+    },
     async (request, reply) => {
       const asset = await callersAsset(request, request.params.id);
       if (!PREVIEW_TYPES.has(asset.contentType.split(';')[0]!.trim().toLowerCase()) || asset.size > PREVIEW_MAX_BYTES) {
@@ -170,7 +236,10 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
 
   app.delete<{ Params: IdParams }>(
     '/api/v3/cdn/assets/:id',
-    { onRequest: write, schema: { params: IdParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
+    {
+      onRequest: write,
+      schema: { operationId: 'deleteAsset', summary: 'Delete an asset (and its cached copies)', tags: ['assets'], params: IdParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } },
+    },
     async (request) => {
       const asset = await callersAsset(request, request.params.id);
       const deleted = await ctx.repos.transact(async (r) => {
@@ -196,7 +265,17 @@ function registerRoutes(app: Parameters<RouteModule>[0], ctx: AppContext, requir
 
   app.post<{ Params: IdParams }>(
     '/api/v3/cdn/assets/:id/signed-url',
-    { onRequest: read, schema: { params: IdParams, response: { 200: SignedUrlResponse, ...ERROR_RESPONSES } } },
+    {
+      onRequest: read,
+      schema: {
+        operationId: 'createSignedUrl',
+        summary: 'A signed, expiring CDN URL of an asset (private ones too)',
+        tags: ['assets'],
+        params: IdParams,
+        documentedBody: { schema: SignedUrlBody, required: false },
+        response: { 200: SignedUrlResponse, ...ERROR_RESPONSES },
+      },
+    },
     async (request) => {
       const asset = await callersAsset(request, request.params.id);
       const expiresIn = parseExpiresIn(request.body);

@@ -14,26 +14,12 @@ import { presignPath, type PresignRequest } from '../../auth/sigv4/presign.js';
 import { consoleCredentials } from '../../buckets/console-key.js';
 import { ownedBucket } from './owned.js';
 import { principalOf, type RouteModule } from '../route-module.js';
-import { ERROR_RESPONSES } from './schemas.js';
+import { ERROR_RESPONSES, MAX_OBJECT_KEY_BYTES as MAX_KEY_BYTES, ObjectPresignRequest } from './schemas.js';
 
 const OPERATION_SECONDS = 300;
-const MAX_LINK_SECONDS = 604800;
-const MAX_KEY_BYTES = 1024;
 
 const Params = Type.Object({ bucket: Type.String({ minLength: 1, maxLength: 255 }) });
-const Body = Type.Object(
-  {
-    operation: Type.Union([Type.Literal('list'), Type.Literal('get'), Type.Literal('put'), Type.Literal('delete')]),
-    key: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_KEY_BYTES })),
-    prefix: Type.Optional(Type.String({ maxLength: MAX_KEY_BYTES })),
-    delimiter: Type.Optional(Type.String({ maxLength: 16 })),
-    continuationToken: Type.Optional(Type.String({ maxLength: 4096 })),
-    maxKeys: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
-    download: Type.Optional(Type.Boolean()),
-    expiresIn: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LINK_SECONDS })),
-  },
-  { additionalProperties: false },
-);
+const Body = ObjectPresignRequest;
 const Response = Type.Object({ success: Type.Boolean(), method: Type.String(), url: Type.String(), expiresAt: Type.String() });
 
 const METHOD = { list: 'GET', get: 'GET', put: 'PUT', delete: 'DELETE' } as const;
@@ -57,7 +43,18 @@ function attachment(key: string): string {
 export const bucketObjectRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.post<{ Params: Static<typeof Params>; Body: Static<typeof Body> }>(
     '/api/v3/buckets/:bucket/presign',
-    { onRequest: requireScope('objects:read'), schema: { params: Params, body: Body, response: { 200: Response, ...ERROR_RESPONSES } } },
+    {
+      onRequest: requireScope('objects:read'),
+      schema: {
+        operationId: 'presignObjectRequest',
+        summary: "A presigned S3 URL for one operation on one of the caller's buckets",
+        description: "`list` and `get` need objects:read; `put` and `delete` need objects:write as well. The URL (path and query, for this host) is good for 5 minutes, a `get` for `expiresIn` seconds.",
+        tags: ['buckets'],
+        params: Params,
+        body: Body,
+        response: { 200: Response, ...ERROR_RESPONSES },
+      },
+    },
     async (request) => {
       const principal = principalOf(request);
       const b = request.body;

@@ -10,23 +10,24 @@ import { createBucket } from '../../buckets/bucket-service.js';
 import { S3Error } from '../../errors/s3-errors.js';
 import { BUCKET_NOT_FOUND, ownedBucket } from './owned.js';
 import { principalOf, type RouteModule } from '../route-module.js';
-import { BucketView, BucketVisibility, ERROR_RESPONSES } from './schemas.js';
+import { BucketView, BucketVisibility, ERROR_RESPONSES, ErrorBody } from './schemas.js';
 
 /** The same route at both places. */
 const PATHS = ['/api/v3/buckets/:bucket/public', '/storage/buckets/:bucket/public'] as const;
 
 const Params = Type.Object({ bucket: Type.String({ minLength: 1, maxLength: 255 }) });
-const Body = Type.Object({ public: Type.Boolean() }, { additionalProperties: false });
+const Body = Type.Object({ public: Type.Boolean() }, { additionalProperties: false, examples: [{ public: true }] });
 
 const Response = Type.Object({ success: Type.Boolean(), bucket: BucketVisibility });
 
 const ListResponse = Type.Object({ success: Type.Boolean(), buckets: Type.Array(BucketView) });
-const CreateBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false });
+const CreateBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 255 }) }, { additionalProperties: false, examples: [{ name: 'photos' }] });
 const CreateResponse = Type.Object({ success: Type.Boolean(), bucket: BucketView });
 
 export const bucketRoutes: RouteModule = (app, { ctx, requireScope }) => {
   const auth = requireScope('buckets:manage');
-  app.get('/api/v3/buckets', { onRequest: auth, schema: { response: { 200: ListResponse, ...ERROR_RESPONSES } } }, async (request) => {
+  const listSchema = { operationId: 'listBuckets', summary: "The caller's buckets", tags: ['buckets'], response: { 200: ListResponse, ...ERROR_RESPONSES } };
+  app.get('/api/v3/buckets', { onRequest: auth, schema: listSchema }, async (request) => {
     const buckets = [];
     for (const b of await ctx.repos.buckets.list(principalOf(request).userId)) {
       buckets.push({
@@ -41,7 +42,17 @@ export const bucketRoutes: RouteModule = (app, { ctx, requireScope }) => {
   });
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/api/v3/buckets',
-    { onRequest: auth, schema: { body: CreateBody, response: { 201: CreateResponse, ...ERROR_RESPONSES } } },
+    {
+      onRequest: auth,
+      schema: {
+        operationId: 'createBucket',
+        summary: "Create a bucket in the gateway's region",
+        description: "S3's naming rules (400 invalid_bucket_name); 409 bucket_exists when the name is taken, by the caller or anyone.",
+        tags: ['buckets'],
+        body: CreateBody,
+        response: { 201: CreateResponse, ...ERROR_RESPONSES, 409: ErrorBody },
+      },
+    },
     async (request, reply) => {
       try {
         const b = await createBucket(ctx.repos, { name: request.body.name, ownerId: principalOf(request).userId, region: ctx.config.region });
@@ -60,7 +71,18 @@ export const bucketRoutes: RouteModule = (app, { ctx, requireScope }) => {
   for (const path of PATHS) {
     app.put<{ Params: Static<typeof Params>; Body: Static<typeof Body> }>(
       path,
-      { onRequest: auth, schema: { params: Params, body: Body, response: { 200: Response, ...ERROR_RESPONSES } } },
+      {
+        onRequest: auth,
+        schema: {
+          operationId: path === PATHS[0] ? 'setBucketPublic' : 'setBucketPublicUnderStorage',
+          ...(path === PATHS[0] ? {} : { aliasOf: 'setBucketPublic' }),
+          summary: "Serve a bucket's objects on the CDN host at /b/<bucket>/<key>, or stop",
+          tags: ['buckets'],
+          params: Params,
+          body: Body,
+          response: { 200: Response, ...ERROR_RESPONSES },
+        },
+      },
       async (request) => {
         const bucket = await ownedBucket(ctx, principalOf(request).userId, request.params.bucket);
         const isPublic = request.body.public;

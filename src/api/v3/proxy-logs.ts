@@ -23,6 +23,30 @@ import { Anomaly, AnomalyDetail, ERROR_RESPONSES, LoggedRequests, ProxyLogs } fr
 
 type Query = Record<string, unknown>;
 
+const TAGS = ['proxy-logs'];
+const hostnameParam = Type.Optional(Type.String({ description: "One of the caller's hostnames (a project hostname or the CDN hostname; another is 404); default all" }));
+const hoursParam = Type.Optional(Type.Integer({ minimum: 1, default: DEFAULT_HOURS, description: `The window in hours up to now; an invalid value means ${DEFAULT_HOURS}, above the log's retention means its retention` }));
+const timeParam = (what: string) => Type.Optional(Type.String({ format: 'date-time', description: what }));
+const ReportQuery = Type.Object({ hostname: hostnameParam, hours: hoursParam });
+const RequestsQuery = Type.Object({
+  hostname: hostnameParam,
+  from: timeParam(`ISO 8601; default ${DEFAULT_HOURS} hours before to`),
+  to: timeParam('ISO 8601; default now'),
+  decision: Type.Optional(Type.String({ description: `allowed, blocked, refused or a rule: ${BLOCK_REASONS.join(', ')}` })),
+  ip: Type.Optional(Type.String({ description: 'One IPv4 or IPv6 address' })),
+  country: Type.Optional(Type.String({ description: "A two-letter ISO 3166 code, or 'unknown'" })),
+  path: Type.Optional(Type.String({ description: 'A path prefix, starting with /' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: REQUESTS_MAX_LIMIT, default: REQUESTS_DEFAULT_LIMIT })),
+  cursor: Type.Optional(Type.String({ description: "The previous page's nextCursor" })),
+});
+const AnomaliesQuery = Type.Object({
+  hostname: hostnameParam,
+  hours: hoursParam,
+  state: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('open')], { default: 'all' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: ANOMALIES_MAX_LIMIT, default: ANOMALIES_DEFAULT_LIMIT })),
+});
+const AnomalyParams = Type.Object({ id: Type.String() });
+
 const unknownHostname = (): Error => notFound('No such hostname among yours');
 const DECISIONS = new Set<string>(['allowed', 'blocked', 'refused', ...BLOCK_REASONS]);
 
@@ -68,7 +92,16 @@ export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get<{ Querystring: Query }>(
     '/api/v3/cdn/proxy-logs',
-    { onRequest: requireScope('usage:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: ProxyLogs }), ...ERROR_RESPONSES } } },
+    {
+      onRequest: requireScope('usage:read'),
+      schema: {
+        operationId: 'getProxyLogs',
+        summary: 'Edge traffic of the caller\'s hostnames: allowed and blocked counts, risk index, GeoIP concentration, top sources, anomalies',
+        tags: TAGS,
+        documentedQuery: ReportQuery,
+        response: { 200: Type.Object({ success: Type.Boolean(), data: ProxyLogs }), ...ERROR_RESPONSES },
+      },
+    },
     async (request) => {
       const data = await reports.report(principalOf(request).userId, reportQuery(request.query));
       if (!data) throw unknownHostname();
@@ -78,7 +111,16 @@ export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get<{ Querystring: Query }>(
     '/api/v3/cdn/proxy-logs/requests',
-    { onRequest: requireScope('usage:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: LoggedRequests }), ...ERROR_RESPONSES } } },
+    {
+      onRequest: requireScope('usage:read'),
+      schema: {
+        operationId: 'listLoggedRequests',
+        summary: 'A page of the request log, newest first (filters are strict: a value that matches nothing is a 400)',
+        tags: TAGS,
+        documentedQuery: RequestsQuery,
+        response: { 200: Type.Object({ success: Type.Boolean(), data: LoggedRequests }), ...ERROR_RESPONSES },
+      },
+    },
     async (request) => {
       const data = await reports.requests(principalOf(request).userId, requestsQuery(request.query));
       if (!data) throw unknownHostname();
@@ -88,7 +130,16 @@ export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get<{ Params: { id: string } }>(
     '/api/v3/cdn/anomalies/:id',
-    { onRequest: requireScope('usage:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: AnomalyDetail }), ...ERROR_RESPONSES } } },
+    {
+      onRequest: requireScope('usage:read'),
+      schema: {
+        operationId: 'getAnomaly',
+        summary: 'One anomaly event and the sources and countries of its span of traffic',
+        tags: TAGS,
+        params: AnomalyParams,
+        response: { 200: Type.Object({ success: Type.Boolean(), data: AnomalyDetail }), ...ERROR_RESPONSES },
+      },
+    },
     async (request) => {
       const data = await reports.anomaly(principalOf(request).userId, request.params.id);
       if (!data) throw notFound('No such anomaly among yours');
@@ -100,7 +151,13 @@ export const proxyLogRoutes: RouteModule = (app, { ctx, requireScope }) => {
     '/api/v3/cdn/anomalies',
     {
       onRequest: requireScope('usage:read'),
-      schema: { response: { 200: Type.Object({ success: Type.Boolean(), anomalies: Type.Array(Anomaly) }), ...ERROR_RESPONSES } },
+      schema: {
+        operationId: 'listAnomalies',
+        summary: "Anomaly events on the caller's hostnames, newest first",
+        tags: TAGS,
+        documentedQuery: AnomaliesQuery,
+        response: { 200: Type.Object({ success: Type.Boolean(), anomalies: Type.Array(Anomaly) }), ...ERROR_RESPONSES },
+      },
     },
     async (request) => {
       const q = request.query;

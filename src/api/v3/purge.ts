@@ -8,6 +8,15 @@ import { principalOf, type RouteModule } from '../route-module.js';
 import { ERROR_RESPONSES, type PurgeRequest } from './schemas.js';
 
 const PurgeResult = Type.Object({ success: Type.Boolean(), purged: Type.Integer() });
+/** PurgeRequest, for the document: the handler tells the three forms apart itself, naming what is wrong. */
+const PurgeBody = Type.Union(
+  [
+    Type.Object({ assetId: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false }),
+    Type.Object({ bucket: Type.String({ minLength: 1, maxLength: 255 }), prefix: Type.Optional(Type.String({ maxLength: 1024 })) }, { additionalProperties: false }),
+    Type.Object({ all: Type.Literal(true) }, { additionalProperties: false }),
+  ],
+  { examples: [{ bucket: 'photos', prefix: 'holidays/' }] },
+);
 
 
 const FORMS = 'one of { "assetId": "..." }, { "bucket": "...", "prefix": "..." } or { "all": true }';
@@ -64,7 +73,16 @@ async function purge(ctx: AppContext, userId: string, request: PurgeRequest): Pr
 export const purgeRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.post(
     '/api/v3/cdn/purge',
-    { onRequest: requireScope('assets:write'), schema: { response: { 200: PurgeResult, ...ERROR_RESPONSES } } },
+    {
+      onRequest: requireScope('assets:write'),
+      schema: {
+        operationId: 'purgeCache',
+        summary: "Drop cached CDN copies of the caller's assets or public bucket objects; returns how many",
+        tags: ['assets'],
+        documentedBody: { schema: PurgeBody },
+        response: { 200: PurgeResult, ...ERROR_RESPONSES },
+      },
+    },
     async (request) => {
       const purged = await purge(ctx, principalOf(request).userId, parsePurgeRequest(request.body));
       return { success: true, purged };

@@ -399,6 +399,16 @@ export const HostnameOrigin = Type.Union([
 ]);
 export type HostnameOrigin = Static<typeof HostnameOrigin>;
 
+/** A hostname's rate limit and bans (src/db/repos/hostname-model.ts). */
+export const HostRateLimit = Type.Object({
+  requestsPerSecond: Type.Number(),
+  burst: Type.Number(),
+  banAfter: Type.Number(),
+  banWindowSeconds: Type.Number(),
+  banSeconds: Type.Number(),
+  maxBanSeconds: Type.Number(),
+});
+
 /** A hostname's protection rules (src/db/repos/hostname-model.ts HostRules). */
 export const HostnameRules = Type.Object({
   allowIps: Type.Array(Type.String()),
@@ -406,18 +416,32 @@ export const HostnameRules = Type.Object({
   blockCountries: Type.Array(Type.String()),
   allowedMethods: Type.Array(Type.String()),
   maxBodyBytes: Nullable(Type.Number()),
-  rateLimit: Nullable(
-    Type.Object({
-      requestsPerSecond: Type.Number(),
-      burst: Type.Number(),
-      banAfter: Type.Number(),
-      banWindowSeconds: Type.Number(),
-      banSeconds: Type.Number(),
-      maxBanSeconds: Type.Number(),
-    }),
-  ),
+  rateLimit: Nullable(HostRateLimit),
 });
 export type HostnameRules = Static<typeof HostnameRules>;
+
+/** An origin as PUT .../origin takes it (defaults: preserveHost false, indexDocument index.html, no error document); the service checks it. */
+export const OriginInput = Type.Union(
+  [
+    Type.Object({ kind: Type.Literal('url'), url: Type.String(), preserveHost: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+    Type.Object(
+      { kind: Type.Literal('bucket'), bucket: Type.String(), indexDocument: Type.Optional(Type.String()), errorDocument: Type.Optional(Nullable(Type.String())) },
+      { additionalProperties: false },
+    ),
+  ],
+  { examples: [{ kind: 'bucket', bucket: 'photos', indexDocument: 'index.html' }] },
+);
+export type OriginInput = Static<typeof OriginInput>;
+
+/** Rules as PUT .../rules takes them: a missing field means no rule, a rate limit needs requestsPerSecond only; the service checks them. */
+export const RulesInput = Type.Object(
+  {
+    ...Type.Partial(Type.Omit(HostnameRules, ['rateLimit'])).properties,
+    rateLimit: Type.Optional(Nullable(Type.Composite([Type.Partial(HostRateLimit), Type.Object({ requestsPerSecond: Type.Number() })]))),
+  },
+  { additionalProperties: false, examples: [{ blockCountries: ['KP'], rateLimit: { requestsPerSecond: 20 } }] },
+);
+export type RulesInput = Static<typeof RulesInput>;
 
 /** The DNS record that proves control of a hostname. */
 export const VerificationRecord = Type.Object({ name: Type.String(), type: Type.Literal('TXT'), value: Type.String() });
@@ -452,6 +476,25 @@ export const BucketView = Type.Object({
   createdAt: Type.String(),
 });
 export type BucketView = Static<typeof BucketView>;
+
+export const MAX_OBJECT_KEY_BYTES = 1024;
+
+/** POST /api/v3/buckets/:bucket/presign: one S3 operation on one of the caller's buckets (put and delete need objects:write). */
+export const ObjectPresignRequest = Type.Object(
+  {
+    operation: Type.Union([Type.Literal('list'), Type.Literal('get'), Type.Literal('put'), Type.Literal('delete')]),
+    key: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_OBJECT_KEY_BYTES })),
+    prefix: Type.Optional(Type.String({ maxLength: MAX_OBJECT_KEY_BYTES })),
+    delimiter: Type.Optional(Type.String({ maxLength: 16 })),
+    continuationToken: Type.Optional(Type.String({ maxLength: 4096 })),
+    maxKeys: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    download: Type.Optional(Type.Boolean()),
+    /** Seconds a `get` URL stays good (default 300, at most 7 days: a link to share). */
+    expiresIn: Type.Optional(Type.Integer({ minimum: 1, maximum: 604800 })),
+  },
+  { additionalProperties: false, examples: [{ operation: 'get', key: 'holidays/beach.jpg', download: true, expiresIn: 3600 }] },
+);
+export type ObjectPresignRequest = Static<typeof ObjectPresignRequest>;
 
 /** What a purge names (POST /api/v3/cdn/purge): one asset, a bucket's keys under a prefix, or everything the caller owns. */
 export type PurgeRequest = { assetId: string } | { bucket: string; prefix?: string } | { all: true };

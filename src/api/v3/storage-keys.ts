@@ -30,8 +30,15 @@ const CreateBody = Type.Object(
     // An enum rather than a union of literals: one clear error ("must be one of: read, read_write").
     permission: Type.Unsafe<BucketPermission>({ type: 'string', enum: ['read', 'read_write'] }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'gallery CI', permission: 'read_write' }] },
 );
+
+/** operationIds: the /storage ones; under /api/v3 the same with this suffix, `aliasOf` the first. */
+const ALIAS_SUFFIX = 'UnderApiV3';
+
+function words(prefix: string, operationId: string, summary: string) {
+  return { operationId: prefix === '' ? operationId : `${operationId}${ALIAS_SUFFIX}`, ...(prefix === '' ? {} : { aliasOf: operationId }), summary, tags: ['storage-keys'] };
+}
 
 const ListResponse = Type.Object({ success: Type.Boolean(), accessKeys: Type.Array(StorageAccessKey) });
 const CreateResponse = Type.Object({ success: Type.Boolean(), accessKey: CreatedStorageAccessKey });
@@ -67,7 +74,7 @@ function register(app: FastifyInstance, { ctx, auth }: RouteDeps, prefix: string
 
   app.get<{ Params: Static<typeof BucketParams> }>(
     path,
-    { onRequest: auth, schema: { params: BucketParams, response: { 200: ListResponse, ...ERROR_RESPONSES } } },
+    { onRequest: auth, schema: { ...words(prefix, 'listAccessKeys', "A bucket's S3 access keys (never their secrets)"), params: BucketParams, response: { 200: ListResponse, ...ERROR_RESPONSES } } },
     async (request) => {
       const bucket = await ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
       const keys = await ctx.repos.accessKeys.list({ kind: 'bucket', bucketId: bucket.id });
@@ -79,7 +86,15 @@ function register(app: FastifyInstance, { ctx, auth }: RouteDeps, prefix: string
 
   app.post<{ Params: Static<typeof BucketParams>; Body: Static<typeof CreateBody> }>(
     path,
-    { onRequest: auth, schema: { params: BucketParams, body: CreateBody, response: { 201: CreateResponse, ...ERROR_RESPONSES } } },
+    {
+      onRequest: auth,
+      schema: {
+        ...words(prefix, 'createAccessKey', 'Create an S3 access key for one bucket: the secret is in this answer only'),
+        params: BucketParams,
+        body: CreateBody,
+        response: { 201: CreateResponse, ...ERROR_RESPONSES },
+      },
+    },
     async (request, reply) => {
       const bucket = await ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
       const { name, permission } = request.body;
@@ -102,7 +117,7 @@ function register(app: FastifyInstance, { ctx, auth }: RouteDeps, prefix: string
 
   app.delete<{ Params: Static<typeof KeyParams> }>(
     `${path}/:keyId`,
-    { onRequest: auth, schema: { params: KeyParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
+    { onRequest: auth, schema: { ...words(prefix, 'deleteAccessKey', 'Delete an access key: it stops working at once'), params: KeyParams, response: { 200: SuccessMessage, ...ERROR_RESPONSES } } },
     async (request) => {
       const bucket = await ownedBucket(ctx, principalOf(request).userId, request.params.bucketId);
       const key = await ctx.repos.accessKeys.get(request.params.keyId);

@@ -57,7 +57,16 @@ export async function buildSummary(ctx: AppContext, userId: string, projectId?: 
 export const summaryRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.get(
     '/api/v3/cdn/summary',
-    { onRequest: requireScope('assets:read'), schema: { response: { 200: Type.Object({ success: Type.Boolean(), data: Summary }), ...ERROR_RESPONSES } } },
+    {
+      onRequest: requireScope('assets:read'),
+      schema: {
+        operationId: 'getSummary',
+        summary: "The caller's storage, last 24 hours of traffic, space and credits",
+        tags: ['assets'],
+        documentedQuery: Type.Object({ projectId: Type.Optional(Type.String({ description: "Counts and recent assets of this project only (404 when not the caller's)" })) }),
+        response: { 200: Type.Object({ success: Type.Boolean(), data: Summary }), ...ERROR_RESPONSES },
+      },
+    },
     async (request) => {
       const { userId } = principalOf(request);
       const raw = (request.query as Record<string, string | undefined>)['projectId'];

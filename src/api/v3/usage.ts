@@ -41,6 +41,18 @@ function pageOf<T extends { position: PageCursor }>(rows: T[], limit: number): {
   return { rows: rows.slice(0, limit), nextCursor: rows.length > limit && last ? cursorText(last.position) : null };
 }
 
+const TAGS = ['usage'];
+const limitParam = Type.Optional(Type.Integer({ minimum: 1, maximum: USAGE_MAX_LIMIT, default: USAGE_DEFAULT_LIMIT, description: `An invalid value means ${USAGE_DEFAULT_LIMIT}; above ${USAGE_MAX_LIMIT} means ${USAGE_MAX_LIMIT}` }));
+const WindowQuery = {
+  from: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601; default the beginning' })),
+  to: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601; default now' })),
+  limit: limitParam,
+  cursor: Type.Optional(Type.String({ description: "The previous page's nextCursor" })),
+};
+const EventsQuery = Type.Object({ ...WindowQuery, type: Type.Optional(Type.Union(EVENT_TYPES.map((e) => Type.Literal(e)))) });
+const LedgerQuery = Type.Object(WindowQuery);
+const DailyQuery = Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: DAILY_MAX_DAYS, default: DAILY_DEFAULT_DAYS })) });
+
 const Response = Type.Object({
   success: Type.Boolean(),
   events: Type.Array(UsageEvent),
@@ -51,7 +63,16 @@ const Response = Type.Object({
 export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
   app.get<{ Querystring: Record<string, unknown> }>(
     '/api/v3/cdn/usage',
-    { onRequest: requireScope('usage:read'), schema: { response: { 200: Response, ...ERROR_RESPONSES } } },
+    {
+      onRequest: requireScope('usage:read'),
+      schema: {
+        operationId: 'getUsage',
+        summary: 'The latest usage events and credit ledger entries, newest first, and the credits state',
+        tags: TAGS,
+        documentedQuery: Type.Object({ limit: limitParam }),
+        response: { 200: Response, ...ERROR_RESPONSES },
+      },
+    },
     async (request) => {
       const { userId } = principalOf(request);
       const limit = intParam(request.query.limit, USAGE_DEFAULT_LIMIT, 1, USAGE_MAX_LIMIT);
@@ -69,7 +90,10 @@ export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get<{ Querystring: Record<string, unknown> }>(
     '/api/v3/cdn/usage/events',
-    { onRequest: requireScope('usage:read'), schema: { response: { 200: EventsPage, ...ERROR_RESPONSES } } },
+    {
+      onRequest: requireScope('usage:read'),
+      schema: { operationId: 'listUsageEvents', summary: 'A page of usage events in a window, newest first', tags: TAGS, documentedQuery: EventsQuery, response: { 200: EventsPage, ...ERROR_RESPONSES } },
+    },
     async (request) => {
       const q = request.query;
       const type = textParam(q, 'type');
@@ -84,7 +108,10 @@ export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get<{ Querystring: Record<string, unknown> }>(
     '/api/v3/cdn/usage/ledger',
-    { onRequest: requireScope('usage:read'), schema: { response: { 200: LedgerPage, ...ERROR_RESPONSES } } },
+    {
+      onRequest: requireScope('usage:read'),
+      schema: { operationId: 'listLedgerEntries', summary: 'A page of credit ledger entries in a window, newest first', tags: TAGS, documentedQuery: LedgerQuery, response: { 200: LedgerPage, ...ERROR_RESPONSES } },
+    },
     async (request) => {
       const q = request.query;
       const limit = intParam(q.limit, USAGE_DEFAULT_LIMIT, 1, USAGE_MAX_LIMIT);
@@ -96,7 +123,10 @@ export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
 
   app.get<{ Querystring: Record<string, unknown> }>(
     '/api/v3/cdn/usage/daily',
-    { onRequest: requireScope('usage:read'), schema: { response: { 200: Daily, ...ERROR_RESPONSES } } },
+    {
+      onRequest: requireScope('usage:read'),
+      schema: { operationId: 'getDailyUsage', summary: 'The last N UTC days: events, bytes and credits, oldest first, zeros included', tags: TAGS, documentedQuery: DailyQuery, response: { 200: Daily, ...ERROR_RESPONSES } },
+    },
     async (request) => {
       const { userId } = principalOf(request);
       const days = intParam(request.query.days, DAILY_DEFAULT_DAYS, 1, DAILY_MAX_DAYS);

@@ -15,6 +15,7 @@ const PAGES = [
   { path: 'projects', label: 'Projects & proxy', load: () => import('./page-projects.js').then((m) => m.ProjectsPage) },
   { path: 'security', label: 'Security events', load: () => import('./page-security.js').then((m) => m.SecurityPage) },
   { path: 'domains', label: 'Domains', load: () => import('./page-domains.js').then((m) => m.DomainsPage) },
+  { path: 'api', label: 'API reference', load: () => import('./page-api.js').then((m) => m.ApiReferencePage) },
 ];
 /** The data each page asks for first, fetched beside the session check when the dashboard opens on it. */
 const FIRST_CALL = { overview: '/api/v3/cdn/summary' };
