@@ -1,11 +1,12 @@
 // Admin commands of users' spaces and credits: suspend or resume a space, grant credits (a ledger entry).
 import { CreditsService, fromMilli } from '../credits/credits.js';
+import { settleTransfer } from '../credits/transfer-settlement.js';
 import { AdminError, iso, type Command } from './command.js';
 import { requireUser } from './lookups.js';
 
 export const SPACE_GROUPS: Readonly<Record<string, { section: string; summary: string }>> = {
   spaces: { section: 'Spaces and credits', summary: "suspend or resume a user's space" },
-  credits: { section: 'Spaces and credits', summary: 'grant credits to a user' },
+  credits: { section: 'Spaces and credits', summary: 'grant credits to a user; charge metered transfer now' },
 };
 
 function spaceView(space: { id: string; name: string; status: string; suspendedAt: number | null }, user: string) {
@@ -47,6 +48,16 @@ export const SPACE_COMMANDS = {
     },
   },
   credits: {
+    settle: {
+      args: [],
+      flags: [],
+      summary: 'charge what is metered now: transfer served to the public (ledger entries per user and hour)',
+      example: 's3edge credits settle',
+      run: async ({ repos, config }) => {
+        const transfer = await settleTransfer({ repos, config: config.credits, now: () => Date.now() }, { current: true });
+        return { transfer: { entries: transfer.entries, bytes: transfer.bytes, credits: fromMilli(transfer.creditsMilli) } };
+      },
+    },
     grant: {
       args: [],
       flags: ['user', 'amount'],

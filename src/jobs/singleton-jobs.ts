@@ -10,7 +10,8 @@ import type { Durability } from '../db/wal-sync.js';
 import type { ObjectRemovalDeps } from '../buckets/object-removal.js';
 import { LifecycleJob } from '../lifecycle/job.js';
 import { startMultipartSweeper } from './multipart-sweep.js';
-import type { Periodic } from './periodic.js';
+import { startPeriodic, type Periodic } from './periodic.js';
+import { settleTransfer } from '../credits/transfer-settlement.js';
 import type { StorageBackend } from '../storage/backend.js';
 import { BlobCollector } from '../storage/blob-gc.js';
 import type { BlobLeases } from '../storage/blob-leases.js';
@@ -44,6 +45,9 @@ export interface JobsDeps {
   notifications?: NotificationDispatcher;
 }
 
+/** How often finished hours of public traffic are looked for to charge (each is charged once). */
+const TRANSFER_SETTLE_EVERY_MS = 10 * 60_000;
+
 /** How often due blob removals are done, and ended rate-limit windows pruned (nodes on PostgreSQL). */
 const REMOVALS_EVERY_MS = 10_000;
 const PRUNE_EVERY_MS = 60_000;
@@ -62,6 +66,7 @@ export class SingletonJobs {
   private running = false;
   private sweeper: Periodic | undefined;
   private lifecycle: Periodic | undefined;
+  private transfer: Periodic | undefined;
   private timers: NodeJS.Timeout[] = [];
   /** The removal or prune round under way (one at a time). */
   private round: Promise<void> | undefined;
@@ -84,6 +89,12 @@ export class SingletonJobs {
       const deps = removeBlob ? { ...ctx, leases: { removeWhenFree: removeBlob } } : ctx;
       this.lifecycle = new LifecycleJob(deps, { intervalMs: config.lifecycleIntervalSeconds * 1000 }).start();
     }
+    // Transfer charged: each user's hours of public traffic, once over (credits/transfer-settlement.ts).
+    this.transfer = startPeriodic(
+      () => settleTransfer({ repos, config: config.credits, now: () => clock().getTime() }),
+      TRANSFER_SETTLE_EVERY_MS,
+      (err) => log.warn({ err }, 'credits: settling transfer failed (tried again on the next round)'),
+    );
     // What a crash left on the local disk (docs/ARCHITECTURE.md "Garbage collection"): half-written
     // uploads and unreferenced blobs from before this process started, every worker being younger.
     const leftoversBefore = storage.sweepStaged ? performance.timeOrigin : undefined;
@@ -131,6 +142,8 @@ export class SingletonJobs {
     this.sweeper = undefined;
     await this.lifecycle?.stop();
     this.lifecycle = undefined;
+    await this.transfer?.stop();
+    this.transfer = undefined;
     await ctx.blobGc?.stop();
     delete ctx.blobGc;
     await ctx.scrubber?.stop();

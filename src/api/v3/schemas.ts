@@ -149,7 +149,12 @@ export const LedgerEntry = Type.Object({
   rate: Type.Number(),
   credits: Type.Number(),
   balanceAfter: Type.Number(),
-  metadata: Type.Object({ key: Type.Optional(Type.String()), note: Type.Optional(Type.String()) }),
+  metadata: Type.Object({
+    key: Type.Optional(Type.String()),
+    note: Type.Optional(Type.String()),
+    /** A metered charge's span, `<start>/<end>` (ISO 8601): the hour a transfer entry is for. */
+    period: Type.Optional(Type.String()),
+  }),
   createdAt: Type.String(),
 });
 export type LedgerEntry = Static<typeof LedgerEntry>;

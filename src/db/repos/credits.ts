@@ -12,7 +12,7 @@ export interface CreditAccount {
   grantedMonth: string;
 }
 
-export type LedgerEventType = 'upload' | 'grant' | 'free_monthly_grant';
+export type LedgerEventType = 'upload' | 'grant' | 'free_monthly_grant' | 'transfer';
 
 export interface LedgerEntry {
   id: string;
@@ -24,7 +24,8 @@ export interface LedgerEntry {
   /** Charged by the entry; negative when it added credits. */
   creditsMilli: number;
   balanceAfterMilli: number;
-  metadata: { key?: string; note?: string };
+  /** `period`: the span a metered charge is for, `<start>/<end>` in ISO 8601. */
+  metadata: { key?: string; note?: string; period?: string };
   createdAt: number;
 }
 

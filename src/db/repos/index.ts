@@ -16,6 +16,7 @@ import { BucketTaggingRepo } from './bucket-tagging.js';
 import { BucketAclsRepo, BucketPoliciesRepo } from './bucket-access.js';
 import { BucketLifecycleRepo } from './bucket-lifecycle.js';
 import { BucketNotificationsRepo, NotificationOutboxRepo, NotificationTargetsRepo } from './notifications.js';
+import { TransferChargesRepo } from './transfer-charges.js';
 import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
@@ -64,6 +65,8 @@ export interface Repos {
   bucketNotifications: BucketNotificationsRepo;
   notificationTargets: NotificationTargetsRepo;
   notificationOutbox: NotificationOutboxRepo;
+  /** Public traffic per owner and hour, and what of it the ledger has charged (credits/transfer-settlement.ts). */
+  transferCharges: TransferChargesRepo;
   apiKeys: ApiKeysRepo;
   spaces: SpacesRepo;
   assets: AssetsRepo;
@@ -138,6 +141,7 @@ export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
       bucketNotifications: new BucketNotificationsRepo(exec, clock),
       notificationTargets: new NotificationTargetsRepo(exec, clock),
       notificationOutbox: new NotificationOutboxRepo(exec),
+      transferCharges: new TransferChargesRepo(exec),
       assets: new AssetsRepo(exec),
       blobRefs: new BlobRefsRepo(exec),
       integrity: new IntegrityRepo(exec),

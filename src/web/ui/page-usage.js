@@ -9,7 +9,7 @@ import { TimeChart } from './chart.js';
 
 // The API's event names, as a user reads them (an unknown one is shown as it comes).
 const USAGE_EVENTS = { upload: 'Upload', download: 'Download', delete: 'Delete' };
-const LEDGER_ENTRIES = { upload: 'Upload', grant: 'Credits granted', free_monthly_grant: 'Free monthly credits' };
+const LEDGER_ENTRIES = { upload: 'Upload', transfer: 'Transfer', grant: 'Credits granted', free_monthly_grant: 'Free monthly credits' };
 const DAYS = [7, 30, 90];
 
 /** A date input's day as the start or the end of that day where the user is, in ISO 8601; '' for none. */
