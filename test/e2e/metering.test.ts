@@ -3,6 +3,8 @@
 // moves by exactly that; a second settlement charges nothing more.
 import t from 'tap';
 import { apiUser, eventually, query, ResponseRecorder } from '../helpers/api.js';
+import { join } from 'node:path';
+import { artifactsDir, launchBrowser, setPassword, signedInPage } from '../helpers/browser.js';
 import { CdnClient } from '../helpers/cdn.js';
 import { startServer } from '../helpers/server.js';
 
@@ -37,4 +39,16 @@ t.test('transfer charged by s3edge credits settle', async (t) => {
 
   t.same(await server.admin(['credits', 'settle']), { transfer: { entries: 0, bytes: 0, credits: 0 } }, 'settled again: nothing more');
   t.equal((await client.summary()).credits.usedCredits, after.usedCredits);
+
+  // The usage page shows the entry: its hour and rate, bytes and credits.
+  await setPassword(server, 'metered', 'a-long-enough-password');
+  const browser = await launchBrowser();
+  t.teardown(() => browser.close());
+  const { page, problems, goTo } = await signedInPage(browser, server, 'metered', 'a-long-enough-password');
+  await goTo('usage');
+  const row = page.getByRole('table', { name: 'Credit ledger' }).locator('tbody tr', { hasText: 'Transfer' });
+  await row.waitFor();
+  t.match(await row.textContent(), /\d{4}-\d\d-\d\d \d\d:00–\d\d:00 UTC at 1,000 \/ GB\s*20\.0\s*MB\s*−20/, 'Transfer, the hour, the rate, 20 MB, −20 credits');
+  await page.screenshot({ path: join(artifactsDir('metering'), 'usage-transfer.png'), fullPage: true });
+  t.same(problems, [], 'no script error');
 });

@@ -10,6 +10,19 @@ import { TimeChart } from './chart.js';
 // The API's event names, as a user reads them (an unknown one is shown as it comes).
 const USAGE_EVENTS = { upload: 'Upload', download: 'Download', delete: 'Delete' };
 const LEDGER_ENTRIES = { upload: 'Upload', transfer: 'Transfer', grant: 'Credits granted', free_monthly_grant: 'Free monthly credits' };
+
+/** `2026-12-03T13:00:00.000Z/2026-12-03T14:00:00.000Z` -> `2026-12-03 13:00–14:00 UTC`. */
+function periodText(period) {
+  const [from, to] = period.split('/');
+  if (!from || !to) return period;
+  return `${from.slice(0, 10)} ${from.slice(11, 16)}–${to.slice(11, 16)} UTC`;
+}
+
+function ledgerSubject(l) {
+  if (l.metadata?.key) return l.metadata.key;
+  if (l.metadata?.period) return `${periodText(l.metadata.period)} at ${credits(l.rate)} / GB`;
+  return l.metadata?.note ?? '';
+}
 const DAYS = [7, 30, 90];
 
 /** A date input's day as the start or the end of that day where the user is, in ISO 8601; '' for none. */
@@ -99,7 +112,8 @@ function Ledger() {
   const columns = [
     { label: 'When', render: (l) => html`<span class="nowrap">${dateTime(l.createdAt)}</span>` },
     { label: 'Entry', render: (l) => html`<span class="badge">${LEDGER_ENTRIES[l.eventType] ?? l.eventType}</span>` },
-    { label: 'Object', render: (l) => html`<span class="truncate" title=${l.metadata?.key ?? ''} tabindex="0">${l.metadata?.key ?? ''}</span>` },
+    // An upload names its object; a metered charge the hour it is for, and its rate.
+    { label: 'For', render: (l) => html`<span class="truncate" title=${ledgerSubject(l)} tabindex="0">${ledgerSubject(l)}</span>` },
     // Grants move no bytes: a dash, not "0 B".
     { label: 'Bytes', className: 'num', render: (l) => (l.bytes ? bytes(l.bytes) : '–') },
     // The ledger stores charges as positive credits; a user reads a grant as +, a charge as −.
