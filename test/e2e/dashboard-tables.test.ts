@@ -132,6 +132,8 @@ t.test('usage: the days, their totals and chart; events and the ledger a page at
   t.equal(await events.count(), 25, '25 to a page');
   await page.getByRole('navigation', { name: 'Usage event pages' }).getByRole('button', { name: 'Older' }).click();
   await page.getByRole('navigation', { name: 'Usage event pages' }).getByText('Page 2').waitFor();
+  // The pager's label moves before the page's rows arrive: wait until the first page's rows are gone.
+  await events.nth(UPLOADS + 3 + 3 - 25).waitFor({ state: 'detached' });
   await events.first().waitFor();
   t.equal(await events.count(), UPLOADS + 3 + 3 - 25, 'the rest on the second');
   await page.getByLabel('Event', { exact: true }).selectOption('download');
@@ -150,6 +152,8 @@ t.test('usage: the days, their totals and chart; events and the ledger a page at
   await ledger.nth(24).waitFor();
   await page.getByRole('navigation', { name: 'Ledger pages' }).getByRole('button', { name: 'Older' }).click();
   await page.getByRole('navigation', { name: 'Ledger pages' }).getByText('Page 2').waitFor();
+  await ledger.nth(UPLOADS + 1 - 25).waitFor({ state: 'detached' });
+  await ledger.first().waitFor();
   t.equal(await ledger.count(), UPLOADS + 1 - 25, 'the uploads and the monthly grant over two pages');
   await page.screenshot({ path: join(shots, 'usage.png'), fullPage: true });
 });
