@@ -97,6 +97,8 @@ export async function copySqliteToPostgres(db: Db, pool: pg.Pool): Promise<CopyR
   try {
     await client.query('BEGIN');
     await client.query('SET LOCAL statement_timeout = 0');
+    // The stored-bytes counters are copied as they are: their triggers must not count the rows again.
+    await client.query("SET LOCAL s3edge.copying = 'on'");
     await client.query('SELECT pg_advisory_xact_lock($1)', [COPY_LOCK]);
     db.exec('BEGIN');
     sqliteOpen = true;

@@ -17,6 +17,7 @@ import { BucketAclsRepo, BucketPoliciesRepo } from './bucket-access.js';
 import { BucketLifecycleRepo } from './bucket-lifecycle.js';
 import { BucketNotificationsRepo, NotificationOutboxRepo, NotificationTargetsRepo } from './notifications.js';
 import { TransferChargesRepo } from './transfer-charges.js';
+import { StorageUsageRepo } from './storage-usage.js';
 import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
@@ -67,6 +68,7 @@ export interface Repos {
   notificationOutbox: NotificationOutboxRepo;
   /** Public traffic per owner and hour, and what of it the ledger has charged (credits/transfer-settlement.ts). */
   transferCharges: TransferChargesRepo;
+  storageUsage: StorageUsageRepo;
   apiKeys: ApiKeysRepo;
   spaces: SpacesRepo;
   assets: AssetsRepo;
@@ -142,6 +144,7 @@ export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
       notificationTargets: new NotificationTargetsRepo(exec, clock),
       notificationOutbox: new NotificationOutboxRepo(exec),
       transferCharges: new TransferChargesRepo(exec),
+      storageUsage: new StorageUsageRepo(exec),
       assets: new AssetsRepo(exec),
       blobRefs: new BlobRefsRepo(exec),
       integrity: new IntegrityRepo(exec),
