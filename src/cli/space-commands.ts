@@ -1,6 +1,7 @@
 // Admin commands of users' spaces and credits: suspend or resume a space, grant credits (a ledger entry).
 import { CreditsService, fromMilli } from '../credits/credits.js';
-import { settleTransfer } from '../credits/transfer-settlement.js';
+import { settleTransfer, type SettlementResult } from '../credits/transfer-settlement.js';
+import { settleStorage } from '../credits/storage-settlement.js';
 import { AdminError, iso, type Command } from './command.js';
 import { requireUser } from './lookups.js';
 
@@ -51,11 +52,12 @@ export const SPACE_COMMANDS = {
     settle: {
       args: [],
       flags: [],
-      summary: 'charge what is metered now: transfer served to the public (ledger entries per user and hour)',
+      summary: 'charge what is metered now: transfer served to the public (an entry per user and hour) and storage (an entry per user and day, the day under way included)',
       example: 's3edge credits settle',
       run: async ({ repos, config }) => {
-        const transfer = await settleTransfer({ repos, config: config.credits, now: () => Date.now() }, { current: true });
-        return { transfer: { entries: transfer.entries, bytes: transfer.bytes, credits: fromMilli(transfer.creditsMilli) } };
+        const deps = { repos, config: config.credits, now: () => Date.now() };
+        const view = (r: SettlementResult) => ({ entries: r.entries, bytes: r.bytes, credits: fromMilli(r.creditsMilli) });
+        return { transfer: view(await settleTransfer(deps, { current: true })), storage: view(await settleStorage(deps, { current: true })) };
       },
     },
     grant: {

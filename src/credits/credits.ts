@@ -36,6 +36,14 @@ export function fromMilli(milli: number): number {
   return milli / MILLI;
 }
 
+/** Storage and transfer are priced per decimal gigabyte (a GB-day, a GB served). */
+const GB = 1_000_000_000;
+
+/** The milli-credits of `bytes` at `rateMilli` per GB, rounded as one amount. */
+export function perGbCharge(bytes: number, rateMilli: number): number {
+  return Math.round((bytes * rateMilli) / GB);
+}
+
 /** The Credits object of SPEC.md 2.6. */
 export interface CreditsState {
   enabled: boolean;
@@ -67,9 +75,6 @@ export interface UploadReservation {
 
 /** The repositories credits run on: the store's, or a transaction's. */
 export type CreditRepos = Pick<Repos, 'credits' | 'creditReservations' | 'transact'>;
-
-/** Storage is priced per decimal gigabyte per day. */
-const GB = 1_000_000_000;
 
 /** How often a process holding reservations says it is alive. */
 export const HOLDER_BEAT_MS = 5_000;
@@ -288,7 +293,7 @@ export class CreditsService {
     };
   }
 
-  /** The Credits object for a user storing `storageBytes`. */
+  /** The Credits object for a user storing `storageBytes` (everything: buckets and assets). */
   async state(userId: string, storageBytes: number): Promise<CreditsState> {
     await this.ensureMonthlyGrant(userId);
     const account = await this.repos.credits.account(userId);
@@ -298,7 +303,8 @@ export class CreditsService {
       balance: fromMilli(account.balanceMilli),
       usedCredits: fromMilli(account.usedMilli),
       lowCreditThreshold: c.lowCreditThreshold,
-      projectedDailyStorageCredits: fromMilli(Math.round((storageBytes / GB) * toMilli(c.storageCreditsPerGbDay))),
+      // A day at what is stored now: the next daily charge if nothing changes (credits/storage-settlement.ts).
+      projectedDailyStorageCredits: fromMilli(perGbCharge(storageBytes, toMilli(c.storageCreditsPerGbDay))),
       freeMonthlyCredits: c.freeMonthlyCredits,
       uploadCreditUnitBytes: c.uploadCreditUnitBytes,
       uploadCreditsPerUnit: c.uploadCreditsPerUnit,

@@ -15,10 +15,7 @@
 import type { CreditsConfig } from '../config/schema.js';
 import type { Repos } from '../db/repos/index.js';
 import { HOUR_MS, hourOf } from '../db/repos/traffic.js';
-import { toMilli } from './credits.js';
-
-/** Transfer is priced per decimal gigabyte. */
-const GB = 1_000_000_000;
+import { perGbCharge, toMilli } from './credits.js';
 /** An hour is final this long after it ended: the request log's buffers have flushed it. */
 export const SETTLE_GRACE_MS = 5 * 60_000;
 /** Where the hours before which everything is settled are marked (settings). */
@@ -35,11 +32,6 @@ export interface TransferSettlementDeps {
   repos: Pick<Repos, 'transferCharges' | 'settings' | 'transact' | 'users'>;
   config: CreditsConfig;
   now: () => number;
-}
-
-/** The credits (milli) of `bytes` at `rateMilli` per GB, rounded as one amount. */
-function chargeOf(bytes: number, rateMilli: number): number {
-  return Math.round((bytes * rateMilli) / GB);
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -65,7 +57,7 @@ export async function settleTransfer(d: TransferSettlementDeps, opts: { current?
       // A request log row may outlive its user: nobody to charge.
       if (!(await r.users.getById(h.ownerId))) return undefined;
       if (!(await r.transferCharges.advance(h.ownerId, h.hour, before, h.bytes))) return undefined;
-      const creditsMilli = chargeOf(h.bytes, rateMilli) - chargeOf(before, rateMilli);
+      const creditsMilli = perGbCharge(h.bytes, rateMilli) - perGbCharge(before, rateMilli);
       const bytes = h.bytes - before;
       if (creditsMilli > 0) {
         await r.credits.append({

@@ -12,6 +12,7 @@ import { LifecycleJob } from '../lifecycle/job.js';
 import { startMultipartSweeper } from './multipart-sweep.js';
 import { startPeriodic, type Periodic } from './periodic.js';
 import { settleTransfer } from '../credits/transfer-settlement.js';
+import { settleStorage } from '../credits/storage-settlement.js';
 import type { StorageBackend } from '../storage/backend.js';
 import { BlobCollector } from '../storage/blob-gc.js';
 import type { BlobLeases } from '../storage/blob-leases.js';
@@ -47,6 +48,8 @@ export interface JobsDeps {
 
 /** How often finished hours of public traffic are looked for to charge (each is charged once). */
 const TRANSFER_SETTLE_EVERY_MS = 10 * 60_000;
+/** How often stored bytes are sampled (the first sample of an hour stays) and finished days charged. */
+const STORAGE_SETTLE_EVERY_MS = 10 * 60_000;
 
 /** How often due blob removals are done, and ended rate-limit windows pruned (nodes on PostgreSQL). */
 const REMOVALS_EVERY_MS = 10_000;
@@ -67,6 +70,7 @@ export class SingletonJobs {
   private sweeper: Periodic | undefined;
   private lifecycle: Periodic | undefined;
   private transfer: Periodic | undefined;
+  private storageMeter: Periodic | undefined;
   private timers: NodeJS.Timeout[] = [];
   /** The removal or prune round under way (one at a time). */
   private round: Promise<void> | undefined;
@@ -94,6 +98,12 @@ export class SingletonJobs {
       () => settleTransfer({ repos, config: config.credits, now: () => clock().getTime() }),
       TRANSFER_SETTLE_EVERY_MS,
       (err) => log.warn({ err }, 'credits: settling transfer failed (tried again on the next round)'),
+    );
+    // Storage charged: stored bytes sampled each hour, each day charged once over (credits/storage-settlement.ts).
+    this.storageMeter = startPeriodic(
+      () => settleStorage({ repos, config: config.credits, now: () => clock().getTime() }),
+      STORAGE_SETTLE_EVERY_MS,
+      (err) => log.warn({ err }, 'credits: sampling or charging storage failed (tried again on the next round)'),
     );
     // What a crash left on the local disk (docs/ARCHITECTURE.md "Garbage collection"): half-written
     // uploads and unreferenced blobs from before this process started, every worker being younger.
@@ -144,6 +154,8 @@ export class SingletonJobs {
     this.lifecycle = undefined;
     await this.transfer?.stop();
     this.transfer = undefined;
+    await this.storageMeter?.stop();
+    this.storageMeter = undefined;
     await ctx.blobGc?.stop();
     delete ctx.blobGc;
     await ctx.scrubber?.stop();

@@ -152,8 +152,10 @@ export const LedgerEntry = Type.Object({
   metadata: Type.Object({
     key: Type.Optional(Type.String()),
     note: Type.Optional(Type.String()),
-    /** A metered charge's span, `<start>/<end>` (ISO 8601): the hour a transfer entry is for. */
+    /** A metered charge's span, `<start>/<end>` (ISO 8601): the hour a transfer entry is for, the UTC day a storage entry is for. */
     period: Type.Optional(Type.String()),
+    /** The sampled hours of the day a storage entry charges. */
+    hours: Type.Optional(Type.Integer()),
   }),
   createdAt: Type.String(),
 });

@@ -50,7 +50,7 @@ export async function buildSummary(ctx: AppContext, userId: string, projectId?: 
     configured: true,
     storageName: config.storageName,
     space: spaceView(await ctx.repos.spaces.ensure(userId)),
-    credits: await ctx.credits.state(userId, stats.storageBytes),
+    credits: await ctx.credits.state(userId, await repos.storageUsage.ownerBytes(userId)),
   };
 }
 

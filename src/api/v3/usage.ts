@@ -83,7 +83,7 @@ export const usageRoutes: RouteModule = (app, { ctx, requireScope }) => {
         success: true,
         events: (await repos.usage.recent(userId, limit)).map(usageEventView),
         creditLedger: (await repos.credits.recent(userId, limit)).map(ledgerEntryView),
-        credits: await ctx.credits.state(userId, (await repos.assets.stats(userId)).storageBytes),
+        credits: await ctx.credits.state(userId, await repos.storageUsage.ownerBytes(userId)),
       };
     },
   );

@@ -10,7 +10,8 @@
 // goes first: a part whose upload is already gone finds no row to change.
 //
 // storage_samples: each owner's stored bytes, one sample an hour (the first taken in an hour stays);
-// storage_charges: per owner and UTC day, the sampled hours and milli-credits the ledger has charged.
+// storage_charges: per owner and UTC day, the sampled hours, byte-days (byte-hours / 24) and
+// milli-credits the ledger has charged.
 // storage_reservations: bytes an upload in progress set aside against a quota (bucket_id '' for an
 // asset), live while their holder (credit_holders) beats, as credit reservations are.
 // credit_accounts.depleted_at: since when a balance is at or below zero (NULL while positive).
@@ -117,6 +118,7 @@ CREATE TABLE storage_charges (
   owner_id      TEXT NOT NULL,
   day           INTEGER NOT NULL,
   hours         INTEGER NOT NULL,
+  bytes         INTEGER NOT NULL,
   credits_milli INTEGER NOT NULL,
   PRIMARY KEY (owner_id, day)
 ) WITHOUT ROWID;

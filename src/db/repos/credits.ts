@@ -12,7 +12,7 @@ export interface CreditAccount {
   grantedMonth: string;
 }
 
-export type LedgerEventType = 'upload' | 'grant' | 'free_monthly_grant' | 'transfer';
+export type LedgerEventType = 'upload' | 'grant' | 'free_monthly_grant' | 'transfer' | 'storage';
 
 export interface LedgerEntry {
   id: string;
@@ -24,8 +24,8 @@ export interface LedgerEntry {
   /** Charged by the entry; negative when it added credits. */
   creditsMilli: number;
   balanceAfterMilli: number;
-  /** `period`: the span a metered charge is for, `<start>/<end>` in ISO 8601. */
-  metadata: { key?: string; note?: string; period?: string };
+  /** `period`: the span a metered charge is for, `<start>/<end>` in ISO 8601; `hours`: the sampled hours a storage charge covers. */
+  metadata: { key?: string; note?: string; period?: string; hours?: number };
   createdAt: number;
 }
 

@@ -19,7 +19,10 @@ export interface OwnerDaySamples {
 }
 
 export interface DayCharge {
+  /** Sampled hours charged. */
   hours: number;
+  /** Byte-days charged: the charged hours' byte-hours / 24. */
+  bytes: number;
   creditsMilli: number;
 }
 
@@ -37,9 +40,9 @@ const SAMPLE = 'INSERT INTO storage_samples (owner_id, hour, bytes) VALUES (?, ?
 const SAMPLED = 'SELECT count(*) AS n FROM storage_samples WHERE hour = ?';
 const DAYS = `SELECT owner_id AS "ownerId", (hour / ${DAY_MS}) * ${DAY_MS} AS day, count(*) AS hours, SUM(bytes) AS "byteHours"
   FROM storage_samples WHERE hour >= ? AND hour < ? GROUP BY 1, 2 ORDER BY 2, 1`;
-const CHARGED = 'SELECT hours, credits_milli AS "creditsMilli" FROM storage_charges WHERE owner_id = ? AND day = ?';
-const FIRST = 'INSERT INTO storage_charges (owner_id, day, hours, credits_milli) VALUES (?, ?, ?, ?) ON CONFLICT (owner_id, day) DO NOTHING';
-const ADVANCE = 'UPDATE storage_charges SET hours = ?, credits_milli = ? WHERE owner_id = ? AND day = ? AND hours = ?';
+const CHARGED = 'SELECT hours, bytes, credits_milli AS "creditsMilli" FROM storage_charges WHERE owner_id = ? AND day = ?';
+const FIRST = 'INSERT INTO storage_charges (owner_id, day, hours, bytes, credits_milli) VALUES (?, ?, ?, ?, ?) ON CONFLICT (owner_id, day) DO NOTHING';
+const ADVANCE = 'UPDATE storage_charges SET hours = ?, bytes = ?, credits_milli = ? WHERE owner_id = ? AND day = ? AND hours = ?';
 const PRUNE_SAMPLES = 'DELETE FROM storage_samples WHERE hour < ?';
 
 export class StorageUsageRepo {
@@ -87,13 +90,13 @@ export class StorageUsageRepo {
   /** What of the owner's day the ledger has charged. */
   async charged(ownerId: string, day: number): Promise<DayCharge> {
     const row = await this.db.get<DayCharge>(CHARGED, [ownerId, day]);
-    return row ? { hours: Number(row.hours), creditsMilli: Number(row.creditsMilli) } : { hours: 0, creditsMilli: 0 };
+    return row ? { hours: Number(row.hours), bytes: Number(row.bytes), creditsMilli: Number(row.creditsMilli) } : { hours: 0, bytes: 0, creditsMilli: 0 };
   }
 
   /** Moves the day's charge from `from` hours to `to`; false when another settlement moved it first. */
   async advance(ownerId: string, day: number, fromHours: number, to: DayCharge): Promise<boolean> {
-    if (fromHours === 0 && (await this.db.run(FIRST, [ownerId, day, to.hours, to.creditsMilli])).changes > 0) return true;
-    return (await this.db.run(ADVANCE, [to.hours, to.creditsMilli, ownerId, day, fromHours])).changes > 0;
+    if (fromHours === 0 && (await this.db.run(FIRST, [ownerId, day, to.hours, to.bytes, to.creditsMilli])).changes > 0) return true;
+    return (await this.db.run(ADVANCE, [to.hours, to.bytes, to.creditsMilli, ownerId, day, fromHours])).changes > 0;
   }
 
   /** Drops samples of hours before `beforeMs` (their days are charged). */

@@ -9,17 +9,25 @@ import { TimeChart } from './chart.js';
 
 // The API's event names, as a user reads them (an unknown one is shown as it comes).
 const USAGE_EVENTS = { upload: 'Upload', download: 'Download', delete: 'Delete' };
-const LEDGER_ENTRIES = { upload: 'Upload', transfer: 'Transfer', grant: 'Credits granted', free_monthly_grant: 'Free monthly credits' };
+const LEDGER_ENTRIES = { upload: 'Upload', transfer: 'Transfer', storage: 'Storage', grant: 'Credits granted', free_monthly_grant: 'Free monthly credits' };
 
-/** `2026-12-03T13:00:00.000Z/2026-12-03T14:00:00.000Z` -> `2026-12-03 13:00–14:00 UTC`. */
+/**
+ * `2026-12-03T13:00:00.000Z/2026-12-03T14:00:00.000Z` -> `2026-12-03 13:00–14:00 UTC`; a whole day
+ * (a storage entry's) -> `2026-12-03 UTC`.
+ */
 function periodText(period) {
   const [from, to] = period.split('/');
   if (!from || !to) return period;
+  if (Date.parse(to) - Date.parse(from) === 86_400_000) return `${from.slice(0, 10)} UTC`;
   return `${from.slice(0, 10)} ${from.slice(11, 16)}–${to.slice(11, 16)} UTC`;
 }
 
 function ledgerSubject(l) {
   if (l.metadata?.key) return l.metadata.key;
+  if (l.eventType === 'storage' && l.metadata?.period) {
+    const hours = l.metadata.hours === undefined ? '' : `, ${count(l.metadata.hours)} h sampled`;
+    return `${periodText(l.metadata.period)}${hours} at ${credits(l.rate)} / GB-day`;
+  }
   if (l.metadata?.period) return `${periodText(l.metadata.period)} at ${credits(l.rate)} / GB`;
   return l.metadata?.note ?? '';
 }
@@ -115,7 +123,8 @@ function Ledger() {
     // An upload names its object; a metered charge the hour it is for, and its rate.
     { label: 'For', render: (l) => html`<span class="truncate" title=${ledgerSubject(l)} tabindex="0">${ledgerSubject(l)}</span>` },
     // Grants move no bytes: a dash, not "0 B".
-    { label: 'Bytes', className: 'num', render: (l) => (l.bytes ? bytes(l.bytes) : '–') },
+    // A storage entry's bytes are byte-days (its hours' byte-hours / 24): charged like a GB served.
+    { label: 'Bytes', className: 'num', render: (l) => (l.bytes ? `${bytes(l.bytes)}${l.eventType === 'storage' ? '-days' : ''}` : '–') },
     // The ledger stores charges as positive credits; a user reads a grant as +, a charge as −.
     { label: 'Credits', className: 'num', render: (l) => html`<span class=${l.credits < 0 ? 'gain' : ''} data-testid="ledger-credits">${ledgerCredits(l.credits)}</span>` },
     { label: 'Balance after', className: 'num', render: (l) => credits(l.balanceAfter) },
@@ -140,6 +149,7 @@ export function UsagePage() {
               <${Stat} label="Free each month" value=${count(data.credits.freeMonthlyCredits)} />
               <${Stat} label="Per GB transferred" value=${count(data.credits.transferCreditsPerGb)} />
               <${Stat} label="Per GB-day stored" value=${count(data.credits.storageCreditsPerGbDay)} />
+              <${Stat} label="Storage a day, at what is stored now" value=${credits(data.credits.projectedDailyStorageCredits)} />
             </div>
             ${data.credits.balance < data.credits.lowCreditThreshold ? html`<${Notice} tone="warn">Your credit balance is low.<//>` : null}`
           : html`<p class="muted">Credits are not charged on this gateway.</p>`}

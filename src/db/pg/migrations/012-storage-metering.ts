@@ -137,6 +137,7 @@ CREATE TABLE storage_charges (
   owner_id      TEXT COLLATE "C" NOT NULL,
   day           BIGINT NOT NULL,
   hours         INTEGER NOT NULL,
+  bytes         BIGINT NOT NULL,
   credits_milli BIGINT NOT NULL,
   PRIMARY KEY (owner_id, day)
 );
