@@ -50,10 +50,10 @@ export async function sampleStorage(d: StorageSettlementDeps): Promise<number> {
  */
 export async function settleStorage(d: StorageSettlementDeps, opts: { current?: boolean } = {}): Promise<SettlementResult> {
   const result: SettlementResult = { entries: 0, bytes: 0, creditsMilli: 0 };
-  if (!d.config.enabled) return result;
-  await sampleStorage(d);
   const rateMilli = toMilli(d.config.storageCreditsPerGbDay);
-  if (rateMilli <= 0) return result;
+  // Storage not charged: nothing sampled either (a rate set later charges from then on).
+  if (!d.config.enabled || rateMilli <= 0) return result;
+  await sampleStorage(d);
   const now = d.now();
   const from = Number((await d.repos.settings.get(SETTLED_UNTIL)) ?? 0);
   const final = dayOf(now);
