@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AppContext } from '../context.js';
 import type { Principal } from '../auth/principal.js';
 import type { TLSSocket } from 'node:tls';
-import { authorize, isAuthorized, type Action } from '../auth/authorize.js';
+import { isAuthorized, type Action } from '../auth/authorize.js';
 import type { PolicyPrincipal, PolicyRequest } from '../auth/bucket-policy/evaluate.js';
 import type { BucketPolicy } from '../auth/bucket-policy/parse.js';
 import { judge } from '../buckets/bucket-access.js';
@@ -138,12 +138,7 @@ async function judgedBy(ctx: AppContext, bucket: Bucket): Promise<BucketPolicy |
  */
 export async function requireBucketPerKey(r: S3Request, action: Action): Promise<{ bucket: Bucket; mayDelete: (key: string, versionId?: string) => boolean }> {
   const bucket = await resolveBucket(r.ctx, r.principal, r.addr.bucket as string);
-  let byKeys = true;
-  try {
-    authorize(r.principal, action, bucket);
-  } catch {
-    byKeys = false;
-  }
+  const byKeys = isAuthorized(r.principal, action, bucket);
   const judged = await judgedBy(r.ctx, bucket);
   if (!judged) {
     if (!byKeys) throw new S3Error('AccessDenied');
