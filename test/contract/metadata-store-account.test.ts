@@ -410,7 +410,7 @@ const MIB = 1024 * 1024;
 function creditsConfig(over: Partial<CreditsConfig> = {}): CreditsConfig {
   return {
     enabled: true, freeMonthlyCredits: 0, lowCreditThreshold: 5, uploadCreditUnitBytes: MIB, uploadCreditsPerUnit: 2,
-    transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, ...over,
+    transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, atZero: 'refuse-uploads', deliveryGraceHours: 72, ...over,
   };
 }
 

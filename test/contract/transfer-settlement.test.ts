@@ -15,7 +15,7 @@ const GB = 1_000_000_000;
 
 const config: CreditsConfig = {
   enabled: true, freeMonthlyCredits: 0, lowCreditThreshold: 0, uploadCreditUnitBytes: 1_000_000, uploadCreditsPerUnit: 0,
-  transferCreditsPerGb: 10, storageCreditsPerGbDay: 0,
+  transferCreditsPerGb: 10, storageCreditsPerGbDay: 0, atZero: 'refuse-uploads', deliveryGraceHours: 72,
 };
 
 let nextId = 1;

@@ -15,7 +15,7 @@ const MIB = 1024 * 1024;
 function creditsConfig(over: Partial<CreditsConfig> = {}): CreditsConfig {
   return {
     enabled: true, freeMonthlyCredits: 0, lowCreditThreshold: 5, uploadCreditUnitBytes: MIB, uploadCreditsPerUnit: 2,
-    transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, ...over,
+    transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, atZero: 'refuse-uploads', deliveryGraceHours: 72, ...over,
   };
 }
 
@@ -124,7 +124,7 @@ t.test('state: numbers as credits and the projected daily storage charge', async
   const s = await credits.state(userId, 3_000_000_000);
   t.same(s, {
     enabled: true, balance: 12.345, usedCredits: 0, lowCreditThreshold: 5, projectedDailyStorageCredits: 1.5, freeMonthlyCredits: 0,
-    uploadCreditUnitBytes: MIB, uploadCreditsPerUnit: 2, transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5,
+    uploadCreditUnitBytes: MIB, uploadCreditsPerUnit: 2, transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, atZero: 'refuse-uploads', deliveryGraceHours: 72,
   });
 });
 
