@@ -133,6 +133,18 @@ export class CreditsService {
     });
   }
 
+  /**
+   * Gives this month's free credits to every account at or below zero that has not had them yet (the
+   * singleton job, with atZero 'suspend-delivery'): an owner whose delivery is suspended gets it back
+   * when the month turns, without signing in first. Returns how many accounts it looked at.
+   */
+  async grantMonthlyToDepleted(): Promise<number> {
+    if (!this.config.enabled || this.config.freeMonthlyCredits <= 0) return 0;
+    const users = await this.repos.credits.depletedOutsideMonth(this.now().toISOString().slice(0, 7));
+    for (const userId of users) await this.ensureMonthlyGrant(userId);
+    return users.length;
+  }
+
   /** Adds credits (the admin CLI's grant): a ledger entry with a negative charge. */
   grant(userId: string, credits: number, note: string): Promise<LedgerEntry> {
     return this.repos.credits.append({
