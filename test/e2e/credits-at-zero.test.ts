@@ -58,10 +58,13 @@ function upgrade(server: RunningServer, host: string): Promise<string> {
   });
 }
 
-/** How long `check` took to hold, polling. */
-async function timeUntil(check: () => Promise<boolean>, what: string): Promise<number> {
+/** How long until `status` answers `expected` four times running (every serving process, with S3EDGE_TEST_WORKERS=2), polling. */
+async function timeUntil(status: () => Promise<number>, expected: number, what: string): Promise<number> {
   const start = performance.now();
-  await eventually(check, what, 10_000);
+  await eventually(async () => {
+    for (let i = 0; i < 4; i++) if ((await status()) !== expected) return false;
+    return true;
+  }, what, 10_000);
   return performance.now() - start;
 }
 
@@ -137,7 +140,7 @@ t.test("suspend-delivery: the CDN and the proxy answer 402 once the balance is g
   t.equal(row?.depleted_at, row?.created_at, 'depleted_at is the time of the transfer entry that took the balance there');
 
   // Within about a second (each process reads the suspended owners at most once a second).
-  const stopped = await timeUntil(async () => (await cdn.request(assetTarget)).status === 402, 'the CDN refuses');
+  const stopped = await timeUntil(async () => (await cdn.request(assetTarget)).status, 402, 'the CDN refuses');
   t.ok(stopped < 2000, `the CDN stopped ${Math.round(stopped)} ms after the settlement returned`);
   const refused = await cdn.request(assetTarget);
   t.equal(refused.text, REFUSAL, 'one line saying why, and what brings it back');
@@ -203,9 +206,8 @@ t.test("suspend-delivery: the CDN and the proxy answer 402 once the balance is g
   // A grant (another process, the admin CLI): delivery is back within about a second.
   const granted = await server.admin(['credits', 'grant', '--user', name, '--amount', '10']);
   t.ok((granted['balance'] as number) > 0, `above zero again (${String(granted['balance'])})`);
-  const resumed = await timeUntil(async () => (await cdn.request(assetTarget)).status === 200, 'the CDN serves again');
+  const resumed = await timeUntil(async () => (await cdn.request(assetTarget)).status, 200, 'the CDN serves again');
   t.ok(resumed < 2000, `the CDN resumed ${Math.round(resumed)} ms after the grant returned`);
-  await eventually(async () => (await site(server, 'www.ana-shop.com')).status === 200, 'the proxy serves again', 2000);
   t.same(await deliveries(), [200, 200, 200, 200, 200], 'everything served again');
   t.match((await client.summary()).credits, { low: true, depletedAt: null, deliverySuspendsAt: null, deliverySuspended: false }, 'cleared; still low');
 
