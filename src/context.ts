@@ -31,6 +31,7 @@ import type { Scrubber } from './storage/scrub.js';
 import { CorruptionReporter } from './storage/corruption.js';
 import { ProcessJobs } from './jobs/process-jobs.js';
 import { CreditsService } from './credits/credits.js';
+import { deliverySuspensions, type DeliverySuspensions } from './credits/delivery-suspension.js';
 import { RequestLog } from './analytics/request-log.js';
 import { logRequestLine } from './analytics/request-line.js';
 import { ClientResolver } from './net/client-info.js';
@@ -98,6 +99,11 @@ export interface AppContext {
   /** Signed-in dashboard sessions (cookie token -> user, CSRF token). */
   sessions: DashboardSessions;
   credits: CreditsService;
+  /**
+   * Owners whose public delivery is suspended for want of credits (credits.atZero 'suspend-delivery'),
+   * read at most once a second; absent with 'refuse-uploads' or credits off: the CDN and the proxy check that alone.
+   */
+  deliverySuspensions?: DeliverySuspensions;
   /** Public base URLs, final once the server listens (server.ts fills in derived ones). */
   endpoints: PublicEndpoints;
   /** The master key: seals stored secrets; signed CDN URLs use a key derived from it. */
@@ -198,6 +204,12 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       onError: (err) => log.warn({ err }, 'credits: a reservation heartbeat or release could not be written (retried)'),
     });
     closers.push(() => credits.close());
+    const suspensions = deliverySuspensions(config.credits, {
+      repos,
+      now: () => clock().getTime(),
+      monotonic,
+      onError: (err) => log.warn({ err }, 'credits: the owners whose delivery is suspended could not be read (the last read stands; tried again in a second)'),
+    });
     const originPools = new OriginPools(config.edge);
     closers.push(() => originPools.close());
     const { cache } = config.cdn;
@@ -257,6 +269,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
         () => clock().getTime(),
       ),
       credits,
+      ...(suspensions ? { deliverySuspensions: suspensions } : {}),
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,
       assetDirectory: new AssetDirectory(repos),

@@ -4,7 +4,8 @@
 // representation (representation.ts); the bytes come from the edge cache (edge-cache.ts), which says
 // where they came from in `X-Cache: HIT | MISS | EXPIRED | BYPASS`. Anything not served is a bare
 // 404, so the CDN tells a stranger nothing about what exists; what would be served of a suspended
-// space is a bare 403. Every request is reported to the request log.
+// space is a bare 403, and of an owner whose credits ran out (credits.atZero 'suspend-delivery', after
+// the grace) a 402 saying so. Every request is reported to the request log.
 import { pathOf, userAgentOf } from '../http/request-target.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostnameOf } from '../assets/delivery.js';
@@ -13,6 +14,7 @@ import { isMetadataBusy, isMetadataUnavailable, isStorageUnavailable } from '../
 import type { AppContext } from '../context.js';
 import type { CdnRequestRecord } from '../db/repos/request-records.js';
 import { CdnResolver, type Resolution, type Served, type TargetFacts } from './resolve.js';
+import { DELIVERY_SUSPENDED_TEXT } from '../credits/delivery-suspension.js';
 import { createMemoryHitSender, createVersionSender, notFound, plain, type SendFacts } from './send-version.js';
 
 export { notFound } from './send-version.js';
@@ -48,6 +50,10 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
     }
     if (resolution.kind === 'forbidden') {
       plain(res, req, 403, 'Forbidden');
+      return 'done';
+    }
+    if (resolution.kind === 'payment-required') {
+      plain(res, req, 402, DELIVERY_SUSPENDED_TEXT);
       return 'done';
     }
     // Right after the lookup in resolve(): a fill or bypass opens (and leases) the bytes of that row.

@@ -17,6 +17,7 @@ import { assetCacheKey, objectCacheKey, type CacheObject } from './cdn-cache.js'
 import type { Representation } from './representation.js';
 import { UrlSigner } from '../assets/signed-url.js';
 import { SuspendedOwners } from '../auth/suspended-owners.js';
+import type { DeliverySuspensions } from '../credits/delivery-suspension.js';
 import { parseBucketTarget, parseCdnTarget, type AssetTarget, type BucketObjectTarget } from './targets.js';
 
 /** Signed (private) responses may sit in no shared cache. */
@@ -37,13 +38,17 @@ export interface Served {
   asset?: AssetRecord;
 }
 
-export type Resolution = { kind: 'not-found' } | { kind: 'forbidden' } | { kind: 'found'; served: Served };
+/** `payment-required`: the owner's credits ran out and atZero 'suspend-delivery' stopped their delivery (402). */
+export type Resolution = { kind: 'not-found' } | { kind: 'forbidden' } | { kind: 'payment-required' } | { kind: 'found'; served: Served };
 
 const NOT_FOUND: Resolution = { kind: 'not-found' };
+const PAYMENT_REQUIRED: Resolution = { kind: 'payment-required' };
 
 export class CdnResolver {
   private readonly signer: UrlSigner;
   private readonly suspended: SuspendedOwners;
+  /** Set only with credits.atZero 'suspend-delivery': owners whose delivery stopped for want of credits. */
+  private readonly unpaid: DeliverySuspensions | undefined;
   /**
    * A public asset's Served, per row of the asset directory (which reuses a found row for a second): the
    * representation and its headers are made once for all the requests of that second, not per request.
@@ -53,6 +58,13 @@ export class CdnResolver {
   constructor(private readonly ctx: AppContext) {
     this.signer = UrlSigner.fromMasterKey(ctx.masterKey, ctx.clock);
     this.suspended = new SuspendedOwners(ctx.repos);
+    this.unpaid = ctx.deliverySuspensions;
+  }
+
+  /** Whether the owner's delivery stopped for want of credits: false at once unless 'suspend-delivery'. */
+  private async unpaidOwner(ownerId: string): Promise<boolean> {
+    const { unpaid } = this;
+    return unpaid !== undefined && (unpaid.held(ownerId) ?? (await unpaid.has(ownerId)));
   }
 
   /**
@@ -79,6 +91,7 @@ export class CdnResolver {
     const asset = this.ctx.assetDirectory.held(target.id);
     if (asset === undefined || asset.fileName !== target.fileName || asset.visibility !== 'public') return undefined;
     if (this.suspended.held(asset.userId) !== false) return undefined;
+    if (this.unpaid !== undefined && this.unpaid.held(asset.userId) !== false) return undefined;
     facts.assetId = asset.id;
     facts.ownerId = asset.userId;
     return this.publicAsset(asset);
@@ -95,6 +108,8 @@ export class CdnResolver {
     if (!signed && asset.visibility !== 'public') return NOT_FOUND;
     // 403 only for what this caller could otherwise see: it reveals nothing a 404 would hide.
     if (await this.suspended.has(asset.userId)) return { kind: 'forbidden' };
+    // Signed links too: they are delivery to whoever holds them. The owner's API download is not the CDN.
+    if (await this.unpaidOwner(asset.userId)) return PAYMENT_REQUIRED;
     if (signed) return { kind: 'found', served: this.assetVersion(asset, true) };
     return { kind: 'found', served: this.publicAsset(asset) };
   }
@@ -148,6 +163,7 @@ export class CdnResolver {
     facts.key = rec.key;
     facts.ownerId = bucket.ownerId;
     if (await this.suspended.has(bucket.ownerId)) return { kind: 'forbidden' };
+    if (await this.unpaidOwner(bucket.ownerId)) return PAYMENT_REQUIRED;
     return { kind: 'found', served: objectVersion(ctx, bucket, rec, 'cdn') };
   }
 }

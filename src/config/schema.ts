@@ -71,6 +71,14 @@ export interface CreditsConfig {
   uploadCreditsPerUnit: number;
   transferCreditsPerGb: number;
   storageCreditsPerGbDay: number;
+  /**
+   * What a balance at or below zero stops: `refuse-uploads` (uploads get 402, delivery goes on) or
+   * `suspend-delivery` (also the CDN and the edge proxy of the owner's content, once
+   * deliveryGraceHours have passed since the balance reached zero: src/credits/delivery-suspension.ts).
+   */
+  atZero: 'refuse-uploads' | 'suspend-delivery';
+  /** With `suspend-delivery`: hours (fractions allowed) between the balance reaching zero and delivery stopping. */
+  deliveryGraceHours: number;
 }
 
 export interface UpstreamS3Config {
@@ -385,7 +393,7 @@ export const configSchema = {
       additionalProperties: false,
       required: [
         'enabled', 'freeMonthlyCredits', 'lowCreditThreshold', 'uploadCreditUnitBytes', 'uploadCreditsPerUnit',
-        'transferCreditsPerGb', 'storageCreditsPerGbDay',
+        'transferCreditsPerGb', 'storageCreditsPerGbDay', 'atZero', 'deliveryGraceHours',
       ],
       properties: {
         enabled: { type: 'boolean' },
@@ -395,6 +403,9 @@ export const configSchema = {
         uploadCreditsPerUnit: credits,
         transferCreditsPerGb: credits,
         storageCreditsPerGbDay: credits,
+        atZero: { enum: ['refuse-uploads', 'suspend-delivery'] },
+        // Fractions of an hour are allowed (a test's few seconds); at most a year.
+        deliveryGraceHours: { type: 'number', minimum: 0, maximum: 8784 },
       },
     },
     storage: {

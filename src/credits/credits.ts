@@ -25,6 +25,7 @@ import type { LedgerEntry } from '../db/repos/credits.js';
 import type { Repos } from '../db/repos/index.js';
 import { Refusal } from '../errors/refusal.js';
 import { newId } from '../db/ids.js';
+import { deliveryGraceMs, suspendsDelivery } from './delivery-suspension.js';
 
 export const MILLI = 1000;
 
@@ -56,6 +57,17 @@ export interface CreditsState {
   uploadCreditsPerUnit: number;
   transferCreditsPerGb: number;
   storageCreditsPerGbDay: number;
+  /** Beyond SPEC.md (docs/API.md "Usage and credits"): credits on and the balance below lowCreditThreshold. */
+  low: boolean;
+  /** What a balance at or below zero stops: 'refuse-uploads' or 'suspend-delivery'. */
+  atZero: CreditsConfig['atZero'];
+  deliveryGraceHours: number;
+  /** ISO 8601: since when the balance is at or below zero; null while above (or credits off). */
+  depletedAt: string | null;
+  /** ISO 8601: when public delivery stops (stopped) for want of credits; null unless 'suspend-delivery' and depleted. */
+  deliverySuspendsAt: string | null;
+  /** Whether deliverySuspendsAt has passed: the CDN and the proxy refuse the user's content (402). */
+  deliverySuspended: boolean;
 }
 
 export interface UploadReservation {
@@ -136,6 +148,18 @@ export class CreditsService {
         });
       }
     });
+  }
+
+  /**
+   * Gives this month's free credits to every account at or below zero that has not had them yet (the
+   * singleton job, with atZero 'suspend-delivery'): an owner whose delivery is suspended gets it back
+   * when the month turns, without signing in first. Returns how many accounts it looked at.
+   */
+  async grantMonthlyToDepleted(): Promise<number> {
+    if (!this.config.enabled || this.config.freeMonthlyCredits <= 0) return 0;
+    const users = await this.repos.credits.depletedOutsideMonth(this.now().toISOString().slice(0, 7));
+    for (const userId of users) await this.ensureMonthlyGrant(userId);
+    return users.length;
   }
 
   /** Adds credits (the admin CLI's grant): a ledger entry with a negative charge. */
@@ -298,6 +322,8 @@ export class CreditsService {
     await this.ensureMonthlyGrant(userId);
     const account = await this.repos.credits.account(userId);
     const c = this.config;
+    const depletedAt = c.enabled ? account.depletedAt : null;
+    const suspendsAt = depletedAt !== null && suspendsDelivery(c) ? depletedAt + deliveryGraceMs(c) : null;
     return {
       enabled: c.enabled,
       balance: fromMilli(account.balanceMilli),
@@ -310,6 +336,12 @@ export class CreditsService {
       uploadCreditsPerUnit: c.uploadCreditsPerUnit,
       transferCreditsPerGb: c.transferCreditsPerGb,
       storageCreditsPerGbDay: c.storageCreditsPerGbDay,
+      low: c.enabled && account.balanceMilli < toMilli(c.lowCreditThreshold),
+      atZero: c.atZero,
+      deliveryGraceHours: c.deliveryGraceHours,
+      depletedAt: depletedAt === null ? null : new Date(depletedAt).toISOString(),
+      deliverySuspendsAt: suspendsAt === null ? null : new Date(suspendsAt).toISOString(),
+      deliverySuspended: suspendsAt !== null && this.now().getTime() >= suspendsAt,
     };
   }
 }

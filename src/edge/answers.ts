@@ -1,11 +1,13 @@
 // What the proxy answers itself, on a project hostname: a small HTML page when the origin cannot answer
-// (502, 504: the status, one sentence and a request id, never the origin's address or the error's text)
-// and a line of plain text when a rule refused the request (403, 405, 413, 429 with Retry-After).
+// (502, 504: the status, one sentence and a request id, never the origin's address or the error's text),
+// a line of plain text when a rule refused the request (403, 405, 413, 429 with Retry-After), and a line
+// saying so when the hostname's owner ran out of credits and their delivery is suspended (402).
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { SAFETY_HEADERS } from '../assets/content-safety.js';
 import { drainRequest } from '../http/request-drain.js';
 import { hasBody } from '../http/request-guard.js';
 import type { Decision } from '../db/repos/hostname-model.js';
+import { DELIVERY_SUSPENDED_TEXT } from '../credits/delivery-suspension.js';
 
 export type GatewayFailure = 502 | 504;
 
@@ -93,13 +95,22 @@ export function sendBlocked(
   answerBeforeBody(req, res, decision.status, ownHeaders('text/plain; charset=utf-8', body, requestId, false, headers), body);
 }
 
+/** The 402 of a hostname whose owner's delivery is suspended for want of credits. */
+export const CREDITS_ANSWER = `${DELIVERY_SUSPENDED_TEXT}\n`;
+
+/** Writes the 402 of an owner whose credits ran out (no body for HEAD), ended once the request body is in. */
+export function sendCreditsRefusal(req: IncomingMessage, res: ServerResponse, requestId: string): void {
+  answerBeforeBody(req, res, 402, ownHeaders('text/plain; charset=utf-8', CREDITS_ANSWER, requestId, false, {}), CREDITS_ANSWER);
+}
+
 /**
  * A raw HTTP/1.1 answer for a socket that never became a response (an upgrade request), before it is
- * closed: the 502/504 page, or a line of text with `extra` headers (Retry-After, Allow).
+ * closed: the 502/504 page, the 402 of credits run out, or a line of text with `extra` headers
+ * (Retry-After, Allow).
  */
 export function rawAnswer(status: number, requestId: string, extra: Record<string, string> = {}): string {
   const page = status === 502 || status === 504;
-  const body = page ? gatewayPage(status, requestId) : `${reasonPhrase(status)}\n`;
+  const body = page ? gatewayPage(status, requestId) : status === 402 ? CREDITS_ANSWER : `${reasonPhrase(status)}\n`;
   const headers = ownHeaders(page ? 'text/html; charset=utf-8' : 'text/plain; charset=utf-8', body, requestId, true, extra);
   const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}`);
   return `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\n${lines.join('\r\n')}\r\n\r\n${body}`;

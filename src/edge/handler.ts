@@ -3,8 +3,10 @@
 // limit); a refused one is answered here and never reaches the origin. An allowed one is served by the
 // hostname's origin: a bucket as a static site (bucket-site.ts), or a URL, from the response cache when
 // it holds a fresh answer (response-cache.ts), else forwarded (forward.ts), or, for `Upgrade:
-// websocket`, tunnelled (websocket.ts). Every request, whatever became of it, is one row of the request
-// log (surface 'proxy') and one observation of the anomaly monitor.
+// websocket`, tunnelled (websocket.ts). A hostname whose owner ran out of credits, with credits.atZero
+// 'suspend-delivery' and its grace over, is answered 402 after the rules (credits/delivery-suspension.ts).
+// Every request, whatever became of it, is one row of the request log (surface 'proxy') and one
+// observation of the anomaly monitor.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -15,11 +17,11 @@ import { hostnameOf } from '../assets/delivery.js';
 import { pathOf, userAgentOf } from '../http/request-target.js';
 import { reservedHostnames } from '../projects/hostname.js';
 import { repeatedHeader } from '../http/request-guard.js';
-import { blockedAnswer, rawAnswer, sendBlocked, sendGatewayFailure } from './answers.js';
+import { blockedAnswer, CREDITS_ANSWER, rawAnswer, sendBlocked, sendCreditsRefusal, sendGatewayFailure } from './answers.js';
 import { requestHeadersFor, type RawHeaders } from './forward-headers.js';
 import { createBucketSite } from './bucket-site.js';
 import { forward, type ForwardResult } from './forward.js';
-import type { Decision, EdgeRoute, Origin } from '../db/repos/hostname-model.js';
+import { CREDITS_DEPLETED, type Decision, type EdgeRoute, type Origin } from '../db/repos/hostname-model.js';
 import type { CachedAnswer } from './response-cache.js';
 import { decide, type RuleFacts } from '../proxy/rules.js';
 import { sendCached } from './send-cached.js';
@@ -127,7 +129,9 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       clientIp: client.ip,
       country: client.country,
       status: r.status,
-      decision,
+      // The monitor's blocked are the rules' refusals: traffic refused for want of credits is neither
+      // an attack nor the rules' doing, and must not read as a surge of blocked requests.
+      decision: decision === CREDITS_DEPLETED ? 'allowed' : decision,
       bytesOut: r.bytesOut,
     });
   };
@@ -143,6 +147,13 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     }
   };
 
+  /**
+   * Whether the hostname's owner ran out of credits and their delivery is suspended: false at once
+   * unless credits.atZero is 'suspend-delivery'; a promise only when the held read is over a second old.
+   */
+  const unpaid = ctx.deliverySuspensions;
+  const ownerUnpaid = (ownerId: string): boolean | Promise<boolean> => (unpaid === undefined ? false : (unpaid.held(ownerId) ?? unpaid.has(ownerId)));
+
   const serve = async (req: IncomingMessage, res: ServerResponse, route: EdgeRoute): Promise<void> => {
     const started = performance.now();
     const time = ctx.clock().getTime();
@@ -155,6 +166,13 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       sendBlocked(req, res, decision, route.rules.allowedMethods, requestId);
       const bytesOut = req.method === 'HEAD' ? 0 : Buffer.byteLength(blockedAnswer(decision, route.rules.allowedMethods).body);
       log(req, route, client, time, started, decision.reason, { status: decision.status, bytesIn: 0, bytesOut }, requestId);
+      return;
+    }
+    const refused = ownerUnpaid(route.ownerId);
+    if (refused === true || (refused !== false && (await refused))) {
+      sendCreditsRefusal(req, res, requestId);
+      const bytesOut = req.method === 'HEAD' ? 0 : Buffer.byteLength(CREDITS_ANSWER);
+      log(req, route, client, time, started, CREDITS_DEPLETED, { status: 402, bytesIn: 0, bytesOut }, requestId);
       return;
     }
     const origin = route.origin;
@@ -216,6 +234,8 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     const judged = judge(req, route, client);
     const decision = judged instanceof Promise ? await judged : judged;
     if (decision.kind === 'block') return refuse(decision.status, decision.reason, blockedAnswer(decision, route.rules.allowedMethods).headers);
+    const refused = ownerUnpaid(route.ownerId);
+    if (refused === true || (refused !== false && (await refused))) return refuse(402, CREDITS_DEPLETED);
     const origin = route.origin;
     if (origin === null) return refuse(502, 'allowed');
     if (origin.kind !== 'url') return refuse(400, 'allowed');

@@ -13,6 +13,8 @@ import { startMultipartSweeper } from './multipart-sweep.js';
 import { startPeriodic, type Periodic } from './periodic.js';
 import { settleTransfer } from '../credits/transfer-settlement.js';
 import { settleStorage } from '../credits/storage-settlement.js';
+import { CreditsService } from '../credits/credits.js';
+import { suspendsDelivery } from '../credits/delivery-suspension.js';
 import type { StorageBackend } from '../storage/backend.js';
 import { BlobCollector } from '../storage/blob-gc.js';
 import type { BlobLeases } from '../storage/blob-leases.js';
@@ -94,10 +96,16 @@ export class SingletonJobs {
       this.lifecycle = new LifecycleJob(deps, { intervalMs: config.lifecycleIntervalSeconds * 1000 }).start();
     }
     // Transfer charged: each user's hours of public traffic, once over (credits/transfer-settlement.ts).
+    // With atZero 'suspend-delivery', accounts at zero get the new month's free credits without waiting
+    // for their owner's next credit activity: a suspended delivery resumes when the month turns.
+    const monthly = suspendsDelivery(config.credits) ? new CreditsService(repos, config.credits, clock) : undefined;
     this.transfer = startPeriodic(
-      () => settleTransfer({ repos, config: config.credits, now: () => clock().getTime() }),
+      async () => {
+        await settleTransfer({ repos, config: config.credits, now: () => clock().getTime() });
+        await monthly?.grantMonthlyToDepleted();
+      },
       TRANSFER_SETTLE_EVERY_MS,
-      (err) => log.warn({ err }, 'credits: settling transfer failed (tried again on the next round)'),
+      (err) => log.warn({ err }, 'credits: settling transfer or the monthly grants of accounts at zero failed (tried again on the next round)'),
     );
     // Storage charged: stored bytes sampled each hour, each day charged once over (credits/storage-settlement.ts).
     this.storageMeter = startPeriodic(

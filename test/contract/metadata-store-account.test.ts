@@ -343,17 +343,17 @@ stores.each('credit ledger: append moves the balance in one step, grants are not
   let now = 1;
   const repos = accountRepos(await open(t), () => now++);
   const u = await repos.users.create('ana');
-  t.same(await repos.credits.account(u.id), { userId: u.id, balanceMilli: 0, usedMilli: 0, grantedMonth: '' }, 'no activity: a zero account');
+  t.same(await repos.credits.account(u.id), { userId: u.id, balanceMilli: 0, usedMilli: 0, grantedMonth: '', depletedAt: null }, 'no activity: a zero account');
   const grant = await repos.credits.append({ userId: u.id, assetId: '', eventType: 'grant', bytes: 0, rateMilli: 0, creditsMilli: -5000, metadata: { note: 'hi' } });
   t.match(grant, { eventType: 'grant', creditsMilli: -5000, balanceAfterMilli: 5000, metadata: { note: 'hi' } });
   const charge = await repos.credits.append({ userId: u.id, assetId: 'a1', eventType: 'upload', bytes: 10, rateMilli: 2000, creditsMilli: 2000, metadata: { key: 'a1/f' } });
   t.equal(charge.balanceAfterMilli, 3000);
-  t.same(await repos.credits.account(u.id), { userId: u.id, balanceMilli: 3000, usedMilli: 2000, grantedMonth: '' });
+  t.same(await repos.credits.account(u.id), { userId: u.id, balanceMilli: 3000, usedMilli: 2000, grantedMonth: '', depletedAt: null });
   await repos.credits.markGranted(u.id, '2026-11');
   t.equal((await repos.credits.account(u.id)).grantedMonth, '2026-11');
   const v = await repos.users.create('bo');
   await repos.credits.markGranted(v.id, '2026-12');
-  t.same(await repos.credits.account(v.id), { userId: v.id, balanceMilli: 0, usedMilli: 0, grantedMonth: '2026-12' }, 'marked before any entry');
+  t.same(await repos.credits.account(v.id), { userId: v.id, balanceMilli: 0, usedMilli: 0, grantedMonth: '2026-12', depletedAt: null }, 'marked before any entry');
   t.same(await repos.credits.recent(u.id, 10), [charge, grant]);
   t.same(await repos.credits.recent(u.id, 1), [charge]);
   t.same(await repos.credits.recent(v.id, 10), []);
@@ -410,7 +410,7 @@ const MIB = 1024 * 1024;
 function creditsConfig(over: Partial<CreditsConfig> = {}): CreditsConfig {
   return {
     enabled: true, freeMonthlyCredits: 0, lowCreditThreshold: 5, uploadCreditUnitBytes: MIB, uploadCreditsPerUnit: 2,
-    transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, ...over,
+    transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, atZero: 'refuse-uploads', deliveryGraceHours: 72, ...over,
   };
 }
 
@@ -473,9 +473,10 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         });
         await r.release();
       }
-      t.same(await a.repos.credits.account(userId), { userId, balanceMilli: 0, usedMilli: 20_000, grantedMonth: '2026-11' }, 'all spent, never negative');
-      t.equal(await a.repos.creditReservations.liveSum(userId, 0), 0, 'no reservation left');
+      const spent = await a.repos.credits.account(userId);
       const ledger = await b.repos.credits.recent(userId, 100);
+      t.same(spent, { userId, balanceMilli: 0, usedMilli: 20_000, grantedMonth: '2026-11', depletedAt: ledger[0]?.createdAt }, 'all spent, never negative; at zero since the last charge');
+      t.equal(await a.repos.creditReservations.liveSum(userId, 0), 0, 'no reservation left');
       t.same(ledger.slice(0, 10).map((e) => e.balanceAfterMilli), [0, 2000, 4000, 6000, 8000, 10000, 12000, 14000, 16000, 18000]);
     });
 

@@ -16,7 +16,7 @@ const GB = 1_000_000_000;
 
 const config: CreditsConfig = {
   enabled: true, freeMonthlyCredits: 0, lowCreditThreshold: 0, uploadCreditUnitBytes: 1_000_000, uploadCreditsPerUnit: 0,
-  transferCreditsPerGb: 0, storageCreditsPerGbDay: 24,
+  transferCreditsPerGb: 0, storageCreditsPerGbDay: 24, atZero: 'refuse-uploads', deliveryGraceHours: 72,
 };
 
 async function store(db: SqlExecutor, ownerId: string, bucketId: string, key: string, size: number): Promise<void> {

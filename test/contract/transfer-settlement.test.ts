@@ -15,15 +15,15 @@ const GB = 1_000_000_000;
 
 const config: CreditsConfig = {
   enabled: true, freeMonthlyCredits: 0, lowCreditThreshold: 0, uploadCreditUnitBytes: 1_000_000, uploadCreditsPerUnit: 0,
-  transferCreditsPerGb: 10, storageCreditsPerGbDay: 0,
+  transferCreditsPerGb: 10, storageCreditsPerGbDay: 0, atZero: 'refuse-uploads', deliveryGraceHours: 72,
 };
 
 let nextId = 1;
-async function served(db: SqlExecutor, ownerId: string | null, time: number, bytes: number, surface: 'cdn' | 'proxy' = 'cdn'): Promise<void> {
+async function served(db: SqlExecutor, ownerId: string | null, time: number, bytes: number, surface: 'cdn' | 'proxy' = 'cdn', decision = 'allowed'): Promise<void> {
   await db.run(
-    `INSERT INTO cdn_requests (id, time, host, owner_id, status, bytes_sent, client_ip, country, user_agent, duration_ms, surface)
-     VALUES (?, ?, 'cdn.test', ?, 200, ?, '127.0.0.1', '', 'test', 1, ?)`,
-    [nextId++, time, ownerId, bytes, surface],
+    `INSERT INTO cdn_requests (id, time, host, owner_id, status, bytes_sent, client_ip, country, user_agent, duration_ms, surface, decision)
+     VALUES (?, ?, 'cdn.test', ?, ?, ?, '127.0.0.1', '', 'test', 1, ?, ?)`,
+    [nextId++, time, ownerId, decision === 'allowed' ? 200 : 402, bytes, surface, decision],
   );
 }
 
@@ -103,6 +103,16 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     t.equal((await repos.credits.account(alice)).usedMilli, 10_000);
   });
 }
+
+stores.each("the proxy's refusals for want of credits are not charged", async (t, open) => {
+  const db = await open(t);
+  const { repos, alice } = await setup(t, db);
+  const h0 = 1_800_300 * HOUR_MS;
+  await served(db, alice, h0 + 1, 300_000_000, 'proxy');
+  await served(db, alice, h0 + 2, 900_000_000, 'proxy', 'credits-depleted');
+  const now = h0 + 10;
+  t.same(await settleTransfer({ repos, config, now: () => now }, { current: true }), { entries: 1, bytes: 300_000_000, creditsMilli: 3_000 }, 'the 402s left out');
+});
 
 t.test('nothing is charged with credits off or a zero rate', async (t) => {
   const db = await (await import('../helpers/stores.js')).sqliteStore(t);

@@ -11,8 +11,9 @@ const SUMMARY_FIELDS = [
 ];
 const ANALYTICS_FIELDS = ['available', 'bytes', 'cacheHitRatio', 'cachedBytes', 'countries', 'enabled', 'hostname', 'requests', 'series', 'statusCodes'];
 const CREDITS_FIELDS = [
-  'balance', 'enabled', 'freeMonthlyCredits', 'lowCreditThreshold', 'projectedDailyStorageCredits', 'storageCreditsPerGbDay',
-  'transferCreditsPerGb', 'uploadCreditUnitBytes', 'uploadCreditsPerUnit', 'usedCredits',
+  'atZero', 'balance', 'deliveryGraceHours', 'deliverySuspended', 'deliverySuspendsAt', 'depletedAt', 'enabled', 'freeMonthlyCredits', 'low',
+  'lowCreditThreshold', 'projectedDailyStorageCredits', 'storageCreditsPerGbDay', 'transferCreditsPerGb', 'uploadCreditUnitBytes',
+  'uploadCreditsPerUnit', 'usedCredits',
 ];
 
 async function rejection(p: Promise<unknown>): Promise<ApiClientError> {
@@ -136,6 +137,7 @@ t.test('management API accounts', async (t) => {
     t.equal(s.analytics.series.length, 24);
     t.equal(s.credits.balance, 50, 'the free monthly grant');
     t.equal(s.credits.enabled, true);
+    t.match(s.credits, { low: true, atZero: 'refuse-uploads', deliveryGraceHours: 72, depletedAt: null, deliverySuspendsAt: null, deliverySuspended: false }, 'below the default threshold of 100: low; nothing stopped');
 
     const u = await client.usage();
     t.same(u.events, []);

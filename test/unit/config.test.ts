@@ -183,3 +183,21 @@ t.test('sizes, durations and header names as users type them, from env, flags an
     t.throws(() => loadConfig({ env: {}, flags }), new ConfigError(message), message);
   }
 });
+
+t.test('credits at zero: refuse uploads by default; suspend delivery after a grace of hours, fractions allowed', async (t) => {
+  const defaults = loadConfig({ env: {} }).credits;
+  t.equal(defaults.atZero, 'refuse-uploads', "today's behaviour by default");
+  t.equal(defaults.deliveryGraceHours, 72);
+  t.ok(configFlags().has('credits-at-zero') && configFlags().has('credits-delivery-grace-hours'), 'serve flags --credits-at-zero, --credits-delivery-grace-hours');
+  const flagged = loadConfig({ env: {}, flags: { 'credits.atZero': 'suspend-delivery', 'credits.deliveryGraceHours': '0.25' } }).credits;
+  t.same([flagged.atZero, flagged.deliveryGraceHours], ['suspend-delivery', 0.25], 'from flags');
+  const env = loadConfig({ env: { S3EDGE_CREDITS_AT_ZERO: 'suspend-delivery', S3EDGE_CREDITS_DELIVERY_GRACE_HOURS: '0' } }).credits;
+  t.same([env.atZero, env.deliveryGraceHours], ['suspend-delivery', 0], 'from the environment; 0 is no grace');
+  t.throws(
+    () => loadConfig({ env: { S3EDGE_CREDITS_AT_ZERO: 'suspend' } }),
+    { message: 'config: credits.atZero must be one of "refuse-uploads", "suspend-delivery" (got "suspend")' },
+    'a bad choice names the accepted ones',
+  );
+  t.throws(() => loadConfig({ env: { S3EDGE_CREDITS_DELIVERY_GRACE_HOURS: '-1' } }), /^config: credits\.deliveryGraceHours must be >= 0/);
+  t.throws(() => loadConfig({ env: { S3EDGE_CREDITS_DELIVERY_GRACE_HOURS: '3d' } }), /^config: credits\.deliveryGraceHours must be number \(got "3d"\)/);
+});

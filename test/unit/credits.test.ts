@@ -15,7 +15,7 @@ const MIB = 1024 * 1024;
 function creditsConfig(over: Partial<CreditsConfig> = {}): CreditsConfig {
   return {
     enabled: true, freeMonthlyCredits: 0, lowCreditThreshold: 5, uploadCreditUnitBytes: MIB, uploadCreditsPerUnit: 2,
-    transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, ...over,
+    transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, atZero: 'refuse-uploads', deliveryGraceHours: 72, ...over,
   };
 }
 
@@ -125,7 +125,32 @@ t.test('state: numbers as credits and the projected daily storage charge', async
   t.same(s, {
     enabled: true, balance: 12.345, usedCredits: 0, lowCreditThreshold: 5, projectedDailyStorageCredits: 1.5, freeMonthlyCredits: 0,
     uploadCreditUnitBytes: MIB, uploadCreditsPerUnit: 2, transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5,
+    low: false, atZero: 'refuse-uploads', deliveryGraceHours: 72, depletedAt: null, deliverySuspendsAt: null, deliverySuspended: false,
   });
+});
+
+t.test('state: low below the threshold; at zero since when, and when delivery stops with suspend-delivery', async (t) => {
+  const { credits, userId, clock, repos } = await setup(t, { atZero: 'suspend-delivery', deliveryGraceHours: 1.5 });
+  const charge = (c: number) =>
+    repos.credits.append({ userId, assetId: '', eventType: 'transfer', bytes: 0, rateMilli: 0, creditsMilli: toMilli(c), metadata: {} });
+  await credits.grant(userId, 6, 'test');
+  t.match(await credits.state(userId, 0), { balance: 6, low: false, depletedAt: null, deliverySuspendsAt: null, deliverySuspended: false });
+  await charge(2);
+  t.match(await credits.state(userId, 0), { balance: 4, low: true, depletedAt: null, deliverySuspendsAt: null }, 'below 5: low');
+  const empty = await charge(4);
+  const deadline = empty.createdAt + 1.5 * 3_600_000;
+  clock.now = new Date(deadline - 1);
+  t.match(await credits.state(userId, 0), {
+    balance: 0, low: true, atZero: 'suspend-delivery', deliveryGraceHours: 1.5,
+    depletedAt: new Date(empty.createdAt).toISOString(), deliverySuspendsAt: new Date(deadline).toISOString(), deliverySuspended: false,
+  }, 'at zero: delivery stops 1.5 hours after');
+  clock.now = new Date(deadline);
+  t.match(await credits.state(userId, 0), { deliverySuspended: true }, 'and has stopped once that time came');
+
+  const uploadsOnly = new CreditsService(repos, creditsConfig({ freeMonthlyCredits: 0 }), () => clock.now);
+  t.match(await uploadsOnly.state(userId, 0), { atZero: 'refuse-uploads', depletedAt: new Date(empty.createdAt).toISOString(), deliverySuspendsAt: null, deliverySuspended: false }, 'refuse-uploads: delivery never stops');
+  const off = new CreditsService(repos, creditsConfig({ enabled: false, atZero: 'suspend-delivery' }), () => clock.now);
+  t.match(await off.state(userId, 0), { enabled: false, low: false, depletedAt: null, deliverySuspendsAt: null, deliverySuspended: false }, 'credits off: nothing is low or stopped');
 });
 
 t.test('two threads with their own connections race for one balance: exactly the affordable reservations', async (t) => {

@@ -131,7 +131,7 @@ class Space(TypedDict):
 
 
 class Credits(TypedDict):
-    """SPEC.md 2.6."""
+    """SPEC.md 2.6, and what happens at zero (docs/API.md "Usage and credits")."""
 
     enabled: bool
     balance: float
@@ -143,6 +143,12 @@ class Credits(TypedDict):
     uploadCreditsPerUnit: float
     transferCreditsPerGb: float
     storageCreditsPerGbDay: float
+    low: bool
+    atZero: Literal["refuse-uploads", "suspend-delivery"]
+    deliveryGraceHours: float
+    depletedAt: Optional[str]
+    deliverySuspendsAt: Optional[str]
+    deliverySuspended: bool
 
 
 class Summary(TypedDict):

@@ -17,7 +17,7 @@ import {
   ANOMALIES_DEFAULT_LIMIT, ANOMALIES_MAX_LIMIT, DEFAULT_HOURS, ProxyReports, REQUESTS_DEFAULT_LIMIT, REQUESTS_MAX_LIMIT,
   type ReportQuery, type RequestsQuery,
 } from '../../proxy/report.js';
-import { BLOCK_REASONS } from '../../db/repos/hostname-model.js';
+import { BLOCK_REASONS, CREDITS_DEPLETED } from '../../db/repos/hostname-model.js';
 import type { RequestFilter } from '../../db/repos/edge-traffic.js';
 import { Anomaly, AnomalyDetail, ERROR_RESPONSES, LoggedRequests, ProxyLogs } from './schemas.js';
 
@@ -32,7 +32,7 @@ const RequestsQuery = Type.Object({
   hostname: hostnameParam,
   from: timeParam(`ISO 8601; default ${DEFAULT_HOURS} hours before to`),
   to: timeParam('ISO 8601; default now'),
-  decision: Type.Optional(Type.String({ description: `allowed, blocked, refused or a rule: ${BLOCK_REASONS.join(', ')}` })),
+  decision: Type.Optional(Type.String({ description: `allowed, blocked, refused, ${CREDITS_DEPLETED} (the owner's credits ran out) or a rule: ${BLOCK_REASONS.join(', ')}` })),
   ip: Type.Optional(Type.String({ description: 'One IPv4 or IPv6 address' })),
   country: Type.Optional(Type.String({ description: "A two-letter ISO 3166 code, or 'unknown'" })),
   path: Type.Optional(Type.String({ description: 'A path prefix, starting with /' })),
@@ -48,7 +48,7 @@ const AnomaliesQuery = Type.Object({
 const AnomalyParams = Type.Object({ id: Type.String() });
 
 const unknownHostname = (): Error => notFound('No such hostname among yours');
-const DECISIONS = new Set<string>(['allowed', 'blocked', 'refused', ...BLOCK_REASONS]);
+const DECISIONS = new Set<string>(['allowed', 'blocked', 'refused', CREDITS_DEPLETED, ...BLOCK_REASONS]);
 
 function hostnameOf(query: Query): string | null {
   const raw = typeof query.hostname === 'string' ? query.hostname.trim().toLowerCase().replace(/\.$/, '') : '';

@@ -104,6 +104,15 @@ export const Credits = Type.Object({
   uploadCreditsPerUnit: Type.Number(),
   transferCreditsPerGb: Type.Number(),
   storageCreditsPerGbDay: Type.Number(),
+  // Beyond SPEC.md 2.6 (docs/API.md "Usage and credits"): what happens at zero, and when.
+  low: Type.Boolean({ description: 'Credits are on and the balance is below lowCreditThreshold' }),
+  atZero: Type.Union([Type.Literal('refuse-uploads'), Type.Literal('suspend-delivery')], {
+    description: 'What a balance at or below zero stops: uploads only, or also public delivery (CDN, project hostnames) after deliveryGraceHours',
+  }),
+  deliveryGraceHours: Type.Number({ description: "With 'suspend-delivery': hours from the balance reaching zero to delivery stopping" }),
+  depletedAt: Nullable(Type.String({ format: 'date-time', description: 'Since when the balance is at or below zero; null while above zero' })),
+  deliverySuspendsAt: Nullable(Type.String({ format: 'date-time', description: "When public delivery stops (or stopped) for want of credits; null unless 'suspend-delivery' and at or below zero" })),
+  deliverySuspended: Type.Boolean({ description: 'deliverySuspendsAt has passed: the CDN and the edge proxy answer 402 for this user\'s content' }),
 });
 export type Credits = Static<typeof Credits>;
 

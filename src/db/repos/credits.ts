@@ -1,5 +1,8 @@
 // The credit ledger (SPEC.md 2.8): an append-only list of entries in milli-credits, and each user's
 // running balance in credit_accounts, updated in the same statement group as the entry it follows.
+// depleted_at (migration 027 / PG 012) is when the balance last went from above zero to zero or below,
+// by an entry's time; NULL while it is above zero. The entry's own UPDATE sets and clears it, so it is
+// exactly as right as the balance, on either store.
 import { newId } from '../ids.js';
 import type { SqlExecutor } from '../store/types.js';
 import { afterCursorSql, cursorParams, type PageCursor } from './page-cursor.js';
@@ -10,6 +13,8 @@ export interface CreditAccount {
   usedMilli: number;
   /** 'YYYY-MM' of the last free monthly grant, '' before the first. */
   grantedMonth: string;
+  /** Unix ms since when the balance is at or below zero (the entry that took it there); null while above zero. */
+  depletedAt: number | null;
 }
 
 export type LedgerEventType = 'upload' | 'grant' | 'free_monthly_grant' | 'transfer' | 'storage';
@@ -36,6 +41,7 @@ interface AccountRow {
   balance_milli: number;
   used_milli: number;
   granted_month: string;
+  depleted_at: number | null;
 }
 
 interface LedgerRow {
@@ -68,10 +74,18 @@ function toEntry(r: LedgerRow): LedgerEntry {
 
 const LEDGER_COLUMNS = 'id, user_id, asset_id, event_type, bytes, rate_milli, credits_milli, balance_after_milli, metadata, created_at';
 
-const ACCOUNT = 'SELECT user_id, balance_milli, used_milli, granted_month FROM credit_accounts WHERE user_id = ?';
+const ACCOUNT = 'SELECT user_id, balance_milli, used_milli, granted_month, depleted_at FROM credit_accounts WHERE user_id = ?';
 const CREATE_ACCOUNT = 'INSERT INTO credit_accounts (user_id, balance_milli, used_milli) VALUES (?, 0, 0) ON CONFLICT (user_id) DO NOTHING';
-// The new balance comes back from the same statement.
-const APPLY = 'UPDATE credit_accounts SET balance_milli = balance_milli - ?, used_milli = used_milli + ? WHERE user_id = ? RETURNING balance_milli';
+// The new balance comes back from the same statement. The right-hand sides read the row as it was
+// (SQLite and PostgreSQL alike), so `balance_milli - :amount` is the new balance: at or below zero,
+// depleted_at keeps the time it first got there, or takes the entry's; above zero it is cleared.
+const APPLY = `UPDATE credit_accounts SET balance_milli = balance_milli - :amount, used_milli = used_milli + :charged,
+    depleted_at = CASE WHEN balance_milli - :amount > 0 THEN NULL ELSE coalesce(depleted_at, :now) END
+  WHERE user_id = :userId RETURNING balance_milli`;
+// Accounts depleted since at or before a time (NULL compares as nothing). A scan of credit_accounts, one
+// row a user with credit activity: the delivery suspension's one query a second (credits/delivery-suspension.ts).
+const DEPLETED_BY = 'SELECT user_id FROM credit_accounts WHERE depleted_at <= ?';
+const DEPLETED_OUTSIDE_MONTH = 'SELECT user_id FROM credit_accounts WHERE depleted_at IS NOT NULL AND granted_month <> ?';
 const GRANT_MONTH = 'UPDATE credit_accounts SET granted_month = ? WHERE user_id = ?';
 const INSERT = `INSERT INTO credit_ledger (${LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const RECENT = `SELECT ${LEDGER_COLUMNS} FROM credit_ledger WHERE user_id = ? ORDER BY seq DESC LIMIT ?`;
@@ -107,8 +121,18 @@ export class CreditsRepo {
   async account(userId: string): Promise<CreditAccount> {
     const r = await this.db.get<AccountRow>(ACCOUNT, [userId]);
     return r
-      ? { userId, balanceMilli: r.balance_milli, usedMilli: r.used_milli, grantedMonth: r.granted_month }
-      : { userId, balanceMilli: 0, usedMilli: 0, grantedMonth: '' };
+      ? { userId, balanceMilli: r.balance_milli, usedMilli: r.used_milli, grantedMonth: r.granted_month, depletedAt: r.depleted_at }
+      : { userId, balanceMilli: 0, usedMilli: 0, grantedMonth: '', depletedAt: null };
+  }
+
+  /** Users whose balance has been at or below zero since `cutoffMs` or earlier. */
+  async depletedBy(cutoffMs: number): Promise<string[]> {
+    return (await this.db.all<{ user_id: string }>(DEPLETED_BY, [cutoffMs])).map((r) => r.user_id);
+  }
+
+  /** Users at or below zero whose last free monthly grant was not for `month` ('YYYY-MM'). */
+  async depletedOutsideMonth(month: string): Promise<string[]> {
+    return (await this.db.all<{ user_id: string }>(DEPLETED_OUTSIDE_MONTH, [month])).map((r) => r.user_id);
   }
 
   /** Appends an entry and applies it to the balance, atomically (a savepoint inside a caller's transaction). */
@@ -116,9 +140,10 @@ export class CreditsRepo {
     return this.db.transaction(async (tx) => {
       await tx.run(CREATE_ACCOUNT, [input.userId]);
       const charged = Math.max(0, input.creditsMilli);
-      const account = await tx.get<{ balance_milli: number }>(APPLY, [input.creditsMilli, charged, input.userId]);
+      const now = this.clock();
+      const account = await tx.get<{ balance_milli: number }>(APPLY, { amount: input.creditsMilli, charged, now, userId: input.userId });
       if (!account) throw new Error(`credits: no account for ${input.userId}`);
-      const entry: LedgerEntry = { ...input, id: newId(), balanceAfterMilli: account.balance_milli, createdAt: this.clock() };
+      const entry: LedgerEntry = { ...input, id: newId(), balanceAfterMilli: account.balance_milli, createdAt: now };
       await tx.run(INSERT, [
         entry.id, entry.userId, entry.assetId, entry.eventType, entry.bytes, entry.rateMilli, entry.creditsMilli,
         entry.balanceAfterMilli, JSON.stringify(entry.metadata), entry.createdAt,

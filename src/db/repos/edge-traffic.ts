@@ -1,12 +1,13 @@
 // Reads of the request log for proxy logs (src/proxy): one owner's edge traffic in a window — the
 // requests the edge proxy handled for their project hostnames and the CDN requests for their assets,
-// optionally of one hostname. A request is blocked when a rule refused it (decision), or, on the CDN,
-// when its answer was a refusal (401, 403, 429, 451).
+// optionally of one hostname. A request is blocked when a rule refused it (decision; also
+// 'credits-depleted', the proxy's 402 when the owner's credits ran out), or, on the CDN, when its answer
+// was a refusal (401, 402, 403, 429, 451).
 import type { SqlExecutor } from '../store/types.js';
 import { afterCursorSql, cursorParams, type PageCursor } from './page-cursor.js';
 
-/** Statuses that mean the CDN refused the request (rather than the object being absent). */
-export const CDN_REFUSALS: readonly number[] = [401, 403, 429, 451];
+/** Statuses that mean the CDN refused the request (rather than the object being absent); 402: the owner's credits ran out. */
+export const CDN_REFUSALS: readonly number[] = [401, 402, 403, 429, 451];
 
 /** SQL true for a blocked request row. */
 const BLOCKED = `(decision <> 'allowed' OR (surface = 'cdn' AND status IN (${CDN_REFUSALS.join(', ')})))`;

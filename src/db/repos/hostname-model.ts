@@ -69,6 +69,12 @@ export type BlockReason = 'ip-blocked' | 'ip-not-allowed' | 'country-blocked' | 
 
 export const BLOCK_REASONS: readonly BlockReason[] = ['ip-blocked', 'ip-not-allowed', 'country-blocked', 'method-not-allowed', 'body-too-large', 'rate-limited', 'banned'];
 
+/**
+ * The request log's `decision` of a proxied request refused because the hostname's owner ran out of
+ * credits (credits.atZero 'suspend-delivery'): not a rule, but a refusal before the origin all the same.
+ */
+export const CREDITS_DEPLETED = 'credits-depleted';
+
 export type Decision =
   | { kind: 'allow' }
   | {

@@ -1,6 +1,7 @@
 // What the request log says each owner's public traffic was, per hour, and what of it the ledger has
 // charged (src/credits/transfer-settlement.ts).
 import { HOUR_MS } from './traffic.js';
+import { CREDITS_DEPLETED } from './hostname-model.js';
 import type { SqlExecutor } from '../store/types.js';
 
 export interface OwnerHourBytes {
@@ -11,9 +12,11 @@ export interface OwnerHourBytes {
 }
 
 // Every surface of the request log (CDN hits and misses, proxied responses of project hostnames); rows
-// of no owner are nobody's to pay.
+// of no owner are nobody's to pay, nor the proxy's 402s for an owner whose credits ran out (the CDN's
+// send no counted body): a suspended owner's balance does not sink further for being refused.
 const SERVED = `SELECT owner_id AS "ownerId", (time / ${HOUR_MS}) * ${HOUR_MS} AS hour, sum(bytes_sent) AS bytes
-  FROM cdn_requests WHERE time >= ? AND time < ? AND owner_id IS NOT NULL AND owner_id <> '' GROUP BY 1, 2 ORDER BY 2, 1`;
+  FROM cdn_requests WHERE time >= ? AND time < ? AND owner_id IS NOT NULL AND owner_id <> '' AND decision <> '${CREDITS_DEPLETED}'
+  GROUP BY 1, 2 ORDER BY 2, 1`;
 const CHARGED = 'SELECT bytes FROM transfer_charges WHERE owner_id = ? AND hour = ?';
 const FIRST = 'INSERT INTO transfer_charges (owner_id, hour, bytes) VALUES (?, ?, ?) ON CONFLICT (owner_id, hour) DO NOTHING';
 const ADVANCE = 'UPDATE transfer_charges SET bytes = ? WHERE owner_id = ? AND hour = ? AND bytes = ?';

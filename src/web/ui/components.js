@@ -3,7 +3,7 @@
 // Text is always passed as text (never as HTML), so names users chose are shown, not run.
 import { html, useEffect, useRef, useState } from './preact-htm.js';
 import { get, post } from './api.js';
-import { count, credits } from './format.js';
+import { count, credits, dateTime } from './format.js';
 
 let titleFocusPending = false;
 /** After a navigation: the next page to render gives its title the focus. */
@@ -34,6 +34,41 @@ export function Stat({ label, value, hint, tone }) {
 
 export function Notice({ tone = 'info', children }) {
   return html`<div class=${`notice ${tone}`} role=${tone === 'error' ? 'alert' : 'status'}>${children}</div>`;
+}
+
+/** A grace in hours as words: "72 hours", "3 days", "30 minutes". */
+function hoursText(hours) {
+  if (hours >= 48 && hours % 24 === 0) return `${hours / 24} days`;
+  if (hours >= 1) return `${count(hours)} ${hours === 1 ? 'hour' : 'hours'}`;
+  const minutes = Math.max(1, Math.round(hours * 60));
+  return `${minutes} ${minutes === 1 ? 'minute' : 'minutes'}`;
+}
+
+const DELIVERY = 'your public files, public buckets and project sites';
+
+/**
+ * The credits announcement (overview and usage pages; the Credits object of the summary or the usage
+ * answer): below lowCreditThreshold, what stops at zero; at or below zero, what has stopped and, with
+ * atZero 'suspend-delivery', when public delivery stops (the grace's deadline) or since when it has.
+ * Either way, how to get credits. Nothing while the balance is above the threshold or credits are off.
+ */
+export function CreditsBanner({ credits: c, onUsagePage = false }) {
+  if (!c?.enabled) return null;
+  const depleted = c.balance <= 0;
+  if (!depleted && !c.low) return null;
+  const suspends = c.atZero === 'suspend-delivery';
+  const free = c.freeMonthlyCredits > 0 ? ` ${credits(c.freeMonthlyCredits)} free ${c.freeMonthlyCredits === 1 ? 'credit comes' : 'credits come'} at the start of each month (UTC).` : '';
+  const link = onUsagePage ? null : html` <a href="#/usage">Balance and charges</a>`;
+  const how = html`<span class="banner-how">To add credits, ask this gateway's administrator for a grant.${free}${link}</span>`;
+  if (!depleted) {
+    const then = !suspends ? '' : c.deliveryGraceHours > 0 ? `, and ${hoursText(c.deliveryGraceHours)} later ${DELIVERY} stop being served` : `, and ${DELIVERY} stop being served`;
+    return html`<div class="notice warn banner" role="status" data-testid="credits-banner"><strong>Your credit balance is low: ${credits(c.balance)} left</strong> (the warning starts below ${credits(c.lowCreditThreshold)}). When it reaches zero, uploads are refused${then}. ${how}</div>`;
+  }
+  let stops = 'Uploads are refused until credits are added; downloads and delivery go on.';
+  if (suspends && c.deliverySuspended) stops = `Uploads are refused, and ${DELIVERY} have not been served since ${dateTime(c.deliverySuspendsAt)}: visitors get “402 Payment Required”.`;
+  else if (suspends && c.deliverySuspendsAt) stops = `Uploads are refused, and ${DELIVERY} stop being served on ${dateTime(c.deliverySuspendsAt)} unless credits are added by then.`;
+  else if (suspends) stops = `Uploads are refused, and ${DELIVERY} stop being served ${hoursText(c.deliveryGraceHours)} after the balance reached zero.`;
+  return html`<div class="notice error banner" role="alert" data-testid="credits-banner"><strong>Your credits have run out (balance ${credits(c.balance)}).</strong> ${stops} You can still download and delete your data. ${how}</div>`;
 }
 
 /** An action started by the user (a form's submit): one at a time, its error kept to show. */

@@ -1,7 +1,7 @@
 // Overview: the account summary of GET /api/v3/cdn/summary (SPEC.md §2.3-2.6).
 import { html, useMemo } from './preact-htm.js';
 import { get } from './api.js';
-import { Card, Loaded, Notice, Page, Shares, Stat, useLoad } from './components.js';
+import { Card, CreditsBanner, Loaded, Notice, Page, Shares, Stat, useLoad } from './components.js';
 import { TimeChart } from './chart.js';
 import { bytes, count, credits, dateTime, percent } from './format.js';
 
@@ -35,13 +35,12 @@ function dailyStorage(c, storageBytes) {
 
 function Credits({ credits: c, storageBytes }) {
   if (!c.enabled) return html`<p class="muted">Credits are not charged on this gateway.</p>`;
-  const low = c.balance < c.lowCreditThreshold;
+  // What is low, and what it stops, is the banner's to say (at the top of the page).
   return html`<div class="stats">
-      <${Stat} label="Balance" value=${credits(c.balance)} tone=${low ? 'warn' : ''} />
+      <${Stat} label="Balance" value=${credits(c.balance)} tone=${c.low || c.balance <= 0 ? 'warn' : ''} />
       <${Stat} label="Used" value=${credits(c.usedCredits)} />
       <${Stat} label="Storage per day (projected)" value=${html`<span data-testid="daily-storage">${credits(dailyStorage(c, storageBytes))}</span>`} />
-    </div>
-    ${low ? html`<${Notice} tone="warn">Your credit balance is low (below ${credits(c.lowCreditThreshold)}). Uploads and downloads stop when it runs out.<//>` : null}`;
+    </div>`;
 }
 
 export function OverviewPage() {
@@ -50,6 +49,7 @@ export function OverviewPage() {
     <${Loaded} state=${state}>${({ data }) => {
       const a = data.analytics;
       return html`
+        <${CreditsBanner} credits=${data.credits} />
         ${data.space.status !== 'active' ? html`<${Notice} tone="error">Your space is ${data.space.status}${data.space.suspendedAt ? ` since ${dateTime(data.space.suspendedAt)}` : ''}: uploads and downloads are refused.<//>` : null}
         ${!data.configured ? html`<${Notice} tone="warn">Object storage is not configured on this gateway.<//>` : null}
         <div class="stats">

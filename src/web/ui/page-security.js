@@ -26,7 +26,8 @@ const DECISIONS = {
   'body-too-large': 'Body too large',
   'rate-limited': 'Rate limited',
   banned: 'Banned after repeated refusals',
-  refused: 'Refused by the CDN (401, 403, 429, 451)',
+  'credits-depleted': 'Refused: your credits ran out (402)',
+  refused: 'Refused by the CDN (401, 402, 403, 429, 451)',
 };
 const decisionText = (d) => DECISIONS[d] ?? d;
 

@@ -3,7 +3,7 @@
 // filtered by dates (GET /api/v3/cdn/usage/events, /usage/ledger).
 import { html, useMemo, useState } from './preact-htm.js';
 import { get, query } from './api.js';
-import { Card, Loaded, Notice, Page, Stat, Table, useCursorPages, useLoad } from './components.js';
+import { Card, CreditsBanner, Loaded, Page, Stat, Table, useCursorPages, useLoad } from './components.js';
 import { bytes, count, credits, dateTime, ledgerCredits } from './format.js';
 import { TimeChart } from './chart.js';
 
@@ -141,17 +141,17 @@ export function UsagePage() {
   const state = useLoad(() => get('/api/v3/cdn/usage?limit=1'));
   return html`<${Page} title="Usage and credits">
     <${Loaded} state=${state}>${(data) => html`
+      <${CreditsBanner} credits=${data.credits} onUsagePage=${true} />
       <${Card} title="Credits">
         ${data.credits.enabled
           ? html`<div class="stats compact">
-              <${Stat} label="Balance" value=${credits(data.credits.balance)} tone=${data.credits.balance < data.credits.lowCreditThreshold ? 'warn' : ''} />
+              <${Stat} label="Balance" value=${credits(data.credits.balance)} tone=${data.credits.low || data.credits.balance <= 0 ? 'warn' : ''} />
               <${Stat} label="Used" value=${credits(data.credits.usedCredits)} />
               <${Stat} label="Free each month" value=${count(data.credits.freeMonthlyCredits)} />
               <${Stat} label="Per GB transferred" value=${count(data.credits.transferCreditsPerGb)} />
               <${Stat} label="Per GB-day stored" value=${count(data.credits.storageCreditsPerGbDay)} />
               <${Stat} label="Storage a day, at what is stored now" value=${credits(data.credits.projectedDailyStorageCredits)} />
-            </div>
-            ${data.credits.balance < data.credits.lowCreditThreshold ? html`<${Notice} tone="warn">Your credit balance is low.<//>` : null}`
+            </div>`
           : html`<p class="muted">Credits are not charged on this gateway.</p>`}
       <//>`}<//>
     <${Daily} />
