@@ -39,8 +39,8 @@ const STATUS_CODES: Record<number, string> = {
   429: 'rate_limited',
 };
 
-/** A service's refusal, as the API answers it. */
-const REFUSAL_STATUS: Record<RefusalKind, number> = { invalid: 400, too_large: 413, suspended: 403, insufficient_credits: 402 };
+/** A service's refusal, as the API answers it. A storage quota is 403, as S3's QuotaExceeded: the account may not store more (413 is one request's size). */
+const REFUSAL_STATUS: Record<RefusalKind, number> = { invalid: 400, too_large: 413, suspended: 403, insufficient_credits: 402, quota_exceeded: 403 };
 
 function sendError(reply: FastifyReply, status: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
   void reply.code(status).type('application/json; charset=utf-8').send({ success: false, message, code, ...extra });
