@@ -12,6 +12,13 @@ export const ErrorBody = Type.Object(
     code: Type.String(),
     requiredCredits: Type.Optional(Type.Number()),
     balance: Type.Optional(Type.Number()),
+    // quota_exceeded (403): which quota, the bucket's name when it is a bucket's, and its figures in bytes.
+    quota: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('bucket')])),
+    bucket: Type.Optional(Type.String()),
+    quotaBytes: Type.Optional(Type.Integer()),
+    storedBytes: Type.Optional(Type.Integer()),
+    reservedBytes: Type.Optional(Type.Integer()),
+    requiredBytes: Type.Optional(Type.Integer()),
   },
   { $id: 'ErrorBody' },
 );
