@@ -73,8 +73,8 @@ t.test('admin CLI end to end', async (t) => {
 
     const list = (await ok(t, ['buckets', 'list'], 'buckets list')) as Record<string, unknown>[];
     t.same(list, [
-      { name: 'logs', owner: 'alice', region: 'us-east-1', createdAt: list[0]?.createdAt, objects: 0, public: false },
-      { name: 'photos', owner: 'alice', region: 'eu-west-3', createdAt: b.createdAt, objects: 0, public: false },
+      { name: 'logs', owner: 'alice', region: 'us-east-1', createdAt: list[0]?.createdAt, objects: 0, public: false, storedBytes: 0, quotaBytes: null },
+      { name: 'photos', owner: 'alice', region: 'eu-west-3', createdAt: b.createdAt, objects: 0, public: false, storedBytes: 0, quotaBytes: null },
     ]);
     t.same(await ok(t, ['buckets', 'list', '--user', 'alice'], 'buckets list --user'), list);
     await fails(t, ['buckets', 'list', '--user', 'nobody'], 1, 'NoSuchUser', 'list for unknown user');
