@@ -16,6 +16,7 @@ import { proxyLogRoutes } from './v3/proxy-logs.js';
 import { storageKeyRoutes } from './v3/storage-keys.js';
 import { summaryRoutes } from './v3/summary.js';
 import { usageRoutes } from './v3/usage.js';
+import { quotaRoutes } from './v3/quota.js';
 import { bucketRoutes } from './v3/buckets.js';
 import { bucketObjectRoutes } from './v3/bucket-objects.js';
 import { metricsRoutes } from './v3/metrics.js';
@@ -57,7 +58,7 @@ function bearerToken(request: FastifyRequest): string | undefined {
 const ROUTES: readonly RouteModule[] = [
   // First: it sees every route registered after it (api/openapi/routes.ts).
   openApiRoutes,
-  apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, bucketObjectRoutes, metricsRoutes, domainRoutes,
+  apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, quotaRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, bucketObjectRoutes, metricsRoutes, domainRoutes,
   projectRoutes, sessionRoutes,
 ];
 
