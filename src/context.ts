@@ -32,6 +32,8 @@ import { CorruptionReporter } from './storage/corruption.js';
 import { ProcessJobs } from './jobs/process-jobs.js';
 import { CreditsService } from './credits/credits.js';
 import { deliverySuspensions, type DeliverySuspensions } from './credits/delivery-suspension.js';
+import { QuotaService } from './credits/quotas.js';
+import { ReservationHolder } from './credits/reservation-holder.js';
 import { RequestLog } from './analytics/request-log.js';
 import { logRequestLine } from './analytics/request-line.js';
 import { ClientResolver } from './net/client-info.js';
@@ -104,6 +106,8 @@ export interface AppContext {
    * read at most once a second; absent with 'refuse-uploads' or credits off: the CDN and the proxy check that alone.
    */
   deliverySuspensions?: DeliverySuspensions;
+  /** Users' and buckets' storage quotas: uploads reserve room against them before their bytes are read (credits/quotas.ts). */
+  quotas: QuotaService;
   /** Public base URLs, final once the server listens (server.ts fills in derived ones). */
   endpoints: PublicEndpoints;
   /** The master key: seals stored secrets; signed CDN URLs use a key derived from it. */
@@ -200,10 +204,13 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     closers.push(() => domains.close());
     const parts: RoleDeps = { role: r, config, repos, storage, postgres, clock, monotonic, log };
     const { leases, removals } = blobLeases(parts);
-    const credits = new CreditsService(repos, config.credits, clock, {
-      onError: (err) => log.warn({ err }, 'credits: a reservation heartbeat or release could not be written (retried)'),
+    // One holder for this process's credit and storage quota reservations: one name, one heartbeat.
+    const holders = new ReservationHolder(repos, clock, {
+      onError: (err) => log.warn({ err }, 'reservations: a heartbeat or release of credit or quota reservations could not be written (retried)'),
     });
-    closers.push(() => credits.close());
+    closers.push(() => holders.close());
+    const credits = new CreditsService(repos, config.credits, clock, { holders });
+    const quotas = new QuotaService(repos, holders, clock);
     const suspensions = deliverySuspensions(config.credits, {
       repos,
       now: () => clock().getTime(),
@@ -270,6 +277,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
       ),
       credits,
       ...(suspensions ? { deliverySuspensions: suspensions } : {}),
+      quotas,
       endpoints: { s3: config.publicUrl, cdn: config.cdn.publicUrl },
       masterKey,
       assetDirectory: new AssetDirectory(repos),

@@ -16,6 +16,7 @@ import { proxyLogRoutes } from './v3/proxy-logs.js';
 import { storageKeyRoutes } from './v3/storage-keys.js';
 import { summaryRoutes } from './v3/summary.js';
 import { usageRoutes } from './v3/usage.js';
+import { quotaRoutes } from './v3/quota.js';
 import { bucketRoutes } from './v3/buckets.js';
 import { bucketObjectRoutes } from './v3/bucket-objects.js';
 import { metricsRoutes } from './v3/metrics.js';
@@ -39,8 +40,8 @@ const STATUS_CODES: Record<number, string> = {
   429: 'rate_limited',
 };
 
-/** A service's refusal, as the API answers it. */
-const REFUSAL_STATUS: Record<RefusalKind, number> = { invalid: 400, too_large: 413, suspended: 403, insufficient_credits: 402 };
+/** A service's refusal, as the API answers it. A storage quota is 403, as S3's QuotaExceeded: the account may not store more (413 is one request's size). */
+const REFUSAL_STATUS: Record<RefusalKind, number> = { invalid: 400, too_large: 413, suspended: 403, insufficient_credits: 402, quota_exceeded: 403 };
 
 function sendError(reply: FastifyReply, status: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
   void reply.code(status).type('application/json; charset=utf-8').send({ success: false, message, code, ...extra });
@@ -57,7 +58,7 @@ function bearerToken(request: FastifyRequest): string | undefined {
 const ROUTES: readonly RouteModule[] = [
   // First: it sees every route registered after it (api/openapi/routes.ts).
   openApiRoutes,
-  apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, bucketObjectRoutes, metricsRoutes, domainRoutes,
+  apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, quotaRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, bucketObjectRoutes, metricsRoutes, domainRoutes,
   projectRoutes, sessionRoutes,
 ];
 

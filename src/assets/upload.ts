@@ -1,6 +1,7 @@
 // POST /api/v3/cdn/assets: one streamed multipart upload becomes one asset. Order matters:
-//   1. before any body byte: the space must be active, the declared size within limits, and credits
-//      reserved (a 402 here costs the client nothing but its headers);
+//   1. before any body byte: the space must be active, the declared size within limits, credits
+//      reserved (a 402 here costs the client nothing but its headers) and room under the user's storage
+//      quota (credits/quotas.ts; a 403 quota_exceeded);
 //   2. the file part streams through the meter (size + credit limits, first bytes for sniffing) and
 //      the hasher (SHA-256, MD5 for the ETag) into a staged blob of the storage backend; the other
 //      fields, before or after it, are validated as they come, and projectId / deploymentId checked
@@ -16,6 +17,7 @@ import { invalidInput, Refusal } from '../errors/refusal.js';
 import { isOutOfSpace } from '../errors/s3-errors.js';
 import type { AppContext } from '../context.js';
 import type { UploadReservation } from '../credits/credits.js';
+import type { QuotaReservation } from '../credits/quotas.js';
 import type { AssetKind, AssetRecord, AssetVisibility } from '../db/repos/assets.js';
 import { UploadHasher, type UploadDigests } from '../hashing/upload-hasher.js';
 import { checkAssetLinks, type AssetLinks } from '../projects/asset-links.js';
@@ -131,14 +133,20 @@ function isBodyFault(err: unknown, signal: AbortSignal, fileError: Error | undef
   return signal.aborted || fileError !== undefined || (err as { code?: unknown } | null)?.code === 'ERR_STREAM_PREMATURE_CLOSE';
 }
 
+/** What an upload holds while it streams: its credits and its room under the storage quota. */
+interface Reserved {
+  credits: UploadReservation;
+  quota: QuotaReservation;
+}
+
 async function stageFile(
   ctx: AppContext,
   part: MultipartFile,
   input: UploadInput,
-  reservation: UploadReservation,
+  reserved: Reserved,
 ): Promise<ReceivedFile> {
   const maxSize = ctx.config.maxObjectSize;
-  const meter = new UploadMeter({ maxSize, maxPaidBytes: reservation.maxBytes });
+  const meter = new UploadMeter({ maxSize, maxPaidBytes: reserved.credits.maxBytes, maxQuotaBytes: reserved.quota.maxBytes });
   // The meter enforces the size: the hasher's own S3 limit must never be the one that fires.
   const hasher = new UploadHasher({ maxSize: Number.MAX_SAFE_INTEGER, pool: ctx.hashPool, expectedSize: input.declaredLength });
   let fileError: Error | undefined;
@@ -152,7 +160,8 @@ async function stageFile(
     staged = await ctx.storage.stage(body, { signal: input.signal, sizeHint: input.declaredLength });
   } catch (err) {
     if (err instanceof UploadLimitError) {
-      throw err.limit === 'size' ? payloadTooLarge(maxSize) : await reservation.refusal(err.size);
+      if (err.limit === 'size') throw payloadTooLarge(maxSize);
+      throw err.limit === 'credits' ? await reserved.credits.refusal(err.size) : await reserved.quota.refusal(err.size);
     }
     // A full disk destroys the body behind it, which must not read as the client's fault.
     if (isOutOfSpace(err)) throw err;
@@ -178,7 +187,7 @@ async function stageFile(
 async function receiveForm(
   ctx: AppContext,
   input: UploadInput,
-  reservation: UploadReservation,
+  reserved: Reserved,
 ): Promise<{ file: ReceivedFile; fields: FormFields }> {
   const fields: FormFields = { visibility: 'public', kind: 'file', projectId: null, deploymentId: null };
   const seen = new Set<string>();
@@ -191,7 +200,7 @@ async function receiveForm(
           continue;
         }
         if (part.fieldname !== 'file' || file) throw invalidInput("The form must carry exactly one file part, named 'file'");
-        file = await stageFile(ctx, part, input, reservation);
+        file = await stageFile(ctx, part, input, reserved);
       }
     } catch (err) {
       // Errors of the multipart parser itself (busboy, @fastify/multipart limits) are the body's fault.
@@ -239,15 +248,23 @@ export async function uploadAsset(ctx: AppContext, input: UploadInput): Promise<
     if (declared !== undefined && declared - MULTIPART_OVERHEAD > reservation.maxBytes) {
       throw await reservation.refusal(declared - MULTIPART_OVERHEAD);
     }
-    // The memory the upload will hold, before the form is read (the file may be all of the body).
-    const buffers = await reserveUploadBuffers(ctx, uploadBufferBytes(ctx, declared), { req: input.req, signal: input.signal });
-    let received: { file: ReceivedFile; fields: FormFields };
+    // Room under the user's storage quota: the file is at most the body, and at least the body less the
+    // form's overhead (refused now when even that does not fit); stopped as it streams past the room.
+    const quota = await ctx.quotas.reserve({ userId }, { upTo: declared, atLeast: declared === undefined ? 0 : Math.max(0, declared - MULTIPART_OVERHEAD) });
     try {
-      received = await receiveForm(ctx, input, reservation);
+      // The memory the upload will hold, before the form is read (the file may be all of the body).
+      const buffers = await reserveUploadBuffers(ctx, uploadBufferBytes(ctx, declared), { req: input.req, signal: input.signal });
+      let received: { file: ReceivedFile; fields: FormFields };
+      try {
+        received = await receiveForm(ctx, input, { credits: reservation, quota });
+      } finally {
+        buffers.release();
+      }
+      return await commitAsset(ctx, input, reservation, received.file, received.fields);
     } finally {
-      buffers.release();
+      // After the commit: the asset's bytes count as stored from then on.
+      await quota.release();
     }
-    return await commitAsset(ctx, input, reservation, received.file, received.fields);
   } finally {
     await reservation.release();
   }

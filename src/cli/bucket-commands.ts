@@ -1,11 +1,12 @@
-// Admin commands of buckets: create one for a user, list them with their object counts, delete an empty
-// one, and serve one publicly on the CDN host or stop.
+// Admin commands of buckets: create one for a user, list them with their object counts and stored bytes,
+// delete an empty one, serve one publicly on the CDN host or stop, and set a bucket's storage quota.
 import type { Bucket, Repos } from '../db/repos/index.js';
 import { S3Error } from '../errors/s3-errors.js';
 import { bucketNameProblem } from '../buckets/bucket-name.js';
 import { createBucket, deleteBucket } from '../buckets/bucket-service.js';
 import { AdminError, iso, type Command } from './command.js';
 import { requireBucket, requireUser, userNames } from './lookups.js';
+import { parseQuotaSize, QUOTA_FORM, quotaText } from './quota-size.js';
 
 export const BUCKET_GROUPS: Readonly<Record<string, { section: string; summary: string }>> = {
   buckets: { section: 'Buckets', summary: 'create, list and delete buckets; serve one publicly on the CDN' },
@@ -49,7 +50,7 @@ export const BUCKET_COMMANDS = {
     list: {
       args: [],
       flags: ['user'],
-      summary: 'list buckets with their object counts',
+      summary: 'list buckets with their object counts, the bytes each stores (objects, noncurrent versions, unfinished multipart uploads) and its storage quota',
       example: 's3edge buckets list --user alice',
       run: async ({ repos, flags }) => {
         const ownerId = flags.user === undefined ? undefined : (await requireUser(repos, flags.user)).id;
@@ -63,6 +64,8 @@ export const BUCKET_COMMANDS = {
             createdAt: iso(b.createdAt),
             objects: await repos.buckets.countObjects(b.id),
             public: b.public,
+            storedBytes: await repos.storageUsage.bucketBytes(b.id),
+            quotaBytes: (await repos.storageQuotas.limits(b.ownerId, b.id)).bucket,
           });
         }
         return rows;
@@ -81,6 +84,20 @@ export const BUCKET_COMMANDS = {
       summary: 'stop serving the bucket\'s objects on the CDN host (the default)',
       example: 's3edge buckets private photos',
       run: ({ repos, args }) => setBucketPublic(repos, args.NAME as string, false),
+    },
+    'set-quota': {
+      args: ['NAME'],
+      flags: ['storage'],
+      required: ['storage'],
+      summary: `set a bucket's storage quota: what its objects, noncurrent versions and unfinished multipart uploads may store (--storage is ${QUOTA_FORM}); uploads past it are refused with S3 QuotaExceeded, every running server applies it within a second`,
+      example: 's3edge buckets set-quota photos --storage 5GiB',
+      run: async ({ repos, args, flags }) => {
+        const quota = parseQuotaSize(flags.storage as string);
+        const bucket = await requireBucket(repos, args.NAME as string);
+        if (!(await repos.storageQuotas.setBucketQuota(bucket.id, quota))) throw new AdminError('NoSuchBucket', `no bucket named '${bucket.name}'`);
+        const storedBytes = await repos.storageUsage.bucketBytes(bucket.id);
+        return { name: bucket.name, quota: quotaText(quota), quotaBytes: quota, storedBytes, stored: quotaText(storedBytes) };
+      },
     },
     delete: {
       args: ['NAME'],

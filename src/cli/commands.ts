@@ -20,6 +20,8 @@ export const COMMAND_FLAGS = {
   permission: { type: 'string' },
   scopes: { type: 'string' },
   amount: { type: 'string' },
+  /** users set-quota, buckets set-quota: a size, or none. */
+  storage: { type: 'string' },
   /** api-keys create: print the token alone, for `TOKEN=$(s3edge api-keys create ... --token-only)`. */
   'token-only': { type: 'boolean' },
   /** users create: read the dashboard password from standard input. */

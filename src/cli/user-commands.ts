@@ -1,10 +1,11 @@
-// Admin commands of users (accounts that own buckets, assets and credits): create, list, delete, and
-// their dashboard passwords and sessions.
+// Admin commands of users (accounts that own buckets, assets and credits): create, list, delete, their
+// dashboard passwords and sessions, and their storage quotas.
 import { ROOT_USER } from '../auth/root.js';
 import { ConstraintError } from '../db/repos/index.js';
 import { passwordHashFromStdin } from './password-input.js';
 import { AdminError, iso, type Command } from './command.js';
 import { requireUser } from './lookups.js';
+import { parseQuotaSize, QUOTA_FORM, quotaText } from './quota-size.js';
 
 export const USER_GROUPS: Readonly<Record<string, { section: string; summary: string }>> = {
   users: { section: 'Accounts and keys', summary: 'accounts that own buckets, assets and credits' },
@@ -43,13 +44,36 @@ export const USER_COMMANDS = {
     list: {
       args: [],
       flags: [],
-      summary: 'list users',
+      summary: 'list users, with the bytes each stores (buckets and assets) and their storage quota (none: no quota)',
       example: 's3edge users list --json',
       run: async ({ repos }) => {
         const users = await repos.users.list();
         const out = [];
-        for (const u of users) out.push({ id: u.id, name: u.name, createdAt: iso(u.createdAt), hasPassword: (await repos.users.passwordHash(u.id)) !== undefined });
+        for (const u of users) {
+          out.push({
+            id: u.id,
+            name: u.name,
+            createdAt: iso(u.createdAt),
+            hasPassword: (await repos.users.passwordHash(u.id)) !== undefined,
+            storedBytes: await repos.storageUsage.ownerBytes(u.id),
+            quotaBytes: await repos.storageQuotas.userQuota(u.id),
+          });
+        }
         return out;
+      },
+    },
+    'set-quota': {
+      args: ['NAME'],
+      flags: ['storage'],
+      required: ['storage'],
+      summary: `set a user's storage quota: what their buckets and assets may store together (--storage is ${QUOTA_FORM}); uploads past it are refused (S3 QuotaExceeded, API quota_exceeded), every running server applies it within a second`,
+      example: 's3edge users set-quota alice --storage 10GiB',
+      run: async ({ repos, args, flags }) => {
+        const quota = parseQuotaSize(flags.storage as string);
+        const user = await requireUser(repos, args.NAME as string);
+        if (!(await repos.storageQuotas.setUserQuota(user.id, quota))) throw new AdminError('NoSuchUser', `no user named '${user.name}'`);
+        const storedBytes = await repos.storageUsage.ownerBytes(user.id);
+        return { name: user.name, quota: quotaText(quota), quotaBytes: quota, storedBytes, stored: quotaText(storedBytes) };
       },
     },
     passwd: {

@@ -25,6 +25,7 @@ import type {
   LoggedRequests,
   ProxyLogs,
   StorageAccessKey,
+  StorageQuota,
   Summary,
   Tld,
   TldMatch,
@@ -40,7 +41,7 @@ import type {
 export type { BucketView, BucketVisibility, CacheStats, OriginInput, ObjectPresignRequest, PurgeRequest, RulesInput };
 export type {
   Anomaly, AnomalyDetail, LoggedRequests, ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
-  ProxyLogs, StorageAccessKey, Summary, UsageEvent, Tld, TldMatch, DomainResult,
+  ProxyLogs, StorageAccessKey, StorageQuota, Summary, UsageEvent, Tld, TldMatch, DomainResult,
   Deployment, Hostname, HostnameOrigin, HostnameRules, Project,
 };
 
@@ -260,6 +261,11 @@ export class S3EdgeClient {
   /** The last `days` UTC days (default 30), oldest first, zeros included. */
   async usageDaily(days?: number): Promise<UsageDay[]> {
     return (await this.json<{ data: { days: UsageDay[] } }>('GET', `/api/v3/cdn/usage/daily${queryString({ days })}`)).data.days;
+  }
+
+  /** What the caller stores and may store: the account's storage quota and each bucket's (quotaBytes null: none). */
+  async storageQuota(): Promise<StorageQuota> {
+    return (await this.json<{ data: StorageQuota }>('GET', '/api/v3/storage/quota')).data;
   }
 
   /** A page of the request log, newest first; pass `nextCursor` back as `cursor` for the next one. */

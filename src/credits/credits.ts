@@ -11,21 +11,21 @@
 // on SQLite, SERIALIZABLE on PostgreSQL) reads the balance minus every live reservation of the user and
 // inserts the new one, so reservations taken by any number of processes never add up to more than the balance.
 //
-// A process that crashes leaves its rows behind. Each row names its holder (this process instance:
-// `<host>:<pid>:<random>`, new at every start), and a holder that has reservations beats every 5 s
-// (credit_holders.seen_at). Rows of a holder not seen for 60 s are dead: they no longer count, and the
-// next beat or first reservation of any process deletes them. That rule needs no pid checks, so it
-// holds across machines (whose clocks must agree to well within the minute). It is also safe when it
-// misjudges a live holder (an event loop stalled for a minute): the charge checks again, in the
-// commit transaction, that the balance less every other live reservation covers it, so the worst
-// outcome is a late 402 for an upload whose credits others took meanwhile, never a negative balance.
+// A process that crashes leaves its rows behind: each row names its holder, this process instance
+// (reservation-holder.ts: the heartbeat and the 60-second rule both kinds of reservation share). The
+// rule is also safe when it misjudges a live holder (an event loop stalled for a minute): the charge
+// checks again, in the commit transaction, that the balance less every other live reservation covers
+// it, so the worst outcome is a late 402 for an upload whose credits others took meanwhile, never a
+// negative balance.
 import type { CreditsConfig } from '../config/schema.js';
-import { hostname } from 'node:os';
 import type { LedgerEntry } from '../db/repos/credits.js';
 import type { Repos } from '../db/repos/index.js';
 import { Refusal } from '../errors/refusal.js';
 import { newId } from '../db/ids.js';
 import { deliveryGraceMs, suspendsDelivery } from './delivery-suspension.js';
+import { ReservationHolder } from './reservation-holder.js';
+
+export { HOLDER_BEAT_MS, HOLDER_TTL_MS } from './reservation-holder.js';
 
 export const MILLI = 1000;
 
@@ -88,29 +88,21 @@ export interface UploadReservation {
 /** The repositories credits run on: the store's, or a transaction's. */
 export type CreditRepos = Pick<Repos, 'credits' | 'creditReservations' | 'transact'>;
 
-/** How often a process holding reservations says it is alive. */
-export const HOLDER_BEAT_MS = 5_000;
-/** A holder not seen for this long is dead: its reservations no longer count. */
-export const HOLDER_TTL_MS = 60_000;
 
 export interface CreditsOptions {
-  /** This process instance's name on its reservations; default `<host>:<pid>:<random>`. */
+  /** This process instance's name on its reservations, when the service makes its own holder; default `<host>:<pid>:<random>`. */
   holder?: string;
+  /** The process's holder, shared with the storage quotas (the context's); default one of its own, closed by close(). */
+  holders?: ReservationHolder;
   /** A heartbeat or a release that could not be written (it is retried). */
   onError?: (err: unknown) => void;
 }
 
 export class CreditsService {
   private readonly perUnitMilli: number;
-  readonly holder: string;
-  private readonly onError: (err: unknown) => void;
-  /** Reservations of this process not released yet: the heartbeat runs while there are any. */
-  private held = 0;
-  private beat: NodeJS.Timeout | undefined;
-  /** A heartbeat in progress (the next tick skips rather than overlap it). */
-  private beating = false;
-  /** Releases whose delete failed (the database was busy): retried by the next beat or reservation. */
-  private readonly unreleased = new Set<string>();
+  private readonly holders: ReservationHolder;
+  /** Whether close() closes the holder (one made here, not shared). */
+  private readonly ownsHolder: boolean;
 
   constructor(
     private readonly repos: CreditRepos,
@@ -119,8 +111,16 @@ export class CreditsService {
     options: CreditsOptions = {},
   ) {
     this.perUnitMilli = toMilli(config.uploadCreditsPerUnit);
-    this.holder = options.holder ?? `${hostname()}:${process.pid}:${newId()}`;
-    this.onError = options.onError ?? (() => {});
+    this.ownsHolder = options.holders === undefined;
+    this.holders = options.holders ?? new ReservationHolder(repos, now, {
+      ...(options.holder !== undefined ? { name: options.holder } : {}),
+      ...(options.onError ? { onError: options.onError } : {}),
+    });
+  }
+
+  /** This process instance's name on its reservations. */
+  get holder(): string {
+    return this.holders.name;
   }
 
   get enabled(): boolean {
@@ -169,68 +169,18 @@ export class CreditsService {
     });
   }
 
-  /** Reservations of holders seen since this instant count. */
-  private liveSince(): number {
-    return this.now().getTime() - HOLDER_TTL_MS;
-  }
-
   /** Balance minus what running uploads (of every process) have reserved, in milli-credits. */
   private async availableMilli(r: CreditRepos, userId: string, exceptId?: string): Promise<number> {
     const balance = (await r.credits.account(userId)).balanceMilli;
-    return balance - (await r.creditReservations.liveSum(userId, this.liveSince(), exceptId));
+    return balance - (await r.creditReservations.liveSum(userId, this.holders.liveSince(), exceptId));
   }
 
   /**
-   * Says this holder is alive, drops dead holders' rows, deletes `unreleased` (a copy of the failed
-   * releases taken before the transaction: the caller forgets them once it has committed).
-   */
-  private async heartbeat(r: CreditRepos, unreleased: readonly string[]): Promise<void> {
-    await r.creditReservations.beat(this.holder, this.now().getTime());
-    await r.creditReservations.prune(this.liveSince());
-    for (const id of unreleased) await r.creditReservations.delete(id);
-  }
-
-  /** One heartbeat in its own transaction; failures go to onError (the next one retries). */
-  private async beatOnce(): Promise<void> {
-    if (this.beating) return;
-    this.beating = true;
-    try {
-      const retried = [...this.unreleased];
-      await this.repos.transact((r) => this.heartbeat(r, retried));
-      for (const id of retried) this.unreleased.delete(id);
-    } catch (err) {
-      this.onError(err);
-    } finally {
-      this.beating = false;
-    }
-  }
-
-  private startBeating(): void {
-    this.held++;
-    if (this.beat) return;
-    // beatOnce never rejects (it reports to onError).
-    this.beat = setInterval(() => void this.beatOnce(), HOLDER_BEAT_MS);
-    this.beat.unref();
-  }
-
-  private stopBeating(): void {
-    if (--this.held > 0 || !this.beat) return;
-    clearInterval(this.beat);
-    this.beat = undefined;
-  }
-
-  /**
-   * Stops the heartbeat and forgets this holder: a reservation still held no longer counts. Call when
-   * the process stops serving. Never throws.
+   * Stops the heartbeat and forgets this holder (when it is this service's own): a reservation still
+   * held no longer counts. Call when the process stops serving. Never throws.
    */
   async close(): Promise<void> {
-    if (this.beat) clearInterval(this.beat);
-    this.beat = undefined;
-    try {
-      await this.repos.creditReservations.forgetHolder(this.holder);
-    } catch (err) {
-      this.onError(err);
-    }
+    if (this.ownsHolder) await this.holders.close();
   }
 
   private async insufficient(r: CreditRepos, userId: string, requiredMilli: number): Promise<Refusal> {
@@ -256,41 +206,32 @@ export class CreditsService {
     await this.ensureMonthlyGrant(userId);
     const id = newId();
     const wanted = declaredBytes === undefined ? Infinity : this.uploadChargeMilli(declaredBytes);
-    // The first of a busy period also clears dead holders' rows and retries failed releases. Read
-    // before the transaction, which may run more than once (PostgreSQL) and so changes nothing here.
-    const first = this.held === 0;
-    const retried = first ? [...this.unreleased] : [];
+    // The first of a busy period also clears dead holders' rows and retries failed releases.
+    const visit = this.holders.visit();
     // One transaction (IMMEDIATE on SQLite, SERIALIZABLE on PostgreSQL): no other process reserves
     // between the sum and the insert.
     const units = await this.repos.transact(async (r) => {
       const amount = Math.min(wanted, Math.max(0, await this.availableMilli(r, userId)));
       const units = Math.floor(amount / this.perUnitMilli);
       if (units === 0) return 0;
-      if (first) await this.heartbeat(r, retried);
-      else await r.creditReservations.beat(this.holder, this.now().getTime());
-      await r.creditReservations.insert({ id, userId, milli: units * this.perUnitMilli, holder: this.holder, createdAt: this.now().getTime() });
+      await visit.beat(r);
+      await r.creditReservations.insert({ id, userId, milli: units * this.perUnitMilli, holder: this.holders.name, createdAt: this.now().getTime() });
       return units;
     });
-    if (units > 0) for (const done of retried) this.unreleased.delete(done);
+    if (units > 0) visit.committed();
     // Thrown after the commit: the monthly grant above stays.
     if (units === 0 && wanted > 0) throw await this.insufficient(this.repos, userId, Number.isFinite(wanted) ? wanted : this.perUnitMilli);
     // A zero-byte upload reserves nothing and has no row.
-    if (units > 0) this.startBeating();
+    if (units > 0) this.holders.hold();
     const maxBytes = units * this.config.uploadCreditUnitBytes;
     let settled = units === 0;
     const release = async (): Promise<void> => {
       if (units === 0) return;
       // Deleted on every call: a charge whose transaction rolled back restored the row.
-      try {
-        await this.repos.creditReservations.delete(id);
-        this.unreleased.delete(id);
-      } catch (err) {
-        this.unreleased.add(id);
-        this.onError(err);
-      }
+      await this.holders.release(`credit:${id}`, (r: CreditRepos) => r.creditReservations.delete(id), this.repos);
       if (settled) return;
       settled = true;
-      this.stopBeating();
+      this.holders.letGo();
     };
     return {
       maxBytes,

@@ -1,5 +1,5 @@
 // A service's refusal of what a user asked (an upload's bad form, a file over the limit, a suspended space,
-// too few credits), in words for that user: services throw it and know nothing of HTTP; each surface maps
+// too few credits, a storage quota), in words for that user: services throw it and know nothing of HTTP; each surface maps
 // `kind` to its own answer (the management API: api/plugin.ts, a status and the JSON envelope with `code`).
 // projects/errors.ts is the same pattern for project changes.
 
@@ -11,7 +11,9 @@ export type RefusalKind =
   /** The user's space is suspended by an administrator. */
   | 'suspended'
   /** Not enough credits; `extra` says how many were needed and what the balance is. */
-  | 'insufficient_credits';
+  | 'insufficient_credits'
+  /** A user's or a bucket's storage quota would be passed; `extra` says which, its size, what is stored and what was needed. */
+  | 'quota_exceeded';
 
 export class Refusal extends Error {
   override name = 'Refusal';

@@ -47,6 +47,8 @@ export const S3_ERRORS = {
   NoSuchTagSet: [404, 'The TagSet does not exist.'],
   NotImplemented: [501, 'A header you provided implies functionality that is not implemented.'],
   NotModified: [304, 'Not Modified'],
+  // No AWS code for a storage quota; 403 as MinIO's bucket quota is not (docs/COMPATIBILITY.md "Storage quotas"): SDKs never retry it.
+  QuotaExceeded: [403, 'The upload would exceed a storage quota.'],
   PreconditionFailed: [412, 'At least one of the preconditions you specified did not hold.'],
   ConditionalRequestConflict: [409, 'A conflicting operation occurred. Retry the request.'],
   RequestTimeTooSkewed: [403, "The difference between the request time and the server's time is too large."],

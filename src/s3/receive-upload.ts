@@ -13,6 +13,7 @@ import { stageObjectBody } from './object-writes.js';
 import { reserveUploadBuffers, uploadBufferBytes } from '../storage/upload-buffers.js';
 import { header, type S3Request } from './operation.js';
 import { checkUpload, parseUploadExpectations, type UploadExpectations } from './upload-checks.js';
+import type { QuotaReservation } from '../credits/quotas.js';
 
 export interface ReceivedUpload {
   staged: StagedBlob;
@@ -46,13 +47,30 @@ export function precheckUpload(r: S3Request, maxSize: number): void {
  * AWS error is thrown; on success the caller owns `staged` (commit it or abort it). `checksumAlgorithm`
  * is computed when the request names none (a part of a FULL_OBJECT multipart upload). `objectBody`:
  * the body of a whole object version, which may be kept inline in the metadata database when small.
+ * `quota`: the storage quota reservation taken for it (quota.ts), which bounds it too: a body that
+ * outgrows it is refused with the quota's refusal.
  */
 export async function receiveUpload(
+  r: S3Request,
+  opts: { maxSize: number; checksumAlgorithm?: ChecksumAlgorithm; objectBody?: boolean; quota?: QuotaReservation },
+): Promise<ReceivedUpload> {
+  precheckUpload(r, opts.maxSize);
+  const quotaBytes = opts.quota?.maxBytes ?? Infinity;
+  if (quotaBytes >= opts.maxSize) return receiveWithin(r, opts);
+  try {
+    return await receiveWithin(r, { ...opts, maxSize: quotaBytes });
+  } catch (err) {
+    // The hasher stopped the body past what the quota left: at least one byte more had arrived.
+    if (err instanceof S3Error && err.code === 'EntityTooLarge' && opts.quota) throw await opts.quota.refusal(quotaBytes + 1);
+    throw err;
+  }
+}
+
+async function receiveWithin(
   r: S3Request,
   opts: { maxSize: number; checksumAlgorithm?: ChecksumAlgorithm; objectBody?: boolean },
 ): Promise<ReceivedUpload> {
   const { ctx, req, auth } = r;
-  precheckUpload(r, opts.maxSize);
   const framed = auth.payload.kind === 'streaming-signed' || auth.payload.kind === 'streaming-unsigned-trailer';
   const length = declaredLength(r);
   const expect = parseUploadExpectations(req, auth.payload);

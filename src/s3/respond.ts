@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
+import { Refusal } from '../errors/refusal.js';
 import { S3Error, isMetadataBusy, isMetadataUnavailable, isOutOfSpace, isS3Error, metadataBusyError, metadataUnavailableError } from '../errors/s3-errors.js';
 import { toXml } from './xml.js';
 import { bodyWithheld } from './body.js';
@@ -59,6 +60,17 @@ export async function sendResponse(req: IncomingMessage, res: ServerResponse, r:
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
+/** A storage quota's refusal (credits/quotas.ts) as S3's answer: QuotaExceeded, its figures as elements of the error. */
+export function quotaExceeded(refusal: Refusal): S3Error {
+  const x = refusal.extra;
+  const extra: Record<string, string> = { Quota: String(x['quota']) };
+  if (typeof x['bucket'] === 'string') extra['BucketName'] = x['bucket'];
+  for (const [field, element] of [['quotaBytes', 'QuotaBytes'], ['storedBytes', 'StoredBytes'], ['reservedBytes', 'ReservedBytes'], ['requiredBytes', 'RequiredBytes']] as const) {
+    extra[element] = String(x[field]);
+  }
+  return new S3Error('QuotaExceeded', refusal.message, extra);
+}
+
 /** Writes an S3 error; anything that is not an S3Error is logged and reported as InternalError. */
 export function sendError(
   req: IncomingMessage,
@@ -69,6 +81,8 @@ export function sendError(
   let e: S3Error;
   if (isS3Error(err)) {
     e = err;
+  } else if (err instanceof Refusal && err.kind === 'quota_exceeded') {
+    e = quotaExceeded(err);
   } else if (isOutOfSpace(err)) {
     // The operator's cue to free space; the client gets 507, and reads go on being served.
     info.log.warn({ err, requestId: info.requestId }, 'storage full: write refused');

@@ -27,8 +27,8 @@ t.test('s3edge, s3edge --help and s3edge help: the whole command list, grouped; 
   const list = outputs[0] ?? '';
   for (const section of ['Server:', 'Accounts and keys:', 'Buckets:', 'Spaces and credits:']) t.match(list, `\n${section}\n`, section);
   t.match(list, /^  serve /m, 'serve');
-  for (const group of GROUPS) t.match(list, new RegExp(`^  ${group} [a-z|]+ `, 'm'), `${group} with its actions`);
-  t.match(list, /^  buckets create\|list\|public\|private\|delete /m);
+  for (const group of GROUPS) t.match(list, new RegExp(`^  ${group} [a-z|-]+ `, 'm'), `${group} with its actions`);
+  t.match(list, /^  buckets create\|list\|public\|private\|set-quota\|delete /m);
   t.same(readdirSync(cwd), [], 'no ./data: help starts no server');
 });
 

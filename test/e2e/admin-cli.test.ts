@@ -46,8 +46,8 @@ t.test('admin CLI end to end', async (t) => {
     await ok(t, ['users', 'create', 'bob'], 'users create bob');
     const list = (await ok(t, ['users', 'list'], 'users list')) as Record<string, unknown>[];
     t.same(list.map((u) => u.name), ['alice', 'bob']);
-    for (const u of list) t.same(Object.keys(u).sort(), ['createdAt', 'hasPassword', 'id', 'name']);
-    t.same(list[0], alice);
+    for (const u of list) t.same(Object.keys(u).sort(), ['createdAt', 'hasPassword', 'id', 'name', 'quotaBytes', 'storedBytes']);
+    t.same(list[0], { ...alice, storedBytes: 0, quotaBytes: null });
 
     await fails(t, ['users', 'create', 'alice'], 1, 'UserAlreadyExists', 'duplicate user');
     await fails(t, ['users', 'create', 'root'], 1, 'InvalidUserName', 'reserved root');
@@ -73,8 +73,8 @@ t.test('admin CLI end to end', async (t) => {
 
     const list = (await ok(t, ['buckets', 'list'], 'buckets list')) as Record<string, unknown>[];
     t.same(list, [
-      { name: 'logs', owner: 'alice', region: 'us-east-1', createdAt: list[0]?.createdAt, objects: 0, public: false },
-      { name: 'photos', owner: 'alice', region: 'eu-west-3', createdAt: b.createdAt, objects: 0, public: false },
+      { name: 'logs', owner: 'alice', region: 'us-east-1', createdAt: list[0]?.createdAt, objects: 0, public: false, storedBytes: 0, quotaBytes: null },
+      { name: 'photos', owner: 'alice', region: 'eu-west-3', createdAt: b.createdAt, objects: 0, public: false, storedBytes: 0, quotaBytes: null },
     ]);
     t.same(await ok(t, ['buckets', 'list', '--user', 'alice'], 'buckets list --user'), list);
     await fails(t, ['buckets', 'list', '--user', 'nobody'], 1, 'NoSuchUser', 'list for unknown user');
@@ -203,7 +203,7 @@ t.test('admin CLI end to end', async (t) => {
     await ok(t, ['users', 'create', 'dave'], 'setup');
     const r = await runS3edge(['users', 'list', ...base]);
     t.equal(r.code, 0);
-    t.match(r.stdout, /^ID\s+NAME\s+CREATEDAT\s+HASPASSWORD\n[0-9a-f]{32}\s+dave\s+\d{4}-\S+\s+false\n/);
+    t.match(r.stdout, /^ID\s+NAME\s+CREATEDAT\s+HASPASSWORD\s+STOREDBYTES\s+QUOTABYTES\n[0-9a-f]{32}\s+dave\s+\d{4}-\S+\s+false\s+0\n/);
     const k = await runS3edge(['account-keys', 'create', '--user', 'dave', ...base]);
     t.equal(k.code, 0);
     t.match(k.stdout, /secretAccessKey:\s+[A-Za-z0-9_-]{40}/);

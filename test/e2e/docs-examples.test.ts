@@ -53,7 +53,7 @@ type Rows = Record<string, unknown>[];
 const OUTCOMES: Record<string, (t: Test, cli: (args: string[]) => Promise<unknown>) => Promise<void>> = {
   'API.md': async (t, cli) => {
     const users = (await cli(['users', 'list'])) as Rows;
-    t.match(users, [{ name: 'ana', hasPassword: true }, { name: 'ben', hasPassword: false }], 'ana has a password, ben is there');
+    t.match(users, [{ name: 'ana', hasPassword: true, quotaBytes: 10 * 1024 ** 3 }, { name: 'ben', hasPassword: false, quotaBytes: null }], 'ana has a password and a storage quota, ben is there');
     const keys = (await cli(['api-keys', 'list', '--user', 'ben'])) as Rows;
     t.same(keys.map((k) => k.name), ['uploads'], 'the deleted key is gone, the uploads key stays');
   },

@@ -31,6 +31,7 @@ const CALLS: Record<string, [Method, ...unknown[]]> = {
   listUsageEvents: ['usageEvents', { type: 'upload' }],
   listLedgerEntries: ['usageLedger'],
   getDailyUsage: ['usageDaily', 7],
+  getStorageQuota: ['storageQuota'],
   getProxyLogs: ['proxyLogs', { hours: 6 }],
   listLoggedRequests: ['proxyLogRequests', { decision: 'blocked' }],
   listAnomalies: ['anomalies'],

@@ -12,6 +12,13 @@ export const ErrorBody = Type.Object(
     code: Type.String(),
     requiredCredits: Type.Optional(Type.Number()),
     balance: Type.Optional(Type.Number()),
+    // quota_exceeded (403): which quota, the bucket's name when it is a bucket's, and its figures in bytes.
+    quota: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('bucket')])),
+    bucket: Type.Optional(Type.String()),
+    quotaBytes: Type.Optional(Type.Integer()),
+    storedBytes: Type.Optional(Type.Integer()),
+    reservedBytes: Type.Optional(Type.Integer()),
+    requiredBytes: Type.Optional(Type.Integer()),
   },
   { $id: 'ErrorBody' },
 );
@@ -210,6 +217,21 @@ export type CreatedStorageAccessKey = Static<typeof CreatedStorageAccessKey>;
 
 export const SuccessMessage = Type.Object({ success: Type.Boolean(), message: Type.String() });
 export type SuccessMessage = Static<typeof SuccessMessage>;
+
+/** GET /api/v3/storage/quota: what the caller stores and may store, as a whole and per bucket (quotaBytes null: no quota). */
+export const StorageQuota = Type.Object({
+  user: Type.Object({
+    storedBytes: Type.Integer({ description: 'Everything the account stores: its buckets (objects, noncurrent versions, parts of unfinished multipart uploads) and its assets' }),
+    assetBytes: Type.Integer({ description: 'Of which assets' }),
+    quotaBytes: Nullable(Type.Integer({ description: "The account's storage quota; null: none" })),
+  }),
+  buckets: Type.Array(Type.Object({
+    name: Type.String(),
+    storedBytes: Type.Integer(),
+    quotaBytes: Nullable(Type.Integer({ description: "The bucket's storage quota; null: none" })),
+  })),
+}, { examples: [{ user: { storedBytes: 7516192768, assetBytes: 52428800, quotaBytes: 10737418240 }, buckets: [{ name: 'photos', storedBytes: 7463763968, quotaBytes: 8589934592 }, { name: 'backups', storedBytes: 0, quotaBytes: null }] }] });
+export type StorageQuota = Static<typeof StorageQuota>;
 
 /** Standard error responses of every authenticated route. */
 export const ERROR_RESPONSES = {

@@ -1,5 +1,6 @@
-// Upload credit reservations and their holders (migration 018). A reservation counts while its holder
-// is live: seen at or after the cutoff the caller passes (src/credits/credits.ts owns the rule).
+// Upload credit reservations and their holders (migration 018); storage quota reservations (migration
+// 027) count by the same holders. A reservation counts while its holder is live: seen at or after the
+// cutoff the caller passes (src/credits/reservation-holder.ts owns the rule).
 import type { SqlExecutor } from '../store/types.js';
 
 export interface NewCreditReservation {
@@ -20,6 +21,8 @@ const BEAT = `INSERT INTO credit_holders (holder, seen_at) VALUES (?, ?) ON CONF
   SET seen_at = CASE WHEN excluded.seen_at > credit_holders.seen_at THEN excluded.seen_at ELSE credit_holders.seen_at END`;
 const FORGET_HOLDER = 'DELETE FROM credit_holders WHERE holder = ?';
 const PRUNE_RESERVATIONS = 'DELETE FROM credit_reservations WHERE holder NOT IN (SELECT holder FROM credit_holders WHERE seen_at >= ?)';
+// Storage quota reservations (migration 027) count by the same holders.
+const PRUNE_STORAGE_RESERVATIONS = 'DELETE FROM storage_reservations WHERE holder NOT IN (SELECT holder FROM credit_holders WHERE seen_at >= ?)';
 const PRUNE_HOLDERS = 'DELETE FROM credit_holders WHERE seen_at < ?';
 
 export class CreditReservationsRepo {
@@ -49,9 +52,10 @@ export class CreditReservationsRepo {
     await this.db.run(FORGET_HOLDER, [holder]);
   }
 
-  /** Deletes the reservations of holders not seen since `liveSince`, then those holders. */
+  /** Deletes the reservations (credits and storage quotas) of holders not seen since `liveSince`, then those holders. */
   async prune(liveSince: number): Promise<void> {
     await this.db.run(PRUNE_RESERVATIONS, [liveSince]);
+    await this.db.run(PRUNE_STORAGE_RESERVATIONS, [liveSince]);
     await this.db.run(PRUNE_HOLDERS, [liveSince]);
   }
 }

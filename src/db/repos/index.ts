@@ -18,6 +18,7 @@ import { BucketLifecycleRepo } from './bucket-lifecycle.js';
 import { BucketNotificationsRepo, NotificationOutboxRepo, NotificationTargetsRepo } from './notifications.js';
 import { TransferChargesRepo } from './transfer-charges.js';
 import { StorageUsageRepo } from './storage-usage.js';
+import { StorageQuotasRepo } from './storage-quotas.js';
 import { BucketsRepo } from './buckets.js';
 import { SettingsRepo } from './settings.js';
 import { UsersRepo } from './users.js';
@@ -50,6 +51,7 @@ export type { DomainNameRecord, DomainNameStatus, Promotion, TldRecord } from '.
 export type { PublicAcl } from './bucket-access.js';
 export type { NotificationTarget, OutboxEvent, StoredQueueConfiguration } from './notifications.js';
 export { ConstraintError, type ConstraintReason } from './errors.js';
+export type { BucketStorage, QuotaLimits } from './storage-quotas.js';
 
 /** Extend this interface (and createRepos) when a table gets its repository. */
 export interface Repos {
@@ -69,6 +71,8 @@ export interface Repos {
   /** Public traffic per owner and hour, and what of it the ledger has charged (credits/transfer-settlement.ts). */
   transferCharges: TransferChargesRepo;
   storageUsage: StorageUsageRepo;
+  /** Users' and buckets' storage quotas and the reservations uploads hold against them (credits/quotas.ts). */
+  storageQuotas: StorageQuotasRepo;
   apiKeys: ApiKeysRepo;
   spaces: SpacesRepo;
   assets: AssetsRepo;
@@ -145,6 +149,7 @@ export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
       notificationOutbox: new NotificationOutboxRepo(exec),
       transferCharges: new TransferChargesRepo(exec),
       storageUsage: new StorageUsageRepo(exec),
+      storageQuotas: new StorageQuotasRepo(exec),
       assets: new AssetsRepo(exec),
       blobRefs: new BlobRefsRepo(exec),
       integrity: new IntegrityRepo(exec),

@@ -13,6 +13,7 @@ import { openObjectBody } from '../../storage/object-reader.js';
 import { checkWriteCondition, commitObject, singleBlobRecord, stageObjectBody, type WriteCondition } from '../object-writes.js';
 import { header, isoDate, requireBucket, requireKey, type OperationHandler, type S3Request } from '../operation.js';
 import { CopyBuffers } from '../copy-buffers.js';
+import { CopyQuota } from '../quota.js';
 import type { ReceivedUpload } from '../receive-upload.js';
 import { xmlResponse } from '../respond.js';
 import { taggingFromHeader } from '../tagging.js';
@@ -85,7 +86,10 @@ export const copyObject: OperationHandler = async (r) => {
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
 
   const buffers = new CopyBuffers(r);
+  // The copy's bytes count against the storage quotas in full (an overwrite too): the source's size is reserved.
+  const quota = new CopyQuota(r, bucket);
   try {
+    await quota.ready();
     for (let attempt = 0; ; attempt++) {
       const source = await resolveCopySource(r);
       const selfCopy = source.bucket.id === bucket.id && source.key === key;
@@ -96,6 +100,12 @@ export const copyObject: OperationHandler = async (r) => {
         throw new S3Error('InvalidRequest', `The specified copy source is larger than the maximum allowable size for a copy source: ${ctx.config.maxObjectSize}`);
       }
       checkWriteCondition(await ctx.objects.get(bucket.id, key), cond, 'request');
+      // Room under the quotas; when that took a query, the source is looked up again.
+      if (!quota.covers(source.record.size)) {
+        await quota.reserve(source.record.size);
+        attempt--;
+        continue;
+      }
       // The memory the copy holds, reserved in this tick; if it had to wait, the source is looked up again.
       if (!buffers.cover(source.record.size, { objectBody: true })) {
         await buffers.wait();
@@ -134,5 +144,7 @@ export const copyObject: OperationHandler = async (r) => {
     }
   } finally {
     buffers.release();
+    // After the commit (or a failure): the copy's bytes count as stored from the commit on.
+    await quota.release();
   }
 };

@@ -23,6 +23,7 @@ import { CANNED_ACLS, objectAclOf } from './acl.js';
 import { parseTaggingXml } from '../tagging.js';
 import { versionHeaders } from '../versioning.js';
 import { changeEvents } from '../object-events.js';
+import { quotaTarget } from '../quota.js';
 import type { S3RequestRecord } from '../s3-request-record.js';
 
 export interface PostObjectRequest {
@@ -165,38 +166,49 @@ export async function postObject(r: PostObjectRequest): Promise<S3Response> {
   const headers = fieldsAsHeaders(fields);
   const meta = pickObjectHeaders({ headers });
   const expect = parseUploadExpectations({ headers }, { kind: 'unsigned' });
-  const maxSize = Math.min(ctx.config.maxObjectSize, range?.max ?? Infinity);
-  let received;
+  const allowed = Math.min(ctx.config.maxObjectSize, range?.max ?? Infinity);
+  // Room under the owner's and the bucket's storage quotas before a byte of the file is read: the file is
+  // at most the request's length, and it is stopped as it streams past what the quotas leave.
+  const quota = await ctx.quotas.reserve(quotaTarget(bucket), { upTo: bound });
   try {
-    received = await receiveObjectStream(ctx, file.stream, { bound, maxSize, expect, signal: r.signal });
-  } catch (err) {
-    // Past the policy's maximum the hasher stops the upload: the size it would have had is not known.
-    if (err instanceof S3Error && err.code === 'EntityTooLarge' && range && maxSize === range.max) {
-      throw new S3Error('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', { MaxSizeAllowed: String(range.max) });
+    const maxSize = Math.min(allowed, quota.maxBytes);
+    let received;
+    try {
+      received = await receiveObjectStream(ctx, file.stream, { bound, maxSize, expect, signal: r.signal });
+    } catch (err) {
+      if (err instanceof S3Error && err.code === 'EntityTooLarge') {
+        // Past the quota's room, or the policy's maximum, the hasher stops the upload: the size it would have had is not known.
+        if (maxSize < allowed) throw await quota.refusal(maxSize + 1);
+        if (range && maxSize === range.max) {
+          throw new S3Error('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', { MaxSizeAllowed: String(range.max) });
+        }
+      }
+      throw err;
     }
-    throw err;
-  }
-  const { staged, digests, release } = received;
-  try {
-    // The rest of the body (fields after the file, ignored) must be well-formed too.
-    await form.done;
-    checkFileSize(range, digests.size);
-  } catch (err) {
-    release();
-    await staged.abort();
-    throw err;
-  }
-  const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
-  if (tagging?.length) record.tagging = tagging;
-  const objectAcl = objectAclOf(acl);
-  if (objectAcl) record.acl = objectAcl;
-  let versionId: string | undefined;
-  try {
-    const report = await changeEvents({ ctx, principal, clientIp: r.record.clientIp, requestId: r.record.requestId }, bucket, key);
-    versionId = await commitObject(ctx, record, staged, {}, report && { report, name: 's3:ObjectCreated:Post' });
+    const { staged, digests, release } = received;
+    try {
+      // The rest of the body (fields after the file, ignored) must be well-formed too.
+      await form.done;
+      checkFileSize(range, digests.size);
+    } catch (err) {
+      release();
+      await staged.abort();
+      throw err;
+    }
+    const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
+    if (tagging?.length) record.tagging = tagging;
+    const objectAcl = objectAclOf(acl);
+    if (objectAcl) record.acl = objectAcl;
+    let versionId: string | undefined;
+    try {
+      const report = await changeEvents({ ctx, principal, clientIp: r.record.clientIp, requestId: r.record.requestId }, bucket, key);
+      versionId = await commitObject(ctx, record, staged, {}, report && { report, name: 's3:ObjectCreated:Post' });
+    } finally {
+      release();
+    }
+    r.record.key = key;
+    return successResponse(r, fields, bucketName, key, record.etag, versionId);
   } finally {
-    release();
+    await quota.release();
   }
-  r.record.key = key;
-  return successResponse(r, fields, bucketName, key, record.etag, versionId);
 }

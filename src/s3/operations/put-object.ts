@@ -1,6 +1,7 @@
 // PutObject: receive and verify the body into a staged blob, then commit bytes and metadata. Nothing
 // becomes visible, and nothing is left behind, unless every check passes. If-Match / If-None-Match: *
-// are checked before the body is read (412) and again inside the commit (409 on a lost race).
+// are checked before the body is read (412) and again inside the commit (409 on a lost race). Room under
+// the storage quotas is reserved before the body is read (403 QuotaExceeded), released after the commit.
 import { checksumHeader } from '../../hashing/checksums.js';
 import { header, requireBucket, requireKey, type OperationHandler } from '../operation.js';
 import { checkWriteCondition, commitObject, singleBlobRecord, type WriteCondition } from '../object-writes.js';
@@ -10,6 +11,9 @@ import { taggingFromHeader } from '../tagging.js';
 import { versionHeaders } from '../versioning.js';
 import { changeEvents } from '../object-events.js';
 import { cannedAcl, objectAclOf } from './acl.js';
+import { reserveBody } from '../quota.js';
+import type { ObjectRecord } from '../../db/repos/objects.js';
+import type { UploadDigests } from '../../hashing/upload-hasher.js';
 
 export const putObject: OperationHandler = async (r) => {
   const bucket = await requireBucket(r, 'ObjectWrite');
@@ -22,18 +26,26 @@ export const putObject: OperationHandler = async (r) => {
   const acl = objectAclOf(cannedAcl(r));
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
   if (cond.ifMatch !== undefined || cond.ifNoneMatch !== undefined) checkWriteCondition(await ctx.objects.get(bucket.id, key), cond, 'request');
-  const { staged, digests, release } = await receiveUpload(r, { maxSize, objectBody: true });
-  const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
-  if (tagging?.length) record.tagging = tagging;
-  if (acl) record.acl = acl;
-  const etag = record.etag;
-  let versionId: string | undefined;
+  // Before a byte of the body is read: room under the owner's and the bucket's storage quotas.
+  const quota = await reserveBody(r, bucket);
+  let written: { record: ObjectRecord; digests: UploadDigests; versionId: string | undefined };
   try {
-    const report = await changeEvents(r, bucket, key);
-    versionId = await commitObject(ctx, record, staged, cond, report && { report, name: 's3:ObjectCreated:Put' });
+    const { staged, digests, release } = await receiveUpload(r, { maxSize, objectBody: true, quota });
+    const record = singleBlobRecord({ bucketId: bucket.id, key }, staged, digests, meta, ctx.clock());
+    if (tagging?.length) record.tagging = tagging;
+    if (acl) record.acl = acl;
+    try {
+      const report = await changeEvents(r, bucket, key);
+      written = { record, digests, versionId: await commitObject(ctx, record, staged, cond, report && { report, name: 's3:ObjectCreated:Put' }) };
+    } finally {
+      release();
+    }
   } finally {
-    release();
+    // After the commit, whose bytes count from then on (for a moment both count), or after a failure.
+    await quota.release();
   }
+  const { record, digests, versionId } = written;
+  const etag = record.etag;
   const headers: Record<string, string> = { etag, 'content-length': '0', ...versionHeaders(versionId) };
   const expiry = await ctx.lifecycleRules.expiration(bucket.id, record);
   if (expiry !== undefined) headers['x-amz-expiration'] = expiry;

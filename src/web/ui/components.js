@@ -3,7 +3,7 @@
 // Text is always passed as text (never as HTML), so names users chose are shown, not run.
 import { html, useEffect, useRef, useState } from './preact-htm.js';
 import { get, post } from './api.js';
-import { count, credits, dateTime } from './format.js';
+import { count, credits, dateTime, storedText } from './format.js';
 
 let titleFocusPending = false;
 /** After a navigation: the next page to render gives its title the focus. */
@@ -327,4 +327,18 @@ export function PurgeButton({ path, body, what, label = 'Purge cache' }) {
   return html`<span class="purge"><button type="button" class="small" disabled=${busy} onClick=${() => run()} title=${`Drop the edge cache's copies of ${what}; the next request fetches anew`}>${busy ? 'Purging…' : label}</button>
     ${done !== null ? html`<span class="muted" role="status">${done === 1 ? '1 cached copy dropped' : `${count(done)} cached copies dropped`}</span>` : null}
     <${ErrorNotice} error=${error} /></span>`;
+}
+
+/**
+ * What is stored against a storage quota: "Stored 7 GiB of 10 GiB quota (70%)" and a meter, or "(no
+ * quota)". From 90% on the line is a warning; at the quota, uploads are refused (quota_exceeded).
+ */
+export function QuotaLine({ stored, quota, label, testId }) {
+  const full = quota !== null && quota !== undefined && stored >= quota;
+  const near = quota !== null && quota !== undefined && !full && stored >= quota * 0.9;
+  return html`<div class=${`quota-line ${full || near ? 'warn' : ''}`} data-testid=${testId}>
+    <span class="quota-text">${storedText(stored, quota)}</span>
+    ${quota !== null && quota !== undefined ? html`<meter min="0" max=${Math.max(quota, 1)} value=${Math.min(stored, Math.max(quota, 1))} high=${quota * 0.9} optimum="0" aria-label=${label ?? 'Storage quota used'}></meter>` : null}
+    ${full ? html`<span class="quota-full">Full: uploads are refused until you delete data or the operator raises the quota.</span>` : null}
+  </div>`;
 }

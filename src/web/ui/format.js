@@ -12,6 +12,27 @@ export function bytes(n) {
   return `${i === 0 ? v : v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)} ${UNITS[i]}`;
 }
 
+const BINARY_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+/** Bytes in 1024-based units, as storage quotas are set (`10GiB`): `1.5 GiB`. */
+export function binaryBytes(n) {
+  if (!Number.isFinite(n)) return '–';
+  let v = n;
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < BINARY_UNITS.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? v : Number(v.toFixed(2))} ${BINARY_UNITS[i]}`;
+}
+
+/** "Stored 7 GiB of 10 GiB quota (70%)", or "Stored 7 GiB (no quota)". */
+export function storedText(stored, quota) {
+  if (quota === null || quota === undefined) return `Stored ${binaryBytes(stored)} (no quota)`;
+  const share = quota > 0 ? ` (${percent(stored / quota)})` : '';
+  return `Stored ${binaryBytes(stored)} of ${binaryBytes(quota)} quota${share}`;
+}
+
 export function count(n) {
   return Number.isFinite(n) ? n.toLocaleString('en-US') : '–';
 }

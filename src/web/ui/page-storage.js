@@ -3,7 +3,7 @@
 // aws cli, rclone and boto3.
 import { html, useState } from './preact-htm.js';
 import { del, get, post, put } from './api.js';
-import { Card, ConfirmButton, CopyButton, Dialog, ErrorNotice, Loaded, Notice, Page, PurgeButton, SecretValue, Table, useAction, useLoad } from './components.js';
+import { Card, ConfirmButton, CopyButton, Dialog, ErrorNotice, Loaded, Notice, Page, PurgeButton, QuotaLine, SecretValue, Table, useAction, useLoad } from './components.js';
 import { count, dateTime } from './format.js';
 
 const keysPath = (bucket) => `/storage/buckets/${encodeURIComponent(bucket)}/access-keys`;
@@ -70,7 +70,7 @@ function NewKeyForm({ bucket, onCreated }) {
   </form>`;
 }
 
-function BucketKeys({ bucket, onChanged }) {
+function BucketKeys({ bucket, stored, onChanged }) {
   const state = useLoad(() => get(keysPath(bucket.name)), [bucket.name]);
   const [dialog, setDialog] = useState(null);
   const close = () => {
@@ -91,6 +91,7 @@ function BucketKeys({ bucket, onChanged }) {
   ];
   return html`<${Card} title=${`Bucket ${bucket.name}`}>
     <p class="muted">${count(bucket.objects)} object${bucket.objects === 1 ? "" : "s"} · region ${bucket.region} · created ${dateTime(bucket.createdAt)} · <a href=${`#/objects?bucket=${encodeURIComponent(bucket.name)}`}>Browse its objects</a></p>
+    ${stored ? html`<${QuotaLine} stored=${stored.storedBytes} quota=${stored.quotaBytes} label=${`Storage quota of ${bucket.name} used`} testId="bucket-storage" />` : null}
     <div class="bucket-cdn" data-testid="bucket-visibility">
       ${bucket.public
         ? html`<span class="badge public">public on the CDN</span> <span class="muted">anyone can read its objects at <code>/b/${bucket.name}/${'<key>'}</code> on the CDN host</span>
@@ -126,12 +127,15 @@ function NewBucket({ onCreated }) {
 
 export function StoragePage() {
   const state = useLoad(() => get('/api/v3/buckets'));
+  // What each bucket stores against its quota; the page does without it if it cannot be read.
+  const quota = useLoad(() => get('/api/v3/storage/quota').catch(() => null), [state.data]);
+  const storedOf = (name) => quota.data?.data.buckets.find((b) => b.name === name);
   return html`<${Page} title="Buckets and access keys">
     <${Card}>
       <p class="muted">S3 access keys work with aws cli, rclone, s3cmd, boto3 and the AWS SDKs; each is limited to one bucket.</p>
       <${NewBucket} onCreated=${state.reload} />
     <//>
     <${Loaded} state=${state}>${(data) =>
-      data.buckets.length ? data.buckets.map((b) => html`<${BucketKeys} key=${b.name} bucket=${b} onChanged=${state.reload} />`) : html`<p class="muted empty">No buckets yet.</p>`}<//>
+      data.buckets.length ? data.buckets.map((b) => html`<${BucketKeys} key=${b.name} bucket=${b} stored=${storedOf(b.name)} onChanged=${state.reload} />`) : html`<p class="muted empty">No buckets yet.</p>`}<//>
   <//>`;
 }

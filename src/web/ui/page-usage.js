@@ -1,10 +1,11 @@
-// Usage: the credits (SPEC.md §2.6) of GET /api/v3/cdn/usage, a chart of the last days
+// Usage: what the account stores against its storage quota (GET /api/v3/storage/quota), the credits
+// (SPEC.md §2.6) of GET /api/v3/cdn/usage, a chart of the last days
 // (GET /api/v3/cdn/usage/daily), and the usage events (§2.7) and credit ledger (§2.8) a page at a time,
 // filtered by dates (GET /api/v3/cdn/usage/events, /usage/ledger).
 import { html, useMemo, useState } from './preact-htm.js';
 import { get, query } from './api.js';
-import { Card, CreditsBanner, Loaded, Page, Stat, Table, useCursorPages, useLoad } from './components.js';
-import { bytes, count, credits, dateTime, ledgerCredits } from './format.js';
+import { Card, CreditsBanner, Loaded, Page, QuotaLine, Stat, Table, useCursorPages, useLoad } from './components.js';
+import { binaryBytes, bytes, count, credits, dateTime, ledgerCredits } from './format.js';
 import { TimeChart } from './chart.js';
 
 // The API's event names, as a user reads them (an unknown one is shown as it comes).
@@ -137,9 +138,24 @@ function Ledger() {
   <//>`;
 }
 
+/** The account's stored bytes against its quota, and each bucket's against its own. */
+function Stored() {
+  const state = useLoad(() => get('/api/v3/storage/quota'));
+  return html`<${Card} title="Storage">
+    <${Loaded} state=${state} lines=${2}>${({ data }) => html`
+      <${QuotaLine} stored=${data.user.storedBytes} quota=${data.user.quotaBytes} label="Account storage quota used" testId="account-quota" />
+      <p class="muted">Buckets and assets together${data.user.assetBytes ? `, of which assets ${binaryBytes(data.user.assetBytes)}` : ''}. Uploads past a quota are refused; the operator sets quotas.</p>
+      ${data.buckets.length ? html`<ul class="quota-buckets">${data.buckets.map((b) => html`<li key=${b.name}>
+        <span class="share-name" title=${b.name}>${b.name}</span>
+        <${QuotaLine} stored=${b.storedBytes} quota=${b.quotaBytes} label=${`Storage quota of ${b.name} used`} testId="bucket-quota" />
+      </li>`)}</ul>` : null}`}<//>
+  <//>`;
+}
+
 export function UsagePage() {
   const state = useLoad(() => get('/api/v3/cdn/usage?limit=1'));
   return html`<${Page} title="Usage and credits">
+    <${Stored} />
     <${Loaded} state=${state}>${(data) => html`
       <${CreditsBanner} credits=${data.credits} onUsagePage=${true} />
       <${Card} title="Credits">

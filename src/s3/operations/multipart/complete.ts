@@ -20,6 +20,7 @@ import { xmlResponse, type S3Response } from '../../respond.js';
 import { toXml, type XmlObject } from '../../xml.js';
 import { versionHeaders } from '../../versioning.js';
 import { MAX_MULTIPART_OBJECT_SIZE, MIN_PART_SIZE, scheduleTrashDrain } from './common.js';
+import { quotaTarget } from '../../quota.js';
 import { bareEtag, multipartEtag, objectChecksum } from './compose.js';
 
 /** 10000 parts with an ETag and a SHA-256 each fit in about 1.6 MB. */
@@ -282,6 +283,9 @@ export const completeMultipartUpload: OperationHandler = async (r) => {
   }
   const cond: WriteCondition = { ifMatch: header(r, 'if-match'), ifNoneMatch: header(r, 'if-none-match') };
   checkWriteCondition(await ctx.objects.get(bucket.id, key), cond, 'request');
+  // The parts count as stored already and the completion adds nothing: refused only while the owner or
+  // the bucket stores more than its quota (one lowered since), as no new object may be made then.
+  await ctx.quotas.checkStored(quotaTarget(bucket));
   const headers = parseCompleteHeaders(r);
   const wanted = parseCompleteXml(await readBody(r));
 

@@ -13,6 +13,7 @@ import { openObjectBody } from '../../../storage/object-reader.js';
 import { header, isoDate, requireBucket, type OperationHandler, type S3Request } from '../../operation.js';
 import { receiveUpload } from '../../receive-upload.js';
 import { CopyBuffers } from '../../copy-buffers.js';
+import { CopyQuota, reserveBody } from '../../quota.js';
 import { xmlResponse } from '../../respond.js';
 import { parseUploadExpectations } from '../../upload-checks.js';
 import { toXml } from '../../xml.js';
@@ -58,10 +59,16 @@ export const uploadPart: OperationHandler = async (r) => {
   const upload = await requireUpload(r, bucket);
   const named = parseUploadExpectations(r.req, r.auth.payload).checksumAlgorithm;
   const checksumAlgorithm = partChecksumAlgorithm(upload, named);
-  // A part is never inline: its budget is back once it is received.
-  const { staged, digests } = await receiveUpload(r, { maxSize: MAX_PART_SIZE, checksumAlgorithm });
-  const { etag } = await commitPart(r, upload, partNumber, staged, digests);
-  return { status: 200, headers: { etag, 'content-length': 0, ...checksumHeaders(digests) } };
+  // A part counts as stored once it is committed (a part uploaded again: its new bytes in full).
+  const quota = await reserveBody(r, bucket);
+  try {
+    // A part is never inline: its budget is back once it is received.
+    const { staged, digests } = await receiveUpload(r, { maxSize: MAX_PART_SIZE, checksumAlgorithm, quota });
+    const { etag } = await commitPart(r, upload, partNumber, staged, digests);
+    return { status: 200, headers: { etag, 'content-length': 0, ...checksumHeaders(digests) } };
+  } finally {
+    await quota.release();
+  }
 };
 
 export const uploadPartCopy: OperationHandler = async (r) => {
@@ -70,7 +77,9 @@ export const uploadPartCopy: OperationHandler = async (r) => {
   const upload = await requireUpload(r, bucket);
   const { ctx } = r;
   const buffers = new CopyBuffers(r);
+  const quota = new CopyQuota(r, bucket);
   try {
+    await quota.ready();
     // An overwrite of the source may remove its blobs between lookup and open: look again.
     for (let attempt = 0; ; attempt++) {
       const source = await resolveCopySource(r);
@@ -78,6 +87,12 @@ export const uploadPartCopy: OperationHandler = async (r) => {
       const length = range ? range.end - range.start + 1 : source.record.size;
       if (length > MAX_PART_SIZE) {
         throw new S3Error('InvalidRequest', `The specified copy source is larger than the maximum allowable size for a copy source: ${MAX_PART_SIZE}`);
+      }
+      // Room under the storage quotas for the part; when that took a query, the source is looked up again.
+      if (!quota.covers(length)) {
+        await quota.reserve(length);
+        attempt--;
+        continue;
       }
       // The memory the copy holds, reserved in this tick; if it had to wait, the source is looked up again.
       if (!buffers.cover(length, { objectBody: false })) {
@@ -112,5 +127,6 @@ export const uploadPartCopy: OperationHandler = async (r) => {
     }
   } finally {
     buffers.release();
+    await quota.release();
   }
 };
