@@ -17,7 +17,7 @@ import type { Repos } from '../db/repos/index.js';
 import { DAY_MS } from '../db/repos/storage-usage.js';
 import { hourOf } from '../db/repos/traffic.js';
 import { perGbCharge, toMilli } from './credits.js';
-import type { SettlementResult } from './transfer-settlement.js';
+import { tally, type SettlementResult } from './transfer-settlement.js';
 
 /** Where the days before which everything is charged are marked (settings). */
 const SETTLED_UNTIL = 'credits.storageSettledUntil';
@@ -77,12 +77,7 @@ export async function settleStorage(d: StorageSettlementDeps, opts: { current?: 
       }
       return { bytes, creditsMilli };
     });
-    if (!charged) continue;
-    result.bytes += charged.bytes;
-    if (charged.creditsMilli > 0) {
-      result.entries++;
-      result.creditsMilli += charged.creditsMilli;
-    }
+    if (charged) tally(result, charged);
   }
   if (final > from) {
     await d.repos.settings.set(SETTLED_UNTIL, String(final));

@@ -36,6 +36,15 @@ export interface TransferSettlementDeps {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** Adds one owner's charge of a settlement to its result (an entry only when it charged credits). */
+export function tally(result: SettlementResult, charged: { bytes: number; creditsMilli: number }): void {
+  result.bytes += charged.bytes;
+  if (charged.creditsMilli > 0) {
+    result.entries++;
+    result.creditsMilli += charged.creditsMilli;
+  }
+}
+
 /**
  * Charges the transfer the request log holds beyond what was charged. `current`: also the hours not
  * over yet (`s3edge credits settle`); otherwise only hours over for SETTLE_GRACE_MS (the job).
@@ -67,12 +76,7 @@ export async function settleTransfer(d: TransferSettlementDeps, opts: { current?
       }
       return { bytes, creditsMilli };
     });
-    if (!charged) continue;
-    result.bytes += charged.bytes;
-    if (charged.creditsMilli > 0) {
-      result.entries++;
-      result.creditsMilli += charged.creditsMilli;
-    }
+    if (charged) tally(result, charged);
   }
   if (final > from) await d.repos.settings.set(SETTLED_UNTIL, String(final));
   return result;

@@ -1,29 +1,26 @@
 // Numbers, bytes, credits, money and times as people read them.
 const UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
+const BINARY_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 
-export function bytes(n) {
+/** `n` in the largest of `units` (steps of `base`) it reaches, with `digits(v)` to show. */
+function scaled(n, base, units, digits) {
   if (!Number.isFinite(n)) return '–';
   let v = n;
   let i = 0;
-  while (Math.abs(v) >= 1000 && i < UNITS.length - 1) {
-    v /= 1000;
+  while (Math.abs(v) >= base && i < units.length - 1) {
+    v /= base;
     i++;
   }
-  return `${i === 0 ? v : v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0)} ${UNITS[i]}`;
+  return `${i === 0 ? v : digits(v)} ${units[i]}`;
 }
 
-const BINARY_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+export function bytes(n) {
+  return scaled(n, 1000, UNITS, (v) => v.toFixed(v < 10 ? 2 : v < 100 ? 1 : 0));
+}
 
 /** Bytes in 1024-based units, as storage quotas are set (`10GiB`): `1.5 GiB`. */
 export function binaryBytes(n) {
-  if (!Number.isFinite(n)) return '–';
-  let v = n;
-  let i = 0;
-  while (Math.abs(v) >= 1024 && i < BINARY_UNITS.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${i === 0 ? v : Number(v.toFixed(2))} ${BINARY_UNITS[i]}`;
+  return scaled(n, 1024, BINARY_UNITS, (v) => Number(v.toFixed(2)));
 }
 
 /** "Stored 7 GiB of 10 GiB quota (70%)", or "Stored 7 GiB (no quota)". */
