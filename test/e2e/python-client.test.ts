@@ -145,6 +145,8 @@ t.test('delete, then 404 as NotFoundError with status and code', async (t) => {
 t.test('summary and usage', async (t) => {
   t.match(srv.summaryUsage, { totalFiles: 4, recentAssets: 4, spaceStatus: 'active', usageEvents: 3, usageKeys: ['creditLedger', 'credits', 'events'] });
   t.same(srv.summaryUsage.eventTypes, ['delete', 'download', 'upload']);
+  t.same(srv.summaryUsage.quota.user, { storedBytes: srv.summaryUsage.storageBytes, assetBytes: srv.summaryUsage.storageBytes, quotaBytes: null },
+    'storage_quota(): no bucket yet, so the assets are all it stores; no quota');
   const day = ['creditsAdded', 'creditsCharged', 'date', 'deletes', 'downloadedBytes', 'downloads', 'uploadedBytes', 'uploads'];
   t.same(srv.summaryUsage.rawDaily, [day, day, day], 'request(): any JSON route, the envelope once successful');
 });

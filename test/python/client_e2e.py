@@ -261,6 +261,7 @@ def server_checks(base_url: str, token: str, work: str) -> None:
             "usageKeys": sorted(u.keys()),
             "eventTypes": sorted({e["eventType"] for e in full["events"]}),
             "rawDaily": [sorted(d.keys()) for d in client.request("GET", "/api/v3/cdn/usage/daily", query={"days": 3})["data"]["days"]],
+            "quota": client.storage_quota(),
         }
 
     step("server", "summaryUsage", summary_usage)

@@ -35,6 +35,7 @@ from .types import (
     ProxyLogs,
     SignedUrl,
     StorageAccessKey,
+    StorageQuota,
     Summary,
     Tld,
     TldMatch,
@@ -221,6 +222,10 @@ class S3EdgeClient:
         """The latest usage events and ledger entries (``limit`` at most 500), and the credits state."""
         res = self._http.json("GET", "/api/v3/cdn/usage", query={"limit": limit})
         return {"events": res["events"], "creditLedger": res["creditLedger"], "credits": res["credits"]}
+
+    def storage_quota(self) -> StorageQuota:
+        """What the account and each of its buckets store, against their storage quotas (None: no quota)."""
+        return cast(StorageQuota, self._http.json("GET", "/api/v3/storage/quota")["data"])
 
     def proxy_logs(self, hostname: Optional[str] = None, hours: Optional[int] = None) -> ProxyLogs:
         """Edge traffic of the caller's hostnames: counts, risk, geography, top sources, anomalies."""

@@ -202,6 +202,27 @@ class LedgerEntry(TypedDict):
     createdAt: str
 
 
+class StorageQuotaUser(TypedDict):
+    storedBytes: int
+    """Everything the account stores: its buckets (objects, noncurrent versions, unfinished uploads' parts) and its assets."""
+    assetBytes: int
+    quotaBytes: Optional[int]
+    """None: no quota."""
+
+
+class StorageQuotaBucket(TypedDict):
+    name: str
+    storedBytes: int
+    quotaBytes: Optional[int]
+
+
+class StorageQuota(TypedDict):
+    """GET /api/v3/storage/quota's ``data``."""
+
+    user: StorageQuotaUser
+    buckets: List[StorageQuotaBucket]
+
+
 class UsageResult(TypedDict):
     """GET /api/v3/cdn/usage without its ``success``."""
 
