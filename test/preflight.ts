@@ -32,6 +32,8 @@ export const TEST_TOOLS: readonly Tool[] = [
   { name: 'PostgreSQL', probe: ['sh', '-c', 'command -v initdb || ls /usr/lib/postgresql/*/bin/initdb'], apt: 'postgresql' },
   // bench's --scale --load wrk, whose smoke run is in test/e2e/bench-smoke.test.ts (`wrk -v` exits 1, hence command -v).
   { name: 'wrk', probe: ['sh', '-c', 'command -v wrk'], apt: 'wrk' },
+  // Let's Encrypt's test CA, which the ACME (issue 38) tests issue certificates from (test/helpers/pebble.ts).
+  { name: 'pebble', probe: ['sh', '-c', 'command -v pebble'], apt: 'pebble' },
 ];
 
 function usable(tool: Tool, env: NodeJS.ProcessEnv): boolean {

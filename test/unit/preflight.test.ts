@@ -28,6 +28,7 @@ t.test('the script on a machine without any of the tools: exit 1, one line on st
   t.equal(lines.length, 1, 'one line');
   for (const tool of TEST_TOOLS) t.match(lines[0], tool.name, `names ${tool.name}`);
   t.match(lines[0], /sudo apt-get install -y curl openssl rclone s3cmd restic python3/);
+  t.match(lines[0], / wrk pebble && pip install /, 'pebble (the ACME tests\' CA) among the Debian packages');
 });
 
 t.test('the script on this machine (which has them, as npm test just checked): silent, exit 0', async (t) => {
