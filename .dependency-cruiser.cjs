@@ -8,8 +8,8 @@
 const ENTRY = ['^bin/', '^src/cli/', '^src/sea/', '^src/context/', '^src/(app|server|context|data-dir-setup)\\.ts$', '^src/jobs/jobs-context\\.ts$'];
 /** The doors requests come in by (of src/metrics, the /metrics endpoint; the counters are a service). */
 const SURFACES = ['^src/(s3|api|cdn|edge|web|health)/', '^src/metrics/endpoint\\.ts$'];
-/** What the doors share: accounts, assets, credits, the request log's readings, projects, domains, lifecycle rules, bucket notifications, jobs, metrics, the server's record. */
-const SERVICES = ['^src/(assets|auth|buckets|credits|analytics|projects|domains|proxy|usage|client|metrics|lifecycle|notifications)/', '^src/jobs/', '^src/cluster/', '^src/server-record\\.ts$'];
+/** What the doors share: accounts, assets, credits, the request log's readings, projects, domains, lifecycle rules, bucket notifications, hostnames' certificates, jobs, metrics, the server's record. */
+const SERVICES = ['^src/(assets|auth|buckets|credits|analytics|projects|domains|proxy|usage|client|metrics|lifecycle|notifications|certificates)/', '^src/jobs/', '^src/cluster/', '^src/server-record\\.ts$'];
 /** Where state lives: the metadata store and its repositories, object bytes, hashing. */
 const STORES = ['^src/(db|storage|hashing)/'];
 /** The bottom: HTTP semantics, addresses and the outbound client, errors, configuration, the logger. */

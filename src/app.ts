@@ -17,6 +17,7 @@ import { pathOf } from './http/request-target.js';
 import { requestRecordOf } from './s3/s3-request-record.js';
 import { S3Error } from './errors/s3-errors.js';
 import { createEdgeHandler } from './edge/handler.js';
+import { HostnameTlsContexts } from './edge/tls-contexts.js';
 import type { EdgeRoute } from './db/repos/hostname-model.js';
 import { answerHealth, type HealthEndpoint } from './health/endpoints.js';
 import { answerMetrics } from './metrics/endpoint.js';
@@ -32,6 +33,8 @@ export interface App {
   upgradeListener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /** Ends open WebSocket tunnels (they would hold a server's close forever). */
   closeTunnels(): void;
+  /** The HTTPS listener's certificate per SNI name, and its check of each hostname's minimum TLS version. */
+  tls: Pick<HostnameTlsContexts, 'sni' | 'checkVersion'>;
 }
 
 /** Path prefixes of the management API and the dashboard; `api`, `storage` and `dashboard` are therefore reserved bucket names. */
@@ -192,6 +195,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     cdnListener,
     upgradeListener,
     closeTunnels: () => edge.closeTunnels(),
+    tls: new HostnameTlsContexts(ctx.masterKey, edge.route),
     close: () => managementApp.close(),
   };
 }

@@ -158,6 +158,8 @@ export interface PublicEndpoints {
   s3: string;
   /** Base of CDN URLs, e.g. http://cdn.localhost:9000. */
   cdn: string;
+  /** The HTTPS listener's port once it listens (redirects of plain HTTP name it unless tls.publicPort). */
+  httpsPort?: number;
 }
 
 export interface ContextOptions {

@@ -9,6 +9,7 @@ import { ConfigError } from './config/load.js';
 import type { AppContext } from './context.js';
 import type { Config } from './config/schema.js';
 import { thisServer } from './server-record.js';
+import { TLS12_CIPHERS } from './edge/tls-contexts.js';
 
 export interface RunningServer {
   /** e.g. http://127.0.0.1:9000 */
@@ -48,12 +49,21 @@ function urlOf(scheme: string, addr: AddressInfo): string {
 }
 
 function readTlsFile(path: string, key: 'tls.cert' | 'tls.key'): Buffer {
-  if (!path) throw new ConfigError(`config: ${key} is required when tls.port is set`);
+  if (!path) throw new ConfigError(`config: ${key} is required when tls.port is set (or set acme.directory to serve only project hostnames' own certificates)`);
   try {
     return readFileSync(path);
   } catch {
     throw new ConfigError(`config: ${key} cannot be read`);
   }
+}
+
+/**
+ * The operator's certificate for the HTTPS listener's own names (and any name without its own). With
+ * ACME on it may be left out: the listener then serves project hostnames' certificates only.
+ */
+function operatorCertificate(config: Config): { cert?: Buffer; key?: Buffer } {
+  if (config.acme.directory !== '' && config.tls.cert === '' && config.tls.key === '') return {};
+  return { cert: readTlsFile(config.tls.cert, 'tls.cert'), key: readTlsFile(config.tls.key, 'tls.key') };
 }
 
 /** Node checks headersTimeout every connectionsCheckingInterval: this keeps the cut within a quarter more. */
@@ -176,12 +186,22 @@ export async function startServer(ctx: AppContext, opts: StartOptions = {}): Pro
   let tlsUrl: string | undefined;
   if (config.tls.port !== null) {
     const https = createHttpsServer(
-      { cert: readTlsFile(config.tls.cert, 'tls.cert'), key: readTlsFile(config.tls.key, 'tls.key'), ...serverOptions(config) },
+      {
+        ...operatorCertificate(config),
+        SNICallback: app.tls.sni,
+        minVersion: 'TLSv1.2',
+        ciphers: TLS12_CIPHERS,
+        ALPNProtocols: ['http/1.1'],
+        ...serverOptions(config),
+      },
       app.listener,
     );
     tune(https as unknown as Server, app.listener, config, app);
+    https.on('secureConnection', app.tls.checkVersion);
     connections.watch(https as unknown as Server);
-    tlsUrl = urlOf('https', await listen(https as unknown as Server, config.tls.port, config.tls.host || config.host));
+    const tlsAddr = await listen(https as unknown as Server, config.tls.port, config.tls.host || config.host);
+    tlsUrl = urlOf('https', tlsAddr);
+    ctx.endpoints.httpsPort = tlsAddr.port;
   }
 
   // Admin commands (other processes) print these, and tell from who wrote them whether it still runs.

@@ -5,8 +5,31 @@ export interface TlsConfig {
   port: number | null;
   /** Interface for the HTTPS listener; empty means the same as `host`. */
   host: string;
+  /** The operator's certificate (PEM file) for its own names; may be empty when ACME is on (acme.directory): project hostnames then bring theirs. */
   cert: string;
   key: string;
+  /** The HTTPS port clients reach (behind a port mapping); redirects of plain HTTP name it. null: the listener's own port. */
+  publicPort: number | null;
+}
+
+/** Automatic certificates for project hostnames (docs/EDGE.md "HTTPS"): ACME, RFC 8555, HTTP-01. */
+export interface AcmeConfig {
+  /** The CA's directory URL (Let's Encrypt: https://acme-v02.api.letsencrypt.org/directory); empty: no automatic certificates. */
+  directory: string;
+  /** The ACME account's contact e-mail (expiry notices from the CA); empty: none. */
+  email: string;
+  /** A PEM file of CAs trusted for the directory's own HTTPS (a private CA such as step-ca or pebble); empty: the system's. */
+  caFile: string;
+  /** Let the directory be on loopback or private addresses through the outbound address policy (a CA on the operator's own network; tests). */
+  allowPrivateAddresses: boolean;
+  /** Deadline of one request to the CA. */
+  timeoutMs: number;
+  /** How often the ACME job looks for hostnames to issue, retry or renew. */
+  checkIntervalSeconds: number;
+  /** Orders one hostname may start in an hour (failures, retries and renewals alike). */
+  ordersPerHostnamePerHour: number;
+  /** Orders all of one user's hostnames may start in an hour: one account cannot spend the CA's limits for all. */
+  ordersPerUserPerHour: number;
 }
 
 export interface HashingConfig {
@@ -304,6 +327,7 @@ export interface Config {
   dashboard: DashboardConfig;
   metrics: MetricsConfig;
   notifications: NotificationsConfig;
+  acme: AcmeConfig;
 }
 
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
@@ -316,7 +340,7 @@ export const configSchema = {
     'dataDir', 'host', 'port', 'publicUrl', 'region', 's3Domains', 'maxSkewSeconds', 'maxObjectSize',
     'inlineObjectMaxBytes', 'multipartMaxAgeSeconds', 'lifecycleIntervalSeconds', 'shutdownGraceSeconds', 'workers', 'logLevel', 'logFormat', 'sqliteDriver', 'metadata', 'metadataCacheBytes', 'rootAccessKey', 'rootSecretKey', 'masterKey',
     'hashing', 'tls', 'storageName', 'cdn', 'credits', 'storage', 'limits', 'integrity', 'domains', 'edge',
-    'dashboard', 'metrics', 'notifications',
+    'dashboard', 'metrics', 'notifications', 'acme',
   ],
   properties: {
     dataDir: { type: 'string', minLength: 1 },
@@ -566,12 +590,28 @@ export const configSchema = {
     tls: {
       type: 'object',
       additionalProperties: false,
-      required: ['port', 'host', 'cert', 'key'],
+      required: ['port', 'host', 'cert', 'key', 'publicPort'],
       properties: {
         port: { anyOf: [port, { type: 'null' }] },
         host: { type: 'string' },
         cert: { type: 'string' },
         key: { type: 'string' },
+        publicPort: { anyOf: [{ type: 'integer', minimum: 1, maximum: 65535 }, { type: 'null' }] },
+      },
+    },
+    acme: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['directory', 'email', 'caFile', 'allowPrivateAddresses', 'timeoutMs', 'checkIntervalSeconds', 'ordersPerHostnamePerHour', 'ordersPerUserPerHour'],
+      properties: {
+        directory: { type: 'string', pattern: '^(https?://[^\\s]+)?$' },
+        email: { type: 'string', pattern: '^([^\\s@]+@[^\\s@]+)?$', maxLength: 254 },
+        caFile: { type: 'string' },
+        allowPrivateAddresses: { type: 'boolean' },
+        timeoutMs: { type: 'integer', minimum: 100, maximum: 600000 },
+        checkIntervalSeconds: { type: 'integer', minimum: 1, maximum: 86400 },
+        ordersPerHostnamePerHour: { type: 'integer', minimum: 1, maximum: 1000 },
+        ordersPerUserPerHour: { type: 'integer', minimum: 1, maximum: 100000 },
       },
     },
   },
@@ -612,6 +652,8 @@ export const DURATION_KEYS = {
   'domains.rateLimits.windowSeconds': 's',
   'edge.connectTimeoutMs': 'ms',
   'notifications.timeoutMs': 'ms',
+  'acme.timeoutMs': 'ms',
+  'acme.checkIntervalSeconds': 's',
   'edge.headersTimeoutMs': 'ms',
   'edge.bodyTimeoutMs': 'ms',
   'edge.anomalies.bucketSeconds': 's',

@@ -115,3 +115,16 @@ export function rawAnswer(status: number, requestId: string, extra: Record<strin
   const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}`);
   return `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\n${lines.join('\r\n')}\r\n\r\n${body}`;
 }
+
+/** Writes an ACME HTTP-01 challenge's key authorization (RFC 8555 8.3), ended once the request body is in. */
+export function sendChallengeAnswer(req: IncomingMessage, res: ServerResponse, keyAuthorization: string, requestId: string): number {
+  answerBeforeBody(req, res, 200, ownHeaders('application/octet-stream', keyAuthorization, requestId, false, {}), keyAuthorization);
+  return req.method === 'HEAD' ? 0 : Buffer.byteLength(keyAuthorization);
+}
+
+/** Writes the 308 of a plain HTTP request to a hostname served over HTTPS, ended once the request body is in. */
+export function sendHttpsRedirect(req: IncomingMessage, res: ServerResponse, location: string, requestId: string): number {
+  const body = `Moved to ${location}\n`;
+  answerBeforeBody(req, res, 308, ownHeaders('text/plain; charset=utf-8', body, requestId, false, { location }), body);
+  return req.method === 'HEAD' ? 0 : Buffer.byteLength(body);
+}

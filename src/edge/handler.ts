@@ -17,7 +17,7 @@ import { hostnameOf } from '../assets/delivery.js';
 import { pathOf, userAgentOf } from '../http/request-target.js';
 import { reservedHostnames } from '../projects/hostname.js';
 import { repeatedHeader } from '../http/request-guard.js';
-import { blockedAnswer, CREDITS_ANSWER, rawAnswer, sendBlocked, sendCreditsRefusal, sendGatewayFailure } from './answers.js';
+import { blockedAnswer, CREDITS_ANSWER, rawAnswer, sendBlocked, sendChallengeAnswer, sendCreditsRefusal, sendGatewayFailure, sendHttpsRedirect } from './answers.js';
 import { requestHeadersFor, type RawHeaders } from './forward-headers.js';
 import { createBucketSite } from './bucket-site.js';
 import { forward, type ForwardResult } from './forward.js';
@@ -58,6 +58,11 @@ function declaredLength(req: IncomingMessage): number | null {
 function protoOf(req: IncomingMessage): 'http' | 'https' {
   return 'encrypted' in req.socket && req.socket.encrypted === true ? 'https' : 'http';
 }
+
+/** Where ACME HTTP-01 challenges are asked (RFC 8555 8.3). */
+const ACME_CHALLENGE_PATH = '/.well-known/acme-challenge/';
+/** An ACME token: base64url, at least 128 bits. */
+const ACME_TOKEN = /^[A-Za-z0-9_-]{16,256}$/;
 
 /** An origin URL's host, parsed once per route table entry (a URL parse cost microseconds per request). */
 const originHosts = new WeakMap<Origin, string>();
@@ -154,12 +159,47 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
   const unpaid = ctx.deliverySuspensions;
   const ownerUnpaid = (ownerId: string): boolean | Promise<boolean> => (unpaid === undefined ? false : (unpaid.held(ownerId) ?? unpaid.has(ownerId)));
 
+  /**
+   * The key authorization of an ACME challenge this server's issuance posted for the hostname (any
+   * process's: they are in the database); undefined when none, and the request goes to the origin (a
+   * user may run their own ACME client there).
+   */
+  const challengeAnswer = async (route: EdgeRoute, url: string, requestId: string): Promise<string | undefined> => {
+    const token = url.slice(ACME_CHALLENGE_PATH.length);
+    if (!ACME_TOKEN.test(token)) return undefined;
+    try {
+      return await ctx.repos.hostnameTls.challenge(token, route.hostname, ctx.clock().getTime());
+    } catch (err) {
+      ctx.log.warn({ err, requestId }, 'edge: could not read the ACME challenge; forwarding');
+      return undefined;
+    }
+  };
+
+  /** The https:// URL of a plain request, or undefined when this server has no HTTPS listener to send it to. */
+  const httpsPort = (): number | undefined => ctx.config.tls.publicPort ?? ctx.endpoints.httpsPort;
+  const httpsLocation = (route: EdgeRoute, url: string): string | undefined => {
+    const port = httpsPort();
+    if (port === undefined) return undefined;
+    return `https://${route.hostname}${port === 443 ? '' : `:${port}`}${url.startsWith('/') ? url : '/'}`;
+  };
+
   const serve = async (req: IncomingMessage, res: ServerResponse, route: EdgeRoute): Promise<void> => {
     const started = performance.now();
     const time = ctx.clock().getTime();
     const requestId = randomUUID();
     // Now, while the socket still knows its peer: after a Connection: close response it does not.
     const client = ctx.clients.resolveForwarding(req.socket.remoteAddress, req.headers);
+    const url = req.url ?? '/';
+    const secure = protoOf(req) === 'https';
+    // The CA's validation, before the rules: a hostname's country or IP rules must not keep it out.
+    if (!secure && url.startsWith(ACME_CHALLENGE_PATH) && (req.method === 'GET' || req.method === 'HEAD')) {
+      const answer = await challengeAnswer(route, url, requestId);
+      if (answer !== undefined) {
+        const bytesOut = sendChallengeAnswer(req, res, answer, requestId);
+        log(req, route, client, time, started, 'allowed', { status: 200, bytesIn: 0, bytesOut }, requestId);
+        return;
+      }
+    }
     const judged = judge(req, route, client);
     const decision = judged instanceof Promise ? await judged : judged;
     if (decision.kind === 'block') {
@@ -167,6 +207,19 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       const bytesOut = req.method === 'HEAD' ? 0 : Buffer.byteLength(blockedAnswer(decision, route.rules.allowedMethods).body);
       log(req, route, client, time, started, decision.reason, { status: decision.status, bytesIn: 0, bytesOut }, requestId);
       return;
+    }
+    const tls = route.tls;
+    if (tls !== null) {
+      if (secure) {
+        if (tls.hsts !== '') res.setHeader('strict-transport-security', tls.hsts);
+      } else if (tls.redirectHttps && tls.certificate !== null) {
+        const location = httpsLocation(route, url);
+        if (location !== undefined) {
+          const bytesOut = sendHttpsRedirect(req, res, location, requestId);
+          log(req, route, client, time, started, 'allowed', { status: 308, bytesIn: 0, bytesOut }, requestId);
+          return;
+        }
+      }
     }
     const refused = ownerUnpaid(route.ownerId);
     if (refused === true || (refused !== false && (await refused))) {

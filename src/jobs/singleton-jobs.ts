@@ -22,6 +22,7 @@ import type { BlobRemovals } from '../storage/blob-removals.js';
 import type { CorruptionReporter } from '../storage/corruption.js';
 import { Scrubber } from '../storage/scrub.js';
 import { NotificationDispatcher } from '../notifications/dispatcher.js';
+import { CertificateIssuance } from '../certificates/issuance.js';
 
 /**
  * What the jobs use: the single process's serving context or the supervisor's jobs context (either has
@@ -46,6 +47,11 @@ export interface JobsDeps {
   masterKey: Buffer;
   /** The outbox's delivery, set while the jobs run. */
   notifications?: NotificationDispatcher;
+  /**
+   * The single process's route table: reloaded at once after a certificate is stored (its own commit
+   * does not move SQLite's data_version for itself). A supervisor's workers see the commit anyway.
+   */
+  edgeRoutes?: { invalidate(): Promise<void> };
 }
 
 /** How often finished hours of public traffic are looked for to charge (each is charged once). */
@@ -73,6 +79,7 @@ export class SingletonJobs {
   private lifecycle: Periodic | undefined;
   private transfer: Periodic | undefined;
   private storageMeter: Periodic | undefined;
+  private acme: Periodic | undefined;
   private timers: NodeJS.Timeout[] = [];
   /** The removal or prune round under way (one at a time). */
   private round: Promise<void> | undefined;
@@ -113,6 +120,23 @@ export class SingletonJobs {
       STORAGE_SETTLE_EVERY_MS,
       (err) => log.warn({ err }, 'credits: sampling or charging storage failed (tried again on the next round)'),
     );
+    // Certificates of project hostnames (acme.directory): issued, retried and renewed (certificates/issuance.ts).
+    if (config.acme.directory !== '') {
+      const { edgeRoutes } = ctx;
+      const issuance = new CertificateIssuance({
+        config: config.acme,
+        repos,
+        masterKey: ctx.masterKey,
+        now: () => clock().getTime(),
+        log,
+        ...(edgeRoutes ? { changed: () => edgeRoutes.invalidate() } : {}),
+      });
+      this.acme = startPeriodic(
+        () => issuance.runDue(),
+        config.acme.checkIntervalSeconds * 1000,
+        (err) => log.warn({ err }, 'acme: a round of certificate issuance failed (tried again on the next round)'),
+      );
+    }
     // What a crash left on the local disk (docs/ARCHITECTURE.md "Garbage collection"): half-written
     // uploads and unreferenced blobs from before this process started, every worker being younger.
     const leftoversBefore = storage.sweepStaged ? performance.timeOrigin : undefined;
@@ -164,6 +188,8 @@ export class SingletonJobs {
     this.transfer = undefined;
     await this.storageMeter?.stop();
     this.storageMeter = undefined;
+    await this.acme?.stop();
+    this.acme = undefined;
     await ctx.blobGc?.stop();
     delete ctx.blobGc;
     await ctx.scrubber?.stop();

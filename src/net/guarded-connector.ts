@@ -2,7 +2,10 @@
 // socket is opened, and to a host name on the addresses DNS gave (node's `lookup` hook), so the check
 // is on the address really dialled, not on a separate resolution an attacker could race.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions } from 'node:https';
+import { isIP, type LookupFunction, type NetConnectOpts } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { buildConnector } from 'undici';
 import { undici } from './undici-lazy.js';
 import { AddressRefusedError, refusal, type AddressPolicy } from './address-policy.js';
@@ -49,4 +52,33 @@ export function guardedConnector(opts: GuardedConnectorOptions): buildConnector.
     }
     base(options, callback);
   };
+}
+
+/** Refuses an IP literal the policy does not allow (net.connect never calls `lookup` for one). */
+function checkLiteral(rawHost: string | null | undefined, policy: AddressPolicy): void {
+  const host = (rawHost ?? '').replace(/^\[(.*)\]$/, '$1');
+  if (!isIP(host)) return;
+  const kind = refusal(host, policy);
+  if (kind) throw new AddressRefusedError(host, host, kind);
+}
+
+/**
+ * node:http and node:https agents under the same policy, for clients built on them (acme-client's
+ * axios): host names through the guarded lookup, IP literals checked before the socket opens.
+ */
+export function guardedAgents(policy: AddressPolicy, tls: HttpsAgentOptions = {}): { http: HttpAgent; https: HttpsAgent } {
+  const lookup = guardedLookup(policy);
+  class GuardedHttpAgent extends HttpAgent {
+    override createConnection(options: NetConnectOpts & { host?: string | null }, cb?: (err: Error | null, socket: Duplex) => void): Duplex | null | undefined {
+      checkLiteral(options.host, policy);
+      return super.createConnection(options, cb);
+    }
+  }
+  class GuardedHttpsAgent extends HttpsAgent {
+    override createConnection(options: NetConnectOpts & { host?: string | null }, cb?: (err: Error | null, socket: Duplex) => void): Duplex | null | undefined {
+      checkLiteral(options.host, policy);
+      return super.createConnection(options, cb);
+    }
+  }
+  return { http: new GuardedHttpAgent({ lookup }), https: new GuardedHttpsAgent({ ...tls, lookup }) };
 }

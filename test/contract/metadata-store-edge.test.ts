@@ -182,8 +182,8 @@ stores.each('projects, deployments, hostnames, origins, rules and routes', async
   t.equal(await projects.markVerified('nope', 'dns'), false);
   t.match(await projects.hostname(www.id), { verifiedAt: 500, verifiedBy: 'dns', updatedAt: 500 });
   t.same(await projects.routes(), [
-    { hostnameId: theirs.id, hostname: 'b.example.org', projectId: other.id, ownerId: 'u2', origin: null, rules: NO_RULES },
-    { hostnameId: www.id, hostname: 'www.example.com', projectId: site.id, ownerId: 'u1', origin, rules: { ...NO_RULES, blockCountries: ['KP'] } },
+    { hostnameId: theirs.id, hostname: 'b.example.org', projectId: other.id, ownerId: 'u2', origin: null, rules: NO_RULES, tls: null },
+    { hostnameId: www.id, hostname: 'www.example.com', projectId: site.id, ownerId: 'u1', origin, rules: { ...NO_RULES, blockCountries: ['KP'] }, tls: null },
   ]);
 
   t.equal(await projects.deleteHostname(store.id), true);

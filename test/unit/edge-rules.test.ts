@@ -8,7 +8,7 @@ import { decide, validateRules, type RuleFacts } from '../../src/proxy/rules.js'
 const T0 = 1_700_000_000_000;
 
 function route(rules: Partial<HostRules>, hostnameId = 'h1'): EdgeRoute {
-  return { hostnameId, hostname: 'app.example.com', projectId: 'p1', ownerId: 'u1', origin: null, rules: { ...NO_RULES, ...rules } };
+  return { hostnameId, hostname: 'app.example.com', projectId: 'p1', ownerId: 'u1', origin: null, rules: { ...NO_RULES, ...rules }, tls: null };
 }
 
 function facts(over: Partial<RuleFacts> = {}): RuleFacts {

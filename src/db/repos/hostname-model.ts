@@ -62,6 +62,19 @@ export interface EdgeRoute {
   /** null: no origin set yet (the proxy answers 502). */
   origin: Origin | null;
   rules: HostRules;
+  /** Its HTTPS: settings and certificate (src/certificates); null: the defaults, no certificate. */
+  tls: RouteTls | null;
+}
+
+/** What serving a hostname over HTTPS needs, loaded with its route. */
+export interface RouteTls {
+  /** Plain HTTP answered 308 to https:// (only while a certificate is held). */
+  redirectHttps: boolean;
+  /** The Strict-Transport-Security value of HTTPS answers; '' for none. */
+  hsts: string;
+  minTls: '1.2' | '1.3';
+  /** null: none yet (the handshake gets the operator's certificate, if any). */
+  certificate: { pem: string; keyEnc: string; fingerprint: string; notAfter: number } | null;
 }
 
 /** Why a request was refused before the origin; the request log's `decision` column holds these or 'allowed'. */

@@ -30,6 +30,7 @@ import { SessionsRepo } from './sessions.js';
 import { CacheInvalidationsRepo } from './cache-invalidations.js';
 import { RateLimitsRepo } from './rate-limits.js';
 import { BlobRemovalsRepo } from './blob-removals.js';
+import { HostnameTlsRepo } from './hostname-tls.js';
 
 export { AccessKeysRepo, ApiKeysRepo, AssetsRepo, BlobRefsRepo, BucketCorsRepo, IntegrityRepo, BucketsRepo, CreditReservationsRepo, CreditsRepo, ProjectsRepo, SettingsRepo, SpacesRepo, TldsRepo, UsageRepo, UsersRepo };
 export type { Deployment, Project, ProjectHostname } from './projects.js';
@@ -88,6 +89,8 @@ export interface Repos {
   tlds: TldsRepo;
   /** Projects, deployments and the hostnames the edge proxy serves. */
   projects: ProjectsRepo;
+  /** Project hostnames' TLS settings, certificates, ACME challenges and orders (src/certificates). */
+  hostnameTls: HostnameTlsRepo;
   /** Anomaly events on project hostnames' traffic (src/proxy/detect). */
   anomalies: AnomaliesRepo;
   /** Dashboard sign-in sessions (src/auth/sessions.ts). */
@@ -166,6 +169,7 @@ export function createRepos(db: Db | SqlStore, opts: RepoOptions = {}): Repos {
       store: exec,
       tlds: new TldsRepo(exec, clock),
       projects: new ProjectsRepo(exec, clock),
+      hostnameTls: new HostnameTlsRepo(exec, clock),
       anomalies: new AnomaliesRepo(exec),
       cacheInvalidations: new CacheInvalidationsRepo(exec),
       rateLimits: new RateLimitsRepo(exec),

@@ -2,7 +2,7 @@
 // src/projects validates before it is written; rows read back are trusted to have that shape, with
 // defaults for missing rule fields (rules written by an older version stay readable).
 import { newId } from '../ids.js';
-import { NO_RULES, type EdgeRoute, type HostRules, type Origin } from './hostname-model.js';
+import { NO_RULES, type EdgeRoute, type HostRules, type Origin, type RouteTls } from './hostname-model.js';
 import type { SqlExecutor } from '../store/types.js';
 import { ConstraintError, isForeignKeyViolation, isUniqueViolation } from './errors.js';
 
@@ -67,6 +67,33 @@ interface RouteRow {
   user_id: string;
   origin: string | null;
   rules: string;
+  tls_id: string | null;
+  redirect_https: number | null;
+  hsts_max_age: number | null;
+  hsts_subdomains: number | null;
+  min_tls: '1.2' | '1.3' | null;
+  cert_pem: string | null;
+  key_enc: string | null;
+  fingerprint: string | null;
+  not_after: number | null;
+}
+
+/** The Strict-Transport-Security value of a max-age ('' for 0: no header). */
+export function hstsValue(maxAge: number, includeSubdomains: boolean): string {
+  return maxAge > 0 ? `max-age=${maxAge}${includeSubdomains ? '; includeSubDomains' : ''}` : '';
+}
+
+function routeTls(r: RouteRow): RouteTls | null {
+  if (r.tls_id === null) return null;
+  return {
+    redirectHttps: Number(r.redirect_https) === 1,
+    hsts: hstsValue(Number(r.hsts_max_age), Number(r.hsts_subdomains) === 1),
+    minTls: r.min_tls ?? '1.2',
+    certificate:
+      r.cert_pem !== null && r.key_enc !== null
+        ? { pem: r.cert_pem, keyEnc: r.key_enc, fingerprint: r.fingerprint ?? '', notAfter: Number(r.not_after) }
+        : null,
+  };
 }
 
 function toProject(r: ProjectRow): Project {
@@ -115,8 +142,10 @@ const HOSTNAME_BY_NAME = `SELECT ${HOSTNAME_COLUMNS} FROM project_hostnames WHER
 const SET_ORIGIN = 'UPDATE project_hostnames SET origin = ?, updated_at = ? WHERE id = ?';
 const SET_RULES = 'UPDATE project_hostnames SET rules = ?, updated_at = ? WHERE id = ?';
 const VERIFY = 'UPDATE project_hostnames SET verified_at = ?, verified_by = ?, updated_at = ? WHERE id = ?';
-const ROUTES = `SELECT h.id, h.hostname, h.project_id, p.user_id, h.origin, h.rules
-  FROM project_hostnames h JOIN projects p ON p.id = h.project_id WHERE h.verified_at IS NOT NULL ORDER BY h.hostname`;
+const ROUTES = `SELECT h.id, h.hostname, h.project_id, p.user_id, h.origin, h.rules, t.hostname_id AS tls_id, t.redirect_https, t.hsts_max_age,
+  t.hsts_subdomains, t.min_tls, t.cert_pem, t.key_enc, t.fingerprint, t.not_after
+  FROM project_hostnames h JOIN projects p ON p.id = h.project_id LEFT JOIN hostname_tls t ON t.hostname_id = h.id
+  WHERE h.verified_at IS NOT NULL ORDER BY h.hostname`;
 const PROJECTS_OF_USER = `SELECT ${PROJECT_COLUMNS} FROM projects WHERE user_id = ? ORDER BY created_at, id`;
 const PROJECT_BY_NAME = `SELECT ${PROJECT_COLUMNS} FROM projects WHERE user_id = ? AND name = ?`;
 const DELETE_PROJECT = 'DELETE FROM projects WHERE id = ?';
@@ -248,6 +277,7 @@ export class ProjectsRepo {
       ownerId: r.user_id,
       origin: parseOrigin(r.origin),
       rules: parseRules(r.rules),
+      tls: routeTls(r),
     }));
   }
 }
