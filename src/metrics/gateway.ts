@@ -64,6 +64,19 @@ async function notificationMetrics(repos: AppContext['repos']): Promise<Metric[]
   ];
 }
 
+/** Project hostnames' certificates, read from the database (the same for every process: a cluster takes the max). */
+async function tlsMetrics(repos: AppContext['repos']): Promise<Metric[]> {
+  const { certificates, failing, soonestExpiry } = await repos.hostnameTls.counts();
+  const metrics: Metric[] = [
+    { name: 's3edge_tls_certificates', type: 'gauge', value: certificates, aggregate: 'max', help: "Project hostnames' certificates held (issued by ACME or uploaded)." },
+    { name: 's3edge_tls_certificates_failing', type: 'gauge', value: failing, aggregate: 'max', help: 'Project hostnames whose last ACME issuance or renewal failed (reasons: s3edge hostnames tls NAME).' },
+  ];
+  if (soonestExpiry !== null) {
+    metrics.push({ name: 's3edge_tls_certificate_soonest_expiry_timestamp_seconds', type: 'gauge', value: Math.floor(soonestExpiry / 1000), aggregate: 'max', help: "When the first of the hostnames' certificates expires (Unix seconds): alert when it nears." });
+  }
+  return metrics;
+}
+
 /** Whether the storage is the upstream store (by its counter: importing its class would load its client). */
 function upstreamFailures(storage: AppContext['storage']): number | undefined {
   const n = (storage as { upstreamFailures?: unknown }).upstreamFailures;
@@ -81,6 +94,7 @@ export async function gatewayMetrics(ctx: AppContext): Promise<Metric[]> {
     { name: 's3edge_cdn_log_flushes_total', type: 'counter', value: log.flushes, help: 'Flush transactions of the CDN request log.' },
     { name: 's3edge_cdn_log_flush_errors_total', type: 'counter', value: log.flushErrors, help: 'Flushes of the CDN request log that failed (records kept for the next).' },
     ...(await notificationMetrics(ctx.repos)),
+    ...(await tlsMetrics(ctx.repos)),
   ];
   const upstream = upstreamFailures(ctx.storage);
   if (upstream !== undefined) {
