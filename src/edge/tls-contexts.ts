@@ -17,8 +17,13 @@ export const TLS12_CIPHERS = [
 
 export type RouteOf = (servername: string) => EdgeRoute | undefined | Promise<EdgeRoute | undefined>;
 
+/** How often contexts of hostnames that are gone (or lost their certificate) are dropped. */
+const PRUNE_EVERY_MS = 60_000;
+
 export class HostnameTlsContexts {
-  private readonly held = new Map<string, { fingerprint: string; context: SecureContext }>();
+  /** By hostname id: kept across the route table's reloads while the certificate is the same. */
+  private readonly held = new Map<string, { hostname: string; fingerprint: string; context: SecureContext }>();
+  private prunedAt = performance.now();
 
   constructor(
     private readonly masterKey: Buffer,
@@ -32,12 +37,26 @@ export class HostnameTlsContexts {
     const held = this.held.get(route.hostnameId);
     if (held && held.fingerprint === cert.fingerprint) return held.context;
     const context = createSecureContext({ cert: cert.pem, key: decryptSecret(this.masterKey, cert.keyEnc), minVersion: 'TLSv1.2', ciphers: TLS12_CIPHERS });
-    this.held.set(route.hostnameId, { fingerprint: cert.fingerprint, context });
+    this.held.set(route.hostnameId, { hostname: route.hostname, fingerprint: cert.fingerprint, context });
     return context;
+  }
+
+  /** Drops the contexts (and unsealed keys) of hostnames removed, renamed or left without a certificate. */
+  private prune(): void {
+    const now = performance.now();
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
+    for (const [id, entry] of this.held) {
+      const route = this.routeOf(entry.hostname);
+      // A table being reloaded answers later: keep the entry until the next prune.
+      if (route instanceof Promise) continue;
+      if (route?.hostnameId !== id || route.tls?.certificate?.fingerprint !== entry.fingerprint) this.held.delete(id);
+    }
   }
 
   /** The HTTPS server's SNICallback. */
   readonly sni = (servername: string, cb: (err: Error | null, ctx?: SecureContext) => void): void => {
+    this.prune();
     const answer = (route: EdgeRoute | undefined): void => {
       let context: SecureContext | undefined;
       try {
