@@ -6,6 +6,7 @@
 // an ACME issuance run in this process, now (src/certificates/).
 import { readFileSync, statSync } from 'node:fs';
 import { MAX_PEM_BYTES } from '../certificates/certificate-pem.js';
+import { CertificateIssuance } from '../certificates/issuance.js';
 import { MAX_HSTS_SECONDS, TlsService, type TlsStatus } from '../certificates/tls-service.js';
 import type { Project, ProjectHostname, Repos, User } from '../db/repos/index.js';
 import { ProjectError } from '../projects/errors.js';
@@ -297,8 +298,8 @@ async function issueNow(ctx: RunContext, tls: TlsService, hostname: ProjectHostn
   if ((await tls.status(hostname)).certificate?.source === 'uploaded') {
     throw new AdminError('InvalidArgument', `${hostname.hostname} serves an uploaded certificate: remove it first (--remove) to have one issued`);
   }
-  // Loaded for --issue only: every other command starts without them.
-  const [{ CertificateIssuance }, { destination, pino }] = await Promise.all([import('../certificates/issuance.js'), import('pino')]);
+  // pino for this logger only: no other admin command loads it.
+  const { destination, pino } = await import('pino');
   // Only what the outcome does not say: an internal error's details, on stderr.
   const log = pino({ level: 'error' }, destination({ dest: 2, sync: true }));
   const issuance = new CertificateIssuance({ config: config.acme, repos, masterKey, now: () => Date.now(), log });

@@ -4,8 +4,9 @@
 // uploaded), the settings read back and bad ones refused naming the field, uploads refused with what to
 // fix and nothing stored, a good upload served for its SNI name (the operator's for other names), the
 // redirect of plain HTTP and HSTS on HTTPS, removal, ownership (404) and scopes (403), "issue now" without
-// ACME, and `s3edge hostnames tls`; ends with the scan for private keys in every answer. ACME issuance
-// itself, against pebble, is the ACME e2e test's.
+// ACME, and `s3edge hostnames tls` (its --issue against a CA it may not reach: the failure, in words, and
+// the state `failed`); ends with the scan for private keys in every answer. ACME issuance itself, against
+// pebble, is the ACME e2e test's.
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -263,7 +264,7 @@ t.test("another user's hostname is 404 on every route; a read-only key cannot ch
   t.same((await alice.client.hostnameTls(project.id, shop.id)).settings.redirectHttps, true, 'nothing changed');
 });
 
-t.test('the CLI: hostnames tls shows, sets, uploads, removes; --issue without ACME is one line', async (t) => {
+t.test('the CLI: hostnames tls shows, sets, uploads, removes; --issue without ACME is one line, a failed one prints why', async (t) => {
   const shown = await server.admin(['hostnames', 'tls', NAME]);
   t.same(shown, await alice.client.hostnameTls(project.id, shop.id), '--json prints the TlsStatus the API answers');
 
@@ -320,6 +321,17 @@ t.test('the CLI: hostnames tls shows, sets, uploads, removes; --issue without AC
   t.match(removed, { state: 'acme-off', certificate: null }, '--remove');
   t.match(storedCertificate(shop.id), [{ source: null, key_enc: null }], 'gone from the database');
   await eventually(async () => (await handshake(NAME, operatorCa)).fingerprint === operatorFingerprint, "the operator's certificate again");
+
+  // --issue runs the issuance here and now; a CA that cannot be reached makes it fail, with the reason.
+  const failed = await server.cli(['hostnames', 'tls', NAME, '--issue', '--acme-directory', 'http://127.0.0.1:9/directory', '--acme-timeout-ms', '2000']);
+  t.equal(failed.code, 1, '--issue that fails: exit 1');
+  t.match(failed.json, { outcome: 'failed', reason: /\S/, nextAttemptAt: ISO, tls: { hostname: NAME, state: 'failed', failures: 1 } }, 'the outcome, with the reason and the next try');
+  t.equal(failed.stderr, '', 'nothing else on stderr');
+  const status = await alice.client.hostnameTls(project.id, shop.id);
+  t.match(status, { state: 'failed', lastError: (failed.json as { reason: string }).reason, failures: 1 }, 'the API shows the failure');
+  const failedText = await cliText(['hostnames', 'tls', NAME, '--issue', '--acme-directory', 'http://127.0.0.1:9/directory']);
+  t.equal(failedText.code, 1);
+  t.match(failedText.stdout, /^outcome: +failed\nreason: +refused to connect to 127\.0\.0\.1 .*\nnextAttemptAt: +\S+ \(the server's ACME job tries again then\)\n$/, 'for people: the outcome, the reason, the next try');
 });
 
 t.test('no answer carries a private key', async (t) => {
