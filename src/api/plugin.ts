@@ -23,6 +23,7 @@ import { metricsRoutes } from './v3/metrics.js';
 import { purgeRoutes } from './v3/purge.js';
 import { domainRoutes } from './v3/domains.js';
 import { projectRoutes } from './v3/projects.js';
+import { hostnameTlsRoutes } from './v3/hostname-tls.js';
 import { sessionPrincipal } from './session-cookie.js';
 import { sessionRoutes } from './session-routes.js';
 import { openApiRoutes } from './openapi/routes.js';
@@ -59,7 +60,7 @@ const ROUTES: readonly RouteModule[] = [
   // First: it sees every route registered after it (api/openapi/routes.ts).
   openApiRoutes,
   apiKeyRoutes, assetRoutes, storageKeyRoutes, summaryRoutes, usageRoutes, quotaRoutes, proxyLogRoutes, purgeRoutes, bucketRoutes, bucketObjectRoutes, metricsRoutes, domainRoutes,
-  projectRoutes, sessionRoutes,
+  projectRoutes, hostnameTlsRoutes, sessionRoutes,
 ];
 
 export async function managementApi(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {

@@ -36,9 +36,14 @@ import type {
   ObjectPresignRequest,
   PurgeRequest,
   RulesInput,
+  CertificateUpload,
+  TlsSettings,
+  TlsSettingsInput,
+  TlsStatus,
 } from '../api/v3/schemas.js';
 
 export type { BucketView, BucketVisibility, CacheStats, OriginInput, ObjectPresignRequest, PurgeRequest, RulesInput };
+export type { CertificateUpload, TlsSettings, TlsSettingsInput, TlsStatus };
 export type {
   Anomaly, AnomalyDetail, LoggedRequests, ApiKeyInfo, Asset, AssetListItem, CreatedApiKey, CreatedStorageAccessKey, Credits, ErrorBody, LedgerEntry, Pagination,
   ProxyLogs, StorageAccessKey, StorageQuota, Summary, UsageEvent, Tld, TldMatch, DomainResult,
@@ -430,6 +435,33 @@ export class S3EdgeClient {
   /** Drops the hostname's cached proxy answers; returns how many. */
   async purgeHostname(projectId: string, hostnameId: string): Promise<number> {
     return (await this.json<{ purged: number }>('POST', `${hostnamePath(projectId, hostnameId)}/purge`)).purged;
+  }
+
+  // A hostname's HTTPS (docs/API.md "HTTPS of a hostname"): `hostname` is its id or its name.
+
+  /** The hostname's HTTPS: the certificate's state (`state`, `summary`), the certificate, the last failure, the settings. */
+  async hostnameTls(projectId: string, hostname: string): Promise<TlsStatus> {
+    return (await this.json<{ tls: TlsStatus }>('GET', `${hostnamePath(projectId, hostname)}/tls`)).tls;
+  }
+
+  /** Changes the settings given (redirectHttps, hstsMaxAge, hstsIncludeSubdomains, minTls); the rest stay. */
+  async updateHostnameTls(projectId: string, hostname: string, settings: TlsSettingsInput): Promise<TlsStatus> {
+    return (await this.json<{ tls: TlsStatus }>('PATCH', `${hostnamePath(projectId, hostname)}/tls`, settings)).tls;
+  }
+
+  /** Asks for a certificate now (202): the server's ACME job issues it on its next round. */
+  async issueHostnameCertificate(projectId: string, hostname: string): Promise<TlsStatus> {
+    return (await this.json<{ tls: TlsStatus }>('POST', `${hostnamePath(projectId, hostname)}/tls/issue`)).tls;
+  }
+
+  /** Serves an uploaded certificate (a PEM chain, the hostname's first) with its private key, which is never shown again. */
+  async uploadHostnameCertificate(projectId: string, hostname: string, upload: CertificateUpload): Promise<TlsStatus> {
+    return (await this.json<{ tls: TlsStatus }>('PUT', `${hostnamePath(projectId, hostname)}/tls/certificate`, upload)).tls;
+  }
+
+  /** Drops the hostname's certificate and key (with ACME on, a new one is requested at once). */
+  async removeHostnameCertificate(projectId: string, hostname: string): Promise<TlsStatus> {
+    return (await this.json<{ tls: TlsStatus }>('DELETE', `${hostnamePath(projectId, hostname)}/tls/certificate`)).tls;
   }
 }
 

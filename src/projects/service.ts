@@ -54,6 +54,11 @@ function checkedRules(input: unknown): HostRules {
   return checked.rules;
 }
 
+/** A hostname as typed, in its stored form: looked up, not validated, so a stored name stays reachable even if the gateway's own names changed. */
+function lookupName(raw: string): string {
+  return domainToASCII(raw.trim().toLowerCase().replace(/\.$/, '')) || raw.trim().toLowerCase();
+}
+
 export class ProjectsService {
   private readonly reserved: string[];
 
@@ -162,10 +167,18 @@ export class ProjectsService {
     return hostname;
   }
 
+  /** A hostname of this project by its id, else by its name (the API's TLS routes take either). */
+  async hostnameOfByIdOrName(project: Project, idOrName: string): Promise<ProjectHostname> {
+    const byId = await this.repos.projects.hostname(idOrName);
+    if (byId && byId.projectId === project.id) return byId;
+    const byName = await this.repos.projects.hostnameByName(lookupName(idOrName));
+    if (!byName || byName.projectId !== project.id) throw notFound('Hostname');
+    return byName;
+  }
+
   /** A hostname by name, whoever owns it (the operator's CLI), with its project. */
   async hostnameByName(raw: string): Promise<{ hostname: ProjectHostname; project: Project }> {
-    // Looked up, not validated: a stored name stays reachable even if the gateway's own names changed.
-    const name = domainToASCII(raw.trim().toLowerCase().replace(/\.$/, '')) || raw.trim().toLowerCase();
+    const name = lookupName(raw);
     const hostname = await this.repos.projects.hostnameByName(name);
     const project = hostname && (await this.repos.projects.project(hostname.projectId));
     if (!hostname || !project) throw new ProjectError('not_found', 'not_found', `No project hostname '${name.slice(0, 253)}'`);

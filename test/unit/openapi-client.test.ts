@@ -66,6 +66,11 @@ const CALLS: Record<string, [Method, ...unknown[]]> = {
   setHostnameRules: ['setRules', 'p1', 'h1', { blockCountries: ['KP'] }],
   verifyHostname: ['verifyHostname', 'p1', 'h1'],
   purgeHostname: ['purgeHostname', 'p1', 'h1'],
+  getHostnameTls: ['hostnameTls', 'p1', 'www.example.com'],
+  updateHostnameTls: ['updateHostnameTls', 'p1', 'h1', { redirectHttps: true, hstsMaxAge: 300 }],
+  issueHostnameCertificate: ['issueHostnameCertificate', 'p1', 'h1'],
+  uploadHostnameCertificate: ['uploadHostnameCertificate', 'p1', 'h1', { certificate: '-----BEGIN CERTIFICATE-----', privateKey: '-----BEGIN PRIVATE KEY-----' }],
+  removeHostnameCertificate: ['removeHostnameCertificate', 'p1', 'h1'],
 };
 
 interface Operation {

@@ -501,6 +501,87 @@ export const Hostname = Type.Object({
 });
 export type Hostname = Static<typeof Hostname>;
 
+/** A hostname's HTTPS settings (docs/API.md "HTTPS of a hostname"). */
+export const TlsSettings = Type.Object({
+  redirectHttps: Type.Boolean({ description: 'Plain HTTP requests are answered 308 to https:// (once the hostname has a certificate)' }),
+  hstsMaxAge: Type.Integer({ minimum: 0, maximum: 63072000, description: 'Strict-Transport-Security max-age of HTTPS answers, in seconds; 0: no header' }),
+  hstsIncludeSubdomains: Type.Boolean({ description: 'includeSubDomains in the Strict-Transport-Security header' }),
+  minTls: Type.Union([Type.Literal('1.2'), Type.Literal('1.3')], { description: 'Handshakes below this TLS version are cut' }),
+});
+export type TlsSettings = Static<typeof TlsSettings>;
+
+/** PATCH .../tls: the settings to change (the rest stay); the service checks them, naming the field. */
+export const TlsSettingsInput = Type.Partial(TlsSettings, { additionalProperties: false, examples: [{ redirectHttps: true, hstsMaxAge: 31536000 }] });
+export type TlsSettingsInput = Static<typeof TlsSettingsInput>;
+
+const PEM_EXAMPLE_CERT = '-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU...\n-----END CERTIFICATE-----\n';
+
+/** PUT .../tls/certificate: a PEM chain (the hostname's certificate first) and its unencrypted private key. */
+export const CertificateUpload = Type.Object(
+  {
+    certificate: Type.String({ description: "PEM certificates, the hostname's first, then its intermediates" }),
+    privateKey: Type.String({ description: "The certificate's private key, PEM (PKCS#8, PKCS#1 or SEC1), unencrypted; stored sealed, never shown again" }),
+  },
+  { additionalProperties: false, examples: [{ certificate: PEM_EXAMPLE_CERT, privateKey: '-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49...\n-----END PRIVATE KEY-----\n' }] },
+);
+export type CertificateUpload = Static<typeof CertificateUpload>;
+
+/** The certificate a hostname serves over HTTPS (never its key). */
+export const TlsCertificate = Type.Object({
+  source: Type.Union([Type.Literal('acme'), Type.Literal('uploaded')]),
+  fingerprint: Type.String({ description: "SHA-256 of the hostname's certificate, hex pairs with colons" }),
+  names: Type.Array(Type.String(), { description: 'Its subjectAltName DNS names' }),
+  notBefore: Type.String(),
+  notAfter: Type.String(),
+  renewsAt: Nullable(Type.String({ description: 'When ACME renews it (two-thirds of its lifetime in); null for an uploaded one' })),
+  expired: Type.Boolean(),
+});
+
+/** GET .../tls: a hostname's HTTPS in one view: the state in a word and a sentence, the certificate, the settings. */
+export const TlsStatus = Type.Object(
+  {
+    hostname: Type.String(),
+    state: Type.Union(
+      [
+        Type.Literal('unverified'), Type.Literal('acme-off'), Type.Literal('pending'), Type.Literal('issuing'),
+        Type.Literal('issued'), Type.Literal('failed'), Type.Literal('uploaded'),
+      ],
+      { description: 'unverified, acme-off, pending, issuing, issued, failed or uploaded (docs/API.md "HTTPS of a hostname")' },
+    ),
+    summary: Type.String({ description: 'The state in a sentence for the hostname\'s owner' }),
+    acme: Type.Boolean({ description: 'Whether this server obtains certificates by ACME (acme.directory)' }),
+    certificate: Nullable(TlsCertificate),
+    lastError: Nullable(Type.String({ description: "The last issuance's failure, in words" })),
+    failures: Type.Integer({ minimum: 0, description: 'Issuance failures in a row' }),
+    nextAttemptAt: Nullable(Type.String({ description: 'When the ACME job acts next (issue, retry, renew); null: not scheduled' })),
+    settings: TlsSettings,
+  },
+  {
+    examples: [
+      {
+        hostname: 'www.example.com',
+        state: 'issued',
+        summary: 'Served over HTTPS until 2026-08-02T09:30:00.000Z',
+        acme: true,
+        certificate: {
+          source: 'acme',
+          fingerprint: '3F:0A:9C:21:7B:44:E0:5D:18:C2:6A:90:BB:13:7E:F4:02:5C:88:D1:4A:6E:93:07:AF:31:C5:E8:60:2B:19:D7',
+          names: ['www.example.com'],
+          notBefore: '2026-05-04T09:30:00.000Z',
+          notAfter: '2026-08-02T09:30:00.000Z',
+          renewsAt: '2026-07-03T09:30:00.000Z',
+          expired: false,
+        },
+        lastError: null,
+        failures: 0,
+        nextAttemptAt: '2026-07-03T09:30:00.000Z',
+        settings: { redirectHttps: true, hstsMaxAge: 31536000, hstsIncludeSubdomains: false, minTls: '1.2' },
+      },
+    ],
+  },
+);
+export type TlsStatus = Static<typeof TlsStatus>;
+
 /** A bucket's visibility (PUT /api/v3/buckets/:bucket/public). */
 export const BucketVisibility = Type.Object({ name: Type.String(), public: Type.Boolean() });
 export type BucketVisibility = Static<typeof BucketVisibility>;
