@@ -187,14 +187,14 @@ function TlsStatusView({ tls }) {
         <dt>${cert.expired ? 'Expired' : 'Expires'}</dt><dd data-testid="tls-expires">${when(cert.notAfter)}</dd>
         ${cert.renewsAt ? html`<dt>Renews</dt><dd data-testid="tls-renews">${when(cert.renewsAt)}</dd>` : null}
         <dt>SHA-256</dt><dd><code class="fingerprint">${cert.fingerprint}</code></dd>` : html`
-        <dt>Certificate</dt><dd>none: visitors on https:// get no answer</dd>`}
+        <dt>Certificate</dt><dd>none: browsers show a certificate warning for https://${tls.hostname}</dd>`}
       ${tls.lastError ? html`<dt>Last error</dt><dd data-testid="tls-last-error">${tls.lastError}${tls.failures > 1 ? ` (${count(tls.failures)} failed attempts in a row)` : ''}</dd>` : null}
       ${tls.nextAttemptAt ? html`<dt>Next attempt</dt><dd>${when(tls.nextAttemptAt)}</dd>` : null}
     </dl>`;
 }
 
 /** A PEM field: pasted into the textarea or read from a file picked beside it. */
-function PemField({ id, name, label, hint, value, onChange, placeholder }) {
+function PemField({ id, name, label, fileLabel, hint, value, onChange, placeholder }) {
   const pick = async (e) => {
     const file = e.target.files?.[0];
     if (file) onChange(await file.text());
@@ -204,7 +204,7 @@ function PemField({ id, name, label, hint, value, onChange, placeholder }) {
     <label for=${id}>${label}</label>
     <textarea id=${id} name=${name} rows="4" required spellcheck="false" autocomplete="off" placeholder=${placeholder} aria-describedby=${`${id}-hint`} value=${value} onInput=${(e) => onChange(e.target.value)}></textarea>
     <p class="hint" id=${`${id}-hint`}>${hint}</p>
-    <label class="file-pick">Or read it from a file<input type="file" name=${`${name}-file`} accept=".pem,.crt,.cer,.key,.txt,text/plain" onChange=${pick} /></label>
+    <label class="file-pick">${fileLabel}<input type="file" name=${`${name}-file`} accept=".pem,.crt,.cer,.key,.txt,text/plain" onChange=${pick} /></label>
   </div>`;
 }
 
@@ -221,9 +221,9 @@ function TlsUploadForm({ path, hostname, replacing, onDone }) {
   return html`<form class="stack" onSubmit=${onSubmit} aria-labelledby="tls-upload-title">
     <h3 id="tls-upload-title">${replacing ? 'Replace it with a certificate of your own' : 'Upload a certificate'}</h3>
     <div class="grid two">
-      <${PemField} id="tls-certificate" name="certificate" label="Certificate chain (PEM)" value=${certificate} onChange=${setCertificate}
+      <${PemField} id="tls-certificate" name="certificate" label="Certificate chain (PEM)" fileLabel="Or read the chain from a file" value=${certificate} onChange=${setCertificate}
         placeholder="-----BEGIN CERTIFICATE-----" hint=${`The certificate for ${hostname} first, then its intermediates.`} />
-      <${PemField} id="tls-private-key" name="private-key" label="Private key (PEM)" value=${privateKey} onChange=${setPrivateKey}
+      <${PemField} id="tls-private-key" name="private-key" label="Private key (PEM)" fileLabel="Or read the key from a file" value=${privateKey} onChange=${setPrivateKey}
         placeholder="-----BEGIN PRIVATE KEY-----" hint="Unencrypted. Stored encrypted and never shown again, here or by the API." />
     </div>
     <${ErrorNotice} error=${error} />
@@ -299,8 +299,8 @@ function TlsPanel({ projectId, hostname }) {
           ${issue.busy ? 'Asking…' : 'Request certificate now'}</button>` : null}
         ${tls.certificate ? html`<${ConfirmButton} label="Remove certificate" confirmLabel="Remove certificate" className="danger"
           question=${tls.acme
-            ? `Remove the certificate of ${hostname.hostname}? Visitors on https:// get no answer until a new one is issued, which is requested at once.`
-            : `Remove the certificate of ${hostname.hostname}? Visitors on https:// get no answer until you upload another one.`}
+            ? `Remove the certificate of ${hostname.hostname}? Browsers show a certificate warning for https://${hostname.hostname} until a new one is issued, which is requested at once.`
+            : `Remove the certificate of ${hostname.hostname}? Browsers show a certificate warning for https://${hostname.hostname} until you upload another one.`}
           onConfirm=${async () => { await del(`${path}/certificate`); state.reload(); }} />` : null}
       </div>` : null}
       <${ErrorNotice} error=${issue.error} />
