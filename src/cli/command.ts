@@ -10,6 +10,14 @@ export class FailedResult {
   constructor(readonly result: unknown) {}
 }
 
+/** A result with two faces: `json` printed with --json, `human` (any result, printed as usual) without. */
+export class Presented {
+  constructor(
+    readonly json: unknown,
+    readonly human: unknown,
+  ) {}
+}
+
 export interface Command {
   /** Positional arguments after `<group> <action>`, by name. */
   args: readonly string[];

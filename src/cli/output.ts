@@ -1,6 +1,7 @@
 // How an admin command's result is printed: as JSON with --json; else a table for a list, `key: value`
 // lines for one object (the S3 endpoint with what to make of it), a string as it is. And a failure:
 // one line on stderr, and with --json the error object on stdout.
+import { Presented } from './command.js';
 
 /** The human output's endpoint line: the URL, and what to make of it. */
 function endpointLine(endpoint: unknown, status: unknown): string {
@@ -42,9 +43,10 @@ function human(result: unknown): string {
   return lines.join('\n');
 }
 
-/** A command's result on stdout: JSON with --json, else for people. */
+/** A command's result on stdout: JSON with --json, else for people (a Presented result: its face for each). */
 export function printResult(json: boolean, result: unknown): void {
-  process.stdout.write((json ? JSON.stringify(result) : human(result)) + '\n');
+  const shown = result instanceof Presented ? (json ? result.json : result.human) : result;
+  process.stdout.write((json ? JSON.stringify(shown) : human(shown)) + '\n');
 }
 
 /** A failed command or invocation: the message on stderr, and with --json the error object on stdout. */

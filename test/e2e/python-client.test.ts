@@ -183,6 +183,12 @@ t.test('projects, deployments, hostnames and proxy logs', async (t) => {
   t.match(p.proxyLogs.unknown, { type: 'NotFoundError', status: 404, code: 'not_found' });
   t.match(p.verify, { type: 'ConflictError', status: 409, code: 'verification_failed' }, 'no TXT record at the loopback DNS server');
   t.ok(dns.asked('_s3edge-challenge.app.python-client.example.com') >= 1, 'the lookup reached it');
+  t.match(p.tls, { hostname: 'app.python-client.example.com', state: 'unverified', acme: false, certificate: null, settings: { redirectHttps: false, hstsMaxAge: 0 } }, 'get_hostname_tls by name');
+  t.same(p.tlsSettings, { redirectHttps: true, hstsMaxAge: 300, hstsIncludeSubdomains: false, minTls: '1.2' }, 'update_hostname_tls');
+  t.match(p.tlsBadSetting, { type: 'BadRequestError', status: 400, code: 'invalid_request', message: /^hstsMaxAge must be/ });
+  t.match(p.tlsIssue, { type: 'BadRequestError', status: 400, message: /^Verify app\.python-client\.example\.com first/ }, 'issue_hostname_certificate: unverified');
+  t.match(p.tlsUpload, { type: 'BadRequestError', status: 400, message: /^No certificate found/ }, 'upload_hostname_certificate: not PEM');
+  t.equal(p.tlsRemoved, null, 'remove_hostname_certificate');
   t.match(p.duplicate, { type: 'ConflictError', status: 409, code: 'project_exists' });
   t.match(p.badHostname, { type: 'BadRequestError', status: 400, code: 'invalid_request', message: /hostname/ });
   t.match(p, { removed: /\S/, deleted: /\S/ });

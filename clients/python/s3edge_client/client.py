@@ -14,7 +14,7 @@ import os
 import ssl
 import tempfile
 import time
-from typing import IO, Any, Callable, Dict, Iterator, List, Mapping, Optional, Union, cast
+from typing import IO, Any, Callable, Dict, Iterator, List, Literal, Mapping, Optional, Union, cast
 
 from ._http import CHUNK_SIZE, MAX_ERROR_BODY, Response, RetryPolicy, Source, Transport, error_from, multipart_body, path_segment
 from .errors import TransportError
@@ -39,6 +39,7 @@ from .types import (
     Summary,
     Tld,
     TldMatch,
+    TlsStatus,
     UsageResult,
     Visibility,
 )
@@ -317,6 +318,40 @@ class S3EdgeClient:
     def verify_hostname(self, project_id: str, hostname_id: str) -> Hostname:
         """Looks the TXT record up; ConflictError ``verification_failed`` says what DNS had instead."""
         return cast(Hostname, self._http.json("POST", f"{_hostname(project_id, hostname_id)}/verify")["hostname"])
+
+    # A hostname's HTTPS (projects:read, projects:write): ``hostname`` is its id or its name
+
+    def get_hostname_tls(self, project_id: str, hostname: str) -> TlsStatus:
+        """The certificate's state (``state``, ``summary``), the certificate, the last failure, the settings."""
+        return cast(TlsStatus, self._http.json("GET", f"{_hostname(project_id, hostname)}/tls")["tls"])
+
+    def update_hostname_tls(
+        self,
+        project_id: str,
+        hostname: str,
+        *,
+        redirect_https: Optional[bool] = None,
+        hsts_max_age: Optional[int] = None,
+        hsts_include_subdomains: Optional[bool] = None,
+        min_tls: Optional[Literal["1.2", "1.3"]] = None,
+    ) -> TlsStatus:
+        """Changes the settings given (``hsts_max_age`` 0 to 63072000 seconds, 0: no header); the rest stay."""
+        given = {"redirectHttps": redirect_https, "hstsMaxAge": hsts_max_age, "hstsIncludeSubdomains": hsts_include_subdomains, "minTls": min_tls}
+        body = {k: v for k, v in given.items() if v is not None}
+        return cast(TlsStatus, self._http.json("PATCH", f"{_hostname(project_id, hostname)}/tls", json_body=body)["tls"])
+
+    def issue_hostname_certificate(self, project_id: str, hostname: str) -> TlsStatus:
+        """Asks for a certificate now (202); the server's ACME job issues it on its next round."""
+        return cast(TlsStatus, self._http.json("POST", f"{_hostname(project_id, hostname)}/tls/issue")["tls"])
+
+    def upload_hostname_certificate(self, project_id: str, hostname: str, certificate: str, private_key: str) -> TlsStatus:
+        """Serves an uploaded certificate (PEM chain, the hostname's first) with its key; BadRequestError says what to fix."""
+        body = {"certificate": certificate, "privateKey": private_key}
+        return cast(TlsStatus, self._http.json("PUT", f"{_hostname(project_id, hostname)}/tls/certificate", json_body=body)["tls"])
+
+    def remove_hostname_certificate(self, project_id: str, hostname: str) -> TlsStatus:
+        """Drops the hostname's certificate and key (with ACME on, a new one is requested at once)."""
+        return cast(TlsStatus, self._http.json("DELETE", f"{_hostname(project_id, hostname)}/tls/certificate")["tls"])
 
     # Domains (domains:read; rate-limited per key: RateLimitedError past the limit, after the retries)
 

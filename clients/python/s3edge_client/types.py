@@ -40,6 +40,9 @@ __all__ = [
     "HostnameRules",
     "VerificationRecord",
     "Hostname",
+    "TlsSettings",
+    "TlsCertificate",
+    "TlsStatus",
     "Restrictions",
     "Tld",
     "TldMatch",
@@ -434,6 +437,42 @@ class Hostname(TypedDict):
     verification: VerificationRecord
     createdAt: str
     updatedAt: str
+
+
+class TlsSettings(TypedDict):
+    redirectHttps: bool
+    """Plain HTTP is answered 308 to https:// (once the hostname has a certificate)."""
+    hstsMaxAge: int
+    """Strict-Transport-Security max-age in seconds; 0: no header."""
+    hstsIncludeSubdomains: bool
+    minTls: Literal["1.2", "1.3"]
+
+
+class TlsCertificate(TypedDict):
+    """The certificate a hostname serves (never its key)."""
+
+    source: Literal["acme", "uploaded"]
+    fingerprint: str
+    names: List[str]
+    notBefore: str
+    notAfter: str
+    renewsAt: Optional[str]
+    """When ACME renews it; None for an uploaded one."""
+    expired: bool
+
+
+class TlsStatus(TypedDict):
+    """A hostname's HTTPS: GET .../hostnames/:hostname/tls's ``tls``."""
+
+    hostname: str
+    state: Literal["unverified", "acme-off", "pending", "issuing", "issued", "failed", "uploaded"]
+    summary: str
+    acme: bool
+    certificate: Optional[TlsCertificate]
+    lastError: Optional[str]
+    failures: int
+    nextAttemptAt: Optional[str]
+    settings: TlsSettings
 
 
 class Restrictions(TypedDict):
