@@ -1,24 +1,23 @@
 // A hostname's HTTPS in the dashboard (issue 38), in a real browser (Debian's chromium, headless) against
 // the real server, without ACME (acme.directory empty), each outcome read back through the API:
 // - the HTTPS dialog of a verified hostname says automatic certificates are off, and offers no "request";
-// - a certificate made by openssl is uploaded (its key read from a file picker): the state is uploaded,
-//   its expiry shown in the reader's locale and time zone, the key nowhere on the page afterwards;
+// - a chain made by openssl (a leaf and its test CA) is uploaded, its key read from a file picker: the
+//   state is uploaded, its expiry shown in the reader's locale and time zone, the key nowhere afterwards;
 // - a wrong key, and a certificate for a hostile name, are refused in the server's words, as text;
 // - redirect on and HSTS 300 saved with one button, read back through the API, and the proxy redirects;
 // - the certificate removed after a confirmation;
 // - no serious accessibility violation in light and dark at 1280 and 390 px.
 // Screenshots go to test-artifacts/dashboard-tls.
 import t from 'tap';
-import { execFile } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Locator } from 'playwright-core';
 import { startServer } from '../helpers/server.js';
 import { artifactsDir, launchBrowser, setPassword, signedInPage } from '../helpers/browser.js';
 import { describeFindings, seriousA11yViolations } from '../helpers/axe.js';
+import { makeKey, makeLeafCert, makeTestCa } from '../helpers/tls.js';
 
 const PASSWORD = 'tls test passphrase';
 const HOST = 'shop.example.org';
@@ -29,16 +28,13 @@ const TIME_ZONE = 'America/New_York';
 const work = await mkdtemp(join(tmpdir(), 's3edge-dashboard-tls-'));
 t.teardown(() => rm(work, { recursive: true, force: true }));
 
-/** A self-signed leaf for `names` (subjectAltName DNS), 30 days, by openssl: its PEM and its key's. */
-async function leaf(name: string, names: string[]): Promise<{ cert: string; key: string; keyFile: string }> {
-  const config = join(work, `${name}.cnf`);
-  const certFile = join(work, `${name}.pem`);
-  const keyFile = join(work, `${name}.key`);
-  await writeFile(config, `[req]\ndistinguished_name = dn\nx509_extensions = v3\nprompt = no\n[dn]\nCN = ${names[0]}\n[v3]\nbasicConstraints = critical, CA:FALSE\nkeyUsage = critical, digitalSignature\nextendedKeyUsage = serverAuth\nsubjectAltName = ${names.map((n) => `DNS:${n}`).join(', ')}\n`);
-  await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '30', '-config', config]);
-  return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8'), keyFile };
-}
-const [good, other, hostile] = await Promise.all([leaf('good', [HOST]), leaf('other', [HOST]), leaf('hostile', [HOSTILE])]);
+// A chain (the leaf, then the CA that signed it), a key of no certificate, and a self-signed leaf for a hostile name.
+const ca = await makeTestCa(work);
+const [good, strayKey, hostile] = await Promise.all([
+  makeLeafCert(work, { dnsName: HOST, days: 30, ca }),
+  makeKey(work, 'stray-key.pem'),
+  makeLeafCert(work, { dnsName: HOSTILE, days: 30, prefix: 'hostile' }),
+]);
 
 // tls: an HTTPS listener, so the proxy has a port to redirect plain HTTP to.
 const server = await startServer({ tls: true });
@@ -99,13 +95,13 @@ t.test('without ACME the panel says so, and offers an upload instead of a reques
 });
 
 t.test('a wrong key and a hostile name are refused in the server’s words, as text', async (t) => {
-  await upload(uploadForm, good.cert, other.key);
+  await upload(uploadForm, good.chain, strayKey.key);
   const alert = uploadForm.getByRole('alert');
   await t.resolves(alert.filter({ hasText: 'The private key does not belong to the certificate' }).waitFor(), 'the wrong key, inline under the form');
   await shoot('wrong-key');
   t.equal((await tlsNow()).state, 'acme-off', 'nothing stored');
 
-  await upload(uploadForm, hostile.cert, hostile.key);
+  await upload(uploadForm, hostile.chain, hostile.key);
   await t.resolves(alert.filter({ hasText: `The certificate is for ${HOSTILE}, not ${HOST}` }).waitFor(), 'the hostile name shown as the text it is');
   t.equal(await dialog.locator('img').count(), 0, 'no element made of it');
   t.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined, 'and nothing ran');
@@ -113,7 +109,7 @@ t.test('a wrong key and a hostile name are refused in the server’s words, as t
 });
 
 t.test('an uploaded certificate: state uploaded with its expiry in the reader’s locale; the key never shown back', async (t) => {
-  await uploadForm.getByLabel('Certificate chain (PEM)').fill(good.cert);
+  await uploadForm.getByLabel('Certificate chain (PEM)').fill(good.chain);
   // The key from a file, as a user picks it; the field shows what was read.
   await uploadForm.getByLabel('Or read the key from a file').setInputFiles(good.keyFile);
   // The file is read asynchronously (File.text()).

@@ -169,7 +169,7 @@ function tlsBadge(tls) {
 }
 
 /** A time as the reader's date and how far it is: "12 Mar 2026, 10:00 (in 89 days)". */
-const when = (iso) => `${localDateTime(iso)} (${fromNow(iso)})`;
+const when = (iso) => html`${localDateTime(iso)} <span class="nowrap">(${fromNow(iso)})</span>`;
 
 /** What the hostname serves over HTTPS, its certificate's facts, and the last error (as text). */
 function TlsStatusView({ tls }) {
