@@ -82,6 +82,7 @@ export function get(path) {
 }
 export const post = (path, body) => api('POST', path, body ?? {});
 export const put = (path, body) => api('PUT', path, body ?? {});
+export const patch = (path, body) => api('PATCH', path, body ?? {});
 export const del = (path) => api('DELETE', path);
 
 /** Query string of the defined, non-empty values. */

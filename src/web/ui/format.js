@@ -62,6 +62,44 @@ export function dateTime(iso) {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+/**
+ * A time in the reader's own locale and time zone (the browser's), for dates a user plans by, such as a
+ * certificate's expiry: "12 Mar 2026, 10:00" in en-GB, "Mar 12, 2026, 10:00 AM" in en-US.
+ */
+export function localDateTime(iso) {
+  if (!iso) return '–';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** The ISO times (2026-03-12T10:00:00.000Z) in a server's sentence as localDateTime. */
+export function localTimesIn(text) {
+  return text.replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b/g, (m) => localDateTime(m));
+}
+
+const SPANS = [['year', 365 * 86400], ['month', 30 * 86400], ['day', 86400], ['hour', 3600], ['minute', 60], ['second', 1]];
+
+/** How far a time is from now in words: "in 89 days", "3 hours ago", "now". */
+export function fromNow(iso, now = Date.now()) {
+  const ms = new Date(iso).getTime();
+  if (!Number.isFinite(ms)) return '';
+  const seconds = (ms - now) / 1000;
+  const [unit, size] = SPANS.find(([, size]) => Math.abs(seconds) >= size) ?? SPANS.at(-1);
+  return new Intl.RelativeTimeFormat('en', { numeric: 'auto' }).format(Math.round(seconds / size), unit);
+}
+
+/** A length of time in seconds as words: "5 minutes", "1 year", "182.5 days". */
+export function duration(seconds) {
+  if (!Number.isFinite(seconds)) return '–';
+  const year = 365 * 86400;
+  const plural = (n, unit) => `${Number(n.toFixed(1)).toLocaleString('en-US')} ${n === 1 ? unit : `${unit}s`}`;
+  if (seconds >= year && seconds % year === 0) return plural(seconds / year, 'year');
+  if (seconds >= 86400) return plural(seconds / 86400, 'day');
+  if (seconds >= 3600) return plural(seconds / 3600, 'hour');
+  if (seconds >= 60) return plural(seconds / 60, 'minute');
+  return plural(seconds, 'second');
+}
+
 /** Money with its currency's own sign: ₦17,019 and $12.50 (naira has no kobo in prices). */
 export function money(amount, currency) {
   if (amount === null || amount === undefined) return '–';

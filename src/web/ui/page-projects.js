@@ -1,9 +1,9 @@
 // Projects and the edge proxy: projects, their deployments and hostnames (verification, origin, rules,
-// purge). Their traffic is on the security events page (page-security.js).
-import { html, useState } from './preact-htm.js';
-import { del, get, post, put } from './api.js';
+// HTTPS, purge). Their traffic is on the security events page (page-security.js).
+import { html, useEffect, useState } from './preact-htm.js';
+import { del, get, patch, post, put } from './api.js';
 import { Card, ConfirmButton, Dialog, ErrorNotice, Loaded, Notice, Page, PurgeButton, Table, useAction, useLoad } from './components.js';
-import { bytes, dateTime } from './format.js';
+import { bytes, count, dateTime, duration, fromNow, localDateTime, localTimesIn } from './format.js';
 
 const projectPath = (p) => `/api/v3/projects/${encodeURIComponent(p)}`;
 const hostnamePath = (p, h) => `${projectPath(p)}/hostnames/${encodeURIComponent(h)}`;
@@ -153,6 +153,162 @@ function ruleSummary(rules) {
   return parts.length ? parts.join(' · ') : 'no rules';
 }
 
+/** The state of a hostname's HTTPS as a badge: its words and its tone. */
+function tlsBadge(tls) {
+  if (tls.certificate?.expired) return { label: 'Expired', tone: 'error' };
+  switch (tls.state) {
+    case 'unverified': return { label: 'Not verified', tone: 'warn' };
+    case 'acme-off': return { label: 'No certificate', tone: 'warn' };
+    case 'pending': return { label: 'Waiting', tone: 'warn' };
+    case 'issuing': return { label: 'Requesting', tone: 'warn' };
+    case 'failed': return { label: tls.certificate ? 'Renewal failed' : 'Failed', tone: 'error' };
+    case 'issued': return { label: 'Issued', tone: 'ok' };
+    case 'uploaded': return { label: 'Uploaded', tone: 'ok' };
+    default: return { label: tls.state, tone: '' };
+  }
+}
+
+/** A time as the reader's date and how far it is: "12 Mar 2026, 10:00 (in 89 days)". */
+const when = (iso) => html`${localDateTime(iso)} <span class="nowrap">(${fromNow(iso)})</span>`;
+
+/** What the hostname serves over HTTPS, its certificate's facts, and the last error (as text). */
+function TlsStatusView({ tls }) {
+  const badge = tlsBadge(tls);
+  const cert = tls.certificate;
+  return html`<div class="stack tight tls-status">
+      <span class=${`badge ${badge.tone}`} data-testid="tls-state">${badge.label}</span>
+      <p class="tls-summary" data-testid="tls-summary">${localTimesIn(tls.summary)}</p>
+    </div>
+    <dl class="facts" data-testid="tls-facts">
+      ${cert ? html`
+        <dt>Certificate</dt><dd>${cert.source === 'uploaded' ? 'Uploaded by you' : 'Issued automatically (ACME)'}</dd>
+        <dt>Names</dt><dd>${cert.names.length ? cert.names.join(', ') : 'no DNS name'}</dd>
+        <dt>Valid from</dt><dd>${localDateTime(cert.notBefore)}</dd>
+        <dt>${cert.expired ? 'Expired' : 'Expires'}</dt><dd data-testid="tls-expires">${when(cert.notAfter)}</dd>
+        ${cert.renewsAt ? html`<dt>Renews</dt><dd data-testid="tls-renews">${when(cert.renewsAt)}</dd>` : null}
+        <dt>SHA-256</dt><dd><code class="fingerprint">${cert.fingerprint}</code></dd>` : html`
+        <dt>Certificate</dt><dd>none: browsers show a certificate warning for https://${tls.hostname}</dd>`}
+      ${tls.lastError ? html`<dt>Last error</dt><dd data-testid="tls-last-error">${tls.lastError}${tls.failures > 1 ? ` (${count(tls.failures)} failed attempts in a row)` : ''}</dd>` : null}
+      ${tls.nextAttemptAt ? html`<dt>Next attempt</dt><dd>${when(tls.nextAttemptAt)}</dd>` : null}
+    </dl>`;
+}
+
+/** A PEM field: pasted into the textarea or read from a file picked beside it. */
+function PemField({ id, name, label, fileLabel, hint, value, onChange, placeholder }) {
+  const pick = async (e) => {
+    const file = e.target.files?.[0];
+    if (file) onChange(await file.text());
+    e.target.value = '';
+  };
+  return html`<div class="pem-field">
+    <label for=${id}>${label}</label>
+    <textarea id=${id} name=${name} rows="4" required spellcheck="false" autocomplete="off" placeholder=${placeholder} aria-describedby=${`${id}-hint`} value=${value} onInput=${(e) => onChange(e.target.value)}></textarea>
+    <p class="hint" id=${`${id}-hint`}>${hint}</p>
+    <label class="file-pick">${fileLabel}<input type="file" name=${`${name}-file`} accept=".pem,.crt,.cer,.key,.txt,text/plain" onChange=${pick} /></label>
+  </div>`;
+}
+
+/** An uploaded certificate: the chain and its key. The key goes to the server once and is never shown again. */
+function TlsUploadForm({ path, hostname, replacing, onDone }) {
+  const [certificate, setCertificate] = useState('');
+  const [privateKey, setPrivateKey] = useState('');
+  const { busy, error, onSubmit } = useAction(async () => {
+    await put(`${path}/certificate`, { certificate, privateKey });
+    setCertificate('');
+    setPrivateKey('');
+    onDone();
+  });
+  return html`<form class="stack" onSubmit=${onSubmit} aria-labelledby="tls-upload-title">
+    <h3 id="tls-upload-title">${replacing ? 'Replace it with a certificate of your own' : 'Upload a certificate'}</h3>
+    <div class="grid two">
+      <${PemField} id="tls-certificate" name="certificate" label="Certificate chain (PEM)" fileLabel="Or read the chain from a file" value=${certificate} onChange=${setCertificate}
+        placeholder="-----BEGIN CERTIFICATE-----" hint=${`The certificate for ${hostname} first, then its intermediates.`} />
+      <${PemField} id="tls-private-key" name="private-key" label="Private key (PEM)" fileLabel="Or read the key from a file" value=${privateKey} onChange=${setPrivateKey}
+        placeholder="-----BEGIN PRIVATE KEY-----" hint="Unencrypted. Stored encrypted and never shown again, here or by the API." />
+    </div>
+    <${ErrorNotice} error=${error} />
+    <div><button type="submit" disabled=${busy}>${busy ? 'Uploading…' : 'Upload certificate'}</button></div>
+  </form>`;
+}
+
+/** The HTTPS settings, saved together with one button (PATCH .../tls takes any of them). */
+function TlsSettingsForm({ path, hostname, settings, onSaved }) {
+  const [redirectHttps, setRedirectHttps] = useState(settings.redirectHttps);
+  const [hstsMaxAge, setHstsMaxAge] = useState(String(settings.hstsMaxAge));
+  const [hstsIncludeSubdomains, setHstsIncludeSubdomains] = useState(settings.hstsIncludeSubdomains);
+  const [minTls, setMinTls] = useState(settings.minTls);
+  const [saved, setSaved] = useState(false);
+  const seconds = hstsMaxAge.trim() === '' ? NaN : Number(hstsMaxAge);
+  const { busy, error, onSubmit } = useAction(async () => {
+    setSaved(false);
+    await patch(path, { redirectHttps, hstsMaxAge: seconds, hstsIncludeSubdomains, minTls });
+    setSaved(true);
+    onSaved();
+  });
+  const edited = (set) => (value) => {
+    setSaved(false);
+    set(value);
+  };
+  const hstsWords = !Number.isFinite(seconds) ? 'Whole seconds, 0 for off.'
+    : seconds === 0 ? 'Off: no Strict-Transport-Security header is sent.'
+    : `On: a browser that visited over HTTPS uses only HTTPS for ${duration(seconds)} after. One year is 31536000.`;
+  return html`<form class="stack" onSubmit=${onSubmit} aria-labelledby="tls-settings-title">
+    <h3 id="tls-settings-title">Settings</h3>
+    <label class="check"><input type="checkbox" name="redirect-https" checked=${redirectHttps} onChange=${(e) => edited(setRedirectHttps)(e.target.checked)} />
+      <span>Redirect HTTP to HTTPS (308): visitors on http:// are sent to https://</span></label>
+    <div><label for="tls-hsts">HSTS max-age in seconds (0: off)</label>
+      <input id="tls-hsts" name="hsts-max-age" type="number" min="0" max="63072000" step="1" required inputmode="numeric" aria-describedby="tls-hsts-hint"
+        value=${hstsMaxAge} onInput=${(e) => edited(setHstsMaxAge)(e.target.value)} />
+      <p class="hint" id="tls-hsts-hint" data-testid="hsts-words">${hstsWords}</p></div>
+    <label class="check"><input type="checkbox" name="hsts-include-subdomains" checked=${hstsIncludeSubdomains} onChange=${(e) => edited(setHstsIncludeSubdomains)(e.target.checked)} />
+      <span>HSTS includes subdomains: every name under ${hostname} must serve HTTPS too</span></label>
+    <fieldset class="inline"><legend>Minimum TLS version</legend>
+      <label><input type="radio" name="min-tls" value="1.2" checked=${minTls === '1.2'} onChange=${() => edited(setMinTls)('1.2')} /> TLS 1.2 (every current browser)</label>
+      <label><input type="radio" name="min-tls" value="1.3" checked=${minTls === '1.3'} onChange=${() => edited(setMinTls)('1.3')} /> TLS 1.3 (newer clients only)</label>
+    </fieldset>
+    <${ErrorNotice} error=${error} />
+    <div class="form-actions"><button type="submit" class="primary" disabled=${busy}>${busy ? 'Saving…' : 'Save settings'}</button>
+      ${saved ? html`<span class="muted" role="status">Settings saved</span>` : null}</div>
+  </form>`;
+}
+
+/**
+ * A hostname's HTTPS (GET .../tls and its actions): the status in words, "request now" with ACME on,
+ * an upload of a certificate of the user's own, its removal after a confirmation, and the settings.
+ * While a certificate is being requested the status is asked again every few seconds.
+ */
+function TlsPanel({ projectId, hostname }) {
+  const path = `${hostnamePath(projectId, hostname.id)}/tls`;
+  const state = useLoad(() => get(path), [path]);
+  const tls = state.data?.tls;
+  const working = tls?.acme && (tls.state === 'issuing' || tls.state === 'pending') && hostname.verified;
+  useEffect(() => {
+    if (!working) return undefined;
+    const timer = setTimeout(state.reload, 5000);
+    return () => clearTimeout(timer);
+  }, [working, state.data]);
+  const issue = useAction(async () => {
+    await post(`${path}/issue`);
+    state.reload();
+  });
+  return html`<div class="stack tls-panel" data-testid="tls-panel">
+    <${Loaded} state=${state}>${({ tls }) => html`
+      <${TlsStatusView} tls=${tls} />
+      ${tls.acme && tls.state !== 'uploaded' || tls.certificate ? html`<div class="tls-actions">
+        ${tls.acme && tls.state !== 'uploaded' ? html`<button type="button" disabled=${issue.busy || tls.state === 'issuing' || tls.state === 'unverified'} onClick=${() => issue.run()}>
+          ${issue.busy ? 'Asking…' : 'Request certificate now'}</button>` : null}
+        ${tls.certificate ? html`<${ConfirmButton} label="Remove certificate" confirmLabel="Remove certificate" className="danger"
+          question=${tls.acme
+            ? `Remove the certificate of ${hostname.hostname}? Browsers show a certificate warning for https://${hostname.hostname} until a new one is issued, which is requested at once.`
+            : `Remove the certificate of ${hostname.hostname}? Browsers show a certificate warning for https://${hostname.hostname} until you upload another one.`}
+          onConfirm=${async () => { await del(`${path}/certificate`); state.reload(); }} />` : null}
+      </div>` : null}
+      <${ErrorNotice} error=${issue.error} />
+      <${TlsUploadForm} path=${path} hostname=${hostname.hostname} replacing=${tls.certificate !== null} onDone=${state.reload} />
+      <${TlsSettingsForm} path=${path} hostname=${hostname.hostname} settings=${tls.settings} onSaved=${state.reload} />`}<//>
+  </div>`;
+}
+
 function Deployments({ project }) {
   const state = useLoad(() => get(`${projectPath(project.id)}/deployments`), [project.id]);
   const [name, setName] = useState('');
@@ -172,6 +328,8 @@ function Deployments({ project }) {
       <${ErrorNotice} error=${add.error} />
     </form>`;
 }
+
+const DIALOG_TITLES = { origin: 'Origin', rules: 'Rules', https: 'HTTPS' };
 
 function Hostnames({ project, onDeleted }) {
   const state = useLoad(() => get(`${projectPath(project.id)}/hostnames`), [project.id]);
@@ -215,6 +373,7 @@ function Hostnames({ project, onDeleted }) {
       className: 'row-actions',
       render: (h) => html`<button type="button" class="small" onClick=${() => setEdit({ what: 'origin', h })}>Origin</button>
         <button type="button" class="small" onClick=${() => setEdit({ what: 'rules', h })}>Rules</button>
+        <button type="button" class="small" onClick=${() => setEdit({ what: 'https', h })}>HTTPS</button>
         <${PurgeButton} path=${`${hostnamePath(project.id, h.id)}/purge`} what=${h.hostname} />
         <${ConfirmButton} label="Remove" confirmLabel="Remove" className="small danger" question=${`Remove ${h.hostname}? The proxy stops serving it at once.`}
           onConfirm=${async () => { await del(hostnamePath(project.id, h.id)); state.reload(); }} />`,
@@ -230,10 +389,11 @@ function Hostnames({ project, onDeleted }) {
       <button type="submit">Add</button>
       <${ErrorNotice} error=${add.error} />
     </form>
-    <${Dialog} open=${edit !== null} title=${edit ? `${edit.what === 'origin' ? 'Origin' : 'Rules'} of ${edit.h.hostname}` : ''} onClose=${closeEdit}>
+    <${Dialog} open=${edit !== null} title=${edit ? `${DIALOG_TITLES[edit.what]} of ${edit.h.hostname}` : ''} onClose=${closeEdit}>
       ${edit?.what === 'origin' ? html`<${OriginForm} projectId=${project.id} hostname=${edit.h} onSaved=${closeEdit} />` : null}
       ${edit?.what === 'rules' ? html`<${RulesForm} projectId=${project.id} hostname=${edit.h} onSaved=${closeEdit} />` : null}
-      <div class="dialog-actions"><button type="button" onClick=${closeEdit}>Cancel</button></div>
+      ${edit?.what === 'https' ? html`<${TlsPanel} projectId=${project.id} hostname=${edit.h} />` : null}
+      <div class="dialog-actions"><button type="button" onClick=${closeEdit}>${edit?.what === 'https' ? 'Close' : 'Cancel'}</button></div>
     <//>
     <${Deployments} project=${project} />
   <//>`;
