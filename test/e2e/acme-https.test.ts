@@ -23,12 +23,15 @@ import { startPebble } from '../helpers/pebble.js';
 import { startServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp-data.js';
 import { childrenOf } from '../helpers/processes.js';
+import { artifactsDir, launchBrowser, setPassword, signedInPage } from '../helpers/browser.js';
+import type { Locator } from 'playwright-core';
 
 const execFileAsync = promisify(execFile);
 
 const NAME = 'shop.example.com';
 const DOWN = 'down.example.com';
 const VALIDITY_S = 30;
+const PASSWORD = 'correct horse battery staple';
 
 const dir = tempDir(t, 's3edge-acme-');
 const dns = await startDnsFixture();
@@ -253,6 +256,32 @@ t.test("a hostname the CA cannot reach: pebble's reason recorded, shown, and in 
   t.match(metrics, /^s3edge_tls_certificates [1-9]/m);
   t.match(metrics, /^s3edge_tls_certificate_soonest_expiry_timestamp_seconds [0-9]/m);
   t.match(server.output(), /acme: certificate not issued; will try again/);
+});
+
+t.test("the dashboard's HTTPS dialog in chromium: the issued certificate with its renewal, the failure in the CA's words", async (t) => {
+  await setPassword(server, 'ana', PASSWORD);
+  const browser = await launchBrowser();
+  t.teardown(() => browser.close());
+  const { page, problems, goTo } = await signedInPage(browser, server, 'ana', PASSWORD);
+  const shots = artifactsDir('acme-https');
+  const open = async (host: string): Promise<Locator> => {
+    await goTo('projects');
+    const row = page.locator('tr', { has: page.getByTestId('hostname').filter({ hasText: host }) });
+    await row.getByRole('button', { name: 'HTTPS', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: `HTTPS of ${host}` });
+    await dialog.getByTestId('tls-summary').waitFor();
+    return dialog;
+  };
+  const issued = await open(NAME);
+  t.match(await issued.getByTestId('tls-summary').textContent(), /^Served over HTTPS until /);
+  t.match(await issued.textContent(), /Renews/, 'the renewal date is shown');
+  t.equal(await issued.getByRole('button', { name: 'Request certificate now' }).count(), 1, 'ACME on: a request can be made');
+  await page.screenshot({ path: join(shots, 'issued.png') });
+  await issued.getByRole('button', { name: 'Close' }).click();
+  const failed = await open(DOWN);
+  t.match(await failed.getByTestId('tls-summary').textContent(), /^Issuance failed: .*connection refused/);
+  await page.screenshot({ path: join(shots, 'failed.png') });
+  t.same(problems, [], 'no console errors');
 });
 
 t.test('the per-hostname order limit stops issuance with a reason', async (t) => {
