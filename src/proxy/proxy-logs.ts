@@ -18,6 +18,17 @@ export interface ReportedHostname {
   kind: 'project' | 'cdn';
   projectId: string | null;
   verified: boolean;
+  /** Its certificate's state (a project hostname's own; null for the CDN hostname, which is the operator's). */
+  https: HostnameHttps | null;
+}
+
+/** A project hostname's certificate as the proxy logs show it beside its traffic. */
+export interface HostnameHttps {
+  /** The last issuance's state: pending (none yet), issuing, issued, failed (the reason in lastError). */
+  state: 'pending' | 'issuing' | 'issued' | 'failed';
+  certificate: 'acme' | 'uploaded' | null;
+  notAfter: string | null;
+  lastError: string | null;
 }
 
 /** What the report is made of: from the request log, or rebuilt from usage events. */

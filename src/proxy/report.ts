@@ -57,7 +57,7 @@ export function anomalyView(e: AnomalyEvent): Anomaly {
 /** What the reports read (the context has it): the request log flushed first, the monitor's open events evaluated. */
 export interface ProxyReportDeps {
   config: Pick<Config, 'cdn'>;
-  repos: Pick<Repos, 'store' | 'projects' | 'usage' | 'anomalies'>;
+  repos: Pick<Repos, 'store' | 'projects' | 'usage' | 'anomalies' | 'hostnameTls'>;
   requestLog: Pick<RequestLog, 'flush'>;
   edgeMonitor: Pick<TrafficMonitor, 'evaluate'>;
   clock: () => Date;
@@ -77,13 +77,23 @@ export class ProxyReports {
 
   /** The user's project hostnames (verified or not) and the CDN hostname. */
   async hostnamesOf(userId: string): Promise<ReportedHostname[]> {
-    const projects = (await this.ctx.repos.projects.hostnamesOfUser(userId)).map((h) => ({
-      hostname: h.hostname,
-      kind: 'project' as const,
-      projectId: h.projectId,
-      verified: h.verifiedAt !== null,
-    }));
-    return [...projects, { hostname: this.ctx.config.cdn.hostname, kind: 'cdn', projectId: null, verified: true }];
+    const tls = await this.ctx.repos.hostnameTls.ofUser(userId);
+    const projects = (await this.ctx.repos.projects.hostnamesOfUser(userId)).map((h) => {
+      const t = tls.get(h.id);
+      return {
+        hostname: h.hostname,
+        kind: 'project' as const,
+        projectId: h.projectId,
+        verified: h.verifiedAt !== null,
+        https: {
+          state: t?.state ?? 'pending',
+          certificate: t?.certificate?.source ?? null,
+          notAfter: t?.certificate ? new Date(t.certificate.notAfter).toISOString() : null,
+          lastError: t?.lastError ?? null,
+        },
+      };
+    });
+    return [...projects, { hostname: this.ctx.config.cdn.hostname, kind: 'cdn', projectId: null, verified: true, https: null }];
   }
 
   /** Undefined when `q.hostname` is not one of the user's. */

@@ -256,6 +256,12 @@ t.test("a hostname the CA cannot reach: pebble's reason recorded, shown, and in 
   t.match(metrics, /^s3edge_tls_certificates [1-9]/m);
   t.match(metrics, /^s3edge_tls_certificate_soonest_expiry_timestamp_seconds [0-9]/m);
   t.match(server.output(), /acme: certificate not issued; will try again/);
+  // The proxy logs show each hostname's certificate beside its traffic.
+  const { token } = await admin('api-keys', 'create', '--user', 'ana', '--scopes', 'usage:read,projects:read') as { token: string };
+  const logs = (await (await fetch(`${server.url}/api/v3/cdn/proxy-logs`, { headers: { authorization: `Bearer ${token}` } })).json()) as { data: { hostnames: { hostname: string; https: unknown }[] } };
+  const byName = new Map(logs.data.hostnames.map((h) => [h.hostname, h.https]));
+  t.match(byName.get(NAME), { state: 'issued', certificate: 'acme', notAfter: /^\d{4}-/, lastError: null });
+  t.match(byName.get(DOWN), { state: 'failed', certificate: null, notAfter: null, lastError: /connection refused/ });
 });
 
 t.test("the dashboard's HTTPS dialog in chromium: the issued certificate with its renewal, the failure in the CA's words", async (t) => {

@@ -46,8 +46,8 @@ async function report(repo: EdgeTrafficRepo, hostname: string | null, hours = 24
     byBytes: await repo.topSources(q, 'bytes', TOP_SOURCES),
   };
   const hostnames = [
-    { hostname: 'shop.example.com', kind: 'project' as const, projectId: 'p1', verified: true },
-    { hostname: 'cdn.localhost', kind: 'cdn' as const, projectId: null, verified: true },
+    { hostname: 'shop.example.com', kind: 'project' as const, projectId: 'p1', verified: true, https: { state: 'issued' as const, certificate: 'acme' as const, notAfter: '2027-03-01T00:00:00.000Z', lastError: null } },
+    { hostname: 'cdn.localhost', kind: 'cdn' as const, projectId: null, verified: true, https: null },
   ];
   return buildProxyLogs(facts, true, w, hostname === null ? hostnames : hostnames.filter((h) => h.hostname === hostname), []);
 }
@@ -67,8 +67,8 @@ t.test('counts by decision, CDN refusals, origin errors, hostnames, bytes', asyn
   t.same(all.requests, { total: 6, allowed: 3, blocked: 3, blockedBy: { 'rate-limited': 1, 'country-blocked': 1, refused: 1 }, serverErrors: 1 });
   t.equal(all.bytes, 5220);
   t.same(all.hostnames, [
-    { hostname: 'shop.example.com', kind: 'project', projectId: 'p1', verified: true, requests: 4, blocked: 2 },
-    { hostname: 'cdn.localhost', kind: 'cdn', projectId: null, verified: true, requests: 2, blocked: 1 },
+    { hostname: 'shop.example.com', kind: 'project', projectId: 'p1', verified: true, https: { state: 'issued', certificate: 'acme', notAfter: '2027-03-01T00:00:00.000Z', lastError: null }, requests: 4, blocked: 2 },
+    { hostname: 'cdn.localhost', kind: 'cdn', projectId: null, verified: true, https: null, requests: 2, blocked: 1 },
   ]);
   const shop = await report(repo, 'shop.example.com');
   t.same(shop.requests, { total: 4, allowed: 2, blocked: 2, blockedBy: { 'rate-limited': 1, 'country-blocked': 1 }, serverErrors: 1 });

@@ -317,6 +317,15 @@ export const ProxyLogs = Type.Object({
       kind: Type.Union([Type.Literal('project'), Type.Literal('cdn')]),
       projectId: Nullable(Type.String()),
       verified: Type.Boolean(),
+      /** A project hostname's certificate (beyond SPEC.md 2.11; docs/EDGE.md "HTTPS"); null for the CDN hostname. */
+      https: Nullable(
+        Type.Object({
+          state: Type.Union([Type.Literal('pending'), Type.Literal('issuing'), Type.Literal('issued'), Type.Literal('failed')]),
+          certificate: Nullable(Type.Union([Type.Literal('acme'), Type.Literal('uploaded')])),
+          notAfter: Nullable(Type.String()),
+          lastError: Nullable(Type.String()),
+        }),
+      ),
       requests: Type.Integer(),
       blocked: Type.Integer(),
     }),

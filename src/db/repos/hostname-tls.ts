@@ -71,8 +71,11 @@ interface Row {
   updated_at: number;
 }
 
-const COLUMNS = `hostname_id, redirect_https, hsts_max_age, hsts_subdomains, min_tls, source, cert_pem, key_enc, fingerprint,
-  not_before, not_after, issued_at, state, last_error, failures, next_attempt_at, updated_at`;
+const COLUMN_NAMES = [
+  'hostname_id', 'redirect_https', 'hsts_max_age', 'hsts_subdomains', 'min_tls', 'source', 'cert_pem', 'key_enc', 'fingerprint',
+  'not_before', 'not_after', 'issued_at', 'state', 'last_error', 'failures', 'next_attempt_at', 'updated_at',
+];
+const COLUMNS = COLUMN_NAMES.join(', ');
 
 export function toHostnameTls(r: Row): HostnameTls {
   const certificate: StoredCertificate | null =
@@ -103,6 +106,8 @@ export function toHostnameTls(r: Row): HostnameTls {
 }
 
 const GET = `SELECT ${COLUMNS} FROM hostname_tls WHERE hostname_id = ?`;
+const OF_USER = `SELECT ${COLUMN_NAMES.map((c) => `t.${c}`).join(', ')} FROM hostname_tls t JOIN project_hostnames h ON h.id = t.hostname_id
+  JOIN projects p ON p.id = h.project_id WHERE p.user_id = ?`;
 // A row with the defaults, due now, unless one exists.
 const ENSURE = `INSERT INTO hostname_tls (hostname_id, next_attempt_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (hostname_id) DO NOTHING`;
 const SET_SETTINGS = `UPDATE hostname_tls SET redirect_https = ?, hsts_max_age = ?, hsts_subdomains = ?, min_tls = ?, updated_at = ? WHERE hostname_id = ?`;
@@ -163,6 +168,12 @@ export class HostnameTlsRepo {
   async get(hostnameId: string): Promise<HostnameTls | undefined> {
     const row = await this.db.get<Row>(GET, [hostnameId]);
     return row ? toHostnameTls(row) : undefined;
+  }
+
+  /** The rows of every hostname of the user's projects, by hostname id. */
+  async ofUser(userId: string): Promise<Map<string, HostnameTls>> {
+    const rows = await this.db.all<Row>(OF_USER, [userId]);
+    return new Map(rows.map((r) => [r.hostname_id, toHostnameTls(r)]));
   }
 
   /** The hostname's row, made with the defaults (due at `dueAt`) when it has none. */
