@@ -16,6 +16,7 @@ import { writeFile } from 'node:fs/promises';
 import { connect as netConnect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { createServer, request as httpRequest } from 'node:http';
 import { connect as tlsConnect } from 'node:tls';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startDnsFixture } from '../helpers/dns-fixture.js';
@@ -207,6 +208,28 @@ t.test('redirect to HTTPS and HSTS when asked', async (t) => {
   const curl = await execFileAsync('curl', ['-sS', '-D', '-', '--cacert', rootFile, '--resolve', `${NAME}:${httpsPort}:127.0.0.1`, `https://${NAME}:${httpsPort}/secure`]);
   t.match(curl.stdout, /strict-transport-security: max-age=300\r\n/i, 'HSTS on HTTPS answers');
   t.match(curl.stdout, /origin saw \/secure/);
+});
+
+/** A GET of the hostname over HTTPS with at most `maxVersion`: its status, or the error that ended it. */
+function httpsGet(path: string, maxVersion: 'TLSv1.2' | 'TLSv1.3'): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = httpsRequest({ host: '127.0.0.1', port: httpsPort, servername: NAME, path, headers: { host: NAME }, ca: [root], maxVersion, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    req.end();
+  });
+}
+
+t.test('a minimum TLS version of 1.3: a TLS 1.2 connection is closed, a TLS 1.3 one served', async (t) => {
+  t.equal(await httpsGet('/v12', 'TLSv1.2'), 200, 'TLS 1.2 is served by default');
+  await admin('hostnames', 'tls', NAME, '--min-tls', '1.3');
+  await until('TLS 1.2 refused', async () => ((await httpsGet('/v12', 'TLSv1.2')) === 200 ? undefined : true), 1_000);
+  t.match(await httpsGet('/v12', 'TLSv1.2'), /ECONNRESET|socket hang up/, 'closed after the handshake');
+  t.equal(await httpsGet('/v13', 'TLSv1.3'), 200);
+  await admin('hostnames', 'tls', NAME, '--min-tls', '1.2');
+  await until('TLS 1.2 served again', async () => ((await httpsGet('/v12', 'TLSv1.2')) === 200 ? true : undefined), 1_000);
 });
 
 t.test('a worker killed and restarted serves the certificate too', async (t) => {

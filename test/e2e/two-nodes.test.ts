@@ -8,7 +8,8 @@
 // limit counts across both; and the singleton jobs run on one node. PostgreSQL restarted under load
 // (a failover): only 200s and 503s, and coherence after the reconnect; then stopped: 503s, not ready.
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { connect as tlsConnect } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { ApiClientError, type Asset } from '../../src/client/index.js';
@@ -18,6 +19,8 @@ import { startPostgres } from '../helpers/postgres.js';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.js';
 import { RawS3 } from '../helpers/s3-client.js';
 import { startServer, type RunningServer } from '../helpers/server.js';
+import { makeLeafCert } from '../helpers/tls.js';
+import { tempDir } from '../helpers/temp-data.js';
 
 /** The found-caches keep an answer one second; the rest is slack for a busy machine. */
 const SETTLE_MS = 1500;
@@ -31,9 +34,9 @@ const env = {
   S3EDGE_CREDITS_ENABLED: 'true',
   S3EDGE_CREDITS_FREE_MONTHLY_CREDITS: '0',
 };
-const a = await startServer({ upstream: moto, metadata: url, env });
+const a = await startServer({ upstream: moto, metadata: url, env, tls: true });
 t.teardown(() => a.stop());
-const b = await startServer({ upstream: moto, metadata: url, env, rootKey: a.rootKey });
+const b = await startServer({ upstream: moto, metadata: url, env, rootKey: a.rootKey, tls: true });
 t.teardown(() => b.stop());
 
 const db = new pg.Pool({ connectionString: url, max: 2 });
@@ -192,6 +195,36 @@ t.test('credits charged through both nodes add up exactly', async (t) => {
   const charges = await rows<{ asset_id: string }>("SELECT asset_id FROM credit_ledger WHERE user_id = $1 AND event_type = 'upload'", [u?.id]);
   t.same(charges.map((c) => c.asset_id).sort(), ok.map((r) => r.value.id).sort(), 'one charge per stored asset');
   t.same(await rows('SELECT * FROM credit_reservations WHERE user_id = $1', [u?.id]), [], 'every reservation released');
+});
+
+/** The certificate a node's HTTPS listener presents for `servername`. */
+function presentedBy(server: RunningServer, servername: string): Promise<string> {
+  const { port } = new URL(server.tlsUrl as string);
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port: Number(port), servername, rejectUnauthorized: false }, () => {
+      resolve(socket.getPeerCertificate().fingerprint256);
+      socket.end();
+    });
+    socket.on('error', reject);
+  });
+}
+
+t.test("a hostname's certificate stored through node A is presented by node B within a second, and gone with the hostname", async (t) => {
+  const name = 'www.nodes.example.org';
+  const leaf = await makeLeafCert(tempDir(t), { dnsName: name, days: 30 });
+  const fingerprint = new X509Certificate(leaf.leaf).fingerprint256;
+  await a.admin(['users', 'create', 'nina']);
+  await a.admin(['projects', 'create', 'site', '--user', 'nina']);
+  await a.admin(['hostnames', 'add', name, '--user', 'nina', '--project', 'site']);
+  await a.admin(['hostnames', 'verify', name, '--operator']);
+  t.not(await presentedBy(b, name), fingerprint, "before: node B's own certificate");
+  await a.admin(['hostnames', 'tls', name, '--upload', '--cert', leaf.certFile, '--key', leaf.keyFile]);
+  await eventually(async () => (await presentedBy(b, name)) === fingerprint, 'node B presents it within a second of the upload through node A', 1_000);
+  t.equal(await presentedBy(b, name), fingerprint, 'node B presents it');
+  t.equal(await presentedBy(a, name), fingerprint, 'node A too');
+  await b.admin(['hostnames', 'remove', name]);
+  await eventually(async () => (await presentedBy(a, name)) !== fingerprint, "node A drops it once node B removed the hostname", 1_000);
+  t.equal(Number((await rows<{ n: string }>('SELECT COUNT(*) AS n FROM hostname_tls'))[0]?.n), 0, 'its row and sealed key are gone');
 });
 
 t.test('one node runs the singleton jobs', async (t) => {
