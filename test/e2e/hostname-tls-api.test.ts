@@ -14,9 +14,9 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
-import t, { type Test } from 'tap';
-import { ApiClientError, type Hostname, type Project, type TlsStatus } from '../../src/client/index.js';
-import { apiClient, apiUser, eventually, query, ResponseRecorder } from '../helpers/api.js';
+import t from 'tap';
+import type { Hostname, Project, TlsStatus } from '../../src/client/index.js';
+import { apiClient, apiUser, refused, eventually, query, ResponseRecorder } from '../helpers/api.js';
 import { assertClean, assertErrorJson, runS3edge } from '../helpers/cli.js';
 import { childProcessEnv } from '../helpers/child-env.js';
 import { startServer } from '../helpers/server.js';
@@ -62,18 +62,6 @@ shop = await alice.client.hostname(project.id, shop.id);
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const DEFAULTS = { redirectHttps: false, hstsMaxAge: 0, hstsIncludeSubdomains: false, minTls: '1.2' };
 const tlsPath = (hostname: string): string => `/api/v3/projects/${project.id}/hostnames/${encodeURIComponent(hostname)}/tls`;
-
-/** The refusal of `p`: status, code and the message it must have. */
-async function refused(t: Test, p: Promise<unknown>, status: number, code: string, message: RegExp, what: string): Promise<void> {
-  try {
-    await p;
-    t.fail(`${what}: expected ${status} ${code}, got success`);
-  } catch (err) {
-    if (!(err instanceof ApiClientError)) throw err;
-    t.same([err.status, err.body.code, err.body.success], [status, code, false], `${what}: ${status} ${code}`);
-    t.match(err.body.message, message, `${what}: says why`);
-  }
-}
 
 /** The stored certificate columns of a hostname's row (none: no row). */
 function storedCertificate(hostnameId: string): { source: string | null; cert_pem: string | null; key_enc: string | null }[] {

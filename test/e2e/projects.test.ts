@@ -6,9 +6,9 @@
 // scopes, asset linking and the project filters; ends with the leak scan.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
-import { ApiClientError, type Hostname, type Project } from '../../src/client/index.js';
-import { apiClient, apiUser, PROVIDER_NAMES, query, ResponseRecorder, type ApiUser } from '../helpers/api.js';
+import t from 'tap';
+import type { Hostname, Project } from '../../src/client/index.js';
+import { apiClient, apiUser, refused, PROVIDER_NAMES, query, ResponseRecorder, type ApiUser } from '../helpers/api.js';
 import { startDnsFixture } from '../helpers/dns-fixture.js';
 import { startServer } from '../helpers/server.js';
 
@@ -33,18 +33,6 @@ const aliceReader = apiClient(server, (await alice.client.createApiKey({ scopes:
 const aliceAssetsOnly = apiClient(server, (await alice.client.createApiKey({ scopes: ['assets:read', 'assets:write'] })).token, recorder);
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-/** The refusal of `p`: status, code and the message it must have. */
-async function refused(t: Test, p: Promise<unknown>, status: number, code: string, message: RegExp, what: string): Promise<void> {
-  try {
-    await p;
-    t.fail(`${what}: expected ${status} ${code}, got success`);
-  } catch (err) {
-    if (!(err instanceof ApiClientError)) throw err;
-    t.same([err.status, err.body.code, err.body.success], [status, code, false], `${what}: ${status} ${code}`);
-    t.match(err.body.message, message, `${what}: says why`);
-  }
-}
 
 /** A JSON request with any body (the typed client only sends well-formed ones). */
 async function send(u: ApiUser, method: string, path: string, body: string): Promise<{ status: number; json: Record<string, unknown> }> {

@@ -3,7 +3,7 @@
 import { openSqlite } from '../../src/db/sqlite/index.js';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { S3EdgeClient } from '../../src/client/index.js';
+import { ApiClientError, S3EdgeClient } from '../../src/client/index.js';
 import type { RunningServer } from './server.js';
 
 export interface RecordedResponse {
@@ -94,4 +94,16 @@ export async function metricValue(server: Pick<RunningServer, 'url'>, token: str
   const res = await fetch(`${server.url}/api/v3/metrics`, { headers: { authorization: `Bearer ${token}` } });
   const line = (await res.text()).split('\n').find((l) => l.startsWith(`${name} `));
   return Number(line?.split(' ')[1] ?? NaN);
+}
+
+/** The refusal of `p`: status, code and the message it must have. */
+export async function refused(t: Test, p: Promise<unknown>, status: number, code: string, message: RegExp, what: string): Promise<void> {
+  try {
+    await p;
+    t.fail(`${what}: expected ${status} ${code}, got success`);
+  } catch (err) {
+    if (!(err instanceof ApiClientError)) throw err;
+    t.same([err.status, err.body.code, err.body.success], [status, code, false], `${what}: ${status} ${code}`);
+    t.match(err.body.message, message, `${what}: says why`);
+  }
 }
