@@ -37,7 +37,6 @@ const ALL_OWNERS = `SELECT owner_id AS "ownerId", SUM(bytes) AS bytes FROM (
     SELECT owner_id, bytes FROM bucket_usage UNION ALL SELECT user_id AS owner_id, bytes FROM asset_usage
   ) stored GROUP BY owner_id ORDER BY owner_id`;
 const SAMPLE = 'INSERT INTO storage_samples (owner_id, hour, bytes) VALUES (?, ?, ?) ON CONFLICT (owner_id, hour) DO NOTHING';
-const SAMPLED = 'SELECT count(*) AS n FROM storage_samples WHERE hour = ?';
 const DAYS = `SELECT owner_id AS "ownerId", (hour / ${DAY_MS}) * ${DAY_MS} AS day, count(*) AS hours, SUM(bytes) AS "byteHours"
   FROM storage_samples WHERE hour >= ? AND hour < ? GROUP BY 1, 2 ORDER BY 2, 1`;
 const CHARGED = 'SELECT hours, bytes, credits_milli AS "creditsMilli" FROM storage_charges WHERE owner_id = ? AND day = ?';
@@ -74,11 +73,6 @@ export class StorageUsageRepo {
   /** Records the owner's bytes for the hour starting at `hour`, unless a sample of it is there. */
   async sample(ownerId: string, hour: number, bytes: number): Promise<void> {
     await this.db.run(SAMPLE, [ownerId, hour, bytes]);
-  }
-
-  /** Whether any owner has a sample of the hour. */
-  async sampled(hour: number): Promise<boolean> {
-    return Number((await this.db.get<{ n: number }>(SAMPLED, [hour]))?.n ?? 0) > 0;
   }
 
   /** Per owner and UTC day, the samples of hours in [fromMs, toMs), oldest day first. */
