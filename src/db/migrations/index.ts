@@ -26,6 +26,7 @@ import { sql as objectAcl } from './025-object-acl.js';
 import { sql as transferCharges } from './026-transfer-charges.js';
 import { sql as storageMetering } from './027-storage-metering.js';
 import { sql as hostnameTls } from './028-hostname-tls.js';
+import { sql as depletedIndex } from './029-depleted-index.js';
 
 /** Numbered migrations, applied in order; PRAGMA user_version records the last applied. Never edit one that has shipped. */
-export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords, dashboardSessions, objectTagging, versioning, cacheInvalidations, creditReservations, rateLimitCounters, blobRemovals, bucketTagging, bucketAccess, bucketLifecycle, notifications, objectAcl, transferCharges, storageMetering, hostnameTls];
+export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords, dashboardSessions, objectTagging, versioning, cacheInvalidations, creditReservations, rateLimitCounters, blobRemovals, bucketTagging, bucketAccess, bucketLifecycle, notifications, objectAcl, transferCharges, storageMetering, hostnameTls, depletedIndex];
