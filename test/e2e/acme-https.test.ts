@@ -309,6 +309,7 @@ t.test("the dashboard's HTTPS dialog in chromium: the issued certificate with it
   await issued.getByRole('button', { name: 'Close' }).click();
   const failed = await open(DOWN);
   t.match(await failed.getByTestId('tls-summary').textContent(), /^Issuance failed: .*connection refused/);
+  t.equal(await failed.getByTestId('tls-failures').textContent(), '1 in a row (the reason is in the sentence above)', 'the failures counted, the reason said once');
   await page.screenshot({ path: join(shots, 'failed.png') });
   t.same(problems, [], 'no console errors');
 });

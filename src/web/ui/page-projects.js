@@ -188,7 +188,7 @@ function TlsStatusView({ tls }) {
         ${cert.renewsAt ? html`<dt>Renews</dt><dd data-testid="tls-renews">${when(cert.renewsAt)}</dd>` : null}
         <dt>SHA-256</dt><dd><code class="fingerprint">${cert.fingerprint}</code></dd>` : html`
         <dt>Certificate</dt><dd>none: browsers show a certificate warning for https://${tls.hostname}</dd>`}
-      ${tls.lastError ? html`<dt>Last error</dt><dd data-testid="tls-last-error">${tls.lastError}${tls.failures > 1 ? ` (${count(tls.failures)} failed attempts in a row)` : ''}</dd>` : null}
+      ${tls.failures > 0 ? html`<dt>Failed attempts</dt><dd data-testid="tls-failures">${count(tls.failures)} in a row (the reason is in the sentence above)</dd>` : null}
       ${tls.nextAttemptAt ? html`<dt>Next attempt</dt><dd>${when(tls.nextAttemptAt)}</dd>` : null}
     </dl>`;
 }
