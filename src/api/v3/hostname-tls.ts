@@ -8,10 +8,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest, FastifySchema } from 'fastify';
 import type { ProjectHostname } from '../../db/repos/index.js';
 import { TlsService, type TlsStatus as ServiceTlsStatus } from '../../certificates/tls-service.js';
-import { ProjectError, type ProjectErrorKind } from '../../projects/errors.js';
 import { ProjectsService } from '../../projects/service.js';
 import { dnsTxtLookup } from '../../projects/verification.js';
-import { ApiError } from '../errors.js';
+import { answered } from './project-answers.js';
 import { principalOf, type RouteModule } from '../route-module.js';
 import { CertificateUpload, ERROR_RESPONSES, TlsSettingsInput, TlsStatus } from './schemas.js';
 
@@ -27,18 +26,13 @@ const TlsResponse = Type.Object({ success: Type.Boolean(), tls: TlsStatus });
 /** A PEM chain and key are a few kB; the service refuses either over 64 KiB, the body limit anything far larger. */
 const UPLOAD_BODY_LIMIT = 128 * 1024;
 
-const STATUS: Record<ProjectErrorKind, number> = { invalid: 400, not_found: 404, conflict: 409, verification_failed: 409 };
-
-/** The service's refusals as API errors; anything else is left to the error handler. */
-async function answered(fn: () => Promise<ServiceTlsStatus>): Promise<{ success: true; tls: TlsStatus }> {
-  try {
+/** The service's status as the answer; its refusals as API errors (project-answers.ts). */
+function tlsAnswer(fn: () => Promise<ServiceTlsStatus>): Promise<{ success: true; tls: TlsStatus }> {
+  return answered(async () => {
     // Typed as the response schema: the service's view and the documented one cannot drift apart.
     const tls: TlsStatus = await fn();
-    return { success: true, tls };
-  } catch (err) {
-    if (err instanceof ProjectError) throw new ApiError(STATUS[err.kind], err.code, err.message);
-    throw err;
-  }
+    return { success: true as const, tls };
+  });
 }
 
 function schema(operationId: string, summary: string, more: FastifySchema = {}, status = 200): FastifySchema {
@@ -71,7 +65,7 @@ export const hostnameTlsRoutes: RouteModule = (app, { ctx, requireScope }) => {
       onRequest: read,
       schema: schema('getHostnameTls', "A hostname's HTTPS: the certificate's state in a word and a sentence, the certificate, the last failure, the settings"),
     },
-    async (request) => answered(async () => tls.status(await callersHostname(request))),
+    async (request) => tlsAnswer(async () => tls.status(await callersHostname(request))),
   );
 
   // The settings are checked by the service, which names the field that is wrong.
@@ -83,7 +77,7 @@ export const hostnameTlsRoutes: RouteModule = (app, { ctx, requireScope }) => {
         documentedBody: { schema: TlsSettingsInput },
       }),
     },
-    async (request) => answered(async () => tls.updateSettings(await callersHostname(request), request.body)),
+    async (request) => tlsAnswer(async () => tls.updateSettings(await callersHostname(request), request.body)),
   );
 
   app.post<{ Params: Params }>(
@@ -98,7 +92,7 @@ export const hostnameTlsRoutes: RouteModule = (app, { ctx, requireScope }) => {
       ),
     },
     async (request, reply) => {
-      const answer = await answered(async () => tls.requestIssue(await callersHostname(request)));
+      const answer = await tlsAnswer(async () => tls.requestIssue(await callersHostname(request)));
       void reply.code(202);
       return answer;
     },
@@ -114,7 +108,7 @@ export const hostnameTlsRoutes: RouteModule = (app, { ctx, requireScope }) => {
         description: 'A 400 says what to fix: another name, expired or not yet valid, a key that does not belong to it, not PEM, a chain out of order. The key is stored sealed and never shown.',
       }),
     },
-    async (request) => answered(async () => tls.upload(await callersHostname(request), request.body)),
+    async (request) => tlsAnswer(async () => tls.upload(await callersHostname(request), request.body)),
   );
 
   app.delete<{ Params: Params }>(
@@ -123,6 +117,6 @@ export const hostnameTlsRoutes: RouteModule = (app, { ctx, requireScope }) => {
       onRequest: write,
       schema: schema('removeHostnameCertificate', "Drop the hostname's certificate and its key; with ACME on, a new one is requested at once"),
     },
-    async (request) => answered(async () => tls.remove(await callersHostname(request))),
+    async (request) => tlsAnswer(async () => tls.remove(await callersHostname(request))),
   );
 };

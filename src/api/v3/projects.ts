@@ -5,10 +5,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest, FastifySchema } from 'fastify';
 import type { Deployment as DeploymentRecord, Project as ProjectRecord, ProjectHostname } from '../../db/repos/index.js';
-import { ProjectError, type ProjectErrorKind } from '../../projects/errors.js';
 import { ProjectsService } from '../../projects/service.js';
 import { dnsTxtLookup } from '../../projects/verification.js';
-import { ApiError } from '../errors.js';
+import { answered } from './project-answers.js';
 import { principalOf, type RouteModule } from '../route-module.js';
 import { Deployment, ERROR_RESPONSES, ErrorBody, Hostname, OriginInput, Project, RulesInput, SuccessMessage } from './schemas.js';
 
@@ -41,20 +40,6 @@ function hostnameSchema(operationId: string, summary: string, more: FastifySchem
 
 /** DNS lookups a key may cause: verification attempts per API key and minute (429 past it). */
 const VERIFY_LIMIT = { max: 30, timeWindow: 60_000 };
-
-const STATUS: Record<ProjectErrorKind, number> = { invalid: 400, not_found: 404, conflict: 409, verification_failed: 409 };
-
-/** The service's refusals as API errors; anything else is left to the error handler. */
-function answered<T>(fn: () => T | Promise<T>): Promise<T> {
-  return (async () => {
-    try {
-      return await fn();
-    } catch (err) {
-      if (err instanceof ProjectError) throw new ApiError(STATUS[err.kind], err.code, err.message);
-      throw err;
-    }
-  })();
-}
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
