@@ -109,7 +109,7 @@ const GET = `SELECT ${COLUMNS} FROM hostname_tls WHERE hostname_id = ?`;
 const OF_USER = `SELECT ${COLUMN_NAMES.map((c) => `t.${c}`).join(', ')} FROM hostname_tls t JOIN project_hostnames h ON h.id = t.hostname_id
   JOIN projects p ON p.id = h.project_id WHERE p.user_id = ?`;
 // A row with the defaults, due now, unless one exists.
-const ENSURE = `INSERT INTO hostname_tls (hostname_id, next_attempt_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (hostname_id) DO NOTHING`;
+const ADD_ROW = `INSERT INTO hostname_tls (hostname_id, next_attempt_at, updated_at) VALUES (?, ?, ?) ON CONFLICT (hostname_id) DO NOTHING`;
 const SET_SETTINGS = `UPDATE hostname_tls SET redirect_https = ?, hsts_max_age = ?, hsts_subdomains = ?, min_tls = ?, updated_at = ? WHERE hostname_id = ?`;
 // Verified hostnames the job acts on now: those without a row, and those whose next attempt is due and
 // that no process holds a claim on. Oldest first, a bounded batch.
@@ -176,14 +176,13 @@ export class HostnameTlsRepo {
     return new Map(rows.map((r) => [r.hostname_id, toHostnameTls(r)]));
   }
 
-  /** The hostname's row, made with the defaults (due at `dueAt`) when it has none. */
-  async ensure(hostnameId: string, dueAt: number | null = this.now()): Promise<HostnameTls> {
-    await this.db.run(ENSURE, [hostnameId, dueAt, this.now()]);
-    return (await this.get(hostnameId)) as HostnameTls;
+  /** Makes the hostname's row with the defaults (due at `dueAt`) when it has none; one statement. */
+  private async addRow(hostnameId: string, dueAt: number | null): Promise<void> {
+    await this.db.run(ADD_ROW, [hostnameId, dueAt, this.now()]);
   }
 
   async setSettings(hostnameId: string, s: TlsSettings): Promise<void> {
-    await this.ensure(hostnameId);
+    await this.addRow(hostnameId, this.now());
     await this.db.run(SET_SETTINGS, [s.redirectHttps ? 1 : 0, s.hstsMaxAge, s.hstsIncludeSubdomains ? 1 : 0, s.minTls, this.now(), hostnameId]);
   }
 
@@ -195,13 +194,13 @@ export class HostnameTlsRepo {
   /** Takes the hostname for an issuance until `until`; false when another process holds it. */
   async claim(hostnameId: string, until: number): Promise<boolean> {
     const now = this.now();
-    await this.db.run(ENSURE, [hostnameId, now, now]);
+    await this.addRow(hostnameId, now);
     return (await this.db.run(CLAIM, [until, now, hostnameId, now])).changes === 1;
   }
 
   /** Stores a certificate (its key sealed); `nextAttemptAt` the renewal (null: never, an uploaded one). */
   async storeCertificate(hostnameId: string, cert: StoredCertificate, nextAttemptAt: number | null): Promise<void> {
-    await this.ensure(hostnameId, nextAttemptAt);
+    await this.addRow(hostnameId, nextAttemptAt);
     await this.db.run(ISSUED, [
       cert.source, cert.pem, cert.keyEnc, cert.fingerprint, cert.notBefore, cert.notAfter, cert.issuedAt, nextAttemptAt, this.now(), hostnameId,
     ]);
@@ -223,7 +222,7 @@ export class HostnameTlsRepo {
   /** Makes an ACME hostname due now (issue now); false for an uploaded certificate or no row. */
   async dueNow(hostnameId: string): Promise<boolean> {
     const now = this.now();
-    await this.db.run(ENSURE, [hostnameId, now, now]);
+    await this.addRow(hostnameId, now);
     return (await this.db.run(DUE_NOW, [now, now, hostnameId])).changes === 1;
   }
 
