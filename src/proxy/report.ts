@@ -96,6 +96,11 @@ export class ProxyReports {
     return [...projects, { hostname: this.ctx.config.cdn.hostname, kind: 'cdn', projectId: null, verified: true, https: null }];
   }
 
+  /** Whether `hostname` is one of the user's project hostnames or the CDN hostname (no TLS rows read). */
+  private async isTheirs(userId: string, hostname: string): Promise<boolean> {
+    return hostname === this.ctx.config.cdn.hostname || (await this.ctx.repos.projects.hostnamesOfUser(userId)).some((h) => h.hostname === hostname);
+  }
+
   /** Undefined when `q.hostname` is not one of the user's. */
   async report(userId: string, q: ReportQuery): Promise<ProxyLogs | undefined> {
     const hostnames = await this.hostnamesOf(userId);
@@ -123,14 +128,14 @@ export class ProxyReports {
 
   /** Anomaly events overlapping the window, newest first; undefined when the hostname is not one of the user's. */
   async anomalies(userId: string, q: ReportQuery & { state: 'open' | 'all'; limit: number }): Promise<Anomaly[] | undefined> {
-    if (q.hostname !== null && !(await this.hostnamesOf(userId)).some((h) => h.hostname === q.hostname)) return undefined;
+    if (q.hostname !== null && !(await this.isTheirs(userId, q.hostname))) return undefined;
     const w = this.window(q);
     return this.events(userId, { ownerId: userId, fromMs: w.fromMs, toMs: w.toMs, hostname: q.hostname ?? '' }, q.state, q.limit);
   }
 
   /** The window's requests, newest first; undefined when the hostname is not one of the user's. */
   async requests(userId: string, q: RequestsQuery): Promise<LoggedRequests | undefined> {
-    if (q.hostname !== null && !(await this.hostnamesOf(userId)).some((h) => h.hostname === q.hostname)) return undefined;
+    if (q.hostname !== null && !(await this.isTheirs(userId, q.hostname))) return undefined;
     const fromMs = Math.max(q.fromMs, this.ctx.clock().getTime() - this.maxHours * 3_600_000);
     await this.ctx.requestLog.flush();
     const query: EdgeTrafficQuery = { ownerId: userId, fromMs, toMs: q.toMs, hostname: q.hostname ?? '' };
