@@ -97,17 +97,21 @@ export class AcmeIssuer {
       return this.account;
     }
     const key = await acme.crypto.createPrivateEcdsaKey();
-    const record: StoredAccount = { directory: config.directory, email: config.email, keyEnc: encryptSecret(masterKey, key.toString()), url: null };
-    await repos.settings.set(ACCOUNT_SETTING, JSON.stringify(record));
     this.account = { key, url: null };
+    await this.saveAccount(this.account);
     return this.account;
   }
 
   private async rememberAccountUrl(url: string): Promise<void> {
     if (!this.account || this.account.url === url) return;
     this.account.url = url;
+    await this.saveAccount(this.account);
+  }
+
+  /** The account as the settings hold it: for this directory and e-mail, its key sealed. */
+  private async saveAccount(account: { key: Buffer; url: string | null }): Promise<void> {
     const { config, repos, masterKey } = this.deps;
-    const record: StoredAccount = { directory: config.directory, email: config.email, keyEnc: encryptSecret(masterKey, this.account.key.toString()), url };
+    const record: StoredAccount = { directory: config.directory, email: config.email, keyEnc: encryptSecret(masterKey, account.key.toString()), url: account.url };
     await repos.settings.set(ACCOUNT_SETTING, JSON.stringify(record));
   }
 

@@ -68,17 +68,16 @@ function checkLiteral(rawHost: string | null | undefined, policy: AddressPolicy)
  */
 export function guardedAgents(policy: AddressPolicy, tls: HttpsAgentOptions = {}): { http: HttpAgent; https: HttpsAgent } {
   const lookup = guardedLookup(policy);
-  class GuardedHttpAgent extends HttpAgent {
-    override createConnection(options: NetConnectOpts & { host?: string | null }, cb?: (err: Error | null, socket: Duplex) => void): Duplex | null | undefined {
-      checkLiteral(options.host, policy);
-      return super.createConnection(options, cb);
-    }
-  }
-  class GuardedHttpsAgent extends HttpsAgent {
-    override createConnection(options: NetConnectOpts & { host?: string | null }, cb?: (err: Error | null, socket: Duplex) => void): Duplex | null | undefined {
-      checkLiteral(options.host, policy);
-      return super.createConnection(options, cb);
-    }
-  }
-  return { http: new GuardedHttpAgent({ lookup }), https: new GuardedHttpsAgent({ ...tls, lookup }) };
+  return { http: guardLiterals(new HttpAgent({ lookup }), policy), https: guardLiterals(new HttpsAgent({ ...tls, lookup }), policy) };
+}
+
+/** The agent, its connections to an IP literal checked first (the lookup sees only host names). */
+function guardLiterals<A extends HttpAgent>(agent: A, policy: AddressPolicy): A {
+  type Connect = (options: NetConnectOpts & { host?: string | null }, cb?: (err: Error | null, socket: Duplex) => void) => Duplex | null | undefined;
+  const connect = (agent as unknown as { createConnection: Connect }).createConnection.bind(agent);
+  (agent as unknown as { createConnection: Connect }).createConnection = (options, cb) => {
+    checkLiteral(options.host, policy);
+    return connect(options, cb);
+  };
+  return agent;
 }
