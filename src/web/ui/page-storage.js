@@ -126,10 +126,11 @@ function NewBucket({ onCreated }) {
 }
 
 export function StoragePage() {
-  const state = useLoad(() => get('/api/v3/buckets'));
-  // What each bucket stores against its quota; the page does without it if it cannot be read.
-  const quota = useLoad(() => get('/api/v3/storage/quota').catch(() => null), [state.data]);
-  const storedOf = (name) => quota.data?.data.buckets.find((b) => b.name === name);
+  // The buckets with what each stores against its quota, read together: a quota line arriving after the
+  // cards would shift their buttons under a pointer (the page does without it if it cannot be read).
+  const state = useLoad(() => Promise.all([get('/api/v3/buckets'), get('/api/v3/storage/quota').catch(() => null)])
+    .then(([listed, quota]) => ({ ...listed, quota: quota?.data ?? null })));
+  const storedOf = (name) => state.data?.quota?.buckets.find((b) => b.name === name);
   return html`<${Page} title="Buckets and access keys">
     <${Card}>
       <p class="muted">S3 access keys work with aws cli, rclone, s3cmd, boto3 and the AWS SDKs; each is limited to one bucket.</p>
