@@ -3,9 +3,10 @@
 // total deadline, answers are read into memory up to a cap and refused beyond it, and redirects are
 // followed only when asked, at most a few, each hop dialled through the same checks.
 import type { lookup as dnsLookup } from 'node:dns';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import type { AddressPolicy } from './address-policy.js';
 import { guardedConnector } from './guarded-connector.js';
+import { undici } from './undici-lazy.js';
 
 export type OutboundFailure = 'timeout' | 'aborted' | 'too-large' | 'address-refused' | 'network' | 'bad-url' | 'redirect';
 
@@ -104,15 +105,22 @@ function errorCode(err: unknown): string | undefined {
 const TIMED_OUT = new Error('outbound request timed out');
 
 export class OutboundClient {
-  private readonly agent: Agent;
+  /** Made by the first request: a server that never calls out (no webhook, no RDAP) never loads undici. */
+  private pool: Agent | undefined;
 
-  constructor(private readonly opts: OutboundClientOptions) {
-    const connectTimeoutMs = opts.connectTimeoutMs ?? Math.min(opts.timeoutMs, 5000);
-    this.agent = new Agent({
-      connections: opts.connections ?? 8,
-      keepAliveTimeout: 10_000,
-      connect: guardedConnector({ allowPrivateAddresses: opts.allowPrivateAddresses, connectTimeoutMs, lookup: opts.lookup }),
-    });
+  constructor(private readonly opts: OutboundClientOptions) {}
+
+  private get agent(): Agent {
+    if (this.pool === undefined) {
+      const opts = this.opts;
+      const connectTimeoutMs = opts.connectTimeoutMs ?? Math.min(opts.timeoutMs, 5000);
+      this.pool = new (undici().Agent)({
+        connections: opts.connections ?? 8,
+        keepAliveTimeout: 10_000,
+        connect: guardedConnector({ allowPrivateAddresses: opts.allowPrivateAddresses, connectTimeoutMs, lookup: opts.lookup }),
+      });
+    }
+    return this.pool;
   }
 
   get(url: string, req: OutboundRequest = {}): Promise<OutboundResponse> {
@@ -136,7 +144,7 @@ export class OutboundClient {
     req.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       for (let hop = 0; ; hop++) {
-        const res = await request(current, {
+        const res = await undici().request(current, {
           dispatcher: this.agent,
           method,
           headers: { 'user-agent': this.opts.userAgent ?? 's3edge', ...req.headers },
@@ -166,7 +174,7 @@ export class OutboundClient {
 
   /** Closes pooled connections; requests in flight finish first. */
   close(): Promise<void> {
-    return this.agent.close();
+    return this.pool?.close() ?? Promise.resolve();
   }
 
   private failure(err: unknown, signal: AbortSignal): OutboundError {

@@ -43,3 +43,15 @@ for (const workers of [1, 2]) {
     t.same(warnings, [], 'no warning at start or on the first requests, in any process');
   });
 }
+
+t.test('a start loads none of the packages its first requests do not need (docs/ARCHITECTURE.md "Start")', async (t) => {
+  // NODE_DEBUG=module: node names every CommonJS file it loads; the packages below are ES-imported or
+  // required lazily, so a static import of any of them from the start's path would show here.
+  const server = await startServer({ env: { NODE_DEBUG: 'module' } });
+  t.teardown(() => server.stop());
+  const loaded = (pkg: string): boolean => server.output().includes(`node_modules/${pkg}/`);
+  t.ok(loaded('pino'), 'the debug output names what a start loads');
+  for (const pkg of ['undici', 'fastify', 'piscina', 'maxmind', '@fastify/busboy', 'prom-client', 'pg', 'fast-xml-parser', 'tldts', 'acme-client']) {
+    t.notOk(loaded(pkg), `${pkg}: not loaded by the start`);
+  }
+});
