@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Composition root: argv -> config -> context -> listen; SIGTERM/SIGINT -> drain -> close.
 // Each command loads only its own modules: an admin command never pays for the server's imports.
+import { useCompileCache } from '../src/cli/compile-cache.js';
+
 const runServe = async (argv: string[]): Promise<number> => (await import('../src/cli/serve.js')).runServe(argv);
 const runAdmin = async (argv: string[]): Promise<number> => (await import('../src/cli/admin.js')).runAdmin(argv);
 const help = async () => import('../src/cli/help.js');
@@ -26,6 +28,8 @@ async function main(argv: string[]): Promise<number> {
   return runAdmin(argv);
 }
 
+// Before any of them is loaded: they are compiled from the cache when an earlier command left them there.
+useCompileCache();
 main(process.argv.slice(2)).then(
   (code) => {
     if (code !== 0) process.exitCode = code;

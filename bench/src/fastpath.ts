@@ -51,6 +51,8 @@ export interface FastpathOptions {
   hitObjects: number;
   hitRequests: number;
   out: string;
+  /** Node flags for the s3edge processes (--s3edge-node-arg, e.g. --cpu-prof --cpu-prof-dir=DIR). */
+  nodeArgs?: readonly string[];
   command: string;
   /** The "Start and memory" section's body, when a caller measured it (bench/src/start.ts). */
   startAndMemory?: string;
@@ -224,7 +226,7 @@ export async function runFastpathBench(opts: FastpathOptions): Promise<FastpathR
     const started = await Promise.allSettled([
       ...(s3edgeCells
         ? opts.workers.map(async (workers) => {
-            const target = keep(await startS3edge({ workers, ...(has('proxy') ? { env: { S3EDGE_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' } } : {}) }));
+            const target = keep(await startS3edge({ workers, nodeArgs: [...(opts.nodeArgs ?? [])], ...(has('proxy') ? { env: { S3EDGE_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' } } : {}) }));
             // The listening line says how many workers serve: a cluster that came up smaller would mislabel its columns.
             if (target.workers !== workers) throw new Error(`s3edge --workers ${workers} reports ${String(target.workers)} workers`);
             edges.push({ workers, target, runner: new TargetRunner(target, new Bodies(), Math.max(...opts.concurrency)) });

@@ -23,11 +23,12 @@
 //          --fastpath (issue 30: s3edge's CDN hit, presigned and header-signed S3 GET and edge proxy vs a bare node:http
 //          cluster, nginx static and proxy_pass and Varnish, wrk -t1, 4 KiB; bench/RESULTS-fastpath.md; --rounds,
 //          --round-seconds, --concurrency (16,64), --out and --smoke apply) with --fastpath-workers 1,2 and
-//          --fastpath-cells cdn,presigned,signed,proxy, --fastpath-warmup S
+//          --fastpath-cells cdn,presigned,signed,proxy, --fastpath-warmup S, --s3edge-node-arg
 //          --start (time from spawn to the first /healthz 200 of serve --workers 1 and 2 and the single binary, beside
 //          node -e 0 and a bare node:http server; idle RSS per process; a profiled start; bench/RESULTS-start.md;
 //          --rounds (10), --out and --smoke apply) with --start-binary PATH|none, --start-node PATH (another node) and
-//          --start-compare [LABEL=]DIR (repeatable: another build, e.g. the commit before, started beside this one)
+//          --start-compare [LABEL=]DIR (repeatable: another build, e.g. the commit before, started beside this one),
+//          --start-no-compile-cache (this build's rows again with Node's compile cache off, NODE_DISABLE_COMPILE_CACHE=1)
 // A partial run (filters) still writes a full report, with n/a for the figures it did not measure.
 // A CDN-only run (--workloads CDN, no --out) also replaces the CDN section of bench/RESULTS.md.
 import { writeFile } from 'node:fs/promises';
@@ -105,6 +106,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'start-binary': { type: 'string' },
       'start-node': { type: 'string' },
       'start-compare': { type: 'string', multiple: true },
+      'start-no-compile-cache': { type: 'boolean' },
     },
   });
   const smoke = values.smoke === true || process.env['BENCH_SMOKE'] === '1';
@@ -210,8 +212,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     s3edgeEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
   }
   // Only a full, unfiltered run rewrites bench/RESULTS.md unless told where to write.
-  if ((values['start-binary'] !== undefined || values['start-node'] !== undefined || values['start-compare'] !== undefined) && values.start !== true) {
-    throw new Error('--start-binary, --start-node and --start-compare apply to --start only');
+  if ((values['start-binary'] !== undefined || values['start-node'] !== undefined || values['start-compare'] !== undefined || values['start-no-compile-cache'] !== undefined) && values.start !== true) {
+    throw new Error('--start-binary, --start-node, --start-compare and --start-no-compile-cache apply to --start only');
   }
   const partial = smoke || values.start === true || values.fastpath === true || values.upstream === true || values.hashing === true || values['log-rows'] === true || values['busy-lock'] === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   // A --fastpath run of some cells, worker counts or connection counts is a draft: a temp file unless told where.
@@ -255,6 +257,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(values['start-binary'] !== undefined ? { startBinary: values['start-binary'] } : {}),
     ...(values['start-node'] !== undefined ? { startNode: values['start-node'] } : {}),
     ...(values['start-compare'] !== undefined ? { startCompare: values['start-compare'] } : {}),
+    ...(values['start-no-compile-cache'] === true ? { startWithoutCompileCache: true } : {}),
     ...(values['proxy-clients'] !== undefined ? { proxyClients: Math.round(positive('proxy-clients', values['proxy-clients']) ?? 0) } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
     s3edgeNodeArgs: values['s3edge-node-arg'] ?? [],
@@ -279,6 +282,7 @@ export function fastpathOptions(opts: BenchOptions): FastpathOptions {
     hitObjects: opts.smoke ? 4 : 32,
     hitRequests: opts.smoke ? 3 : 20,
     out: opts.out,
+    nodeArgs: opts.s3edgeNodeArgs ?? [],
     command: opts.command ?? 'node bench/dist/main.js --fastpath',
     ...(opts.log ? { log: opts.log } : {}),
   };
@@ -417,6 +421,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...(opts.startBinary !== undefined ? { binary: opts.startBinary === 'none' ? null : opts.startBinary } : {}),
       ...(opts.startNode !== undefined ? { nodePath: opts.startNode } : {}),
       ...(opts.startCompare !== undefined ? { compare: opts.startCompare.map(parseCompare) } : {}),
+      ...(opts.startWithoutCompileCache ? { withoutCompileCache: true } : {}),
       profile: !opts.smoke,
       log: (line) => process.stderr.write(`${line}\n`),
     });

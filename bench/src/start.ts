@@ -24,6 +24,8 @@ export interface StartTarget {
   workers?: number;
   /** s3edge: the command (node + dist/bin/s3edge.js, or the single binary). */
   command?: readonly string[];
+  /** Set in this target's environment on top of the run's. */
+  env?: Record<string, string>;
 }
 
 export interface StartSample {
@@ -123,6 +125,8 @@ export interface MeasureStartOptions {
    * built with npm run build, and build:binary for its binary rows): their targets are named `<label> w1`...
    */
   compare?: { label: string; root: string }[];
+  /** This build's s3edge rows again with Node's compile cache off (NODE_DISABLE_COMPILE_CACHE=1), interleaved. */
+  withoutCompileCache?: boolean;
   log?: (line: string) => void;
 }
 
@@ -233,7 +237,7 @@ async function startOnce(
   const cdnPort = await freePort();
   const [cmd, ...args] = serveArgs(t, e, port, cdnPort);
   const t0 = performance.now();
-  const proc = spawnManaged(cmd as string, [...nodeArgs, ...args], e.env);
+  const proc = spawnManaged(cmd as string, [...nodeArgs, ...args], t.env ? { ...e.env, ...t.env } : e.env);
   let listeningMs: number | undefined;
   proc.onLine((line) => {
     if (listeningMs === undefined && line.includes('"event":"listening"')) listeningMs = performance.now() - t0;
@@ -422,6 +426,9 @@ export async function measureStart(opts: MeasureStartOptions = {}): Promise<Star
     { name: 'bare node:http', kind: 'node-http', command: [nodePath] },
     ...s3edgeTargets(opts.workers ?? [1, 2], binary, nodePath),
     ...(opts.compare ?? []).flatMap((c) => s3edgeTargets(opts.workers ?? [1, 2], defaultBinary(c.root), nodePath, c.root, c.label)),
+    ...(opts.withoutCompileCache
+      ? s3edgeTargets(opts.workers ?? [1, 2], binary, nodePath, repoRoot(), 'no compile cache').map((t) => ({ ...t, env: { NODE_DISABLE_COMPILE_CACHE: '1' } }))
+      : []),
   ];
   const figures: TargetFigures[] = targets.map((target) => ({ target, samples: [], rss: [], rssAfterApi: [], errors: [] }));
   const meter = new CpuMeter(() => []);

@@ -7,6 +7,7 @@ import { startServer, type RunningServer } from '../server.js';
 import { describeStartupFailure, type Listening, type StartupFailure } from './serve-lifecycle.js';
 import { DATA_DIR_READY, STOP_NOTE, WORKER_NOTES, WorkerChannel } from '../cluster/ipc.js';
 import { WORKER_METRICS, workerMetrics } from '../metrics/cluster-metrics.js';
+import { saveCompileCache } from './compile-cache.js';
 
 /** The worker's slot (1..N) and N, given by the supervisor in the environment. */
 export function workerSlot(env: NodeJS.ProcessEnv = process.env): { slot: number; of: number } {
@@ -46,6 +47,8 @@ export async function runWorker(config: Config): Promise<number> {
   const serving = ctx;
   channel.handle(WORKER_METRICS, () => workerMetrics(serving));
   const at: Listening = { s3: server.url, s3Tls: server.tlsUrl ?? null, cdn: server.cdnUrl ?? null, cdnBase: ctx.endpoints.cdn };
+  // Before the note: once the cluster says it listens, the next start finds these modules cached.
+  saveCompileCache();
   channel.note(WORKER_NOTES.listening, at);
 
   await stopAsked;

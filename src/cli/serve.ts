@@ -6,6 +6,7 @@ import type { Config } from '../config/schema.js';
 import type { AppContext } from '../context.js';
 import type { RunningServer } from '../server.js';
 import { announce, startupFailure, untilStopSignal, workerCount } from './serve-lifecycle.js';
+import { saveCompileCache } from './compile-cache.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
 
 /** Columns of `all settings` in the help: flag names wrapped to about 100 characters a line. */
@@ -124,6 +125,8 @@ async function runSingle(config: Config, json: boolean): Promise<number> {
     await ctx?.close();
     return startupFailure(err);
   }
+  // Before the start message: once it is out, the next start finds these modules cached.
+  saveCompileCache();
   announce(json, config, ctx.root, 1, {
     s3: server.url,
     s3Tls: server.tlsUrl ?? null,
