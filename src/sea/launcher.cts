@@ -185,6 +185,9 @@ async function main(): Promise<void> {
   const dir = await unpackedTree(manifest);
   // argv is already [binary, binary, ...args], as the app's argv.slice(2) expects. A cluster worker
   // (serve --workers N) is forked as `binary <module> ...args` with the binary as its module: one too many.
+  // The module is argv[1] as typed unless told (`s3edge` found on PATH, `./s3edge`): the binary's own
+  // absolute path, so a worker knows the extra argument for what it is.
+  if (cluster.isPrimary) cluster.setupPrimary({ exec: process.execPath });
   if (cluster.isWorker && process.argv[2] === process.execPath) process.argv.splice(2, 1);
   await import(pathToFileURL(join(dir, manifest.entry)).href);
 }

@@ -8,7 +8,7 @@
 import t from 'tap';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -122,9 +122,13 @@ t.test('a cache root anyone may write is never used: a private directory for the
 });
 
 t.test('serve, aws cli smoke and admin commands, from the read-only directory', async (t) => {
+  // Installed on PATH and run by its name, as a user types it: `s3edge serve --workers 2`.
+  const installed = join(work, 'installed');
+  mkdirSync(installed);
+  symlinkSync(BINARY, join(installed, 's3edge'));
   // Two workers (docs/SCALE.md): node:cluster forks the binary itself, and aws cli's parallel parts and
   // connections land on both.
-  const server = await startServer({ executable: BINARY, baseEnv: env, cwd: ro.dir, upstream: false, startTimeoutMs: 120_000, workers: 2 });
+  const server = await startServer({ executable: 's3edge', baseEnv: { ...env, PATH: `${installed}:${emptyBin}` }, cwd: ro.dir, upstream: false, startTimeoutMs: 120_000, workers: 2 });
   t.teardown(() => server.stop());
   t.equal(server.listening['workers'], 2, 'a supervisor and two workers');
   // HOME is read-only and XDG_CACHE_HOME unset: the per-uid dir in the temp dir.
