@@ -85,11 +85,11 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
   const mayBeProject = (name: string): boolean =>
     name.includes('.') && !/^[0-9.]+$/.test(name) && !name.startsWith('[') && !reserved.some((r) => name === r || name.endsWith(`.${r}`));
 
-  const headersFor = (req: IncomingMessage, origin: Extract<Origin, { kind: 'url' }>, client: ForwardingClient): RawHeaders => {
+  const headersFor = (req: IncomingMessage, origin: Extract<Origin, { kind: 'url' }>, client: ForwardingClient, proto: 'http' | 'https'): RawHeaders => {
     return requestHeadersFor(req.rawHeaders, {
       forwardedFor: client.forwardedFor,
       trustedPeer: client.trustedPeer,
-      proto: protoOf(req),
+      proto,
       originHost: origin.preserveHost ? (req.headers.host ?? '') : originHostOf(origin),
     });
   };
@@ -190,7 +190,8 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     // Now, while the socket still knows its peer: after a Connection: close response it does not.
     const client = ctx.clients.resolveForwarding(req.socket.remoteAddress, req.headers);
     const url = req.url ?? '/';
-    const secure = protoOf(req) === 'https';
+    const proto = protoOf(req);
+    const secure = proto === 'https';
     // The CA's validation, before the rules: a hostname's country or IP rules must not keep it out.
     if (!secure && url.startsWith(ACME_CHALLENGE_PATH) && (req.method === 'GET' || req.method === 'HEAD')) {
       const answer = await challengeAnswer(route, url, requestId);
@@ -240,7 +241,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
       return;
     }
     // Taken now, while the socket still knows its peer.
-    const headers = headersFor(req, origin, client);
+    const headers = headersFor(req, origin, client, proto);
     // Most targets have nothing stored: no lookup, no promise.
     const cached = answers.holdsTarget(route.hostnameId, req.url ?? '/') ? await lookup(req, route, requestId) : undefined;
     if (cached) {
@@ -294,7 +295,7 @@ export function createEdgeHandler(ctx: AppContext): EdgeHandler {
     if (origin.kind !== 'url') return refuse(400, 'allowed');
     const result = await openTunnel(req, socket, head, tunnels, {
       dispatcher: ctx.originPools.get(origin.url),
-      headers: headersFor(req, origin, client),
+      headers: headersFor(req, origin, client, protoOf(req)),
       requestId,
       log: ctx.log,
     });
