@@ -1,6 +1,6 @@
 // Node's module compile cache (V8 code cache on disk) for every s3edge command: a process after the
 // first of a version compiles its modules from the cache instead of from source, which is most of a
-// start's module loading (docs/DEPLOYMENT.md "Start time"). The cache lives in a directory only this
+// start's module loading (docs/ARCHITECTURE.md "Start"). The cache lives in a directory only this
 // user can write, since V8 trusts what it reads there: $XDG_CACHE_HOME/s3edge, ~/.cache/s3edge, else
 // <tmpdir>/s3edge-<uid> (the binary's unpacked tree uses the same roots, src/sea/launcher.cts), under
 // compile-cache/. NODE_COMPILE_CACHE names another directory; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
