@@ -25,6 +25,18 @@ export interface Listening {
   cdnBase: string;
 }
 
+/**
+ * A server whose stdout reader went away (`s3edge serve | head`, a log collector that died) goes on
+ * serving and stops on its signals: the start message, written to a closed pipe, fails with EPIPE,
+ * which unhandled would end the process (and a cluster's supervisor then hung in its log's last flush).
+ * The log lines are dropped the same way by the log destination.
+ */
+export function keepServingWithoutStdout(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+
 /** The start message: one JSON line (--json) or a few readable lines; the root secret only when generated now. */
 export function announce(json: boolean, config: Config, root: AppContext['root'], workers: number, at: Listening): void {
   if (json) {

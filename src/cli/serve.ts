@@ -5,7 +5,7 @@ import { configFlags, ConfigError, loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { AppContext } from '../context.js';
 import type { RunningServer } from '../server.js';
-import { announce, startupFailure, untilStopSignal, workerCount } from './serve-lifecycle.js';
+import { announce, keepServingWithoutStdout, startupFailure, untilStopSignal, workerCount } from './serve-lifecycle.js';
 import { saveCompileCache } from './compile-cache.js';
 import { attachDashValues, didYouMean, unknownOption } from './suggest.js';
 
@@ -101,6 +101,7 @@ export async function runServe(rawArgv: string[]): Promise<number> {
     throw err;
   }
   const json = Boolean(values.json);
+  keepServingWithoutStdout();
   // Each role loads only its own modules: a supervisor never loads the serving code.
   if (cluster.isWorker) return (await import('./serve-worker.js')).runWorker(config);
   const workers = workerCount(config);

@@ -190,3 +190,58 @@ t.test('SIGTERM as soon as the first worker listens: the start completes, then e
   t.match(stdout, /stopping: every worker drains/, 'the stop drained the workers');
   t.same(childrenOf(child.pid as number), [], 'no process left');
 });
+
+/** The TCP ports `pid` listens on (its sockets' inodes in /proc/net/tcp, state LISTEN). */
+async function listeningPorts(pid: number): Promise<number[]> {
+  const { readdirSync, readFileSync, readlinkSync } = await import('node:fs');
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`, { encoding: 'utf8' }) ?? '');
+    if (m?.[1]) inodes.add(m[1]);
+  }
+  const ports: number[] = [];
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f[3] === '0A' && f[9] !== undefined && inodes.has(f[9])) ports.push(parseInt((f[1] ?? '').split(':')[1] ?? '', 16));
+  }
+  return ports;
+}
+
+t.test('stdout gone before the start message (s3edge serve | head -1): the cluster serves and stops on SIGTERM', async (t) => {
+  const { spawn } = await import('node:child_process');
+  const { childProcessEnv, s3edgeCommand } = await import('../helpers/child-env.js');
+  const { tempDir } = await import('../helpers/temp-data.js');
+  const dir = tempDir(t, 's3edge-cluster-no-stdout-');
+  const [cmd, args] = s3edgeCommand(['serve', '--workers', '2', '--json', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0']);
+  const child = spawn(cmd, args, { env: childProcessEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  // The reader goes after the first worker's line: the second's and the start message meet a closed pipe.
+  let seen = '';
+  await new Promise<void>((resolve) => {
+    child.stdout.on('data', (d: Buffer) => {
+      seen += d.toString();
+      if (pidsLogging(seen, 'cluster: a worker listens').length > 0) {
+        child.stdout.destroy();
+        resolve();
+      }
+    });
+  });
+  const pid = child.pid as number;
+  const ports = await until('the cluster listens', async () => {
+    const found = await listeningPorts(pid);
+    return found.length >= 2 ? found : undefined;
+  });
+  const answers = await Promise.all(ports.map((port) => rawRequest({ url: `http://127.0.0.1:${port}` }, { method: 'GET', target: '/healthz', headers: [['host', `127.0.0.1:${port}`]] }).then((r) => r.status)));
+  t.ok(answers.includes(200), `the server answers /healthz (ports ${ports.join(', ')}: ${answers.join(', ')})`);
+  // The start message follows the second worker's listening by milliseconds: after a second it has met
+  // the closed pipe (with it unhandled, the supervisor hung there and ignored the SIGTERM below).
+  await until('two workers', () => childrenOf(pid).length === 2);
+  await sleep(1000);
+  child.kill('SIGTERM');
+  const code = await Promise.race([exited, sleep(SAFETY_MS).then(() => 'still running')]);
+  if (code === 'still running') child.kill('SIGKILL');
+  t.equal(code, 0, `the supervisor stopped on SIGTERM and exited 0 (stderr: ${stderr.slice(0, 500)})`);
+  t.same(childrenOf(pid), [], 'no process left');
+});
