@@ -7,7 +7,9 @@
 //  - a port that is taken fails the start with one line and exit 1;
 //  - a data directory the supervisor cannot open (the workers, forked first, wait for it) fails the start
 //    with its one line and exit 2, and no worker is left.
-import t from 'tap';
+import t, { type Test } from 'tap';
+import type { ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { rawRequest } from '../helpers/raw-http.js';
@@ -163,14 +165,19 @@ t.test('a data directory the supervisor cannot open fails the start with one lin
   t.notMatch(r.stdout, /"event":"listening"|s3edge is running/, 'no start message');
 });
 
-t.test('SIGTERM as soon as the first worker listens: the start completes, then every process exits 0, no stack trace', async (t) => {
+/** `serve --workers 2 --json` on a data directory of its own, stdout and stderr piped: the cluster's supervisor. */
+async function spawnCluster(t: Test, dirPrefix: string): Promise<ChildProcessByStdio<null, Readable, Readable>> {
   const { spawn } = await import('node:child_process');
   const { childProcessEnv, s3edgeCommand } = await import('../helpers/child-env.js');
   const { tempDir } = await import('../helpers/temp-data.js');
-  const dir = tempDir(t, 's3edge-cluster-early-stop-');
-  // The second worker is forked once the first listens: the signal lands while it starts.
+  const dir = tempDir(t, dirPrefix);
   const [cmd, args] = s3edgeCommand(['serve', '--workers', '2', '--json', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0']);
-  const child = spawn(cmd, args, { env: childProcessEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(cmd, args, { env: childProcessEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+t.test('SIGTERM as soon as the first worker listens: the start completes, then every process exits 0, no stack trace', async (t) => {
+  // The second worker is forked once the first listens: the signal lands while it starts.
+  const child = await spawnCluster(t, 's3edge-cluster-early-stop-');
   let stdout = '';
   let stderr = '';
   let signalled = false;
@@ -208,12 +215,7 @@ async function listeningPorts(pid: number): Promise<number[]> {
 }
 
 t.test('stdout gone before the start message (s3edge serve | head -1): the cluster serves and stops on SIGTERM', async (t) => {
-  const { spawn } = await import('node:child_process');
-  const { childProcessEnv, s3edgeCommand } = await import('../helpers/child-env.js');
-  const { tempDir } = await import('../helpers/temp-data.js');
-  const dir = tempDir(t, 's3edge-cluster-no-stdout-');
-  const [cmd, args] = s3edgeCommand(['serve', '--workers', '2', '--json', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0']);
-  const child = spawn(cmd, args, { env: childProcessEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = await spawnCluster(t, 's3edge-cluster-no-stdout-');
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
