@@ -9,6 +9,7 @@ import type { AppContext } from '../context.js';
 import { managementApi } from './plugin.js';
 import { observeApiRequests } from './api-request-line.js';
 import { parseQueryFirstValue } from './query.js';
+import { lazySerializerFactory } from './lazy-schemas.js';
 
 export interface BuiltManagement {
   listener: RequestListener;
@@ -23,6 +24,8 @@ export async function buildManagement(ctx: AppContext): Promise<BuiltManagement>
     // LogController: the top-level options of the same names are deprecated, FSTDEP023/024.)
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     genReqId: () => randomUUID(),
+    // Serializers and (below) validators compiled at each route's first use, not here (api/lazy-schemas.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
     routerOptions: { querystringParser: parseQueryFirstValue },
     // Malformed URLs (bad percent-encoding, over-long segments) get the API's JSON envelope too.
     frameworkErrors: (err, _req, reply) => {
@@ -39,7 +42,7 @@ export async function buildManagement(ctx: AppContext): Promise<BuiltManagement>
   fastify.setNotFoundHandler((_req, reply) => {
     void reply.code(404).send({ success: false, message: 'Not found', code: 'not_found' });
   });
-  await fastify.register(managementApi, { ctx });
+  await fastify.register(managementApi, { ctx, lazySchemas: true });
   if (ctx.config.dashboard.enabled) {
     const { dashboardFiles } = await import('../web/static.js');
     await fastify.register(dashboardFiles);

@@ -9,6 +9,7 @@ import { Refusal, type RefusalKind } from '../errors/refusal.js';
 import { isMetadataBusy, isMetadataUnavailable, isOutOfSpace, isStorageUnavailable } from '../errors/s3-errors.js';
 import { isUploadBufferFull } from '../storage/upload-budget.js';
 import { strictValidation } from './strict-validation.js';
+import { lazyValidatorCompiler } from './lazy-schemas.js';
 import type { ApiDeps, RouteModule } from './route-module.js';
 import { apiKeyRoutes } from './v3/api-keys.js';
 import { assetRoutes } from './v3/assets.js';
@@ -63,12 +64,18 @@ const ROUTES: readonly RouteModule[] = [
   projectRoutes, hostnameTlsRoutes, sessionRoutes,
 ];
 
-export async function managementApi(app: FastifyInstance, opts: { ctx: AppContext }): Promise<void> {
+export interface ManagementApiOptions {
+  ctx: AppContext;
+  /** Compile each route's request validators at its first request (api/lazy-schemas.ts), not at ready. */
+  lazySchemas?: boolean;
+}
+
+export async function managementApi(app: FastifyInstance, opts: ManagementApiOptions): Promise<void> {
   const { ctx } = opts;
   app.decorateRequest('apiPrincipal', null);
   // Request schemas validate without coercion or silent removal of unknown fields (strict-validation.ts).
   const strict = strictValidation();
-  app.setValidatorCompiler(strict.validatorCompiler);
+  app.setValidatorCompiler(opts.lazySchemas === true ? lazyValidatorCompiler(strict.validatorCompiler) : strict.validatorCompiler);
   app.setSchemaErrorFormatter(strict.schemaErrorFormatter);
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
