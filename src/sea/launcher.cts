@@ -131,6 +131,81 @@ function removeAbandoned(root: string): void {
 }
 
 /**
+ * Where each running launcher names the tree it runs from (`<sha256>-<pid>`, removed at its exit): a
+ * tree another running process uses is never removed, since the app loads modules from it long after
+ * its start (the management API at its first request).
+ */
+const IN_USE = '.in-use';
+/** Written into a tree at its unpack: a tree without it was unpacked by a launcher that marked no use, so it is left alone. */
+const REMOVABLE = '.removable';
+/** An unused tree younger than this stays: a start of its version may be between its rename and its mark. */
+const UNUSED_TREE_GRACE_MS = 60 * 60 * 1000;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+function names(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** Marks `sha256`'s tree as used by this process until it exits. */
+function markInUse(root: string, sha256: string): void {
+  const marks = join(root, IN_USE);
+  mkdirSync(marks, { recursive: true, mode: 0o700 });
+  if (!isPrivateDir(marks)) return;
+  const mark = join(marks, `${sha256}-${process.pid}`);
+  writeFileSync(mark, '', { mode: 0o600 });
+  process.once('exit', () => rmSync(mark, { force: true }));
+}
+
+/**
+ * Removes the trees of other builds that no running process uses (each upgrade would otherwise leave its
+ * predecessor's ~50 MB behind for ever) and the marks of processes that are gone (killed, crashed).
+ */
+function removeUnusedTrees(root: string, keep: string): void {
+  const marks = join(root, IN_USE);
+  const used = new Set<string>([keep]);
+  for (const name of names(marks)) {
+    const m = /^([0-9a-f]{64})-(\d+)$/.exec(name);
+    if (m === null) continue;
+    if (alive(Number(m[2]))) used.add(m[1] as string);
+    else rmSync(join(marks, name), { force: true });
+  }
+  for (const name of names(root)) {
+    if (!/^[0-9a-f]{64}$/.test(name) || used.has(name)) continue;
+    const tree = join(root, name);
+    try {
+      if (!isPrivateDir(tree) || Date.now() - lstatSync(tree).mtimeMs < UNUSED_TREE_GRACE_MS) continue;
+      lstatSync(join(tree, REMOVABLE));
+    } catch {
+      continue; // no marker: an older launcher's tree, whose processes left no mark
+    }
+    rmSync(tree, { recursive: true, force: true });
+  }
+}
+
+/** The cached tree in use by this process; in the primary, the other builds' unused trees removed. */
+function useTree(root: string, sha256: string): string {
+  try {
+    markInUse(root, sha256);
+    if (cluster.isPrimary) removeUnusedTrees(root, sha256);
+  } catch {
+    // A mark or a removal that fails costs disk, never the start.
+  }
+  return join(root, sha256);
+}
+
+/**
  * The unpacked tree for this binary: reused when already there (and private), else unpacked into a
  * temp name beside it and renamed into place, so a reader sees a whole tree or none. Concurrent
  * first starts each unpack; the first rename wins and the others use its tree.
@@ -149,19 +224,20 @@ async function unpackedTree(manifest: Manifest): Promise<string> {
     // Someone else's (a pre-made /tmp/s3edge-<uid>) could swap what is inside: never trust it.
     if (!isPrivateDir(root)) continue;
     const target = join(root, manifest.sha256);
-    if (isPrivateDir(target)) return target;
+    if (isPrivateDir(target)) return useTree(root, manifest.sha256);
     const temp = join(root, `.tmp-${manifest.sha256.slice(0, 16)}-${process.pid}-${randomBytes(4).toString('hex')}`);
     try {
       removeAbandoned(root);
       tree ??= readTree(manifest);
       mkdirSync(temp, { mode: 0o700 });
       await unpack(tree, temp, true);
+      writeFileSync(join(temp, REMOVABLE), '', { mode: 0o400 });
       renameSync(temp, target);
       await fsyncAll([root]);
-      return target;
+      return useTree(root, manifest.sha256);
     } catch (err) {
       rmSync(temp, { recursive: true, force: true });
-      if (isPrivateDir(target)) return target; // another process renamed its copy first
+      if (isPrivateDir(target)) return useTree(root, manifest.sha256); // another process renamed its copy first
       if ((err as Error).message.startsWith('the binary is damaged')) throw err;
       // ENOSPC, EROFS, EACCES...: the next root
     }

@@ -8,7 +8,7 @@
 import t from 'tap';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -91,7 +91,9 @@ t.test('--version: unpacks once into a private, content-addressed cache, then re
 
   const cache = join(xdg, 's3edge');
   // Beside the tree, the compile cache of its modules (src/cli/compile-cache.ts), private too.
-  const entries = readdirSync(cache).filter((name) => name !== 'compile-cache');
+  // And .in-use, where a running launcher names the tree it uses (empty once they have exited).
+  t.same(readdirSync(join(cache, '.in-use')), [], 'no process left a mark: both have exited');
+  const entries = readdirSync(cache).filter((name) => name !== 'compile-cache' && name !== '.in-use');
   t.equal(entries.length, 1, 'one tree, no temp dir left (an abandoned one removed)');
   t.match(entries[0], /^[0-9a-f]{64}$/, 'named by the SHA-256 of the carried tree');
   const tree = join(cache, entries[0] ?? '');
@@ -106,7 +108,41 @@ t.test('--version: unpacks once into a private, content-addressed cache, then re
     const [bin, node] = await Promise.all([run(args), runS3edge(args, {}, ro.dir)]);
     t.same(bin, node, `s3edge ${args.join(' ')}: as from node`);
   }
-  t.same(readdirSync(cache).filter((name) => name !== 'compile-cache'), entries, 'a second start reuses it');
+  t.same(readdirSync(cache).filter((name) => name !== 'compile-cache' && name !== '.in-use'), entries, 'a second start reuses it');
+});
+
+t.test("an upgrade removes the trees of other builds that no running process uses, never one in use", async (t) => {
+  const cache = join(xdg, 's3edge');
+  const marks = join(cache, '.in-use');
+  const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+  const tree = (c: string, opts: { removable: boolean; old: boolean }): string => {
+    const dir = join(cache, c.repeat(64));
+    mkdirSync(join(dir, 'dist'), { recursive: true, mode: 0o700 });
+    if (opts.removable) writeFileSync(join(dir, '.removable'), '');
+    if (opts.old) utimesSync(dir, twoHoursAgo, twoHoursAgo);
+    return dir;
+  };
+  const unused = tree('a', { removable: true, old: true });
+  const inUse = tree('b', { removable: true, old: true });
+  const olderLauncher = tree('c', { removable: false, old: true });
+  const young = tree('d', { removable: true, old: false });
+  mkdirSync(marks, { recursive: true, mode: 0o700 });
+  // This test's own process stands for a server still running from tree b; a killed one left a mark on e.
+  writeFileSync(join(marks, `${'b'.repeat(64)}-${process.pid}`), '');
+  const killed = spawnSync('/bin/true').pid;
+  writeFileSync(join(marks, `${'e'.repeat(64)}-${killed}`), '');
+  const r = await runS3edge(['--version'], { XDG_CACHE_HOME: xdg }, ro.dir, env, BINARY);
+  t.same([r.code, r.stderr], [0, ''], 'runs');
+  t.notOk(existsSync(unused), 'an old tree no process uses: removed');
+  t.ok(existsSync(inUse), 'a tree a running process uses: kept');
+  t.ok(existsSync(olderLauncher), 'a tree unpacked by a launcher that marked no use: kept');
+  t.ok(existsSync(young), 'a tree unpacked within the hour: kept (its start may not have marked it yet)');
+  const own = readdirSync(cache).filter((name) => /^[0-9a-f]{64}$/.test(name) && !/^(.)\1+$/.test(name));
+  t.equal(own.length, 1, "this binary's own tree kept");
+  t.ok(existsSync(join(cache, own[0] ?? '', '.removable')), 'and marked removable for the next build');
+  t.same(readdirSync(marks), [`${'b'.repeat(64)}-${process.pid}`], "the killed process's mark removed; the run's own removed at its exit");
+  for (const dir of [inUse, olderLauncher, young]) rmSync(dir, { recursive: true, force: true });
+  rmSync(marks, { recursive: true, force: true });
 });
 
 t.test('a cache root anyone may write is never used: a private directory for the run, removed at exit', async (t) => {
@@ -133,7 +169,7 @@ t.test('serve, aws cli smoke and admin commands, from the read-only directory', 
   t.equal(server.listening['workers'], 2, 'a supervisor and two workers');
   // HOME is read-only and XDG_CACHE_HOME unset: the per-uid dir in the temp dir.
   const fallback = join(tempDir, `s3edge-${uid}`);
-  t.match(readdirSync(fallback).filter((name) => name !== 'compile-cache'), [/^[0-9a-f]{64}$/], 'unpacked under $TMPDIR/s3edge-<uid>');
+  t.match(readdirSync(fallback).filter((name) => name !== 'compile-cache' && name !== '.in-use'), [/^[0-9a-f]{64}$/], 'unpacked under $TMPDIR/s3edge-<uid>');
   t.ok(readdirSync(join(fallback, 'compile-cache')).length > 0, 'its modules compiled into the compile cache beside it');
   t.equal(mode(fallback), 0o700, 'that dir 0700');
 
