@@ -7,7 +7,7 @@ export type FastpathCellName = 'cdn' | 'presigned' | 'signed' | 'proxy';
 export const FASTPATH_CELLS: readonly FastpathCellName[] = ['cdn', 'presigned', 'signed', 'proxy'];
 
 /** A column of the run: one server and what wrk asks it. s3edge's four are its cells. */
-export type SubjectKind = FastpathCellName | 'bare' | 'nginx-static' | 'nginx-proxy' | 'varnish';
+export type SubjectKind = FastpathCellName | 'bare' | 'bare-proxy' | 'nginx-static' | 'nginx-proxy' | 'varnish';
 
 export interface Subject {
   kind: SubjectKind;
@@ -21,6 +21,7 @@ const NAMES: Record<SubjectKind, string> = {
   signed: 's3edge signed GET',
   proxy: 's3edge edge proxy',
   bare: 'bare node',
+  'bare-proxy': 'bare node proxy',
   'nginx-static': 'nginx static',
   'nginx-proxy': 'nginx proxy_pass',
   varnish: 'Varnish',
@@ -39,7 +40,8 @@ export interface Peers {
 /**
  * The columns of a run, in the report's order: per worker count, s3edge's chosen cells, then the
  * ceilings they are judged by (the bare cluster for the CDN and S3 cells, nginx static for the CDN,
- * nginx proxy_pass for the proxy); Varnish once, last, when the CDN cell runs.
+ * nginx proxy_pass for the proxy, and the bare node proxy: the runtime's own ceiling for it); Varnish
+ * once, last, when the CDN cell runs.
  */
 export function fastpathSubjects(cells: readonly FastpathCellName[], workers: readonly number[], peers: Peers): Subject[] {
   const out: Subject[] = [];
@@ -48,6 +50,7 @@ export function fastpathSubjects(cells: readonly FastpathCellName[], workers: re
     for (const c of FASTPATH_CELLS) if (has(c)) out.push({ kind: c, workers: w });
     if (has('cdn') || has('presigned') || has('signed')) out.push({ kind: 'bare', workers: w });
     if (has('cdn') && peers.nginx) out.push({ kind: 'nginx-static', workers: w });
+    if (has('proxy')) out.push({ kind: 'bare-proxy', workers: w });
     if (has('proxy') && peers.nginx) out.push({ kind: 'nginx-proxy', workers: w });
   }
   if (has('cdn') && peers.varnish) out.push({ kind: 'varnish', workers: 1 });
@@ -80,6 +83,9 @@ export const ACCEPTANCE: readonly AcceptanceRatio[] = [
   // The issue names 0.35x for presigned GETs; the header-signed GET is the same path with header auth.
   { name: 'header-signed S3 GET / bare node', numerator: 'signed', denominator: 'bare', threshold: 0.35 },
   { name: 'edge proxy / nginx proxy_pass', numerator: 'proxy', denominator: 'nginx-proxy', threshold: 0.9 },
+  // How near the runtime's own proxy s3edge's is, and how near nginx the runtime gets at all.
+  { name: 'edge proxy / bare node proxy', numerator: 'proxy', denominator: 'bare-proxy' },
+  { name: 'bare node proxy / nginx proxy_pass', numerator: 'bare-proxy', denominator: 'nginx-proxy' },
 ];
 
 function findCell(cells: readonly FastpathCell[], kind: SubjectKind, workers: number, concurrency: number): FastpathCell | undefined {
@@ -212,6 +218,7 @@ function describe(input: FastpathReportInput): string[] {
   if (has('proxy')) lines.push('  - **edge proxy**: keep-alive GETs of `/4k` with `Host` a verified project hostname (admin CLI) whose origin is the bare origin below (`Cache-Control: no-store`: proxying, not caching).');
   if (has('bare')) lines.push('- **bare node wN**: node:http under node:cluster with N workers (`main.js --internal-bare-cluster N`, bench/src/bare.ts) answering every GET with 4 KiB from memory: the runtime\'s ceiling at the same worker count.');
   if (has('nginx-static')) lines.push('- **nginx static wN**: `worker_processes N`, `sendfile on`, the CDN asset\'s bytes as a file.');
+  if (has('bare-proxy')) lines.push('- **bare node proxy wN**: node:http under node:cluster with N workers (`main.js --internal-bare-proxy N ORIGIN`, bench/src/bare.ts), each forwarding every GET to the origin below over an undici Pool (keep-alive, up to 64 connections) and streaming the answer back: no routing, rules or logging. The runtime\'s ceiling for a proxy in Node.');
   if (has('nginx-proxy')) lines.push('- **nginx proxy_pass wN**: `worker_processes N`, `proxy_pass` to the same origin over an upstream with `keepalive 64`, HTTP/1.1.');
   if (has('varnish')) {
     const p = r.varnishParams ?? {};

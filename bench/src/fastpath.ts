@@ -2,7 +2,7 @@
 // with wrk (-t 1, keep-alive), 4 KiB bodies, every column's rounds rotating within a concurrency as
 // --scale's do. s3edge `serve --workers N` (one server per worker count): the CDN hit, the presigned and
 // the header-signed S3 GET, and the edge proxy for a verified project hostname. Beside them: a bare
-// node:http cluster of N workers (bench/src/bare.ts), nginx static and nginx proxy_pass (worker_processes
+// node:http cluster of N workers and a bare node proxy (bench/src/bare.ts), nginx static and nginx proxy_pass (worker_processes
 // N) and Varnish (malloc) in front of a bare origin. Then the edge cache's origin fetches and hit ratio
 // over fresh connections. The report (bench/src/fastpath-report.ts) gives the issue's acceptance ratios
 // beside its thresholds. Writes bench/RESULTS-fastpath.md unless told where.
@@ -12,7 +12,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from 'undici';
-import { BARE_PATH, startBareCluster } from './bare.js';
+import { BARE_PATH, startBareCluster, startBareProxy } from './bare.js';
 import { edgeCacheCounters, placeCdnObject, type CdnObject, type EdgeCacheCounters } from './cdn.js';
 import {
   fastpathSubjects,
@@ -240,6 +240,11 @@ export async function runFastpathBench(opts: FastpathOptions): Promise<FastpathR
             plans.push({ subject: s, label, pid: b.pid, url: b.url + BARE_PATH, script: () => script(label) });
             return;
           }
+          case 'bare-proxy': {
+            const b = keepManaged(await startBareProxy(s.workers, origin!.url));
+            plans.push({ subject: s, label, pid: b.pid, url: b.url + ORIGIN_PATHS.get(SIZE)!, script: () => script(label) });
+            return;
+          }
           case 'nginx-static': {
             const n = keep(await startNginx(nginxBinary!, { workers: s.workers }));
             const o = await placeCdnObject(n, randomBytes(SIZE));
@@ -317,7 +322,7 @@ export async function runFastpathBench(opts: FastpathOptions): Promise<FastpathR
     );
     // The peers answer 200 with 4 KiB too.
     for (const p of plans) {
-      if (p.subject.kind === 'bare' || p.subject.kind === 'nginx-static' || p.subject.kind === 'nginx-proxy' || p.subject.kind === 'varnish') {
+      if (p.subject.kind === 'bare' || p.subject.kind === 'bare-proxy' || p.subject.kind === 'nginx-static' || p.subject.kind === 'nginx-proxy' || p.subject.kind === 'varnish') {
         const u = new URL(p.url);
         await checkAll(u.origin, p.label, [{ path: u.pathname }]);
       }

@@ -36,7 +36,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { runBareCluster } from './bare.js';
+import { runBareCluster, runBareProxy } from './bare.js';
 import { runCeilingServer } from './ceiling.js';
 import { fastpathResultsFile, runFastpathBench, type FastpathOptions } from './fastpath.js';
 import { FASTPATH_CELLS, type FastpathCellName } from './fastpath-report.js';
@@ -309,6 +309,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     const workers = Number(argv[1]);
     if (!Number.isInteger(workers) || workers < 1) throw new Error('--internal-bare-cluster WORKERS');
     await runBareCluster(workers);
+    return -1; // keep running
+  }
+  if (argv[0] === '--internal-bare-proxy') {
+    const workers = Number(argv[1]);
+    const origin = argv[2];
+    if (!Number.isInteger(workers) || workers < 1 || !origin) throw new Error('--internal-bare-proxy WORKERS ORIGIN_URL');
+    await runBareProxy(workers, origin);
     return -1; // keep running
   }
   if (argv[0] === '--internal-ceiling-server') {

@@ -33,11 +33,12 @@ function cell(subject: Subject, concurrency: number, ...ops: number[]): Fastpath
 t.test('columns: s3edge cells per worker count, the ceilings they need, Varnish once', async (t) => {
   const all = fastpathSubjects(['cdn', 'presigned', 'signed', 'proxy'], [1, 2], { nginx: true, varnish: true });
   t.same(all.map(subjectLabel), [
-    's3edge CDN hit w1', 's3edge presigned GET w1', 's3edge signed GET w1', 's3edge edge proxy w1', 'bare node w1', 'nginx static w1', 'nginx proxy_pass w1',
-    's3edge CDN hit w2', 's3edge presigned GET w2', 's3edge signed GET w2', 's3edge edge proxy w2', 'bare node w2', 'nginx static w2', 'nginx proxy_pass w2',
+    's3edge CDN hit w1', 's3edge presigned GET w1', 's3edge signed GET w1', 's3edge edge proxy w1', 'bare node w1', 'nginx static w1', 'bare node proxy w1', 'nginx proxy_pass w1',
+    's3edge CDN hit w2', 's3edge presigned GET w2', 's3edge signed GET w2', 's3edge edge proxy w2', 'bare node w2', 'nginx static w2', 'bare node proxy w2', 'nginx proxy_pass w2',
     'Varnish',
   ]);
-  t.same(fastpathSubjects(['proxy'], [1], { nginx: true, varnish: true }).map(subjectLabel), ['s3edge edge proxy w1', 'nginx proxy_pass w1'], 'the proxy is judged by nginx only');
+  t.same(fastpathSubjects(['proxy'], [1], { nginx: true, varnish: true }).map(subjectLabel), ['s3edge edge proxy w1', 'bare node proxy w1', 'nginx proxy_pass w1'], 'the proxy beside the bare node proxy and nginx');
+  t.same(fastpathSubjects(['proxy'], [1], { nginx: false, varnish: false }).map(subjectLabel), ['s3edge edge proxy w1', 'bare node proxy w1'], 'no nginx: the bare node proxy still runs');
   t.same(fastpathSubjects(['presigned'], [2], { nginx: true, varnish: true }).map(subjectLabel), ['s3edge presigned GET w2', 'bare node w2'], 'the S3 GET by the bare cluster only');
   t.same(fastpathSubjects(['cdn', 'signed'], [1], { nginx: false, varnish: false }).map(subjectLabel), ['s3edge CDN hit w1', 's3edge signed GET w1', 'bare node w1'], 'no nginx, no Varnish: s3edge and the bare ceiling (smoke)');
 });
@@ -51,6 +52,7 @@ t.test('acceptance ratios: at equal workers, Varnish at every worker count, n/a 
     cell({ kind: 'varnish', workers: 1 }, 16, 12_000),
     cell({ kind: 'proxy', workers: 1 }, 16, 4500),
     cell({ kind: 'nginx-proxy', workers: 1 }, 16, 5000),
+    cell({ kind: 'bare-proxy', workers: 1 }, 16, 3600),
   ];
   const by = (name: string): (typeof ACCEPTANCE)[number] => ACCEPTANCE.find((a) => a.name === name)!;
   t.equal(acceptanceRatio(cells, by('CDN hit / bare node'), 1, 16), 0.25, 'medians: 2500 / 10000');
@@ -58,6 +60,8 @@ t.test('acceptance ratios: at equal workers, Varnish at every worker count, n/a 
   t.equal(acceptanceRatio(cells, by('CDN hit / Varnish'), 2, 16), 0.5, 'w2 over the one Varnish');
   t.equal(acceptanceRatio(cells, by('edge proxy / nginx proxy_pass'), 1, 16), 0.9);
   t.equal(acceptanceRatio(cells, by('edge proxy / nginx proxy_pass'), 2, 16), undefined, 'no w2 proxy cell');
+  t.equal(acceptanceRatio(cells, by('edge proxy / bare node proxy'), 1, 16), 1.25, "s3edge's proxy over the runtime's");
+  t.equal(acceptanceRatio(cells, by('bare node proxy / nginx proxy_pass'), 1, 16), 0.72, "the runtime's over nginx");
   t.equal(acceptanceRatio(cells, by('CDN hit / bare node'), 1, 64), undefined, 'no c64 cells');
   t.same(ACCEPTANCE.map((a) => [a.name, a.threshold]), [
     ['CDN hit / bare node', 0.6],
@@ -66,6 +70,8 @@ t.test('acceptance ratios: at equal workers, Varnish at every worker count, n/a 
     ['presigned S3 GET / bare node', 0.35],
     ['header-signed S3 GET / bare node', 0.35],
     ['edge proxy / nginx proxy_pass', 0.9],
+    ['edge proxy / bare node proxy', undefined],
+    ['bare node proxy / nginx proxy_pass', undefined],
   ], "the issue's thresholds");
   t.equal(formatRatio(0.9, 0.9), '0.90x PASS', 'the bar itself passes');
   t.equal(formatRatio(0.2234, 0.6), '0.22x **MISS**');
