@@ -174,6 +174,22 @@ function childrenOf(pid: number): number[] {
 }
 
 /** VmRSS of one process in KiB (0 when it is gone). */
+/**
+ * A process's proportional set size: its private pages plus its share of the pages it shares (each
+ * shared page divided among the processes that map it). Summed over a tree it counts what the tree
+ * holds once, where RSS counts a page every process shares once per process (the executable's code,
+ * which the kernel maps the more eagerly the more of the file the page cache holds). 0 when unreadable.
+ */
+export function pssKiB(pid: number): number {
+  try {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const m = /^Pss:\s+(\d+)\s+kB/m.exec(rollup);
+    return m?.[1] ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 export function rssKiB(pid: number): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');

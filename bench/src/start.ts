@@ -12,7 +12,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CpuMeter, freePort, rememberTempDir, forgetTempDir, rssKiB, sleep, spawnManaged, treePids, type Managed } from './proc.js';
+import { CpuMeter, freePort, rememberTempDir, forgetTempDir, pssKiB, rssKiB, sleep, spawnManaged, treePids, type Managed } from './proc.js';
 import { cleanEnv, repoRoot } from './targets.js';
 
 export type StartTargetKind = 'node-exit' | 'node-http' | 's3edge';
@@ -45,10 +45,14 @@ export interface ProcessRss {
   role: 'single' | 'supervisor' | 'worker' | 'process';
   pid: number;
   rssKiB: number;
+  /** Proportional set size (proc.ts pssKiB): shared pages divided among the processes that map them. */
+  pssKiB: number;
 }
 
 export interface RssSample {
   totalKiB: number;
+  /** The tree's PSS: what it holds, each shared page once. */
+  totalPssKiB: number;
   processes: ProcessRss[];
 }
 
@@ -201,8 +205,9 @@ export function treeRss(rootPid: number, workers: number): RssSample {
     role: pid === rootPid ? (workers > 1 ? 'supervisor' : 'single') : workers > 1 ? 'worker' : 'process',
     pid,
     rssKiB: rssKiB(pid),
+    pssKiB: pssKiB(pid),
   }));
-  return { totalKiB: processes.reduce((n, p) => n + p.rssKiB, 0), processes };
+  return { totalKiB: processes.reduce((n, p) => n + p.rssKiB, 0), totalPssKiB: processes.reduce((n, p) => n + p.pssKiB, 0), processes };
 }
 
 /** One start of one target: its figures, and (for s3edge, when asked) its RSS once idle. */
@@ -532,21 +537,22 @@ export function renderStartSection(f: StartFigures, heading = '## Start and memo
   if (withRss.length) {
     lines.push(
       '',
-      `Idle RSS of the whole process tree ${(f.settleMs / 1000).toFixed(0)} s after the start, no management request made (median of ${withRss[0]?.rss.length} starts; MiB); then the same a moment after one management API request (the worker it reached built the API):`,
+      `Idle RSS of the whole process tree ${(f.settleMs / 1000).toFixed(0)} s after the start, no management request made (median of ${withRss[0]?.rss.length} starts; MiB); then the same a moment after one management API request (the worker it reached built the API).`,
+      "PSS: the tree's proportional set size, each page its processes share counted once (RSS counts it in every process: node's code, and the more of it the more of the executable the page cache holds, as right after a build).",
       '',
     );
-    lines.push('| target | idle total | per process | after one API request | per process |', '|---|---:|---|---:|---|');
+    lines.push('| target | idle total | idle PSS | per process | after one API request | per process |', '|---|---:|---:|---|---:|---|');
     // The per-process split of the start whose total is the median (or nearest it).
-    const middle = (rs: RssSample[]): { total: string; split: string } => {
-      if (rs.length === 0) return { total: 'n/a', split: '' };
+    const middle = (rs: RssSample[]): { total: string; pss: string; split: string } => {
+      if (rs.length === 0) return { total: 'n/a', pss: 'n/a', split: '' };
       const mid = median(rs.map((r) => r.totalKiB));
       const shown = [...rs].sort((a, b) => Math.abs(a.totalKiB - mid) - Math.abs(b.totalKiB - mid))[0];
-      return { total: mib(mid), split: shown ? shown.processes.map((p) => `${p.role} ${mib(p.rssKiB)}`).join(', ') : '' };
+      return { total: mib(mid), pss: mib(median(rs.map((r) => r.totalPssKiB))), split: shown ? shown.processes.map((p) => `${p.role} ${mib(p.rssKiB)}`).join(', ') : '' };
     };
     for (const t of withRss) {
       const idle = middle(t.rss);
       const api = middle(t.rssAfterApi);
-      lines.push(`| ${t.target.name} | ${idle.total} | ${idle.split} | ${api.total} | ${api.split} |`);
+      lines.push(`| ${t.target.name} | ${idle.total} | ${idle.pss} | ${idle.split} | ${api.total} | ${api.split} |`);
     }
   }
   const p = f.profile;

@@ -290,5 +290,7 @@ t.test('bench --start --smoke: time to the first /healthz 200 and the idle RSS o
   const w2 = f.targets.find((x) => x.target.name === 's3edge w2');
   t.same(w2?.rss[0]?.processes.map((p) => p.role).sort(), ['supervisor', 'worker', 'worker'], 'the supervisor and its two workers, each measured');
   t.ok((w2?.rssAfterApi[0]?.totalKiB ?? 0) > 0, 'and again after a management request');
-  t.match(renderStartSection(f), /^\| s3edge w2 \| \d+ \| supervisor \d+, worker \d+, worker \d+ \|/m, 'the per-process split in the report');
+  const idle = w2?.rss[0];
+  t.ok(idle !== undefined && idle.totalPssKiB > 0 && idle.totalPssKiB < idle.totalKiB, 'PSS: above 0, under RSS (the processes share node\'s code)');
+  t.match(renderStartSection(f), /^\| s3edge w2 \| \d+ \| \d+ \| supervisor \d+, worker \d+, worker \d+ \|/m, 'RSS, PSS and the per-process split in the report');
 });
