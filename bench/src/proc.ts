@@ -173,31 +173,29 @@ function childrenOf(pid: number): number[] {
   return out;
 }
 
-/** VmRSS of one process in KiB (0 when it is gone). */
-/**
- * A process's proportional set size: its private pages plus its share of the pages it shares (each
- * shared page divided among the processes that map it). Summed over a tree it counts what the tree
- * holds once, where RSS counts a page every process shares once per process (the executable's code,
- * which the kernel maps the more eagerly the more of the file the page cache holds). 0 when unreadable.
- */
-export function pssKiB(pid: number): number {
+/** A "Name:   N kB" line of a /proc file, in KiB (0 when the process is gone or the line missing). */
+function procKiB(file: string, name: string): number {
   try {
-    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-    const m = /^Pss:\s+(\d+)\s+kB/m.exec(rollup);
+    const m = new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(readFileSync(file, 'utf8'));
     return m?.[1] ? Number(m[1]) : 0;
   } catch {
     return 0;
   }
 }
 
+/**
+ * A process's proportional set size: its private pages plus its share of the pages it shares (each
+ * shared page divided among the processes that map it). Summed over a tree it counts what the tree
+ * holds once, where RSS counts a page every process shares once per process (the executable's code,
+ * which the kernel maps the more eagerly the more of the file the page cache holds).
+ */
+export function pssKiB(pid: number): number {
+  return procKiB(`/proc/${pid}/smaps_rollup`, 'Pss');
+}
+
+/** VmRSS of one process in KiB. */
 export function rssKiB(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-    return m?.[1] ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
+  return procKiB(`/proc/${pid}/status`, 'VmRSS');
 }
 
 /** RSS of a process and all its descendants (nginx master + workers), in KiB. */

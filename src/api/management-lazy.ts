@@ -1,9 +1,9 @@
 // The management API (api/management-app.ts), loaded and built for the first request to it: its code is
 // the largest part of the server's (fastify, its schemas, every route module: about 30 MB and, on this
-// 2-core machine, 0.3 s of CPU, its routes' schemas compiled later, api/lazy-schemas.ts), and nothing but
-// its own paths needs it. So a start does not
-// wait for it, and a worker that serves only S3 and the CDN never holds it. The requests that arrive
-// while it builds wait for it, never fail for it (docs/ARCHITECTURE.md "Start").
+// 2-core machine, 0.3 s of CPU, its routes' schemas compiled later, api/lazy-schemas.ts), and nothing
+// but its own paths needs it. So a start does not wait for it, and a worker that serves only S3 and the
+// CDN never holds it. The requests that arrive while it builds wait for it, never fail for it
+// (docs/ARCHITECTURE.md "Start").
 import type { RequestListener } from 'node:http';
 import type { AppContext } from '../context.js';
 import type { BuiltManagement } from './management-app.js';
