@@ -15,6 +15,7 @@ import { Client } from 'undici';
 import { BARE_PATH, startBareCluster, startBareProxy } from './bare.js';
 import { edgeCacheCounters, placeCdnObject, type CdnObject, type EdgeCacheCounters } from './cdn.js';
 import {
+  FASTPATH_CELLS,
   fastpathSubjects,
   renderFastpathReport,
   subjectLabel,
@@ -322,7 +323,8 @@ export async function runFastpathBench(opts: FastpathOptions): Promise<FastpathR
     );
     // The peers answer 200 with 4 KiB too.
     for (const p of plans) {
-      if (p.subject.kind === 'bare' || p.subject.kind === 'bare-proxy' || p.subject.kind === 'nginx-static' || p.subject.kind === 'nginx-proxy' || p.subject.kind === 'varnish') {
+      // Every column that is not one of s3edge's cells is a peer.
+      if (!(FASTPATH_CELLS as readonly string[]).includes(p.subject.kind)) {
         const u = new URL(p.url);
         await checkAll(u.origin, p.label, [{ path: u.pathname }]);
       }

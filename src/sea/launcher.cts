@@ -117,16 +117,22 @@ async function unpack(tree: Buffer, dir: string, durable: boolean): Promise<void
   await fsyncAll([...made]);
 }
 
+/** Whether a process of this pid runs (one we may not signal counts: only ESRCH says it is gone). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
 /** Removes what an unpack cut short (killed, power cut) left in `root`: `.tmp-*-<pid>-*` of a pid that is gone. */
 function removeAbandoned(root: string): void {
   for (const name of readdirSync(root)) {
     const pid = /^\.tmp-[0-9a-f]+-(\d+)-[0-9a-f]+$/.exec(name)?.[1];
     if (pid === undefined || pid === String(process.pid)) continue;
-    try {
-      process.kill(Number(pid), 0);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ESRCH') rmSync(join(root, name), { recursive: true, force: true });
-    }
+    if (!alive(Number(pid))) rmSync(join(root, name), { recursive: true, force: true });
   }
 }
 
@@ -140,15 +146,6 @@ const IN_USE = '.in-use';
 const REMOVABLE = '.removable';
 /** An unused tree younger than this stays: a start of its version may be between its rename and its mark. */
 const UNUSED_TREE_GRACE_MS = 60 * 60 * 1000;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
 
 function names(dir: string): string[] {
   try {
