@@ -13,6 +13,7 @@ import { runS3edge } from './cli.js';
 import { generateSelfSignedCert } from './tls.js';
 import type { Credentials } from './signer.js';
 import { startMoto, type RunningMoto } from './moto.js';
+import { OutputTail } from './output-tail.js';
 
 export { S3EDGE_BIN } from './child-env.js';
 
@@ -167,11 +168,8 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
 
   const child = spawn(...s3edgeCommand(args, opts.executable), { env, stdio: ['ignore', 'pipe', 'pipe'], ...(opts.cwd ? { cwd: opts.cwd } : {}) });
   live.add(child);
-  let captured = '';
-  const capture = (s: string): void => {
-    captured += s;
-    if (captured.length > 256 * 1024) captured = captured.slice(-256 * 1024);
-  };
+  const captured = new OutputTail(256 * 1024);
+  const capture = (s: string): void => captured.add(s);
   child.stderr?.setEncoding('utf8');
   child.stderr?.on('data', (d: string) => capture(d));
   let exited = false;
@@ -199,7 +197,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
   try {
     listening = await new Promise<Record<string, unknown>>((resolve, reject) => {
       const timeoutMs = opts.startTimeoutMs ?? 30_000;
-      const timer = setTimeout(() => reject(new Error(`server did not print its listening line within ${timeoutMs} ms; output:\n${captured}`)), timeoutMs);
+      const timer = setTimeout(() => reject(new Error(`server did not print its listening line within ${timeoutMs} ms; output:\n${captured.text()}`)), timeoutMs);
       const lines = createInterface({ input: child.stdout! });
       let found = false;
       lines.on('line', (line) => {
@@ -219,7 +217,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
       });
       void exitPromise.then(() => {
         clearTimeout(timer);
-        if (!found) reject(new Error(`server exited (code ${String(child.exitCode)}, signal ${String(child.signalCode)}) before listening; output:\n${captured}`));
+        if (!found) reject(new Error(`server exited (code ${String(child.exitCode)}, signal ${String(child.signalCode)}) before listening; output:\n${captured.text()}`));
       });
     });
   } catch (err) {
@@ -255,7 +253,7 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
       }
       return r.json;
     },
-    output: () => captured,
+    output: () => captured.text(),
     pid: child.pid ?? -1,
     kill: (signal) => child.kill(signal),
     exited: exitPromise,
