@@ -5,6 +5,10 @@ command, with the command's own environment, working directory, stdout and stder
 behaves as a fresh `aws` process does, without paying Python's and aws cli's start-up (about 0.6 s of
 CPU) every time. Requests come as JSON lines on stdin: {"args", "env", "cwd"}; each answer is one JSON
 line on fd 3: {"code", "stdout", "stderr"} (stdout and stderr as base64 of their bytes).
+
+botocore parses its JSON data files (the endpoint rules, the S3 model) again for every command's new
+session: most of a command's CPU. The driver parses each file once (keyed by its path, size and
+mtime) and hands every session the same objects, as botocore's own per-session cache does within one.
 """
 import base64
 import io
@@ -14,10 +18,29 @@ import sys
 
 import awscli
 import awscli.clidriver
+import botocore.loaders
 
 answers = os.fdopen(3, "w", encoding="utf-8")
 # awscli's import puts its data directory on AWS_DATA_PATH (after any the environment had).
 AWSCLI_DATA = os.path.join(os.path.dirname(os.path.abspath(awscli.__file__)), "data")
+
+
+_parsed = {}
+_load_file = botocore.loaders.JSONFileLoader._load_file
+
+
+def _load_file_once(self, full_path, open_method):
+    try:
+        st = os.stat(full_path)
+    except OSError:
+        return None
+    key = (full_path, st.st_size, st.st_mtime_ns)
+    if key not in _parsed:
+        _parsed[key] = _load_file(self, full_path, open_method)
+    return _parsed[key]
+
+
+botocore.loaders.JSONFileLoader._load_file = _load_file_once
 
 
 def run(request):
