@@ -4,7 +4,7 @@
 // The signature covers the policy text exactly as sent, checked before the policy is decoded.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { S3Error } from '../errors/s3-errors.js';
-import { ALGORITHM, deriveSigningKey, signatureMatches } from '../auth/sigv4/index.js';
+import { ALGORITHM, deriveSigningKey, signatureMatches, signWithKey } from '../auth/sigv4/index.js';
 import { parseAmzDate, parseCredential } from '../auth/sigv4/parse.js';
 import type { FormFields } from './post-policy.js';
 
@@ -79,7 +79,7 @@ function verifyV4(fields: FormFields, opts: PostAuthOptions): PostSigner {
   if (parseAmzDate(amzDate) === undefined) throw argument('X-Amz-Date', amzDate, 'X-Amz-Date must be formated via ISO8601 Long format');
   const secret = lookupSecret(opts, credential.accessKeyId);
   const key = deriveSigningKey(secret, credential.date, credential.region, credential.service);
-  if (!signatureMatches(signature, createHmac('sha256', key).update(policy, 'utf8').digest())) {
+  if (!signatureMatches(signature, signWithKey(key, policy))) {
     throw signatureMismatch(credential.accessKeyId, policy, signature);
   }
   return { accessKeyId: credential.accessKeyId, policy };

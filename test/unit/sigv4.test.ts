@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { S3Error, type S3ErrorCode } from '../../src/errors/s3-errors.js';
@@ -12,6 +12,8 @@ import {
   parseQuery,
   PresignedMemo,
   reencodePath,
+  deriveSigningKey,
+  signWithKey,
   verifyRequest,
   type SigV4Request,
   type VerifiedAuth,
@@ -357,6 +359,18 @@ t.test('S3 documentation examples: presigned URL and chunked-upload seed signatu
 // ---------------------------------------------------------------------------------------------------------
 // Encoding helpers.
 // ---------------------------------------------------------------------------------------------------------
+t.test('signWithKey: the HMAC-SHA256 createHmac makes, under a key object made once per signing key', async (t) => {
+  // The S3 documentation's GET example: its signing key and string to sign give its signature.
+  const key = deriveSigningKey('wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', '20130524', 'us-east-1', 's3');
+  t.equal(deriveSigningKey('wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', '20130524', 'us-east-1', 's3'), key, 'the cache hands out the same Buffer');
+  const sts = 'AWS4-HMAC-SHA256\n20130524T000000Z\n20130524/us-east-1/s3/aws4_request\n7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972';
+  const expected = 'f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41';
+  t.equal(signWithKey(key, sts).toString('hex'), expected);
+  t.equal(signWithKey(key, sts).toString('hex'), expected, 'again, with the key object made the first time');
+  t.equal(signWithKey(Buffer.from(key), sts).toString('hex'), expected, 'an equal Buffer of its own');
+  t.same(signWithKey(key, 'other'), createHmac('sha256', key).update('other').digest());
+});
+
 t.test('AWS URI encoding and canonical query', async (t) => {
   t.equal(awsUriEncode('a b+c/é~*!\'()'), 'a%20b%2Bc%2F%C3%A9~%2A%21%27%28%29');
   t.equal(awsUriEncode('a b/c', false), 'a%20b/c');

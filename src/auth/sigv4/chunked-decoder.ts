@@ -15,11 +15,12 @@
 // Tolerances: a bare '\n' line end is accepted for header and trailer lines; at EOF a missing final empty
 // line (or a missing CRLF on the last trailer line) is accepted; an empty line between the final chunk and
 // the trailer lines (as in the AWS documentation's trailer example) is skipped.
-import { createHash, createHmac, type Hash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { Transform, type TransformCallback } from 'node:stream';
 import { S3Error } from '../../errors/s3-errors.js';
 import { EMPTY_SHA256, sha256Hex } from './canonical.js';
 import { signatureMatches } from './verify.js';
+import { signWithKey } from './signing-key.js';
 import type { ChunkDecoderOptions } from './types.js';
 
 const MAX_LINE = 4096;
@@ -235,7 +236,7 @@ export class ChunkDecoder extends Transform {
   private verifyChunk(dataSha256: string): void {
     const sts =
       'AWS4-HMAC-SHA256-PAYLOAD\n' + this.amzDate + '\n' + this.scope + '\n' + this.prevSig + '\n' + EMPTY_SHA256 + '\n' + dataSha256;
-    const expected = createHmac('sha256', this.signingKey).update(sts, 'utf8').digest();
+    const expected = signWithKey(this.signingKey, sts);
     if (!signatureMatches(this.chunkSig, expected)) {
       throw new S3Error('SignatureDoesNotMatch', 'The chunk signature we calculated does not match the signature you provided.');
     }
@@ -288,7 +289,7 @@ export class ChunkDecoder extends Transform {
       if (this.trailerMode === 'signed') {
         const sts =
           'AWS4-HMAC-SHA256-TRAILER\n' + this.amzDate + '\n' + this.scope + '\n' + this.prevSig + '\n' + sha256Hex(this.trailerCanonical);
-        const expected = createHmac('sha256', this.signingKey).update(sts, 'utf8').digest();
+        const expected = signWithKey(this.signingKey, sts);
         if (!signatureMatches(value, expected)) {
           throw new S3Error('SignatureDoesNotMatch', 'The trailer signature we calculated does not match the signature you provided.');
         }

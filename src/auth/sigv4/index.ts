@@ -21,5 +21,5 @@ export {
   stringToSign,
   type QueryParam,
 } from './canonical.js';
-export { deriveSigningKey, computeSigningKey } from './signing-key.js';
+export { deriveSigningKey, computeSigningKey, signWithKey } from './signing-key.js';
 export { parseAuthorizationHeader, parsePayloadMode } from './parse.js';

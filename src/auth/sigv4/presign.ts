@@ -1,9 +1,8 @@
 // Presigned S3 URLs (query-string SigV4, UNSIGNED-PAYLOAD) made by the gateway itself, for the
 // dashboard's object browser: built from the same canonical-request pieces the verifier computes
 // (canonical.ts, signing-key.ts), so what is signed here is what verify.ts checks.
-import { createHmac } from 'node:crypto';
 import { ALGORITHM, awsUriEncode, canonicalQueryString, canonicalRequest, parseQuery, reencodePath, stringToSign } from './canonical.js';
-import { deriveSigningKey } from './signing-key.js';
+import { deriveSigningKey, signWithKey } from './signing-key.js';
 
 export interface PresignRequest {
   method: 'GET' | 'PUT' | 'DELETE' | 'HEAD';
@@ -49,6 +48,6 @@ export function presignPath(r: PresignRequest): string {
     signedHeaders: ['host'],
     payloadHash: 'UNSIGNED-PAYLOAD',
   });
-  const signature = createHmac('sha256', deriveSigningKey(r.secretAccessKey, date, r.region, 's3')).update(stringToSign(amzDate, scope, canonical)).digest('hex');
+  const signature = signWithKey(deriveSigningKey(r.secretAccessKey, date, r.region, 's3'), stringToSign(amzDate, scope, canonical)).toString('hex');
   return `${path}?${rawQuery}&X-Amz-Signature=${signature}`;
 }

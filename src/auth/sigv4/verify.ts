@@ -1,5 +1,5 @@
 // AWS Signature Version 4 request verification for S3: Authorization header and presigned URLs.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { S3Error } from '../../errors/s3-errors.js';
 import {
   ALGORITHM,
@@ -24,7 +24,7 @@ import {
   formatAmzDate,
   type Credential,
 } from './parse.js';
-import { deriveSigningKey } from './signing-key.js';
+import { deriveSigningKey, signWithKey } from './signing-key.js';
 import type { PresignedMemo, PresignedRequest } from './presigned-memo.js';
 import type { PayloadMode, SigV4Request, VerifiedAuth, VerifyOptions } from './types.js';
 
@@ -65,10 +65,6 @@ function lookupSecret(opts: VerifyOptions, accessKeyId: string): string {
     throw new S3Error('InvalidAccessKeyId', undefined, { AWSAccessKeyId: clip(accessKeyId) });
   }
   return secret;
-}
-
-function hmacBytes(key: Buffer, data: string): Buffer {
-  return createHmac('sha256', key).update(data, 'utf8').digest();
 }
 
 /** Constant-time comparison of a provided hex signature with the computed digest; malformed input is simply false. */
@@ -115,7 +111,7 @@ function checkSignature(c: SignatureCheck): void {
       payloadHash: c.payloadHash,
     });
     const sts = stringToSign(c.amzDate, c.scope, creq);
-    if (signatureMatches(c.provided, hmacBytes(c.signingKey, sts))) return;
+    if (signatureMatches(c.provided, signWithKey(c.signingKey, sts))) return;
     first ??= { creq, sts };
   }
   throw new S3Error('SignatureDoesNotMatch', undefined, {
