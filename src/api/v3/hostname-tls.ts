@@ -8,8 +8,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest, FastifySchema } from 'fastify';
 import type { ProjectHostname } from '../../db/repos/index.js';
 import { TlsService, type TlsStatus as ServiceTlsStatus } from '../../certificates/tls-service.js';
-import { ProjectsService } from '../../projects/service.js';
-import { dnsTxtLookup } from '../../projects/verification.js';
+import { projectsServiceOf } from './projects-service.js';
 import { answered } from './project-answers.js';
 import { principalOf, type RouteModule } from '../route-module.js';
 import { CertificateUpload, ERROR_RESPONSES, TlsSettingsInput, TlsStatus } from './schemas.js';
@@ -42,7 +41,7 @@ function schema(operationId: string, summary: string, more: FastifySchema = {}, 
 export const hostnameTlsRoutes: RouteModule = (app, { ctx, requireScope }) => {
   const read = requireScope('projects:read');
   const write = requireScope('projects:write');
-  const projects = new ProjectsService({ repos: ctx.repos, config: ctx.config, lookupTxt: dnsTxtLookup(ctx.config.edge) });
+  const projects = projectsServiceOf(ctx);
   const tls = new TlsService({
     repos: ctx.repos,
     acme: ctx.config.acme,

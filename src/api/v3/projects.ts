@@ -5,8 +5,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest, FastifySchema } from 'fastify';
 import type { Deployment as DeploymentRecord, Project as ProjectRecord, ProjectHostname } from '../../db/repos/index.js';
-import { ProjectsService } from '../../projects/service.js';
-import { dnsTxtLookup } from '../../projects/verification.js';
+import { projectsServiceOf } from './projects-service.js';
 import { answered } from './project-answers.js';
 import { principalOf, type RouteModule } from '../route-module.js';
 import { Deployment, ERROR_RESPONSES, ErrorBody, Hostname, OriginInput, Project, RulesInput, SuccessMessage } from './schemas.js';
@@ -56,13 +55,7 @@ function deploymentView(d: DeploymentRecord): Deployment {
 export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
   const read = requireScope('projects:read');
   const write = requireScope('projects:write');
-  const projects = new ProjectsService({
-    repos: ctx.repos,
-    config: ctx.config,
-    lookupTxt: dnsTxtLookup(ctx.config.edge),
-    changed: () => ctx.edgeRoutes.invalidate(),
-    purgeCache: (hostnameId) => ctx.cachePurges.purge({ kind: 'hostname', hostnameId }),
-  });
+  const projects = projectsServiceOf(ctx);
 
   const hostnameView = async (h: ProjectHostname): Promise<Hostname> => ({
     id: h.id,
