@@ -1,7 +1,8 @@
 // kSigning derivation with a small LRU cache (four HMACs per request otherwise), and the HMAC a
 // signature is made with under it.
-import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { hmacKeyOf } from '../../hashing/hmac-key.js';
 
 const cache = new LRUCache<string, Buffer>({ max: 1000 });
 
@@ -27,20 +28,9 @@ export function deriveSigningKey(secret: string, date: string, region: string, s
   return k;
 }
 
-/**
- * Node 24's createHmac makes a KeyObject of a Buffer key on every call (~11 µs, more than the HMAC);
- * one made once per signing key, which the cache above hands out as the same Buffer, costs ~2 µs a call.
- */
-const keyObjects = new WeakMap<Buffer, KeyObject>();
-
 /** HMAC-SHA256 of `data` under a signing key (a request's, a chunk's, a trailer's or a POST policy's signature). */
 export function signWithKey(signingKey: Buffer, data: string): Buffer {
-  let key = keyObjects.get(signingKey);
-  if (key === undefined) {
-    key = createSecretKey(signingKey);
-    keyObjects.set(signingKey, key);
-  }
-  return createHmac('sha256', key).update(data, 'utf8').digest();
+  return createHmac('sha256', hmacKeyOf(signingKey)).update(data, 'utf8').digest();
 }
 
 /** For tests. */

@@ -1,5 +1,6 @@
 // SigV4 needs a hash constructor in smithy's Checksum shape; node:crypto's SHA-256 does the work.
-import { createHash, createHmac, createSecretKey, type Hash, type Hmac, type KeyObject } from 'node:crypto';
+import { createHash, createHmac, type Hash, type Hmac, type KeyObject } from 'node:crypto';
+import { hmacKeyOf } from '../../hashing/hmac-key.js';
 
 type Input = string | ArrayBuffer | ArrayBufferView;
 
@@ -9,21 +10,9 @@ function toBuffer(data: Input): Buffer | string {
   return Buffer.from(data);
 }
 
-/**
- * KeyObjects of the keys smithy signs with, by the key's own object: smithy hands its cached signing
- * key to every request's HMAC, and Node 24's createHmac makes a KeyObject of a Buffer key on every call
- * (~11 µs); one made once costs ~2 µs a call.
- */
-const keyObjects = new WeakMap<object, KeyObject>();
-
+/** A string as it is; bytes as a KeyObject made once per key (smithy hands its cached signing key to every request's HMAC). */
 function hmacKey(secret: Input): Buffer | string | KeyObject {
-  if (typeof secret === 'string' || secret.byteLength === 0) return toBuffer(secret);
-  let key = keyObjects.get(secret);
-  if (key === undefined) {
-    key = createSecretKey(toBuffer(secret) as Buffer);
-    keyObjects.set(secret, key);
-  }
-  return key;
+  return typeof secret === 'string' || secret.byteLength === 0 ? toBuffer(secret) : hmacKeyOf(secret);
 }
 
 export class Sha256 {
