@@ -11,6 +11,8 @@ import { isUploadBufferFull } from '../storage/upload-budget.js';
 import { strictValidation } from './strict-validation.js';
 import { lazyValidatorCompiler } from './lazy-schemas.js';
 import type { ApiDeps, RouteModule } from './route-module.js';
+import { ProjectsService } from '../projects/service.js';
+import { dnsTxtLookup } from '../projects/verification.js';
 import { apiKeyRoutes } from './v3/api-keys.js';
 import { assetRoutes } from './v3/assets.js';
 import { proxyLogRoutes } from './v3/proxy-logs.js';
@@ -140,6 +142,13 @@ export async function managementApi(app: FastifyInstance, opts: ManagementApiOpt
   const dashboardOn = ctx.config.dashboard.enabled;
   const deps: ApiDeps = {
     ctx,
+    projects: new ProjectsService({
+      repos: ctx.repos,
+      config: ctx.config,
+      lookupTxt: dnsTxtLookup(ctx.config.edge),
+      changed: () => ctx.edgeRoutes.invalidate(),
+      purgeCache: (hostnameId) => ctx.cachePurges.purge({ kind: 'hostname', hostnameId }),
+    }),
     requireScope(scope) {
       const hook = async (request: FastifyRequest): Promise<void> => {
         const token = bearerToken(request);

@@ -5,6 +5,7 @@ import type { TObject, TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { ApiPrincipal, Scope } from '../auth/api-keys.js';
 import type { AppContext } from '../context.js';
+import type { ProjectsService } from '../projects/service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -36,6 +37,8 @@ export type ScopeHook = onRequestAsyncHookHandler & { readonly scope: Scope };
 
 export interface ApiDeps {
   ctx: AppContext;
+  /** The project and hostname routes' and the hostname-TLS routes' one ProjectsService. */
+  projects: ProjectsService;
   /**
    * An onRequest hook: 401 without a valid bearer token (or dashboard session cookie), 403 without
    * `scope` (or, for a session, without its CSRF token). It runs before any body parser, so an

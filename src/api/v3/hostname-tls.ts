@@ -8,7 +8,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest, FastifySchema } from 'fastify';
 import type { ProjectHostname } from '../../db/repos/index.js';
 import { TlsService, type TlsStatus as ServiceTlsStatus } from '../../certificates/tls-service.js';
-import { projectsServiceOf } from './projects-service.js';
 import { answered } from './project-answers.js';
 import { principalOf, type RouteModule } from '../route-module.js';
 import { CertificateUpload, ERROR_RESPONSES, TlsSettingsInput, TlsStatus } from './schemas.js';
@@ -38,10 +37,9 @@ function schema(operationId: string, summary: string, more: FastifySchema = {}, 
   return { operationId, summary, tags: TAGS, params: Params, response: { [status]: TlsResponse, ...ERROR_RESPONSES }, ...more };
 }
 
-export const hostnameTlsRoutes: RouteModule = (app, { ctx, requireScope }) => {
+export const hostnameTlsRoutes: RouteModule = (app, { ctx, projects, requireScope }) => {
   const read = requireScope('projects:read');
   const write = requireScope('projects:write');
-  const projects = projectsServiceOf(ctx);
   const tls = new TlsService({
     repos: ctx.repos,
     acme: ctx.config.acme,

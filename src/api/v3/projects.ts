@@ -5,7 +5,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyRequest, FastifySchema } from 'fastify';
 import type { Deployment as DeploymentRecord, Project as ProjectRecord, ProjectHostname } from '../../db/repos/index.js';
-import { projectsServiceOf } from './projects-service.js';
 import { answered } from './project-answers.js';
 import { principalOf, type RouteModule } from '../route-module.js';
 import { Deployment, ERROR_RESPONSES, ErrorBody, Hostname, OriginInput, Project, RulesInput, SuccessMessage } from './schemas.js';
@@ -52,10 +51,9 @@ function deploymentView(d: DeploymentRecord): Deployment {
   return { id: d.id, projectId: d.projectId, name: d.name, createdAt: iso(d.createdAt) };
 }
 
-export const projectRoutes: RouteModule = (app, { ctx, requireScope }) => {
+export const projectRoutes: RouteModule = (app, { projects, requireScope }) => {
   const read = requireScope('projects:read');
   const write = requireScope('projects:write');
-  const projects = projectsServiceOf(ctx);
 
   const hostnameView = async (h: ProjectHostname): Promise<Hostname> => ({
     id: h.id,
