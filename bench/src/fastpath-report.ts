@@ -13,6 +13,8 @@ export interface Subject {
   kind: SubjectKind;
   /** s3edge's and the bare cluster's `--workers`, nginx's `worker_processes`; Varnish: 1 (one multi-threaded target). */
   workers: number;
+  /** An s3edge cell of another build (--fastpath-compare LABEL=DIR): its label; absent for this build's. */
+  build?: string;
 }
 
 const NAMES: Record<SubjectKind, string> = {
@@ -28,7 +30,7 @@ const NAMES: Record<SubjectKind, string> = {
 };
 
 export function subjectLabel(s: Subject): string {
-  return s.kind === 'varnish' ? NAMES.varnish : `${NAMES[s.kind]} w${s.workers}`;
+  return s.kind === 'varnish' ? NAMES.varnish : `${NAMES[s.kind]} w${s.workers}${s.build !== undefined ? ` ${s.build}` : ''}`;
 }
 
 /** Which servers the run needs besides s3edge. */
@@ -38,16 +40,18 @@ export interface Peers {
 }
 
 /**
- * The columns of a run, in the report's order: per worker count, s3edge's chosen cells, then the
+ * The columns of a run, in the report's order: per worker count, s3edge's chosen cells (then the same
+ * cells of each build named by --fastpath-compare, for a before/after in one run), then the
  * ceilings they are judged by (the bare cluster for the CDN and S3 cells, nginx static for the CDN,
  * nginx proxy_pass for the proxy, and the bare node proxy: the runtime's own ceiling for it); Varnish
  * once, last, when the CDN cell runs.
  */
-export function fastpathSubjects(cells: readonly FastpathCellName[], workers: readonly number[], peers: Peers): Subject[] {
+export function fastpathSubjects(cells: readonly FastpathCellName[], workers: readonly number[], peers: Peers, builds: readonly string[] = []): Subject[] {
   const out: Subject[] = [];
   const has = (c: FastpathCellName): boolean => cells.includes(c);
   for (const w of workers) {
     for (const c of FASTPATH_CELLS) if (has(c)) out.push({ kind: c, workers: w });
+    for (const build of builds) for (const c of FASTPATH_CELLS) if (has(c)) out.push({ kind: c, workers: w, build });
     if (has('cdn') || has('presigned') || has('signed')) out.push({ kind: 'bare', workers: w });
     if (has('cdn') && peers.nginx) out.push({ kind: 'nginx-static', workers: w });
     if (has('proxy')) out.push({ kind: 'bare-proxy', workers: w });

@@ -54,6 +54,8 @@ export interface FastpathOptions {
   out: string;
   /** Node flags for the s3edge processes (--s3edge-node-arg, e.g. --cpu-prof --cpu-prof-dir=DIR). */
   nodeArgs?: readonly string[];
+  /** Other builds (--fastpath-compare LABEL=DIR: a repository root with dist/ built) whose s3edge cells run beside this one's. */
+  compare?: readonly { label: string; root: string }[];
   command: string;
   /** The "Start and memory" section's body, when a caller measured it (bench/src/start.ts). */
   startAndMemory?: string;
@@ -78,9 +80,10 @@ interface Plan {
   script(): Promise<string>;
 }
 
-/** An s3edge serving every chosen cell at one worker count. */
+/** An s3edge serving every chosen cell at one worker count (of another build when `build` is set). */
 interface Edge {
   workers: number;
+  build?: string;
   target: Target;
   runner: TargetRunner;
 }
@@ -166,7 +169,7 @@ async function hitRatioPass(edge: Edge, objects: number, requests: number): Prom
   for (const p of placed) for (let i = 1; i < requests; i++) await ask(p);
   const c2 = await edgeCacheCounters(edge.target);
   return {
-    label: `s3edge w${edge.workers}`,
+    label: `s3edge w${edge.workers}${edge.build !== undefined ? ` ${edge.build}` : ''}`,
     workers: edge.workers,
     objects,
     requestsPerObject: requests,
@@ -195,7 +198,8 @@ export async function runFastpathBench(opts: FastpathOptions): Promise<FastpathR
     log(`bench: fastpath: ${VARNISH_MISSING}`);
     notes.push(VARNISH_MISSING);
   }
-  const subjects = fastpathSubjects(opts.cells, opts.workers, { nginx: nginxBinary !== undefined, varnish: varnishd !== undefined });
+  const builds = [{ label: undefined, root: undefined }, ...(opts.compare ?? [])];
+  const subjects = fastpathSubjects(opts.cells, opts.workers, { nginx: nginxBinary !== undefined, varnish: varnishd !== undefined }, (opts.compare ?? []).map((c) => c.label));
   const has = (k: Subject['kind']): boolean => subjects.some((s) => s.kind === k);
   const s3edgeCells = opts.cells.length > 0;
 
@@ -226,12 +230,16 @@ export async function runFastpathBench(opts: FastpathOptions): Promise<FastpathR
     const origin = has('proxy') || has('varnish') ? keepManaged(await startOrigin()) : undefined;
     const started = await Promise.allSettled([
       ...(s3edgeCells
-        ? opts.workers.map(async (workers) => {
-            const target = keep(await startS3edge({ workers, nodeArgs: [...(opts.nodeArgs ?? [])], ...(has('proxy') ? { env: { S3EDGE_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' } } : {}) }));
-            // The listening line says how many workers serve: a cluster that came up smaller would mislabel its columns.
-            if (target.workers !== workers) throw new Error(`s3edge --workers ${workers} reports ${String(target.workers)} workers`);
-            edges.push({ workers, target, runner: new TargetRunner(target, new Bodies(), Math.max(...opts.concurrency)) });
-          })
+        ? builds.flatMap(({ label: build, root }) =>
+            opts.workers.map(async (workers) => {
+              const target = keep(
+                await startS3edge({ workers, nodeArgs: [...(opts.nodeArgs ?? [])], ...(root !== undefined ? { root } : {}), ...(has('proxy') ? { env: { S3EDGE_EDGE_ALLOW_PRIVATE_ORIGINS: 'true' } } : {}) }),
+              );
+              // The listening line says how many workers serve: a cluster that came up smaller would mislabel its columns.
+              if (target.workers !== workers) throw new Error(`s3edge --workers ${workers} reports ${String(target.workers)} workers`);
+              edges.push({ workers, ...(build !== undefined ? { build } : {}), target, runner: new TargetRunner(target, new Bodies(), Math.max(...opts.concurrency)) });
+            }),
+          )
         : []),
       ...subjects.map(async (s) => {
         const label = subjectLabel(s);
@@ -274,12 +282,12 @@ export async function runFastpathBench(opts: FastpathOptions): Promise<FastpathR
 
     // s3edge loaded (untimed): objects for the S3 GETs, the CDN asset, the proxied hostname.
     await Promise.all(
-      edges.map(async ({ workers, target, runner }) => {
+      edges.map(async ({ workers, build, target, runner }) => {
         await runner.createBuckets();
         if (has('presigned') || has('signed')) await runner.ensureReadable(SIZE, opts.objects);
         if (has('cdn')) await runner.ensureCdnObject(SIZE);
         for (const kind of opts.cells) {
-          const subject = subjects.find((s) => s.kind === kind && s.workers === workers)!;
+          const subject = subjects.find((s) => s.kind === kind && s.workers === workers && s.build === build)!;
           const label = subjectLabel(subject);
           switch (kind) {
             case 'cdn': {

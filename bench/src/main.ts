@@ -23,7 +23,8 @@
 //          --fastpath (issue 30: s3edge's CDN hit, presigned and header-signed S3 GET and edge proxy vs a bare node:http
 //          cluster, nginx static and proxy_pass and Varnish, wrk -t1, 4 KiB; bench/RESULTS-fastpath.md; --rounds,
 //          --round-seconds, --concurrency (16,64), --out and --smoke apply) with --fastpath-workers 1,2 and
-//          --fastpath-cells cdn,presigned,signed,proxy, --fastpath-warmup S, --s3edge-node-arg
+//          --fastpath-cells cdn,presigned,signed,proxy, --fastpath-warmup S, --s3edge-node-arg,
+//          --fastpath-compare [LABEL=]DIR (repeatable: another build's s3edge cells in the same run, e.g. the commit before)
 //          --start (time from spawn to the first /healthz 200 of serve --workers 1 and 2 and the single binary, beside
 //          node -e 0 and a bare node:http server; idle RSS per process; a profiled start; bench/RESULTS-start.md;
 //          --rounds (10), --out and --smoke apply) with --start-binary PATH|none, --start-node PATH (another node) and
@@ -102,6 +103,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'fastpath-workers': { type: 'string' },
       'fastpath-cells': { type: 'string' },
       'fastpath-warmup': { type: 'string' },
+      'fastpath-compare': { type: 'string', multiple: true },
       start: { type: 'boolean' },
       'start-binary': { type: 'string' },
       'start-node': { type: 'string' },
@@ -184,6 +186,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       if (!fastpathCells.includes(name)) fastpathCells.push(name);
     }
   }
+  if (values['fastpath-compare'] !== undefined && values.fastpath !== true) throw new Error('--fastpath-compare applies to --fastpath only');
   let fastpathWarmup: number | undefined;
   if (values['fastpath-warmup'] !== undefined) {
     if (values.fastpath !== true) throw new Error('--fastpath-warmup applies to --fastpath only');
@@ -217,7 +220,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   }
   const partial = smoke || values.start === true || values.fastpath === true || values.upstream === true || values.hashing === true || values['log-rows'] === true || values['busy-lock'] === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   // A --fastpath run of some cells, worker counts or connection counts is a draft: a temp file unless told where.
-  const fastpathSubset = fastpathCells !== undefined || fastpathWorkers !== undefined || concurrency !== undefined;
+  const fastpathSubset = fastpathCells !== undefined || fastpathWorkers !== undefined || concurrency !== undefined || values['fastpath-compare'] !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
   const hashingResults = join(repoRoot(), 'bench', 'RESULTS-hashing.md');
   const out = values.out ?? (values.fastpath === true && !smoke && !fastpathSubset ? fastpathResultsFile() : values.hashing === true && !smoke ? hashingResults : values['log-rows'] === true && !smoke ? logRowsResultsFile() : values['busy-lock'] === true && !smoke ? busyLockResultsFile() : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : values.scale === true && !smoke ? scaleResultsFile() : values.start === true && !smoke ? startResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
@@ -257,6 +260,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(values['start-binary'] !== undefined ? { startBinary: values['start-binary'] } : {}),
     ...(values['start-node'] !== undefined ? { startNode: values['start-node'] } : {}),
     ...(values['start-compare'] !== undefined ? { startCompare: values['start-compare'] } : {}),
+    ...(values['fastpath-compare'] !== undefined ? { fastpathCompare: values['fastpath-compare'] } : {}),
     ...(values['start-no-compile-cache'] === true ? { startWithoutCompileCache: true } : {}),
     ...(values['proxy-clients'] !== undefined ? { proxyClients: Math.round(positive('proxy-clients', values['proxy-clients']) ?? 0) } : {}),
     s3edgeArgs: values['s3edge-arg'] ?? [],
@@ -283,12 +287,13 @@ export function fastpathOptions(opts: BenchOptions): FastpathOptions {
     hitRequests: opts.smoke ? 3 : 20,
     out: opts.out,
     nodeArgs: opts.s3edgeNodeArgs ?? [],
+    ...(opts.fastpathCompare !== undefined ? { compare: opts.fastpathCompare.map(parseCompare) } : {}),
     command: opts.command ?? 'node bench/dist/main.js --fastpath',
     ...(opts.log ? { log: opts.log } : {}),
   };
 }
 
-/** --start-compare LABEL=DIR (or DIR: labelled "before"): another build's repository root. */
+/** --start-compare / --fastpath-compare LABEL=DIR (or DIR: labelled "before"): another build's repository root. */
 function parseCompare(value: string): { label: string; root: string } {
   const eq = value.indexOf('=');
   return eq > 0 ? { label: value.slice(0, eq), root: value.slice(eq + 1) } : { label: 'before', root: value };

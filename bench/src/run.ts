@@ -69,6 +69,8 @@ export interface BenchOptions extends PlanOptions {
   startNode?: string;
   /** --start-compare [LABEL=]DIR (repeatable): other builds started beside this one. */
   startCompare?: string[];
+  /** --fastpath-compare [LABEL=]DIR, repeatable: another build's s3edge cells beside this one's. */
+  fastpathCompare?: string[];
   /** --start-no-compile-cache. */
   startWithoutCompileCache?: boolean;
   /** Distinct client IPs of the proxy's memory pass (--proxy-clients). */

@@ -117,10 +117,12 @@ export interface S3edgeOptions {
    * own default is one worker per core). Only --scale asks for more.
    */
   workers?: number;
+  /** Another build's repository root (its dist/ built): --fastpath-compare. Default: this one. */
+  root?: string;
 }
 
 export async function startS3edge(opts: S3edgeOptions = {}): Promise<Target> {
-  const bin = join(repoRoot(), 'dist', 'bin', 's3edge.js');
+  const bin = join(opts.root ?? repoRoot(), 'dist', 'bin', 's3edge.js');
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run npm run build first`);
   const dir = await tempDir('s3edge');
   const credentials: Credentials = {

@@ -203,4 +203,13 @@ t.test('--fastpath: bench/RESULTS-fastpath.md, a temp file in smoke, --fastpath-
   t.equal(fastpathOptions(parseBenchArgs(['--fastpath', '--fastpath-warmup', '0'])).warmupSeconds, 0, '0: none');
   t.throws(() => parseBenchArgs(['--fastpath', '--fastpath-warmup', '1.5']), /whole seconds from 0 to 600/);
   t.throws(() => parseBenchArgs(['--fastpath-warmup', '5']), /--fastpath only/);
+  const compared = fastpathOptions(parseBenchArgs(['--fastpath', '--fastpath-compare', '/work/old', '--fastpath-compare', 'v1=/srv/v1']));
+  t.same(compared.compare, [{ label: 'before', root: '/work/old' }, { label: 'v1', root: '/srv/v1' }], '--fastpath-compare: another build, "before" unless labelled');
+  t.ok(parseBenchArgs(['--fastpath', '--fastpath-compare', '/work/old']).out.startsWith(tmpdir()), 'a comparison is a draft, never the results file');
+  t.throws(() => parseBenchArgs(['--fastpath-compare', '/work/old']), /--fastpath only/);
+  t.same(
+    fastpathSubjects(['signed'], [1], { nginx: true, varnish: true }, ['before']).map(subjectLabel),
+    ['s3edge signed GET w1', 's3edge signed GET w1 before', 'bare node w1'],
+    "another build's cells beside this one's, before the ceilings",
+  );
 });
