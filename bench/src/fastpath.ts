@@ -339,7 +339,7 @@ export async function runFastpathBench(opts: FastpathOptions): Promise<FastpathR
     }
     // The report's order, whatever finished starting first.
     const ordered = subjects.map((s) => {
-      const p = plans.find((x) => x.subject.kind === s.kind && x.subject.workers === s.workers);
+      const p = plans.find((x) => x.subject === s);
       if (!p) throw new Error(`${subjectLabel(s)}: not planned`);
       return p;
     });
