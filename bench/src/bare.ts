@@ -2,7 +2,7 @@
 // s3edge's `serve --workers N` shares its listeners), answering every GET with the same 4 KiB from
 // memory, and a bare proxy the same way (runBareProxy): no routing, no auth, no logging. What Node itself
 // costs per request on this machine, at the worker count s3edge runs with. Each its own process tree
-// (`main.js --internal-bare-cluster N`, `--internal-bare-proxy N ORIGIN`): the primary forks the workers,
+// (`main.js --internal-bare-cluster N [WORK_US]`, `--internal-bare-proxy N ORIGIN`): the primary forks the workers,
 // prints {"port":N} once all of them listen, and stops them on SIGTERM.
 import cluster from 'node:cluster';
 import { randomBytes } from 'node:crypto';
@@ -14,11 +14,17 @@ import { startInternalServer } from './proc.js';
 export const BARE_PATH = '/4k';
 const SIZE = 4096;
 
-export async function runBareCluster(workers: number): Promise<void> {
+/**
+ * `workUs` > 0: each answer first spins that many µs of CPU (--fastpath-bare-work): the runtime with a
+ * known amount of work added, which shows what an added µs costs in requests/s on this machine.
+ */
+export async function runBareCluster(workers: number, workUs = 0): Promise<void> {
   if (cluster.isPrimary) return superviseBareWorkers(workers, 'bare cluster');
   const body = randomBytes(SIZE);
+  const workMs = workUs / 1000;
   await listenBareWorker(
     createServer((req, res) => {
+      if (workMs > 0) for (const until = performance.now() + workMs; performance.now() < until; );
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': SIZE });
       res.end(body);
     }),
@@ -87,8 +93,8 @@ async function listenBareWorker(server: Server): Promise<void> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 }
 
-export function startBareCluster(workers: number): Promise<{ url: string; proc: Managed }> {
-  return startInternalServer(['--internal-bare-cluster', String(workers)], `bare node:http cluster of ${workers}`);
+export function startBareCluster(workers: number, workUs = 0): Promise<{ url: string; proc: Managed }> {
+  return startInternalServer(['--internal-bare-cluster', String(workers), String(workUs)], `bare node:http cluster of ${workers}${workUs > 0 ? ` with ${workUs} µs of work a request` : ''}`);
 }
 
 export function startBareProxy(workers: number, origin: string): Promise<{ url: string; proc: Managed }> {

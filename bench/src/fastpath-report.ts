@@ -15,6 +15,8 @@ export interface Subject {
   workers: number;
   /** An s3edge cell of another build (--fastpath-compare LABEL=DIR): its label; absent for this build's. */
   build?: string;
+  /** A bare cluster spinning this many µs of CPU per answer (--fastpath-bare-work); absent for the ceiling itself. */
+  workUs?: number;
 }
 
 const NAMES: Record<SubjectKind, string> = {
@@ -30,7 +32,9 @@ const NAMES: Record<SubjectKind, string> = {
 };
 
 export function subjectLabel(s: Subject): string {
-  return s.kind === 'varnish' ? NAMES.varnish : `${NAMES[s.kind]} w${s.workers}${s.build !== undefined ? ` ${s.build}` : ''}`;
+  if (s.kind === 'varnish') return NAMES.varnish;
+  const work = s.workUs !== undefined ? ` +${s.workUs} µs` : '';
+  return `${NAMES[s.kind]}${work} w${s.workers}${s.build !== undefined ? ` ${s.build}` : ''}`;
 }
 
 /** Which servers the run needs besides s3edge. */
@@ -44,15 +48,23 @@ export interface Peers {
  * cells of each build named by --fastpath-compare, for a before/after in one run), then the
  * ceilings they are judged by (the bare cluster for the CDN and S3 cells, nginx static for the CDN,
  * nginx proxy_pass for the proxy, and the bare node proxy: the runtime's own ceiling for it); Varnish
- * once, last, when the CDN cell runs.
+ * once, last, when the CDN cell runs. `bareWork`: the bare cluster again with that many µs of work per
+ * answer, after the ceiling, at every worker count.
  */
-export function fastpathSubjects(cells: readonly FastpathCellName[], workers: readonly number[], peers: Peers, builds: readonly string[] = []): Subject[] {
+export function fastpathSubjects(
+  cells: readonly FastpathCellName[],
+  workers: readonly number[],
+  peers: Peers,
+  builds: readonly string[] = [],
+  bareWork: readonly number[] = [],
+): Subject[] {
   const out: Subject[] = [];
   const has = (c: FastpathCellName): boolean => cells.includes(c);
   for (const w of workers) {
     for (const c of FASTPATH_CELLS) if (has(c)) out.push({ kind: c, workers: w });
     for (const build of builds) for (const c of FASTPATH_CELLS) if (has(c)) out.push({ kind: c, workers: w, build });
-    if (has('cdn') || has('presigned') || has('signed')) out.push({ kind: 'bare', workers: w });
+    if (has('cdn') || has('presigned') || has('signed') || bareWork.length > 0) out.push({ kind: 'bare', workers: w });
+    for (const workUs of bareWork) out.push({ kind: 'bare', workers: w, workUs });
     if (has('cdn') && peers.nginx) out.push({ kind: 'nginx-static', workers: w });
     if (has('proxy')) out.push({ kind: 'bare-proxy', workers: w });
     if (has('proxy') && peers.nginx) out.push({ kind: 'nginx-proxy', workers: w });
@@ -92,9 +104,11 @@ export const ACCEPTANCE: readonly AcceptanceRatio[] = [
   { name: 'bare node proxy / nginx proxy_pass', numerator: 'bare-proxy', denominator: 'nginx-proxy' },
 ];
 
-function findCell(cells: readonly FastpathCell[], kind: SubjectKind, workers: number, concurrency: number): FastpathCell | undefined {
-  // Varnish is one target: every worker count is judged against it.
-  return cells.find((c) => c.subject.kind === kind && c.concurrency === concurrency && (kind === 'varnish' || c.subject.workers === workers));
+function findCell(cells: readonly FastpathCell[], kind: SubjectKind, workers: number, concurrency: number, workUs?: number): FastpathCell | undefined {
+  // Varnish is one target: every worker count is judged against it. This build's cells, not another's.
+  return cells.find(
+    (c) => c.subject.kind === kind && c.concurrency === concurrency && (kind === 'varnish' || c.subject.workers === workers) && c.subject.build === undefined && c.subject.workUs === workUs,
+  );
 }
 
 /** numerator / denominator of the medians' requests/s at equal workers, or undefined when either is missing. */
@@ -221,6 +235,7 @@ function describe(input: FastpathReportInput): string[] {
   }
   if (has('proxy')) lines.push('  - **edge proxy**: keep-alive GETs of `/4k` with `Host` a verified project hostname (admin CLI) whose origin is the bare origin below (`Cache-Control: no-store`: proxying, not caching).');
   if (has('bare')) lines.push('- **bare node wN**: node:http under node:cluster with N workers (`main.js --internal-bare-cluster N`, bench/src/bare.ts) answering every GET with 4 KiB from memory: the runtime\'s ceiling at the same worker count.');
+  if (r.subjects.some((s) => s.workUs !== undefined)) lines.push('- **bare node +N µs wN**: the same, each answer first spinning N µs of CPU (`performance.now()` in a loop; `main.js --internal-bare-cluster N WORK_US`).');
   if (has('nginx-static')) lines.push('- **nginx static wN**: `worker_processes N`, `sendfile on`, the CDN asset\'s bytes as a file.');
   if (has('bare-proxy')) lines.push('- **bare node proxy wN**: node:http under node:cluster with N workers (`main.js --internal-bare-proxy N ORIGIN`, bench/src/bare.ts), each forwarding every GET to the origin below over an undici Pool (keep-alive, up to 64 connections) and streaming the answer back: no routing, rules or logging. The runtime\'s ceiling for a proxy in Node.');
   if (has('nginx-proxy')) lines.push('- **nginx proxy_pass wN**: `worker_processes N`, `proxy_pass` to the same origin over an upstream with `keepalive 64`, HTTP/1.1.');
@@ -241,6 +256,38 @@ function describe(input: FastpathReportInput): string[] {
     "workers, nginx's master and workers, Varnish's manager and child; /proc) over the round, divided by its requests. Client CPU µs/op: wrk's own",
     '(`os.clock()` in its `done` hook). other CPU: the most cores the rest of the machine used during one of the cell\'s rounds (above ~0.3: disturbed).',
   );
+  return lines;
+}
+
+/**
+ * --fastpath-bare-work: the bare cluster with N µs of CPU spun per answer, over the bare ceiling at the
+ * same workers and connections. An s3edge cell's ratio is where it sits on this curve: the µs it adds.
+ */
+function addedWorkSection(input: FastpathReportInput): string[] {
+  const { result: r } = input;
+  const work = [...new Set(r.subjects.flatMap((s) => (s.workUs !== undefined ? [s.workUs] : [])))].sort((a, b) => a - b);
+  if (work.length === 0) return [];
+  const lines = [
+    '## The runtime with work added',
+    '',
+    'The bare cluster again, each answer first spinning N µs of CPU (`--fastpath-bare-work`), over the bare ceiling at equal workers and',
+    'connections: what N µs of added work per request costs in requests/s on this machine and load. An s3edge cell at the same ratio adds',
+    'about that much to what node:http does for the same answer.',
+    '',
+    `| added work | ${input.concurrency.flatMap((c) => input.workers.map((w) => `c${c} w${w}`)).join(' | ')} |`,
+    `|---|${input.concurrency.flatMap(() => input.workers.map(() => '---:')).join('|')}|`,
+  ];
+  for (const us of work) {
+    const row = input.concurrency.flatMap((c) =>
+      input.workers.map((w) => {
+        const a = findCell(r.cells, 'bare', w, c, us);
+        const b = findCell(r.cells, 'bare', w, c);
+        const d = b ? summariseRounds(b.rounds).opsPerSec : 0;
+        return a && d > 0 ? formatRatio(summariseRounds(a.rounds).opsPerSec / d) : 'n/a';
+      }),
+    );
+    lines.push(`| +${us} µs | ${row.join(' | ')} |`);
+  }
   return lines;
 }
 
@@ -299,6 +346,8 @@ export function renderFastpathReport(input: FastpathReportInput): string {
     lines.push(`| ${a.name} | ${a.threshold !== undefined ? `≥ ${a.threshold.toFixed(2)}x` : '—'} | ${row.join(' | ')} |`);
   }
   lines.push('', 'The header-signed GET is held to the presigned bar (the issue names 0.35x for presigned GETs). A ratio without an aim (—) is shown, not judged.');
+  const added = addedWorkSection(input);
+  if (added.length > 0) lines.push('', ...added);
   lines.push('', '## Requests/s', '', `| column | ${input.concurrency.map((c) => `c${c}`).join(' | ')} |`, `|---|${input.concurrency.map(() => '---:').join('|')}|`);
   for (const l of labels) {
     const row = input.concurrency.map((c) => {

@@ -56,6 +56,8 @@ export interface FastpathOptions {
   nodeArgs?: readonly string[];
   /** Other builds (--fastpath-compare LABEL=DIR: a repository root with dist/ built) whose s3edge cells run beside this one's. */
   compare?: readonly { label: string; root: string }[];
+  /** --fastpath-bare-work: the bare cluster again at each worker count, spinning this many µs of CPU per answer. */
+  bareWork?: readonly number[];
   command: string;
   /** The "Start and memory" section's body, when a caller measured it (bench/src/start.ts). */
   startAndMemory?: string;
@@ -199,7 +201,7 @@ export async function runFastpathBench(opts: FastpathOptions): Promise<FastpathR
     notes.push(VARNISH_MISSING);
   }
   const builds = [{ label: undefined, root: undefined }, ...(opts.compare ?? [])];
-  const subjects = fastpathSubjects(opts.cells, opts.workers, { nginx: nginxBinary !== undefined, varnish: varnishd !== undefined }, (opts.compare ?? []).map((c) => c.label));
+  const subjects = fastpathSubjects(opts.cells, opts.workers, { nginx: nginxBinary !== undefined, varnish: varnishd !== undefined }, (opts.compare ?? []).map((c) => c.label), opts.bareWork ?? []);
   const has = (k: Subject['kind']): boolean => subjects.some((s) => s.kind === k);
   const s3edgeCells = opts.cells.length > 0;
 
@@ -245,7 +247,7 @@ export async function runFastpathBench(opts: FastpathOptions): Promise<FastpathR
         const label = subjectLabel(s);
         switch (s.kind) {
           case 'bare': {
-            const b = keepManaged(await startBareCluster(s.workers));
+            const b = keepManaged(await startBareCluster(s.workers, s.workUs ?? 0));
             plans.push({ subject: s, label, pid: b.pid, url: b.url + BARE_PATH, script: () => script(label) });
             return;
           }

@@ -24,7 +24,8 @@
 //          cluster, nginx static and proxy_pass and Varnish, wrk -t1, 4 KiB; bench/RESULTS-fastpath.md; --rounds,
 //          --round-seconds, --concurrency (16,64), --out and --smoke apply) with --fastpath-workers 1,2 and
 //          --fastpath-cells cdn,presigned,signed,proxy, --fastpath-warmup S, --s3edge-node-arg,
-//          --fastpath-compare [LABEL=]DIR (repeatable: another build's s3edge cells in the same run, e.g. the commit before)
+//          --fastpath-compare [LABEL=]DIR (repeatable: another build's s3edge cells in the same run, e.g. the commit before),
+//          --fastpath-bare-work US,... (the bare cluster again with US µs of CPU spun per answer: what an added µs costs here)
 //          --start (time from spawn to the first /healthz 200 of serve --workers 1 and 2 and the single binary, beside
 //          node -e 0 and a bare node:http server; idle RSS per process; a profiled start; bench/RESULTS-start.md;
 //          --rounds (10), --out and --smoke apply) with --start-binary PATH|none, --start-node PATH (another node) and
@@ -104,6 +105,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
       'fastpath-cells': { type: 'string' },
       'fastpath-warmup': { type: 'string' },
       'fastpath-compare': { type: 'string', multiple: true },
+      'fastpath-bare-work': { type: 'string' },
       start: { type: 'boolean' },
       'start-binary': { type: 'string' },
       'start-node': { type: 'string' },
@@ -187,6 +189,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     }
   }
   if (values['fastpath-compare'] !== undefined && values.fastpath !== true) throw new Error('--fastpath-compare applies to --fastpath only');
+  let fastpathBareWork: number[] | undefined;
+  if (values['fastpath-bare-work'] !== undefined) {
+    if (values.fastpath !== true) throw new Error('--fastpath-bare-work applies to --fastpath only');
+    fastpathBareWork = values['fastpath-bare-work'].split(',').map((w) => {
+      const n = Number(w);
+      if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new Error(`--fastpath-bare-work: want whole µs from 1 to 10000, e.g. 5,10,20 (got ${w})`);
+      return n;
+    });
+  }
   let fastpathWarmup: number | undefined;
   if (values['fastpath-warmup'] !== undefined) {
     if (values.fastpath !== true) throw new Error('--fastpath-warmup applies to --fastpath only');
@@ -220,7 +231,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   }
   const partial = smoke || values.start === true || values.fastpath === true || values.upstream === true || values.hashing === true || values['log-rows'] === true || values['busy-lock'] === true || values.domains === true || values.proxy === true || values.scale === true || workloads !== undefined || sizes !== undefined || targets !== undefined || concurrency !== undefined;
   // A --fastpath run of some cells, worker counts or connection counts is a draft: a temp file unless told where.
-  const fastpathSubset = fastpathCells !== undefined || fastpathWorkers !== undefined || concurrency !== undefined || values['fastpath-compare'] !== undefined;
+  const fastpathSubset = fastpathCells !== undefined || fastpathWorkers !== undefined || concurrency !== undefined || values['fastpath-compare'] !== undefined || fastpathBareWork !== undefined;
   const results = join(repoRoot(), 'bench', 'RESULTS.md');
   const hashingResults = join(repoRoot(), 'bench', 'RESULTS-hashing.md');
   const out = values.out ?? (values.fastpath === true && !smoke && !fastpathSubset ? fastpathResultsFile() : values.hashing === true && !smoke ? hashingResults : values['log-rows'] === true && !smoke ? logRowsResultsFile() : values['busy-lock'] === true && !smoke ? busyLockResultsFile() : values.domains === true && !smoke ? domainsResultsFile() : values.proxy === true && !smoke ? proxyResultsFile() : values.scale === true && !smoke ? scaleResultsFile() : values.start === true && !smoke ? startResultsFile() : partial ? join(tmpdir(), `s3edge-bench-${smoke ? 'smoke' : 'partial'}-${process.pid}.md`) : results);
@@ -253,6 +264,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     ...(fastpathWorkers ? { fastpathWorkers } : {}),
     ...(fastpathCells ? { fastpathCells } : {}),
     ...(fastpathWarmup !== undefined ? { fastpathWarmup } : {}),
+    ...(fastpathBareWork ? { fastpathBareWork } : {}),
     ...(scaleWorkers ? { scaleWorkers } : {}),
     ...(scalePostgres !== undefined ? { scalePostgres } : {}),
     ...(load ? { load } : {}),
@@ -288,6 +300,7 @@ export function fastpathOptions(opts: BenchOptions): FastpathOptions {
     out: opts.out,
     nodeArgs: opts.s3edgeNodeArgs ?? [],
     ...(opts.fastpathCompare !== undefined ? { compare: opts.fastpathCompare.map(parseCompare) } : {}),
+    ...(opts.fastpathBareWork !== undefined ? { bareWork: opts.fastpathBareWork } : {}),
     command: opts.command ?? 'node bench/dist/main.js --fastpath',
     ...(opts.log ? { log: opts.log } : {}),
   };
@@ -312,8 +325,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   if (argv[0] === '--internal-bare-cluster') {
     const workers = Number(argv[1]);
-    if (!Number.isInteger(workers) || workers < 1) throw new Error('--internal-bare-cluster WORKERS');
-    await runBareCluster(workers);
+    const workUs = Number(argv[2] ?? 0);
+    if (!Number.isInteger(workers) || workers < 1 || !Number.isInteger(workUs) || workUs < 0) throw new Error('--internal-bare-cluster WORKERS [WORK_US]');
+    await runBareCluster(workers, workUs);
     return -1; // keep running
   }
   if (argv[0] === '--internal-bare-proxy') {

@@ -61,6 +61,8 @@ export interface BenchOptions extends PlanOptions {
   fastpathCells?: readonly FastpathCellName[];
   /** --fastpath's untimed wrk run of every column before each concurrency's rounds, in seconds (--fastpath-warmup; default 1). */
   fastpathWarmup?: number;
+  /** --fastpath-bare-work: µs of CPU the extra bare columns spin per answer. */
+  fastpathBareWork?: number[];
   /** --start: start times and idle memory (bench/src/start.ts). */
   start?: boolean;
   /** --start-binary: the single binary to time (default dist/s3edge-<platform>-<arch> when built; none: skip). */

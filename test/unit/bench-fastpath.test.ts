@@ -213,3 +213,31 @@ t.test('--fastpath: bench/RESULTS-fastpath.md, a temp file in smoke, --fastpath-
     "another build's cells beside this one's, before the ceilings",
   );
 });
+
+t.test('--fastpath-bare-work: the bare cluster again with µs of work per answer, its ratios to the ceiling, the acceptance ratios unmoved', async (t) => {
+  const opts = fastpathOptions(parseBenchArgs(['--fastpath', '--fastpath-bare-work', '5,20']));
+  t.same(opts.bareWork, [5, 20]);
+  t.ok(parseBenchArgs(['--fastpath', '--fastpath-bare-work', '5']).out.startsWith(tmpdir()), 'a draft, never the results file');
+  t.throws(() => parseBenchArgs(['--fastpath', '--fastpath-bare-work', '2.5']), /whole µs from 1 to 10000/);
+  t.throws(() => parseBenchArgs(['--fastpath-bare-work', '5']), /--fastpath only/);
+  t.same(
+    fastpathSubjects(['cdn'], [1, 2], { nginx: false, varnish: false }, [], [5, 20]).map(subjectLabel),
+    ['s3edge CDN hit w1', 'bare node w1', 'bare node +5 µs w1', 'bare node +20 µs w1', 's3edge CDN hit w2', 'bare node w2', 'bare node +5 µs w2', 'bare node +20 µs w2'],
+    'after the ceiling, at every worker count',
+  );
+  t.same(fastpathSubjects([], [1], { nginx: true, varnish: true }, [], [10]).map(subjectLabel), ['bare node w1', 'bare node +10 µs w1'], 'alone: the curve without s3edge');
+  const cells = [
+    cell({ kind: 'bare', workers: 1, workUs: 10 }, 16, 5000),
+    cell({ kind: 'cdn', workers: 1 }, 16, 4000),
+    cell({ kind: 'bare', workers: 1 }, 16, 10_000),
+    cell({ kind: 'bare', workers: 1, workUs: 20 }, 16, 3000),
+  ];
+  t.equal(acceptanceRatio(cells, ACCEPTANCE[0]!, 1, 16), 0.4, 'judged by the ceiling, never by a column with work added');
+  const r = { ...result(), subjects: cells.map((c) => c.subject), cells };
+  const md = renderFastpathReport({ ...input, result: r, concurrency: [16], workers: [1] });
+  t.match(md, /## The runtime with work added/);
+  t.match(md, /\| \+10 µs \| 0\.50x \|/);
+  t.match(md, /\| \+20 µs \| 0\.30x \|/);
+  t.match(md, /\*\*bare node \+N µs wN\*\*/);
+  t.notMatch(renderFastpathReport({ ...input, result: result() }), /work added/, 'no such columns: no section');
+});
