@@ -142,14 +142,7 @@ export function createCdnHandler(ctx: AppContext): CdnHandler {
     }
     if (held === undefined || length === undefined) return served(req, res, record, started, held);
     record.downloadKey = displayKey(held.asset);
-    // The body counts as sent once the response finished, as sendBody counts it. Most hits are all in
-    // the kernel's hands when end() returns (the socket took the one writev whole): logged now, with
-    // no listener and closure per hit; a client slow to read makes it wait for 'close'.
-    if (res.writableFinished) {
-      record.bytesSent = length;
-      logged(res, record, started);
-      return DONE;
-    }
+    // The body counts as sent once the response finished, as sendBody counts it.
     res.once('close', () => {
       record.bytesSent = res.writableFinished ? length : 0;
       logged(res, record, started);
