@@ -4,6 +4,7 @@
 // short. A fill that fails (storage error, short read, disk write error) caches nothing.
 import type { Readable } from 'node:stream';
 import type { DiskSlot, EntryIdentity } from './disk-tier.js';
+import { FillProgress } from './fill-progress.js';
 
 export interface FillOptions {
   id: EntryIdentity;
@@ -33,7 +34,7 @@ export class DiskWriteError extends Error {
   }
 }
 
-export class Fill {
+export class Fill extends FillProgress {
   readonly id: EntryIdentity;
   readonly slot: DiskSlot | undefined;
   readonly keepsInMemory: boolean;
@@ -45,17 +46,13 @@ export class Fill {
   readonly done: Promise<void>;
   /** Set by a purge: the result is served to those already waiting, but not cached. */
   purged = false;
-  /** Body bytes read so far (and written to the slot). */
-  written = 0;
-  private finished = false;
-  private failure: Error | undefined;
-  private readonly waiters = new Set<() => void>();
   private stream: Readable | undefined;
   private aborted: Error | undefined;
   /** The slot failed while the body is also kept in memory: the fill goes on without the disk. */
   private diskLost = false;
 
   constructor(private readonly opts: FillOptions) {
+    super();
     this.id = opts.id;
     this.slot = opts.slot;
     this.keepsInMemory = opts.keepInMemory;
@@ -68,11 +65,6 @@ export class Fill {
     // Failures are reported to whoever waits; nobody waiting is not an unhandled rejection.
     this.opened.catch(() => undefined);
     this.bytes.catch(() => undefined);
-  }
-
-  /** Every byte was read from storage (and written to the slot). */
-  get complete(): boolean {
-    return this.finished;
   }
 
   private async read(): Promise<Buffer | undefined> {
@@ -131,21 +123,6 @@ export class Fill {
       await slot.discard();
     } finally {
       slot.release();
-    }
-  }
-
-  private wake(): void {
-    const waiting = [...this.waiters];
-    this.waiters.clear();
-    for (const wake of waiting) wake();
-  }
-
-  /** Resolves once at least `n` body bytes are readable (or all of them are); rejects if the fill failed. */
-  async waitFor(n: number): Promise<void> {
-    for (;;) {
-      if (this.failure) throw this.failure;
-      if (this.written >= n || this.finished) return;
-      await new Promise<void>((resolve) => this.waiters.add(resolve));
     }
   }
 

@@ -10,6 +10,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IndexFill } from './disk-index.js';
 import type { DiskEntry, EntryIdentity } from './disk-tier.js';
+import { FillProgress } from './fill-progress.js';
 
 const FIRST_POLL_MS = 1;
 const MAX_POLL_MS = 20;
@@ -72,7 +73,7 @@ class FollowedFile {
   }
 }
 
-export class RemoteFill {
+export class RemoteFill extends FillProgress {
   readonly id: EntryIdentity;
   readonly keepsInMemory: boolean;
   /** Resolves once the file is open (rejects RemoteFillLost if it never could be). */
@@ -82,17 +83,13 @@ export class RemoteFill {
   readonly done: Promise<void>;
   /** Set by a purge: the bytes go to those already waiting, but not into the memory tier. */
   purged = false;
-  /** Body bytes readable so far. */
-  written = 0;
   /** Every byte was already there when this process first looked: its requests are served from cache. */
   completeAtOpen = false;
   private file: FollowedFile | undefined;
-  private finished = false;
-  private failure: Error | undefined;
   private aborted: Error | undefined;
-  private readonly waiters = new Set<() => void>();
 
   constructor(private readonly opts: RemoteFillOptions) {
+    super();
     const f = opts.fill;
     this.id = { key: f.key, etag: f.etag, owner: f.owner, size: f.size, cachedAt: f.cachedAt };
     this.keepsInMemory = opts.keepInMemory;
@@ -104,10 +101,6 @@ export class RemoteFill {
     );
     this.opened.catch(() => undefined);
     this.bytes.catch(() => undefined);
-  }
-
-  get complete(): boolean {
-    return this.finished;
   }
 
   /** The file, for FollowReader (which retains it while it reads). */
@@ -203,21 +196,6 @@ export class RemoteFill {
     this.opts.onFailed();
     this.wake();
     throw this.failure;
-  }
-
-  private wake(): void {
-    const waiting = [...this.waiters];
-    this.waiters.clear();
-    for (const wake of waiting) wake();
-  }
-
-  /** Resolves once at least `n` body bytes are readable (or all are); rejects if the fill was lost. */
-  async waitFor(n: number): Promise<void> {
-    for (;;) {
-      if (this.failure) throw this.failure;
-      if (this.written >= n || this.finished) return;
-      await new Promise<void>((resolve) => this.waiters.add(resolve));
-    }
   }
 
   /** Stops following (shutdown). */
