@@ -5,6 +5,7 @@
 import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
 import { Refusal } from '../../src/errors/refusal.js';
+import { refusalOf } from '../helpers/refusal.js';
 import { KeyStore } from '../../src/auth/key-store.js';
 import { encryptSecret } from '../../src/auth/secrets.js';
 import type { CreditsConfig } from '../../src/config/schema.js';
@@ -414,16 +415,6 @@ function creditsConfig(over: Partial<CreditsConfig> = {}): CreditsConfig {
   };
 }
 
-async function refusal(p: Promise<unknown>): Promise<Refusal> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof Refusal) return err;
-    throw err;
-  }
-  throw new Error('expected a Refusal');
-}
-
 /** Two gateway processes (stores) on one database, each with its credits service and clock. */
 async function twoProcesses(t: Test, kind: 'sqlite' | 'postgres', over: Partial<CreditsConfig> = {}) {
   const [first, second] = await stores.pair(t, kind);
@@ -485,7 +476,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await a.credits.grant(userId, 7, 'test'); // 3 units, 1 credit left over
       const r = await a.credits.reserveUpload(userId, undefined);
       t.equal(r.maxBytes, 3 * MIB);
-      t.equal((await refusal(a.credits.reserveUpload(userId, 10))).kind, 'insufficient_credits', 'a second upload finds nothing left');
+      t.equal((await refusalOf(a.credits.reserveUpload(userId, 10))).kind, 'insufficient_credits', 'a second upload finds nothing left');
       t.same((await r.refusal(3 * MIB + 1)).extra, { requiredCredits: 8, balance: 7 });
       await t.rejects(a.repos.transact((tx) => r.charge(tx, 3 * MIB + 1, 'a', 'a/x')), Refusal, 'charging above the reservation is refused');
       const entry = await a.repos.transact((tx) => r.charge(tx, 2 * MIB, 'a', 'a/x'));
@@ -504,7 +495,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         throw new Error('the commit failed');
       }), /the commit failed/);
       t.equal((await a.repos.credits.account(userId)).balanceMilli, 2000, 'nothing charged');
-      t.equal((await refusal(b.credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits', 'still reserved');
+      t.equal((await refusalOf(b.credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits', 'still reserved');
       await r.release();
       t.equal((await b.credits.reserveUpload(userId, 1000)).maxBytes, MIB, 'released');
     });
@@ -515,12 +506,12 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const stalled = await a.credits.reserveUpload(userId, undefined);
       t.equal(stalled.maxBytes, 2 * MIB);
       b.clock.now = new Date(a.clock.now.getTime() + HOLDER_TTL_MS - 1000);
-      t.equal((await refusal(b.credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits', 'a holder seen 59 s ago is alive');
+      t.equal((await refusalOf(b.credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits', 'a holder seen 59 s ago is alive');
       b.clock.now = new Date(a.clock.now.getTime() + HOLDER_TTL_MS + 1000);
       const r = await b.credits.reserveUpload(userId, 1000);
       t.equal(r.maxBytes, MIB, 'not seen for 61 s: its reservation no longer counts');
       t.equal(await a.repos.creditReservations.liveSum(userId, 0), 2000, 'and its row is gone: only the new reservation is left');
-      const tooBig = await refusal(a.repos.transact((tx) => stalled.charge(tx, 2 * MIB, 'x', 'x/f')));
+      const tooBig = await refusalOf(a.repos.transact((tx) => stalled.charge(tx, 2 * MIB, 'x', 'x/f')));
       t.equal(tooBig.kind, 'insufficient_credits', 'the stalled process finds its credits partly taken');
       await a.repos.transact((tx) => stalled.charge(tx, MIB, 'x', 'x/f'));
       await stalled.release();
@@ -534,7 +525,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await inTurnOrAtOnce(kind, 2, (i) => (i === 0 ? a : b).credits.ensureMonthlyGrant(userId));
       t.equal((await a.repos.credits.recent(userId, 10)).length, 1, 'one grant, whichever process gave it');
       await a.credits.reserveUpload(userId, 1000);
-      t.equal((await refusal(b.credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits');
+      t.equal((await refusalOf(b.credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits');
       await a.credits.close();
       t.equal((await b.credits.reserveUpload(userId, 1000)).maxBytes, MIB);
       b.clock.now = new Date('2026-12-01T00:00:00Z');

@@ -5,6 +5,7 @@
 // quota costs no write.
 import t, { type Test } from 'tap';
 import { Refusal } from '../../src/errors/refusal.js';
+import { refusalOf } from '../helpers/refusal.js';
 import { QuotaService, type QuotaReservation, type QuotaTarget } from '../../src/credits/quotas.js';
 import { HOLDER_TTL_MS, ReservationHolder } from '../../src/credits/reservation-holder.js';
 import { createRepos, type Repos } from '../../src/db/repos/index.js';
@@ -13,16 +14,6 @@ import { storeMatrix, type StoreKind } from '../helpers/stores.js';
 
 const stores = storeMatrix(t);
 const KIB = 1024;
-
-async function refusal(p: Promise<unknown>): Promise<Refusal> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof Refusal) return err;
-    throw err;
-  }
-  throw new Error('expected a Refusal');
-}
 
 async function bucketRow(db: SqlExecutor, id: string, name: string, owner: string): Promise<void> {
   await db.run('INSERT INTO buckets (id, name, owner_id, region, created_at) VALUES (?, ?, ?, ?, 0)', [id, name, owner, 'us-east-1']);
@@ -80,7 +71,7 @@ stores.each('quotas: a bucket counts its bytes, a user their buckets and assets;
   await putObject(db, 'b1', 'a', 60 * KIB);
   const first = await quotas.reserve(photos, { bytes: 30 * KIB });
   t.equal(first.maxBytes, 30 * KIB, 'exactly its size');
-  const over = await refusal(quotas.reserve(photos, { bytes: 11 * KIB }));
+  const over = await refusalOf(quotas.reserve(photos, { bytes: 11 * KIB }));
   t.equal(over.kind, 'quota_exceeded');
   t.same(over.extra, { quota: 'bucket', bucket: 'photos', quotaBytes: 100 * KIB, storedBytes: 60 * KIB, reservedBytes: 30 * KIB, requiredBytes: 11 * KIB }, 'the figures');
   t.match(over.message, /^Storage quota exceeded: the bucket 'photos' may store 100 KiB \(102400 bytes\) and stores 60 KiB \(61440 bytes\), and uploads in progress have reserved 30 KiB \(30720 bytes\) more; this upload needs 11 KiB \(11264 bytes\)\. .*s3edge buckets set-quota photos --storage SIZE\.$/);
@@ -97,13 +88,13 @@ stores.each('quotas: a bucket counts its bytes, a user their buckets and assets;
   await repos.storageQuotas.setUserQuota(ana, 100 * KIB);
   await putObject(db, 'b2', 'x', 20 * KIB);
   await asset(db, 'as1', ana, 5 * KIB);
-  const user = await refusal(quotas.reserve({ userId: ana }, { bytes: 10 * KIB }));
+  const user = await refusalOf(quotas.reserve({ userId: ana }, { bytes: 10 * KIB }));
   t.same(user.extra, { quota: 'user', quotaBytes: 100 * KIB, storedBytes: 85 * KIB, reservedBytes: 10 * KIB, requiredBytes: 10 * KIB }, 'an asset upload against the account: 60 + 20 + 5 stored, 10 reserved');
   t.match(user.message, /the account 'ana' \(its buckets and assets together\) may store 100 KiB.*s3edge users set-quota ana --storage SIZE\.$/);
   const asAsset = await quotas.reserve({ userId: ana }, { upTo: 64 * KIB, atLeast: 1 * KIB });
   t.equal(asAsset.maxBytes, 5 * KIB, 'an asset bounded by its request: the 5 KiB left');
-  t.equal((await refusal(quotas.reserve(logs, { bytes: 1 }))).extra['quota'], 'user', 'the user is full: any bucket refuses');
-  const tighter = await refusal(quotas.reserve(photos, { bytes: 1 }));
+  t.equal((await refusalOf(quotas.reserve(logs, { bytes: 1 }))).extra['quota'], 'user', 'the user is full: any bucket refuses');
+  const tighter = await refusalOf(quotas.reserve(photos, { bytes: 1 }));
   t.equal(tighter.extra['quota'], 'user', 'of two quotas, the one with less room left is named');
   const zero = await quotas.reserve(photos, { bytes: 0 });
   t.equal(zero.maxBytes, 0, 'an empty upload fits a full quota');
@@ -111,9 +102,9 @@ stores.each('quotas: a bucket counts its bytes, a user their buckets and assets;
 
   // A quota lowered below what is stored: nothing new, not even an empty upload; a completion neither.
   await repos.storageQuotas.setUserQuota(ana, 50 * KIB);
-  const lowered = await refusal(quotas.reserve(logs, { bytes: 0 }));
+  const lowered = await refusalOf(quotas.reserve(logs, { bytes: 0 }));
   t.match(lowered.message, /it is over its quota \(lowered below what it stores\)/);
-  const completion = await refusal(quotas.checkStored(logs));
+  const completion = await refusalOf(quotas.checkStored(logs));
   t.match(completion.extra, { quota: 'user', storedBytes: 85 * KIB, requiredBytes: 0 });
   await repos.storageQuotas.setUserQuota(ana, null);
   await quotas.checkStored(logs);
@@ -165,7 +156,7 @@ stores.each('two processes racing for one quota reserve exactly what fits; a dea
   const stalled = await a.quotas.reserve(a.photos, { bytes: 50 * KIB });
   t.equal(stalled.maxBytes, 50 * KIB);
   b.clock.now = new Date(a.clock.now.getTime() + HOLDER_TTL_MS - 1000);
-  t.equal((await refusal(b.quotas.reserve(a.photos, { bytes: 1 }))).extra['reservedBytes'], 50 * KIB, 'a holder seen 59 s ago is alive');
+  t.equal((await refusalOf(b.quotas.reserve(a.photos, { bytes: 1 }))).extra['reservedBytes'], 50 * KIB, 'a holder seen 59 s ago is alive');
   b.clock.now = new Date(a.clock.now.getTime() + HOLDER_TTL_MS + 1000);
   const late = await b.quotas.reserve(a.photos, { bytes: 50 * KIB });
   t.equal(late.maxBytes, 50 * KIB, 'not seen for 61 s: its reservation no longer counts');
@@ -192,7 +183,7 @@ stores.each('the quotas a process holds live a second: a change reaches it withi
   now = 10_999;
   t.equal((await quotas.reserve(target, { bytes: 10 })).maxBytes, Infinity, 'within the second: the held answer');
   now = 11_001;
-  t.equal((await refusal(quotas.reserve(target, { bytes: 10 }))).extra['quota'], 'bucket', 'past it: the quota applies');
+  t.equal((await refusalOf(quotas.reserve(target, { bytes: 10 }))).extra['quota'], 'bucket', 'past it: the quota applies');
   await repos.storageQuotas.setBucketQuota('b1', null);
   t.equal((await quotas.reserve(target, { bytes: 10 })).maxBytes, Infinity, 'a quota removed applies at once: the reservation reads the quotas again');
 });

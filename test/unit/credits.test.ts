@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { Refusal } from '../../src/errors/refusal.js';
+import { refusalOf } from '../helpers/refusal.js';
 import type { CreditsConfig } from '../../src/config/schema.js';
 import { CreditsService, fromMilli, HOLDER_TTL_MS, toMilli, type UploadReservation } from '../../src/credits/credits.js';
 import { openDatabase } from '../../src/db/open.js';
@@ -30,16 +31,6 @@ async function setup(t: Test, over: Partial<CreditsConfig> = {}, now = new Date(
   const credits = new CreditsService(repos, config, () => clock.now);
   t.teardown(() => credits.close());
   return { db, file, repos, credits, userId: user.id, clock, config };
-}
-
-async function statusOf(p: Promise<unknown>): Promise<Refusal> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof Refusal) return err;
-    throw err;
-  }
-  throw new Error('expected a Refusal');
 }
 
 t.test('the upload charge is ceil(size / unit) * perUnit, in milli-credits', async (t) => {
@@ -174,6 +165,6 @@ t.test('two threads with their own connections race for one balance: exactly the
   t.equal(outcomes[0]!.reserved + outcomes[1]!.reserved, 15, '15 reserved in all');
   t.equal(outcomes[0]!.refused + outcomes[1]!.refused, 15, '15 refused');
   t.equal(await repos.creditReservations.liveSum(userId, Date.now() - HOLDER_TTL_MS), 30_000, 'the live reservations are the balance');
-  t.equal((await statusOf(credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits', 'nothing left for a third process');
+  t.equal((await refusalOf(credits.reserveUpload(userId, 1000))).kind, 'insufficient_credits', 'nothing left for a third process');
 });
 
