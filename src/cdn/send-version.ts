@@ -13,6 +13,7 @@ import { negotiateCoding, type Coding } from './cache/compression.js';
 import type { CacheResult } from './cdn-cache.js';
 import { contentHeaders, validatorHeaders, variesByEncoding, wholeBodyHeaders, type HeaderList } from './representation.js';
 import type { Served } from './resolve.js';
+import { endTogether } from '../http/end-together.js';
 
 /** The response header naming where the bytes came from. */
 const CACHE_STATUS_HEADER = 'x-cache';
@@ -89,7 +90,7 @@ export function createMemoryHitSender(ctx: AppContext): MemoryHitSender {
     const answer = memoryAnswer(ctx, ageOf, version, facts);
     if (answer === undefined) return undefined;
     res.writeHead(200, answer.headers);
-    res.end(answer.body);
+    endTogether(res, answer.body);
     return answer.body.length;
   };
 }

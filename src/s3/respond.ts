@@ -9,6 +9,7 @@ import { toXml } from './xml.js';
 import { bodyWithheld } from './body.js';
 import { drainRequest } from '../http/request-drain.js';
 import { isDirectBody } from '../storage/file-body.js';
+import { endTogether } from '../http/end-together.js';
 import type { S3RequestRecord } from './s3-request-record.js';
 
 export type HeaderValue = string | number | string[];
@@ -57,7 +58,7 @@ export async function sendResponse(req: IncomingMessage, res: ServerResponse, r:
     return;
   }
   if (body !== undefined && !res.hasHeader('content-length')) res.setHeader('content-length', Buffer.byteLength(body));
-  res.end(req.method === 'HEAD' ? undefined : body);
+  endTogether(res, req.method === 'HEAD' ? undefined : body);
 }
 
 /** A storage quota's refusal (credits/quotas.ts) as S3's answer: QuotaExceeded, its figures as elements of the error. */
