@@ -17,6 +17,7 @@ import type { ProxyRequest, ProxyResponseCache, StorableAnswer } from './respons
 import { CLIENT_GONE, relay } from '../http/send-body.js';
 import { hasBody } from '../http/request-guard.js';
 import { expectsContinue } from '../http/expect-continue.js';
+import { endTogether, writeTogether } from '../http/end-together.js';
 import { sendCached } from './send-cached.js';
 import { rawStrings, responseHeadersFor, type RawHeaders } from './forward-headers.js';
 import { blockedAnswer, sendBlocked, sendGatewayFailure, type GatewayFailure } from './answers.js';
@@ -187,6 +188,16 @@ class OriginExchange implements Dispatcher.DispatchHandler {
   private status = 0;
   private bytesOut = 0;
   private body: OriginBody | undefined;
+  /**
+   * The answer's bytes of the turn they came in, written at its end with the other answers
+   * (http/end-together.ts); later turns' bytes are written as they come.
+   */
+  private held: Buffer[] | undefined;
+  /** The origin's answer ended while its bytes were held: their write ends the response. */
+  private endsWithHeld = false;
+  /** The held bytes were written: the rest streams with backpressure. */
+  private streaming = false;
+  private readonly writeHeld = (): void => this.flushHeld();
   private readonly onClose = (): void => this.clientClosed();
   private readonly onDrain = (): void => this.resumeOrigin();
   private readonly onFinish = (): void => this.finish({ status: this.status, outcome: 'ok', bytesOut: this.bytesOut, cacheStatus: null });
@@ -219,6 +230,18 @@ class OriginExchange implements Dispatcher.DispatchHandler {
         }
       });
     }
+    // A request without a body goes to the origin with the turn's other requests and answers
+    // (http/end-together.ts): an origin on the same host is woken once for them.
+    if (this.meter) this.dispatch();
+    else writeTogether(this.dispatchNow);
+  }
+
+  private readonly dispatchNow = (): void => this.dispatch();
+
+  private dispatch(): void {
+    const { req } = this;
+    // The client left before the turn ended: nothing to ask the origin.
+    if (this.clientGone) return this.finish({ status: CLIENT_CLOSED, outcome: 'client-gone', bytesOut: 0, cacheStatus: null });
     this.opts.dispatcher.dispatch({ path: req.url ?? '/', method: (req.method ?? 'GET') as Dispatcher.HttpMethod, headers: this.opts.headers, body: this.meter ?? null }, this);
   }
 
@@ -272,8 +295,32 @@ class OriginExchange implements Dispatcher.DispatchHandler {
     }
     if (this.phase !== 'relaying') return;
     this.bytesOut += chunk.length;
+    if (!this.streaming) {
+      if (this.held === undefined) {
+        this.held = [chunk];
+        writeTogether(this.writeHeld);
+      } else this.held.push(chunk);
+      return;
+    }
     if (this.res.write(chunk)) return;
     controller.pause();
+    this.res.once('drain', this.onDrain);
+  }
+
+  /** The turn is over: its bytes go out (and end the answer, when the origin's has ended). */
+  private flushHeld(): void {
+    const held = this.held as Buffer[];
+    this.held = undefined;
+    this.streaming = true;
+    // Failed or left meanwhile: the exchange was finished there.
+    if (this.phase !== 'relaying' || this.res.destroyed) return;
+    const bytes = held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held);
+    if (this.endsWithHeld) {
+      this.res.end(bytes);
+      return;
+    }
+    if (this.res.write(bytes)) return;
+    this.controller?.pause();
     this.res.once('drain', this.onDrain);
   }
 
@@ -285,7 +332,10 @@ class OriginExchange implements Dispatcher.DispatchHandler {
     }
     if (this.phase !== 'relaying') return;
     this.res.once('finish', this.onFinish);
-    this.res.end();
+    if (this.held !== undefined) this.endsWithHeld = true;
+    else if (this.streaming) this.res.end();
+    // No body: the headers alone, with the turn's other answers.
+    else endTogether(this.res);
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
