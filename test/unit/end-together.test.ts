@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { createServer, Agent, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { endTogether, MAX_TOGETHER } from '../../src/http/end-together.js';
+import { endTogether, MAX_TOGETHER, writeTogether } from '../../src/http/end-together.js';
 
 function get(port: number, path: string, agent: Agent): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -84,4 +84,21 @@ t.test('a client gone before its answer ends: nothing thrown, the server answers
   await t.rejects(get(port, '/leave', agent), 'the client sees its connection end');
   await gone;
   t.same(await get(port, '/next', agent), { status: 200, body: 'ok' });
+});
+
+t.test("a caller's own writes run at the turn's end, in order, with the answers", async (t) => {
+  const ran: string[] = [];
+  const port = await serve(t, (req, res) => {
+    res.writeHead(200, ['content-type', 'text/plain', 'transfer-encoding', 'chunked']);
+    writeTogether(() => {
+      ran.push(`write ${req.url}`);
+      res.write('first ');
+    });
+    endTogether(res, 'last');
+    ran.push(`queued ${req.url}`);
+  });
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  t.teardown(() => agent.destroy());
+  t.same(await get(port, '/a', agent), { status: 200, body: 'first last' }, 'the write before the end, as queued');
+  t.same(ran, ['queued /a', 'write /a'], 'run after the handler returned');
 });
