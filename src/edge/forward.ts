@@ -302,8 +302,13 @@ class OriginExchange implements Dispatcher.DispatchHandler {
       } else this.held.push(chunk);
       return;
     }
-    if (this.res.write(chunk)) return;
-    controller.pause();
+    this.relay(chunk);
+  }
+
+  /** Writes bytes of the answer; a full socket pauses the origin until it drains. */
+  private relay(bytes: Buffer): void {
+    if (this.res.write(bytes)) return;
+    this.controller?.pause();
     this.res.once('drain', this.onDrain);
   }
 
@@ -319,9 +324,7 @@ class OriginExchange implements Dispatcher.DispatchHandler {
       this.res.end(bytes);
       return;
     }
-    if (this.res.write(bytes)) return;
-    this.controller?.pause();
-    this.res.once('drain', this.onDrain);
+    this.relay(bytes);
   }
 
   onResponseEnd(): void {
