@@ -172,7 +172,12 @@ async function spawnCluster(t: Test, dirPrefix: string): Promise<ChildProcessByS
   const { tempDir } = await import('../helpers/temp-data.js');
   const dir = tempDir(t, dirPrefix);
   const [cmd, args] = s3edgeCommand(['serve', '--workers', '2', '--json', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0']);
-  return spawn(cmd, args, { env: childProcessEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, { env: childProcessEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  // A test that failed before its SIGTERM must not leave the cluster running (the file would wait for it).
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  });
+  return child;
 }
 
 t.test('SIGTERM as soon as the first worker listens: the start completes, then every process exits 0, no stack trace', async (t) => {
@@ -203,7 +208,14 @@ async function listeningPorts(pid: number): Promise<number[]> {
   const { readdirSync, readFileSync, readlinkSync } = await import('node:fs');
   const inodes = new Set<string>();
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`, { encoding: 'utf8' }) ?? '');
+    // A descriptor closed since the listing (the starting process opens and closes files) is skipped.
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/${pid}/fd/${fd}`, { encoding: 'utf8' });
+    } catch {
+      continue;
+    }
+    const m = /^socket:\[(\d+)\]$/.exec(target);
     if (m?.[1]) inodes.add(m[1]);
   }
   const ports: number[] = [];
