@@ -302,11 +302,11 @@ class OriginExchange implements Dispatcher.DispatchHandler {
       } else this.held.push(chunk);
       return;
     }
-    this.relay(chunk);
+    this.writeChunk(chunk);
   }
 
   /** Writes bytes of the answer; a full socket pauses the origin until it drains. */
-  private relay(bytes: Buffer): void {
+  private writeChunk(bytes: Buffer): void {
     if (this.res.write(bytes)) return;
     this.controller?.pause();
     this.res.once('drain', this.onDrain);
@@ -324,7 +324,7 @@ class OriginExchange implements Dispatcher.DispatchHandler {
       this.res.end(bytes);
       return;
     }
-    this.relay(bytes);
+    this.writeChunk(bytes);
   }
 
   onResponseEnd(): void {
