@@ -1,4 +1,5 @@
 // Errors of the management API. Every one is answered as { success: false, message, code, ...extra }.
+import type { FastifyReply } from 'fastify';
 
 export class ApiError extends Error {
   constructor(
@@ -19,4 +20,23 @@ export function notFound(what = 'Not found'): ApiError {
 
 export function badRequest(message: string): ApiError {
   return new ApiError(400, 'invalid_request', message);
+}
+
+/** The envelope's `code` for a framework's error of this HTTP status (fastify's own: a body it could not parse, a media type it has no parser for). */
+export const STATUS_CODES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  406: 'not_acceptable',
+  408: 'request_timeout',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+/** Answers the error envelope. */
+export function sendError(reply: FastifyReply, status: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
+  void reply.code(status).type('application/json; charset=utf-8').send({ success: false, message, code, ...extra });
 }

@@ -4,8 +4,9 @@
 // request to it (api/management-lazy.ts).
 import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener } from 'node:http';
-import Fastify, { LogController, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
+import { sendError, STATUS_CODES } from './errors.js';
 import { managementApi } from './plugin.js';
 import { observeApiRequests } from './api-request-line.js';
 import { parseQueryFirstValue } from './query.js';
@@ -30,7 +31,7 @@ export async function buildManagement(ctx: AppContext): Promise<BuiltManagement>
     // Malformed URLs (bad percent-encoding, over-long segments) get the API's JSON envelope too.
     frameworkErrors: (err, _req, reply) => {
       const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
-      void (reply as FastifyReply).code(status).send({ success: false, message: 'Malformed request URL', code: 'invalid_request' });
+      sendError(reply as FastifyReply, status, 'invalid_request', 'Malformed request URL');
     },
     serverFactory: (handler) => {
       fastifyListener = handler;
@@ -40,7 +41,16 @@ export async function buildManagement(ctx: AppContext): Promise<BuiltManagement>
   });
   observeApiRequests(fastify, ctx);
   fastify.setNotFoundHandler((_req, reply) => {
-    void reply.code(404).send({ success: false, message: 'Not found', code: 'not_found' });
+    sendError(reply, 404, 'not_found', 'Not found');
+  });
+  // Errors outside the API plugin's own handler: fastify parses a body before it knows no route wants
+  // it, so a bad body to an unknown path is still that path's 404; the dashboard's are enveloped too.
+  fastify.setErrorHandler((err: FastifyError, request, reply) => {
+    if (request.is404) return sendError(reply, 404, 'not_found', 'Not found');
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) return sendError(reply, status, STATUS_CODES[status] ?? 'invalid_request', err.message);
+    request.log.error({ err }, 'management API error');
+    return sendError(reply, 500, 'internal_error', 'Internal error');
   });
   await fastify.register(managementApi, { ctx, lazySchemas: true });
   if (ctx.config.dashboard.enabled) {

@@ -2,9 +2,9 @@
 // ({ success: false, message, code }), and the route modules of /api/v3 and /storage.
 import cookie from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { ApiError } from './errors.js';
+import { ApiError, sendError, STATUS_CODES } from './errors.js';
 import { Refusal, type RefusalKind } from '../errors/refusal.js';
 import { isMetadataBusy, isMetadataUnavailable, isOutOfSpace, isStorageUnavailable } from '../errors/s3-errors.js';
 import { isUploadBufferFull } from '../storage/upload-budget.js';
@@ -31,25 +31,10 @@ import { sessionPrincipal } from './session-cookie.js';
 import { sessionRoutes } from './session-routes.js';
 import { openApiRoutes } from './openapi/routes.js';
 
-const STATUS_CODES: Record<number, string> = {
-  400: 'invalid_request',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  405: 'method_not_allowed',
-  406: 'not_acceptable',
-  408: 'request_timeout',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
-  429: 'rate_limited',
-};
 
 /** A service's refusal, as the API answers it. A storage quota is 403, as S3's QuotaExceeded: the account may not store more (413 is one request's size). */
 const REFUSAL_STATUS: Record<RefusalKind, number> = { invalid: 400, too_large: 413, suspended: 403, insufficient_credits: 402, quota_exceeded: 403 };
 
-function sendError(reply: FastifyReply, status: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
-  void reply.code(status).type('application/json; charset=utf-8').send({ success: false, message, code, ...extra });
-}
 
 function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;

@@ -195,6 +195,14 @@ t.test('management API accounts', async (t) => {
       t.ok(malformed.status === 400 || malformed.status === 414, `${path.slice(0, 40)}: a 4xx`);
       t.same(JSON.parse(malformed.body.toString()), { success: false, message: 'Malformed request URL', code: 'invalid_request' });
     }
+    // fastify reads a body before it knows no route takes it: an unknown path stays a 404 whatever the body.
+    for (const [body, type] of [['', 'application/json'], ['{bad', 'application/json'], ['x', 'application/x-unknown']] as const) {
+      for (const path of ['/api/v3/nothing-here', '/storage/nothing-here', '/dashboard/nothing-here']) {
+        const unknown = await client.raw('POST', path, { body, headers: { 'content-type': type } });
+        t.equal(unknown.status, 404, `POST ${path} (${type}, ${JSON.stringify(body)})`);
+        t.same(JSON.parse(unknown.body.toString()), { success: false, message: 'Not found', code: 'not_found' });
+      }
+    }
     const bad = await client.raw('POST', '/api/v3/api-keys', { body: '{"scopes":', headers: { 'content-type': 'application/json' } });
     t.equal(bad.status, 400);
     t.match(JSON.parse(bad.body.toString()), { success: false, code: 'invalid_request' });
