@@ -67,8 +67,15 @@ function operatorCertificate(config: Config): { cert?: Buffer; key?: Buffer } {
 }
 
 /** Node checks headersTimeout every connectionsCheckingInterval: this keeps the cut within a quarter more. */
-function serverOptions(config: Config): { maxHeaderSize: number; connectionsCheckingInterval: number } & typeof COUNTED_MESSAGES {
-  return { maxHeaderSize: 64 * 1024, connectionsCheckingInterval: Math.min(5000, (config.limits.headersTimeoutSeconds * 1000) / 4), ...COUNTED_MESSAGES };
+/**
+ * optimizeEmptyRequests: a request with neither Content-Length nor Transfer-Encoding (a GET, a HEAD:
+ * most of what an edge serves) gets a body stream that is already over, instead of one node reads to
+ * its end and destroys over several ticks after the answer (resume, end, destroy, close). Whoever reads
+ * a body must not wait for the 'end' of such a request: body readers ask for a length first (S3:
+ * MissingContentLength), and the management API reads an empty stream in its place (api/management-app.ts).
+ */
+function serverOptions(config: Config): { maxHeaderSize: number; optimizeEmptyRequests: boolean; connectionsCheckingInterval: number } & typeof COUNTED_MESSAGES {
+  return { maxHeaderSize: 64 * 1024, optimizeEmptyRequests: true, connectionsCheckingInterval: Math.min(5000, (config.limits.headersTimeoutSeconds * 1000) / 4), ...COUNTED_MESSAGES };
 }
 
 function tune(server: Server, listener: RequestListener, config: Config, app: App): void {

@@ -4,6 +4,7 @@
 // request to it (api/management-lazy.ts).
 import { randomUUID } from 'node:crypto';
 import { createServer, type RequestListener } from 'node:http';
+import { Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyError, type FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
 import { sendError, STATUS_CODES } from './errors.js';
@@ -40,6 +41,12 @@ export async function buildManagement(ctx: AppContext): Promise<BuiltManagement>
     },
   });
   observeApiRequests(fastify, ctx);
+  // A request with neither Content-Length nor Transfer-Encoding has no body, and node hands it over
+  // already ended (server.ts: optimizeEmptyRequests), so its 'end' never comes: fastify's body parser
+  // (a POST with a Content-Type) would wait for it for ever. It reads an empty stream instead.
+  fastify.addHook('preParsing', (request, _reply, payload, done) => {
+    done(null, request.raw.readableEnded ? Readable.from([]) : payload);
+  });
   fastify.setNotFoundHandler((_req, reply) => {
     sendError(reply, 404, 'not_found', 'Not found');
   });
