@@ -35,46 +35,62 @@ export class LogWriteError extends Error {
 }
 
 /**
- * The SQLite writer thread. If the thread dies, its batches in flight fail (the request log keeps
- * them for its next flush) and later ones are written on `fallback`, on the event loop, as before.
+ * The SQLite writer thread, started by the first batch: a process that serves no logged request (an idle
+ * worker, a cluster waiting for traffic) holds no isolate for it (~20 MiB of RSS each). If the thread
+ * cannot start or dies, its batches in flight fail (the request log keeps them for its next flush) and
+ * later ones are written on `fallback`, on the event loop, as before.
  */
 export class ThreadLogWriter implements LogWriter {
-  private readonly worker: Worker;
+  private worker: Worker | undefined;
   private readonly pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
   private nextId = 0;
   private dead = false;
-  private readonly exited: Promise<void>;
+  private exited: Promise<void> = Promise.resolve();
 
   constructor(
-    file: string,
+    private readonly file: string,
     private readonly fallback: LogWriter,
-    log: Pick<Logger, 'error'>,
-  ) {
-    // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
-    this.worker = new Worker(new URL('../analytics/log-writer-worker.js', import.meta.url), { workerData: { file } });
+    private readonly log: Pick<Logger, 'error'>,
+  ) {}
+
+  /** The thread, started now if it is not yet; undefined when it cannot start (the fallback writes). */
+  private thread(): Worker | undefined {
+    if (this.worker) return this.worker;
+    let worker: Worker;
+    try {
+      // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
+      worker = new Worker(new URL('../analytics/log-writer-worker.js', import.meta.url), { workerData: { file: this.file } });
+    } catch (err) {
+      this.log.error({ err }, 'request log: the writer thread did not start; writing on the event loop');
+      this.dead = true;
+      return undefined;
+    }
+    this.worker = worker;
     // Never what keeps the process alive: close() is the orderly way out.
-    this.worker.unref();
-    this.worker.on('message', (reply: WriteReply) => {
+    worker.unref();
+    worker.on('message', (reply: WriteReply) => {
       const waiter = this.pending.get(reply.id);
       if (!waiter) return;
       this.pending.delete(reply.id);
       if (reply.error) waiter.reject(new LogWriteError(reply.error.message, reply.error.code));
       else waiter.resolve();
     });
-    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.once('error', (err) => {
-      log.error({ err }, 'request log: the writer thread died; writing on the event loop');
+    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    worker.once('error', (err) => {
+      this.log.error({ err }, 'request log: the writer thread died; writing on the event loop');
       this.failAll(err);
     });
     void this.exited.then(() => this.failAll(new Error('request log writer thread exited')));
+    return worker;
   }
 
   insertBatch(records: readonly CdnRequestRecord[]): Promise<void> {
-    if (this.dead) return this.fallback.insertBatch(records);
+    const worker = this.dead ? undefined : this.thread();
+    if (worker === undefined) return this.fallback.insertBatch(records);
     const id = ++this.nextId;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, records: encodeRecordBatch(records) } satisfies WriteRequest);
+      worker.postMessage({ id, records: encodeRecordBatch(records) } satisfies WriteRequest);
     });
   }
 
@@ -85,10 +101,11 @@ export class ThreadLogWriter implements LogWriter {
   }
 
   async close(): Promise<void> {
-    if (this.dead) return;
+    const worker = this.worker;
+    if (this.dead || worker === undefined) return;
     // Held until it has gone: the last batch is written by then (messages are handled in order).
-    this.worker.ref();
-    this.worker.postMessage('close');
+    worker.ref();
+    worker.postMessage('close');
     await this.exited;
   }
 }
