@@ -34,6 +34,9 @@ export class LogWriteError extends Error {
   }
 }
 
+/** The writer thread's name, as the OS lists it. */
+export const LOG_WRITER_THREAD = 'request-log';
+
 /**
  * The SQLite writer thread, started by the first batch: a process that serves no logged request (an idle
  * worker, a cluster waiting for traffic) holds no isolate for it (~20 MiB of RSS each). If the thread
@@ -59,7 +62,8 @@ export class ThreadLogWriter implements LogWriter {
     let worker: Worker;
     try {
       // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
-      worker = new Worker(new URL('../analytics/log-writer-worker.js', import.meta.url), { workerData: { file: this.file } });
+      // Named for `top -H` and /proc/<pid>/task/*/comm (at most 15 characters there).
+      worker = new Worker(new URL('../analytics/log-writer-worker.js', import.meta.url), { name: LOG_WRITER_THREAD, workerData: { file: this.file } });
     } catch (err) {
       this.log.error({ err }, 'request log: the writer thread did not start; writing on the event loop');
       this.dead = true;
