@@ -66,8 +66,8 @@ function operatorCertificate(config: Config): { cert?: Buffer; key?: Buffer } {
   return { cert: readTlsFile(config.tls.cert, 'tls.cert'), key: readTlsFile(config.tls.key, 'tls.key') };
 }
 
-/** Node checks headersTimeout every connectionsCheckingInterval: this keeps the cut within a quarter more. */
 /**
+ * Node checks headersTimeout every connectionsCheckingInterval: this keeps the cut within a quarter more.
  * optimizeEmptyRequests: a request with neither Content-Length nor Transfer-Encoding (a GET, a HEAD:
  * most of what an edge serves) gets a body stream that is already over, instead of one node reads to
  * its end and destroys over several ticks after the answer (resume, end, destroy, close). Whoever reads

@@ -39,7 +39,7 @@ export const LOG_WRITER_THREAD = 'request-log';
 
 /**
  * The SQLite writer thread, started by the first batch: a process that serves no logged request (an idle
- * worker, a cluster waiting for traffic) holds no isolate for it (~20 MiB of RSS each). If the thread
+ * worker, a cluster waiting for traffic) holds no isolate for it (~17 MiB of RSS each). If the thread
  * cannot start or dies, its batches in flight fail (the request log keeps them for its next flush) and
  * later ones are written on `fallback`, on the event loop, as before.
  */

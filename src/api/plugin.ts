@@ -31,10 +31,8 @@ import { sessionPrincipal } from './session-cookie.js';
 import { sessionRoutes } from './session-routes.js';
 import { openApiRoutes } from './openapi/routes.js';
 
-
 /** A service's refusal, as the API answers it. A storage quota is 403, as S3's QuotaExceeded: the account may not store more (413 is one request's size). */
 const REFUSAL_STATUS: Record<RefusalKind, number> = { invalid: 400, too_large: 413, suspended: 403, insufficient_credits: 402, quota_exceeded: 403 };
-
 
 function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
