@@ -1,5 +1,5 @@
 // Errors of the management API. Every one is answered as { success: false, message, code, ...extra }.
-import type { FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 export class ApiError extends Error {
   constructor(
@@ -23,7 +23,7 @@ export function badRequest(message: string): ApiError {
 }
 
 /** The envelope's `code` for a framework's error of this HTTP status (fastify's own: a body it could not parse, a media type it has no parser for). */
-export const STATUS_CODES: Record<number, string> = {
+const STATUS_CODES: Record<number, string> = {
   400: 'invalid_request',
   401: 'unauthorized',
   403: 'forbidden',
@@ -39,4 +39,12 @@ export const STATUS_CODES: Record<number, string> = {
 /** Answers the error envelope. */
 export function sendError(reply: FastifyReply, status: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
   void reply.code(status).type('application/json; charset=utf-8').send({ success: false, message, code, ...extra });
+}
+
+/** An error no handler knows by its kind: a 4xx in the envelope with the framework's message, anything else a logged internal_error. */
+export function sendOtherError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const status = err.statusCode ?? 500;
+  if (status >= 400 && status < 500) return sendError(reply, status, STATUS_CODES[status] ?? 'invalid_request', err.message);
+  request.log.error({ err }, 'management API error');
+  sendError(reply, 500, 'internal_error', 'Internal error');
 }

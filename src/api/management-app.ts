@@ -7,7 +7,7 @@ import { createServer, type RequestListener } from 'node:http';
 import { Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyError, type FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
-import { sendError, STATUS_CODES } from './errors.js';
+import { sendError, sendOtherError } from './errors.js';
 import { managementApi } from './plugin.js';
 import { observeApiRequests } from './api-request-line.js';
 import { parseQueryFirstValue } from './query.js';
@@ -54,10 +54,7 @@ export async function buildManagement(ctx: AppContext): Promise<BuiltManagement>
   // it, so a bad body to an unknown path is still that path's 404; the dashboard's are enveloped too.
   fastify.setErrorHandler((err: FastifyError, request, reply) => {
     if (request.is404) return sendError(reply, 404, 'not_found', 'Not found');
-    const status = err.statusCode ?? 500;
-    if (status >= 400 && status < 500) return sendError(reply, status, STATUS_CODES[status] ?? 'invalid_request', err.message);
-    request.log.error({ err }, 'management API error');
-    return sendError(reply, 500, 'internal_error', 'Internal error');
+    return sendOtherError(err, request, reply);
   });
   await fastify.register(managementApi, { ctx, lazySchemas: true });
   if (ctx.config.dashboard.enabled) {

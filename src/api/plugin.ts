@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
-import { ApiError, sendError, STATUS_CODES } from './errors.js';
+import { ApiError, sendError, sendOtherError } from './errors.js';
 import { Refusal, type RefusalKind } from '../errors/refusal.js';
 import { isMetadataBusy, isMetadataUnavailable, isOutOfSpace, isStorageUnavailable } from '../errors/s3-errors.js';
 import { isUploadBufferFull } from '../storage/upload-budget.js';
@@ -99,10 +99,7 @@ export async function managementApi(app: FastifyInstance, opts: ManagementApiOpt
       request.log.warn({ err }, 'management API: storage full, write refused');
       return sendError(reply, 507, 'storage_full', 'Storage is full; delete some files and retry');
     }
-    const status = err.statusCode ?? 500;
-    if (status >= 400 && status < 500) return sendError(reply, status, STATUS_CODES[status] ?? 'invalid_request', err.message);
-    request.log.error({ err }, 'management API error');
-    return sendError(reply, 500, 'internal_error', 'Internal error');
+    return sendOtherError(err, request, reply);
   });
 
   // The dashboard's session cookie (src/api/session-cookie.ts); bearer tokens need none of it.
