@@ -2,7 +2,7 @@
 // log itself with filters (GET /api/v3/cdn/proxy-logs/requests), anomaly detail (GET
 // /api/v3/cdn/anomalies/:id), and one click to block an IP or a country on a project hostname, which
 // writes the hostname's rules (PUT .../rules) and can be undone by writing the previous rules back.
-import { html, useEffect, useMemo, useRef, useState } from './preact-htm.js';
+import { html, useEffect, useLayoutEffect, useMemo, useRef, useState } from './preact-htm.js';
 import { get, put, query } from './api.js';
 import { Card, Dialog, ErrorNotice, Loaded, Notice, Page, Stat, Table, useCursorPages, useLoad } from './components.js';
 import { bytes, count, dateTime, percent } from './format.js';
@@ -166,7 +166,10 @@ const NO_FILTER = { decision: '', ip: '', country: '', path: '' };
 /** The request log, newest first, with filters; pages by the API's cursor. */
 function RequestLog({ hostname, range, filter, setFilter, blocker }) {
   const [draft, setDraft] = useState(filter);
-  useEffect(() => setDraft(filter), [filter]);
+  // The form follows a filter set from outside (Clear, a country clicked in the report) in the same
+  // render, not after the next paint as useEffect would: typed right after Clear, a busy browser
+  // painted late and the reset wiped what had been typed, so Apply sent no filter at all.
+  useLayoutEffect(() => setDraft(filter), [filter]);
   const list = useCursorPages(
     (cursor, limit) => `/api/v3/cdn/proxy-logs/requests${query({ hostname, from: range.from, to: range.to, ...filter, cursor, limit })}`,
     [hostname, range.from, range.to, filter],

@@ -2,4 +2,4 @@
 // JSX, so the sources run without a compile step of their own.
 export { render } from 'preact';
 export { html } from 'htm/preact';
-export { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+export { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
