@@ -303,7 +303,7 @@ async function issueNow(ctx: RunContext, tls: TlsService, hostname: ProjectHostn
   // Only what the outcome does not say: an internal error's details, on stderr.
   const log = pino({ level: 'error' }, destination({ dest: 2, sync: true }));
   const issuance = new CertificateIssuance({ config: config.acme, repos, masterKey, now: () => Date.now(), log });
-  const outcome = await issuance.issue({ hostnameId: hostname.id, hostname: hostname.hostname, userId: project.userId, known: true });
+  const outcome = await issuance.issue({ hostnameId: hostname.id, hostname: hostname.hostname, userId: project.userId });
   const status = await tls.status(hostname);
   switch (outcome.outcome) {
     case 'issued':

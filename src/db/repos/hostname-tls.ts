@@ -47,8 +47,6 @@ export interface DueHostname {
   hostnameId: string;
   hostname: string;
   userId: string;
-  /** Whether it has a row yet (a verified hostname without one is due at once). */
-  known: boolean;
 }
 
 interface Row {
@@ -113,7 +111,7 @@ const ADD_ROW = `INSERT INTO hostname_tls (hostname_id, next_attempt_at, updated
 const SET_SETTINGS = `UPDATE hostname_tls SET redirect_https = ?, hsts_max_age = ?, hsts_subdomains = ?, min_tls = ?, updated_at = ? WHERE hostname_id = ?`;
 // Verified hostnames the job acts on now: those without a row, and those whose next attempt is due and
 // that no process holds a claim on. Oldest first, a bounded batch.
-const DUE = `SELECT h.id AS "hostnameId", h.hostname AS hostname, p.user_id AS "userId", CASE WHEN t.hostname_id IS NULL THEN 0 ELSE 1 END AS known
+const DUE = `SELECT h.id AS "hostnameId", h.hostname AS hostname, p.user_id AS "userId"
   FROM project_hostnames h JOIN projects p ON p.id = h.project_id LEFT JOIN hostname_tls t ON t.hostname_id = h.id
   WHERE h.verified_at IS NOT NULL AND (t.hostname_id IS NULL OR (t.next_attempt_at IS NOT NULL AND t.next_attempt_at <= ? AND (t.claimed_until IS NULL OR t.claimed_until < ?)))
   ORDER BY COALESCE(t.next_attempt_at, 0), h.id LIMIT ?`;
@@ -187,8 +185,7 @@ export class HostnameTlsRepo {
   }
 
   async due(now: number, limit: number): Promise<DueHostname[]> {
-    const rows = await this.db.all<{ hostnameId: string; hostname: string; userId: string; known: number }>(DUE, [now, now, limit]);
-    return rows.map((r) => ({ hostnameId: r.hostnameId, hostname: r.hostname, userId: r.userId, known: Number(r.known) === 1 }));
+    return this.db.all<DueHostname>(DUE, [now, now, limit]);
   }
 
   /** Takes the hostname for an issuance until `until`; false when another process holds it. */
