@@ -254,7 +254,8 @@ t.test('stdout gone before the start message (s3edge serve | head -1): the clust
   await until('two workers', () => childrenOf(pid).length === 2);
   await sleep(1000);
   child.kill('SIGTERM');
-  const code = await Promise.race([exited, sleep(SAFETY_MS).then(() => 'still running')]);
+  // Unref'd: the safety timer must not keep this file's process alive once the supervisor exited (it did, 30 s).
+  const code = await Promise.race([exited, sleep(SAFETY_MS, undefined, { ref: false }).then(() => 'still running')]);
   if (code === 'still running') child.kill('SIGKILL');
   t.equal(code, 0, `the supervisor stopped on SIGTERM and exited 0 (stderr: ${stderr.slice(0, 500)})`);
   t.same(childrenOf(pid), [], 'no process left');
