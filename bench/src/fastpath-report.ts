@@ -223,7 +223,7 @@ function describe(input: FastpathReportInput): string[] {
   const lines = [
     '## What runs',
     '',
-    `- **s3edge wN**: \`serve --workers N\` with its defaults (SQLite, request log on), one server per worker count serving every s3edge column${has('proxy') ? ' (with `edge.allowPrivateOrigins` on, which only the edge proxy\'s origin check reads: the origin is on loopback)' : ''}.`,
+    `- **s3edge wN**: \`serve --workers N\` with its defaults (SQLite, request log on; its stdout, a JSON line a request, to a file as \`serve > s3edge.log\` would), one server per worker count serving every s3edge column${has('proxy') ? ' (with `edge.allowPrivateOrigins` on, which only the edge proxy\'s origin check reads: the origin is on loopback)' : ''}.`,
   ];
   if (has('cdn')) lines.push('  - **CDN hit**: keep-alive GETs of one public 4 KiB asset (uploaded through the management API) from the CDN listener with the CDN `Host`; the edge cache warm (X-Cache probes below).');
   if (has('presigned')) lines.push(`  - **presigned GET**: one presigned URL (query-string SigV4, a day's expiry) per object, ${input.objects} objects of 4 KiB, cycled through by the Lua script.`);

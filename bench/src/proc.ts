@@ -1,11 +1,13 @@
 // Child processes of the harness (servers under test), free ports, readiness, and RSS sampling
 // from /proc. Every child is remembered so an interrupted run (SIGINT) leaves nothing behind.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const live = new Set<ChildProcess>();
+/** How much of a child's stdout and stderr output() keeps. */
+const TAIL_BYTES = 65536;
 const tempDirs = new Set<string>();
 
 export function rememberTempDir(dir: string): void {
@@ -48,50 +50,118 @@ export interface Managed {
   pid: number;
   /** The last 64 KiB of stdout + stderr. */
   output(): string;
-  /** Called with each stdout line (the listening line of s3edge). */
-  onLine(fn: (line: string) => void): void;
+  /** Called with each stdout line (the listening line of s3edge) until the function returned is called. */
+  onLine(fn: (line: string) => void): () => void;
   exited: Promise<void>;
   hasExited(): boolean;
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<void>;
 }
 
-export function spawnManaged(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): Managed {
-  const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface SpawnOptions {
+  cwd?: string;
+  /**
+   * Where the child's stdout goes instead of a pipe to this process: a file, as an operator's
+   * `serve > s3edge.log` would. s3edge writes a JSON line per request (~10 MB/s under load); through a
+   * pipe this process woke ~2,000 times a second to read it, ~0.07 of a core taken from the two that
+   * the server under test and the load generator share, and from no other target. The file is read
+   * only while someone waits for a line (the listening line), and emptied every second otherwise (a
+   * run's lines would fill gigabytes): output() shows the last second of it.
+   */
+  stdoutFile?: string;
+}
+
+/** How often a stdoutFile is read while a line is awaited, and emptied while none is. */
+const FILE_POLL_MS = 20;
+const FILE_TRIM_MS = 1000;
+
+export function spawnManaged(command: string, args: readonly string[], env: NodeJS.ProcessEnv, options: SpawnOptions = {}): Managed {
+  const { cwd, stdoutFile } = options;
+  const outFd = stdoutFile === undefined ? undefined : openSync(stdoutFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(command, args, { env, cwd, stdio: ['ignore', outFd ?? 'pipe', 'pipe'] });
+  } finally {
+    if (outFd !== undefined) closeSync(outFd);
+  }
   if (child.pid === undefined) throw new Error(`cannot start ${command}`);
   const pid = child.pid;
   live.add(child);
-  let captured = '';
-  const capture = (s: string): void => {
-    captured += s;
-    if (captured.length > 65536) captured = captured.slice(-65536);
+  // The last 64 KiB of what the pipes brought, for output().
+  const tail: Buffer[] = [];
+  let tailBytes = 0;
+  const capture = (b: Buffer): void => {
+    tail.push(b);
+    tailBytes += b.length;
+    while (tailBytes - (tail[0] as Buffer).length >= TAIL_BYTES) tailBytes -= (tail.shift() as Buffer).length;
   };
-  const lineListeners: ((line: string) => void)[] = [];
-  let partial = '';
-  child.stdout?.setEncoding('utf8');
-  child.stderr?.setEncoding('utf8');
-  // Always drain both pipes: a server whose pipe fills up blocks on its logging.
-  child.stdout?.on('data', (d: string) => {
-    capture(d);
-    if (lineListeners.length === 0) return;
-    partial += d;
+  // Lines are cut and decoded only while someone listens for one.
+  const lineListeners = new Set<(line: string) => void>();
+  let partial: Buffer = Buffer.alloc(0);
+  const feedLines = (d: Buffer): void => {
+    if (lineListeners.size === 0) {
+      partial = Buffer.alloc(0);
+      return;
+    }
+    let buf = partial.length === 0 ? d : Buffer.concat([partial, d]);
     let nl: number;
-    while ((nl = partial.indexOf('\n')) >= 0) {
-      const line = partial.slice(0, nl);
-      partial = partial.slice(nl + 1);
+    while (lineListeners.size > 0 && (nl = buf.indexOf(10)) >= 0) {
+      const line = buf.toString('utf8', 0, nl);
+      buf = buf.subarray(nl + 1);
       for (const fn of lineListeners) fn(line);
     }
-    if (partial.length > 65536) partial = '';
+    partial = buf.length > 65536 ? Buffer.alloc(0) : Buffer.from(buf);
+  };
+  // A stdoutFile is read from where the last read stopped, every FILE_POLL_MS while a line is awaited.
+  let fileOffset = 0;
+  let poll: NodeJS.Timeout | undefined;
+  const readFile = (): void => {
+    if (stdoutFile === undefined) return;
+    const chunk = readFrom(stdoutFile, fileOffset);
+    fileOffset += chunk.length;
+    if (chunk.length > 0) feedLines(chunk);
+  };
+  const pollFile = (): void => {
+    readFile();
+    if (lineListeners.size === 0) {
+      clearInterval(poll);
+      poll = undefined;
+    }
+  };
+  // Emptied while no line is awaited; the child appends (O_APPEND), so its next line starts the file again.
+  const trim =
+    stdoutFile === undefined
+      ? undefined
+      : setInterval(() => {
+          if (lineListeners.size > 0) return;
+          try {
+            truncateSync(stdoutFile, 0);
+            fileOffset = 0;
+          } catch {
+            /* removed with its directory */
+          }
+        }, FILE_TRIM_MS);
+  trim?.unref();
+  // Always drain the pipes: a server whose pipe fills up blocks on its logging.
+  child.stdout?.on('data', (d: Buffer) => {
+    capture(d);
+    feedLines(d);
   });
-  child.stderr?.on('data', (d: string) => capture(d));
+  child.stderr?.on('data', (d: Buffer) => capture(d));
   let done = false;
   const exited = new Promise<void>((resolve) => {
     child.once('exit', () => {
       done = true;
       live.delete(child);
+      // A line written just before the exit is still read.
+      readFile();
+      clearInterval(poll);
+      clearInterval(trim);
       resolve();
     });
     child.once('error', (err) => {
-      capture(`spawn error: ${err.message}\n`);
+      capture(Buffer.from(`spawn error: ${err.message}\n`));
+      clearInterval(poll);
+      clearInterval(trim);
       done = true;
       live.delete(child);
       resolve();
@@ -100,8 +170,19 @@ export function spawnManaged(command: string, args: readonly string[], env: Node
   return {
     child,
     pid,
-    output: () => captured,
-    onLine: (fn) => lineListeners.push(fn),
+    output: () => {
+      const file = stdoutFile === undefined ? '' : fileTail(stdoutFile);
+      const text = file + Buffer.concat(tail).toString('utf8');
+      return text.length > TAIL_BYTES ? text.slice(-TAIL_BYTES) : text;
+    },
+    onLine: (fn) => {
+      lineListeners.add(fn);
+      if (stdoutFile !== undefined && poll === undefined && !done) {
+        poll = setInterval(pollFile, FILE_POLL_MS);
+        poll.unref();
+      }
+      return () => lineListeners.delete(fn);
+    },
     exited,
     hasExited: () => done,
     async stop(signal: NodeJS.Signals = 'SIGTERM', graceMs = 10_000): Promise<void> {
@@ -112,6 +193,35 @@ export function spawnManaged(command: string, args: readonly string[], env: Node
       clearTimeout(timer);
     },
   };
+}
+
+/** The bytes of `file` from `offset` on (none when it is gone). */
+function readFrom(file: string, offset: number): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return Buffer.alloc(0);
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= offset) return Buffer.alloc(0);
+    const buf = Buffer.alloc(size - offset);
+    const n = readSync(fd, buf, 0, buf.length, offset);
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The last TAIL_BYTES of `file`, as text. */
+function fileTail(file: string): string {
+  try {
+    const size = statSync(file).size;
+    return readFrom(file, Math.max(0, size - TAIL_BYTES)).toString('utf8');
+  } catch {
+    return '';
+  }
 }
 
 /** A port that was free a moment ago on 127.0.0.1 (for servers that cannot report port 0). */
@@ -322,9 +432,10 @@ export async function startInternalServer(args: readonly string[], what: string)
   const proc = spawnManaged(process.execPath, [main, ...args], { PATH: process.env.PATH ?? '' });
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what} did not start: ${proc.output()}`)), 30_000);
-    proc.onLine((line) => {
+    const stop = proc.onLine((line) => {
       const m = /"port":(\d+)/.exec(line);
       if (m) {
+        stop();
         clearTimeout(timer);
         resolve(Number(m[1]));
       }

@@ -494,7 +494,7 @@ function scaleReport(r: ScaleResult, opts: ScaleOptions, v: ReturnType<typeof ve
     '',
     `Run: \`${opts.command}\` (${opts.rounds} round${opts.rounds === 1 ? '' : 's'} of ${bound} per cell after an untimed warm-up, the targets' order rotating each round; medians). Written by the harness (bench/src/scale.ts) in ${(r.durationMs / 1000).toFixed(0)} s.`,
     '',
-    's3edge: `serve --workers N` with its defaults (SQLite, request log on); `w2` is a supervisor and two workers sharing the listeners (node:cluster, docs/SCALE.md).',
+    's3edge: `serve --workers N` with its defaults (SQLite, request log on; its stdout, a JSON line a request, to a file as `serve > s3edge.log` would); `w2` is a supervisor and two workers sharing the listeners (node:cluster, docs/SCALE.md).',
     ...postgresText(r),
     'nginx: `worker_processes N`, `sendfile on`, serving the same bytes as static files.',
     ...loadText(r, opts),

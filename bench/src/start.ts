@@ -244,8 +244,10 @@ async function startOnce(
   const t0 = performance.now();
   const proc = spawnManaged(cmd as string, [...nodeArgs, ...args], t.env ? { ...e.env, ...t.env } : e.env);
   let listeningMs: number | undefined;
-  proc.onLine((line) => {
-    if (listeningMs === undefined && line.includes('"event":"listening"')) listeningMs = performance.now() - t0;
+  const stopListening = proc.onLine((line) => {
+    if (listeningMs !== undefined || !line.includes('"event":"listening"')) return;
+    listeningMs = performance.now() - t0;
+    stopListening();
   });
   const alive = (): boolean => !proc.hasExited();
   try {

@@ -84,7 +84,7 @@ function waitForJsonLine(proc: Managed, name: string, timeoutMs = 60_000): Promi
   return new Promise((resolve, reject) => {
     let found = false;
     const timer = setTimeout(() => reject(new Error(`${name}: no listening line within ${timeoutMs} ms:\n${proc.output()}`)), timeoutMs);
-    proc.onLine((line) => {
+    const stop = proc.onLine((line) => {
       if (found) return;
       let parsed: unknown;
       try {
@@ -95,6 +95,7 @@ function waitForJsonLine(proc: Managed, name: string, timeoutMs = 60_000): Promi
       if (typeof parsed === 'object' && parsed !== null && (parsed as Record<string, unknown>)['event'] === 'listening') {
         found = true;
         clearTimeout(timer);
+        stop();
         resolve(parsed as Record<string, unknown>);
       }
     });
@@ -130,7 +131,7 @@ export async function startS3edge(opts: S3edgeOptions = {}): Promise<Target> {
     secretAccessKey: randomBytes(30).toString('base64url'),
   };
   const env = cleanEnv({ S3EDGE_ROOT_ACCESS_KEY: credentials.accessKeyId, S3EDGE_ROOT_SECRET_KEY: credentials.secretAccessKey, ...opts.env });
-  const proc = spawnManaged(process.execPath, [...(opts.nodeArgs ?? []), bin, 'serve', '--data-dir', join(dir, 'data'), '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json', '--workers', String(opts.workers ?? 1), ...(opts.args ?? [])], env);
+  const proc = spawnManaged(process.execPath, [...(opts.nodeArgs ?? []), bin, 'serve', '--data-dir', join(dir, 'data'), '--host', '127.0.0.1', '--port', '0', '--cdn-port', '0', '--json', '--workers', String(opts.workers ?? 1), ...(opts.args ?? [])], env, { stdoutFile: join(dir, 'stdout.log') });
   try {
     const line = await waitForJsonLine(proc, 's3edge');
     const url = line['s3'];
@@ -177,7 +178,7 @@ export async function startS3rver(): Promise<Target> {
 export async function startMoto(): Promise<Target> {
   const dir = await tempDir('moto');
   const port = await freePort();
-  const proc = spawnManaged('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], cleanEnv({ PYTHONUNBUFFERED: '1' }), dir);
+  const proc = spawnManaged('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], cleanEnv({ PYTHONUNBUFFERED: '1' }), { cwd: dir });
   try {
     await waitForPort(port, proc, 'moto');
   } catch (err) {
