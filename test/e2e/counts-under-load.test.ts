@@ -74,10 +74,10 @@ async function counter(name: string, labels: Record<string, string>): Promise<nu
   return sum;
 }
 
-/** The server's JSON log lines that match. */
-function lines(match: (line: Record<string, unknown>) => boolean): Record<string, unknown>[] {
+/** The server's JSON log lines that match, every request line logged so far included. */
+async function lines(match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
-  for (const text of server.output().split('\n')) {
+  for (const text of (await server.loggedOutput()).split('\n')) {
     if (!text.startsWith('{')) continue;
     try {
       const line = JSON.parse(text) as Record<string, unknown>;
@@ -108,7 +108,7 @@ t.test('CDN hits: log rows, download events, metrics and log lines equal the req
   t.equal(await counter('s3edge_requests_total', { surface: 'cdn', operation: 'GET', status: '200' }), CDN_REQUESTS, 's3edge_requests_total summed across workers');
   t.equal(await counter('s3edge_request_duration_seconds_count', { surface: 'cdn', operation: 'GET' }), CDN_REQUESTS, 'the latency histogram counted each');
   t.equal(await counter('s3edge_response_body_bytes_total', { surface: 'cdn' }), CDN_REQUESTS * 4096, 'response body bytes');
-  const logged = lines((l) => l['msg'] === 'cdn request' && l['assetId'] === asset.id);
+  const logged = await lines((l) => l['msg'] === 'cdn request' && l['assetId'] === asset.id);
   t.equal(logged.length, CDN_REQUESTS, 'one log line per request');
   t.equal(new Set(logged.map((l) => l['pid'])).size, 2, 'served by both workers');
   const summary = await user.client.summary();
@@ -142,7 +142,7 @@ t.test('S3 GETs: metrics and log lines equal the requests', async (t) => {
   const statuses = await load(server.url, S3_REQUESTS, () => ({ path: '/counted/object.bin', headers }));
   t.equal(statuses.filter((s) => s === 200).length, S3_REQUESTS, 'every request answered 200');
   t.equal((await counter('s3edge_requests_total', { surface: 's3', operation: 'GetObject' })) - before, S3_REQUESTS, 's3edge_requests_total summed across workers');
-  const logged = lines((l) => l['msg'] === 's3 request' && l['operation'] === 'GetObject' && l['bucket'] === 'counted' && l['status'] === 200);
+  const logged = await lines((l) => l['msg'] === 's3 request' && l['operation'] === 'GetObject' && l['bucket'] === 'counted' && l['status'] === 200);
   t.equal(logged.length, S3_REQUESTS, 'one log line per request');
   t.ok(logged.every((l) => l['bytesOut'] === 4096 && l['bytesIn'] === 0), 'each line with its body bytes');
 });
@@ -158,7 +158,7 @@ t.test('proxied requests: log rows, proxy logs and metrics equal the requests', 
   const data = ((await res.json()) as { data: { requests: { total: number; allowed: number } } }).data;
   t.equal(data.requests.total, PROXY_REQUESTS, 'the proxy logs count every request');
   t.equal(data.requests.allowed, PROXY_REQUESTS, 'all of them allowed');
-  t.equal(lines((l) => l['msg'] === 'proxy request' && l['host'] === 'counted.test').length, PROXY_REQUESTS, 'one log line per request');
+  t.equal((await lines((l) => l['msg'] === 'proxy request' && l['host'] === 'counted.test')).length, PROXY_REQUESTS, 'one log line per request');
 });
 
 t.test('an API rate limit lets exactly its maximum through when the requests arrive at once', async (t) => {

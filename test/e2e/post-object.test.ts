@@ -144,7 +144,7 @@ t.test('the request log names the operation, the signing key and the key written
   }
   t.match(line, { operation: 'PostObject', method: 'POST', bucket: BUCKET, key: 'uploads/hello world.txt', accessKeyId: server.rootKey.accessKeyId, status: 204, errorCode: null });
   const denied = c.badSignature?.headers?.['x-amz-request-id'];
-  const deniedLine = server.output().split('\n').find((raw) => raw.includes(`"${denied}"`) && raw.includes('s3 request'));
+  const deniedLine = (await server.loggedOutput()).split('\n').find((raw) => raw.includes(`"${denied}"`) && raw.includes('s3 request'));
   t.match(JSON.parse(deniedLine ?? '{}'), { operation: 'PostObject', status: 403, errorCode: 'SignatureDoesNotMatch', accessKeyId: server.rootKey.accessKeyId });
 });
 

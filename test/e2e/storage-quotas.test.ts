@@ -64,10 +64,10 @@ async function file(name: string, size: number): Promise<string> {
   return path;
 }
 
-/** The S3 request lines the workers logged (pid, operation, key, status, errorCode). */
-function s3Lines(): Array<Record<string, unknown>> {
+/** The S3 request lines the workers logged so far (pid, operation, key, status, errorCode). */
+async function s3Lines(): Promise<Array<Record<string, unknown>>> {
   const out: Array<Record<string, unknown>> = [];
-  for (const line of server.output().split('\n')) {
+  for (const line of (await server.loggedOutput()).split('\n')) {
     if (!line.startsWith('{')) continue;
     try {
       const rec = JSON.parse(line) as Record<string, unknown>;
@@ -168,7 +168,7 @@ t.test('a bucket quota refuses an S3 PUT that would exceed it: QuotaExceeded 403
 
   const retried = await awsRetrying(['s3api', 'put-object', '--bucket', PHOTOS, '--key', 'retry-probe.bin', '--body', sixty]);
   t.match(retried.stderr, /QuotaExceeded/);
-  t.equal(s3Lines().filter((l) => l['key'] === 'retry-probe.bin').length, 1, 'aws cli with 5 attempts allowed sent it once: not retryable');
+  t.equal((await s3Lines()).filter((l) => l['key'] === 'retry-probe.bin').length, 1, 'aws cli with 5 attempts allowed sent it once: not retryable');
 
   const raw = await s3.putObject(PHOTOS, 'd.bin', Buffer.alloc(60 * KIB));
   t.equal(raw.status, 403);
@@ -197,7 +197,7 @@ t.test('a quota set reaches both workers within a second', async (t) => {
       // Each on a connection of its own (the helper's): the workers take turns.
       statuses.push((await s3.putObject(LOGS, `${prefix}-${i}`, Buffer.alloc(512))).status);
     }
-    const pids = new Set(s3Lines().filter((l) => typeof l['key'] === 'string' && (l['key'] as string).startsWith(`${prefix}-`)).map((l) => l['pid']));
+    const pids = new Set((await s3Lines()).filter((l) => typeof l['key'] === 'string' && (l['key'] as string).startsWith(`${prefix}-`)).map((l) => l['pid']));
     return { statuses, pids };
   };
   const before = await spread(6, 'warm');
@@ -286,7 +286,7 @@ t.test('24 parallel PUTs through both workers against a quota for 10: never past
   }
   t.equal(bucketBytes(RACE), 160 * KIB, 'the quota exactly');
   t.equal(query<{ n: number }>(server, "SELECT count(*) AS n FROM objects o JOIN buckets b ON b.id = o.bucket_id WHERE b.name = ?", RACE)[0]?.n, 10);
-  const pids = new Set(s3Lines().filter((l) => typeof l['key'] === 'string' && (l['key'] as string).startsWith('r-')).map((l) => l['pid']));
+  const pids = new Set((await s3Lines()).filter((l) => typeof l['key'] === 'string' && (l['key'] as string).startsWith('r-')).map((l) => l['pid']));
   t.equal(pids.size, 2, 'both workers took part');
   t.equal(reservationRows(), 0);
 });

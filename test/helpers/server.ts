@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { childProcessEnv, s3edgeCommand } from './child-env.js';
 import { onTestProcessExit } from './exit-cleanup.js';
 import { runS3edge } from './cli.js';
@@ -14,6 +15,7 @@ import { generateSelfSignedCert } from './tls.js';
 import type { Credentials } from './signer.js';
 import { startMoto, type RunningMoto } from './moto.js';
 import { OutputTail } from './output-tail.js';
+import { REQUEST_LINES_HELD_MS } from '../../src/log-format.js';
 
 export { S3EDGE_BIN } from './child-env.js';
 
@@ -79,6 +81,11 @@ export interface RunningServer {
   moto?: RunningMoto;
   /** Captured stdout+stderr of the server (the last 256 KiB). */
   output(): string;
+  /**
+   * output() once the request lines logged before the call are in it: the server holds them up to
+   * REQUEST_LINES_HELD_MS before writing (src/log-format.ts). For counting them; to wait for one, poll output().
+   */
+  loggedOutput(): Promise<string>;
   /** The server process's id (to read its /proc/<pid>/status, for instance). */
   pid: number;
   /** Sends the server process a signal; stop() still cleans up after it. */
@@ -254,6 +261,10 @@ export async function startServer(opts: StartServerOptions = {}): Promise<Runnin
       return r.json;
     },
     output: () => captured.text(),
+    loggedOutput: async () => {
+      await sleep(REQUEST_LINES_HELD_MS + 250);
+      return captured.text();
+    },
     pid: child.pid ?? -1,
     kill: (signal) => child.kill(signal),
     exited: exitPromise,
