@@ -27,6 +27,7 @@ import { sql as transferCharges } from './026-transfer-charges.js';
 import { sql as storageMetering } from './027-storage-metering.js';
 import { sql as hostnameTls } from './028-hostname-tls.js';
 import { sql as depletedIndex } from './029-depleted-index.js';
+import { sql as usageEventsIndex } from './030-usage-events-index.js';
 
 /** Numbered migrations, applied in order; PRAGMA user_version records the last applied. Never edit one that has shipped. */
-export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords, dashboardSessions, objectTagging, versioning, cacheInvalidations, creditReservations, rateLimitCounters, blobRemovals, bucketTagging, bucketAccess, bucketLifecycle, notifications, objectAcl, transferCharges, storageMetering, hostnameTls, depletedIndex];
+export const MIGRATIONS: readonly string[] = [initial, multipart, bucketCors, inlineBlobs, management, cdnRequestLog, publicBuckets, assetActiveContent, corruptBlobs, blobCrc32c, domains, edge, userPasswords, dashboardSessions, objectTagging, versioning, cacheInvalidations, creditReservations, rateLimitCounters, blobRemovals, bucketTagging, bucketAccess, bucketLifecycle, notifications, objectAcl, transferCharges, storageMetering, hostnameTls, depletedIndex, usageEventsIndex];
