@@ -6,7 +6,7 @@ import { bucketNameProblem } from '../buckets/bucket-name.js';
 import { createBucket, deleteBucket } from '../buckets/bucket-service.js';
 import { AdminError, iso, type Command } from './command.js';
 import { requireBucket, requireUser, userNames } from './lookups.js';
-import { parseQuotaSize, QUOTA_FORM, quotaText } from './quota-size.js';
+import { parseQuotaSize, QUOTA_FORM, quotaAnswer } from './quota-size.js';
 
 export const BUCKET_GROUPS: Readonly<Record<string, { section: string; summary: string }>> = {
   buckets: { section: 'Buckets', summary: 'create, list and delete buckets; serve one publicly on the CDN' },
@@ -96,7 +96,7 @@ export const BUCKET_COMMANDS = {
         const bucket = await requireBucket(repos, args.NAME as string);
         if (!(await repos.storageQuotas.setBucketQuota(bucket.id, quota))) throw new AdminError('NoSuchBucket', `no bucket named '${bucket.name}'`);
         const storedBytes = await repos.storageUsage.bucketBytes(bucket.id);
-        return { name: bucket.name, quota: quotaText(quota), quotaBytes: quota, storedBytes, stored: quotaText(storedBytes) };
+        return quotaAnswer(bucket.name, quota, storedBytes);
       },
     },
     delete: {

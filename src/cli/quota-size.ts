@@ -15,6 +15,11 @@ export function parseQuotaSize(raw: string): number | null {
 }
 
 /** A quota as the commands print it: `10 GiB`, or `none`. */
-export function quotaText(bytes: number | null): string {
+function quotaText(bytes: number | null): string {
   return bytes === null ? 'none' : formatBytes(bytes);
+}
+
+/** What `set-quota` prints for a user or a bucket: the quota set and what is stored now, as bytes and as text. */
+export function quotaAnswer(name: string, quota: number | null, storedBytes: number): Record<string, unknown> {
+  return { name, quota: quotaText(quota), quotaBytes: quota, storedBytes, stored: quotaText(storedBytes) };
 }

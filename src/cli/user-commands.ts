@@ -5,7 +5,7 @@ import { ConstraintError } from '../db/repos/index.js';
 import { passwordHashFromStdin } from './password-input.js';
 import { AdminError, iso, type Command } from './command.js';
 import { requireUser } from './lookups.js';
-import { parseQuotaSize, QUOTA_FORM, quotaText } from './quota-size.js';
+import { parseQuotaSize, QUOTA_FORM, quotaAnswer } from './quota-size.js';
 
 export const USER_GROUPS: Readonly<Record<string, { section: string; summary: string }>> = {
   users: { section: 'Accounts and keys', summary: 'accounts that own buckets, assets and credits' },
@@ -73,7 +73,7 @@ export const USER_COMMANDS = {
         const user = await requireUser(repos, args.NAME as string);
         if (!(await repos.storageQuotas.setUserQuota(user.id, quota))) throw new AdminError('NoSuchUser', `no user named '${user.name}'`);
         const storedBytes = await repos.storageUsage.ownerBytes(user.id);
-        return { name: user.name, quota: quotaText(quota), quotaBytes: quota, storedBytes, stored: quotaText(storedBytes) };
+        return quotaAnswer(user.name, quota, storedBytes);
       },
     },
     passwd: {
