@@ -48,6 +48,7 @@ import { createServer, type Server } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { onTestProcessExit } from './exit-cleanup.js';
 import { generateSelfSignedCert } from './tls.js';
+import { OutputTail } from './output-tail.js';
 
 interface Teardown {
   teardown(fn: () => void | Promise<void>): void;
@@ -164,10 +165,13 @@ export async function startPebble(opts: PebbleOptions): Promise<RunningPebble> {
   env.PEBBLE_WFE_NONCEREJECT = '0';
   env.PEBBLE_AUTHZREUSE = String(opts.authzReusePercent ?? 0);
 
-  let output = '';
+  const output = new OutputTail(LOG_LIMIT);
+  // What the attempt under way printed (a port taken meanwhile is worth another try); not kept once started.
+  let attemptOutput: string | undefined = '';
   const append = (d: Buffer): void => {
-    output += d.toString('utf8');
-    if (output.length > LOG_LIMIT) output = output.slice(-LOG_LIMIT);
+    const text = d.toString('utf8');
+    output.add(text);
+    if (attemptOutput !== undefined) attemptOutput += text;
   };
 
   const launch = (acmePort: number, mgmtPort: number): ChildProcess => {
@@ -235,7 +239,7 @@ export async function startPebble(opts: PebbleOptions): Promise<RunningPebble> {
     const [acmePort, mgmtPort] = (await freePorts(2, [opts.httpPort, opts.tlsPort ?? 0])) as [number, number];
     const directoryUrl = `https://127.0.0.1:${acmePort}/dir`;
     const managementUrl = `https://127.0.0.1:${mgmtPort}`;
-    const from = output.length;
+    attemptOutput = '';
     const child = launch(acmePort, mgmtPort);
     const ready = await untilReady(child, directoryUrl, managementUrl);
     if (ready === true) started = { child, directoryUrl, managementUrl };
@@ -243,10 +247,11 @@ export async function startPebble(opts: PebbleOptions): Promise<RunningPebble> {
       failures.push(ready);
       await stopChild(child);
       // Only a port taken meanwhile is worth another try (a bad config fails the same way again).
-      if (!output.slice(from).includes('address already in use')) break;
+      if (!attemptOutput.includes('address already in use')) break;
     }
   }
-  if (started === undefined) throw new Error(`pebble did not start: ${failures.join('; ')}\n${output.slice(-4096)}`);
+  attemptOutput = undefined;
+  if (started === undefined) throw new Error(`pebble did not start: ${failures.join('; ')}\n${output.text().slice(-4096)}`);
   const { child, directoryUrl, managementUrl } = started;
 
   const pem = async (path: string): Promise<string> => {
@@ -263,7 +268,7 @@ export async function startPebble(opts: PebbleOptions): Promise<RunningPebble> {
     caFile: tls.caFile,
     rootPem: () => pem('/roots/0'),
     intermediatePem: () => pem('/intermediates/0'),
-    log: () => output,
+    log: () => output.text(),
     close,
   };
 }
