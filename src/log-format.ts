@@ -68,6 +68,8 @@ export const LOG_WRITE_BYTES = 1024 * 1024;
  * flight under load (a task queued, a thread woken, the event loop woken when it is done): thousands a
  * second beside a CDN hit load, ~0.08 of a core in the pool's threads (docs/ARCHITECTURE.md "Request
  * logs"). Any other line is written at once, after the held ones, so the order of the lines is kept.
+ * Counted in characters (a string's length, known without encoding it): an ASCII line's bytes, as
+ * nearly every line is; a line with other characters holds a little more.
  */
 export const REQUEST_LINES_HELD_BYTES = 64 * 1024;
 export const REQUEST_LINES_HELD_MS = 250;
@@ -146,7 +148,7 @@ export function createLogger(config: Pick<Config, 'logLevel' | 'logFormat'>): Lo
   if (config.logFormat === 'pretty') {
     const pretty = prettyDestination();
     const log = pino(options, pretty);
-    PLAIN.set(log, (line) => pretty.write(line));
+    PLAIN.set(log, pretty.write);
     return log;
   }
   const front = new HeldLines(destination({ dest: 1, sync: false, maxWrite: LOG_WRITE_BYTES }));
