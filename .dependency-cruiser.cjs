@@ -12,8 +12,8 @@ const SURFACES = ['^src/(s3|api|cdn|edge|web|health)/', '^src/metrics/endpoint\\
 const SERVICES = ['^src/(assets|auth|buckets|credits|analytics|projects|domains|proxy|usage|client|metrics|lifecycle|notifications|certificates)/', '^src/jobs/', '^src/cluster/', '^src/server-record\\.ts$'];
 /** Where state lives: the metadata store and its repositories, object bytes, hashing. */
 const STORES = ['^src/(db|storage|hashing)/'];
-/** The bottom: HTTP semantics, addresses and the outbound client, errors, configuration, the logger. */
-const PRIMITIVES = ['^src/(http|net|errors|config)/', '^src/(lazy-lru|log-format)\\.ts$'];
+/** The bottom: HTTP semantics, addresses and the outbound client, errors, configuration, the logger, threads' scheduling. */
+const PRIMITIVES = ['^src/(http|net|errors|config)/', '^src/(lazy-lru|log-format|thread-policy)\\.ts$'];
 
 const above = (...layers) => layers.flat();
 

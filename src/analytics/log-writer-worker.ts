@@ -7,6 +7,8 @@ import { CdnLogRepo } from '../db/repos/cdn-log.js';
 import { openSqlite } from '../db/sqlite/index.js';
 import { SqliteStore } from '../db/store/sqlite-store.js';
 import { decodeRecordBatch } from './record-batch.js';
+import { WAL_CHECKPOINT_FALLBACK_PAGES } from '../db/checkpointer.js';
+import { ownThreadId } from '../thread-policy.js';
 
 interface Options {
   file: string;
@@ -23,18 +25,25 @@ export interface WriteReply {
   error?: { message: string; code?: string };
 }
 
+/** The thread's first message: its OS id (0 when unknown), for its scheduling policy (thread-policy.ts). */
+export interface WriterOnline {
+  threadId: number;
+}
+
 const { file } = workerData as Options;
 const db = openSqlite(file);
 db.pragma('busy_timeout = 5000');
 db.pragma('foreign_keys = ON');
 // Durable with the next WAL sync of the server's connection, like every other commit of a serving process.
 db.pragma('synchronous = NORMAL');
-// Checkpoints are the checkpointer thread's alone.
-db.pragma('wal_autocheckpoint = 0');
+// Checkpoints are the checkpointer thread's; this connection checkpoints only a WAL the checkpointer left
+// to grow (it runs on idle CPU time: a machine that has none for long, db/checkpointer.ts).
+db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_FALLBACK_PAGES}`);
 // A multi-row INSERT keeps a statement journal (the pages it changed, in case it must undo itself):
 // in memory, not in a temporary file (a 4 KiB write per page: ~10% of an insert's CPU here).
 db.pragma('temp_store = MEMORY');
 const repo = new CdnLogRepo(new SqliteStore(db));
+parentPort?.postMessage({ threadId: ownThreadId() ?? 0 } satisfies WriterOnline);
 
 /** The batch being written: one at a time, in order; the close waits for it. */
 let last: Promise<void> = Promise.resolve();

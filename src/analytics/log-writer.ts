@@ -7,9 +7,10 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { CdnLogRepo } from '../db/repos/cdn-log.js';
 import type { SqlExecutor } from '../db/store/types.js';
-import type { WriteReply, WriteRequest } from './log-writer-worker.js';
+import type { WriteReply, WriteRequest, WriterOnline } from './log-writer-worker.js';
 import { encodeRecordBatch } from './record-batch.js';
 import type { CdnRequestRecord } from '../db/repos/request-records.js';
+import { canLeaveIdle, setThreadPolicy, type ThreadPolicy } from '../thread-policy.js';
 
 export interface LogWriter {
   /** All or nothing: the batch is one transaction. */
@@ -37,11 +38,30 @@ export class LogWriteError extends Error {
 /** The writer thread's name, as the OS lists it. */
 export const LOG_WRITER_THREAD = 'request-log';
 
+/** When the writer thread yields to serving, and when it stops (ThreadLogWriter). */
+export interface WriterPriorityOptions {
+  /** Put the thread under SCHED_IDLE at all (default: when it can be given normal priority back, canLeaveIdle). */
+  yieldToServing?: boolean;
+  /** A batch waiting this long means the thread gets no idle CPU: it runs at normal priority. */
+  lagMs?: number;
+  /** At normal priority this long (and caught up), it goes back under SCHED_IDLE. */
+  normalForMs?: number;
+}
+
+const LAG_MS = 500;
+const NORMAL_FOR_MS = 10_000;
+
 /**
  * The SQLite writer thread, started by the first batch: a process that serves no logged request (an idle
  * worker, a cluster waiting for traffic) holds no isolate for it (~17 MiB of RSS each). If the thread
  * cannot start or dies, its batches in flight fail (the request log keeps them for its next flush) and
  * later ones are written on `fallback`, on the event loop, as before.
+ *
+ * The thread runs under SCHED_IDLE (thread-policy.ts: measured, it freed the event loop ~15% of its time
+ * at one worker) when it can be given normal priority back: a machine with no idle CPU for long would
+ * starve it and the log's buffer would fill, so a batch waiting `lagMs` puts it at normal priority, and
+ * `normalForMs` later, caught up, it yields again. Where it cannot be given normal priority back (no
+ * CAP_SYS_NICE nor a nice limit of 20), it stays at normal priority, as before.
  */
 export class ThreadLogWriter implements LogWriter {
   private worker: Worker | undefined;
@@ -49,12 +69,34 @@ export class ThreadLogWriter implements LogWriter {
   private nextId = 0;
   private dead = false;
   private exited: Promise<void> = Promise.resolve();
+  /** The thread's OS id once it is up (0: unknown), and the policy it was last put under. */
+  private threadId = 0;
+  private policy: ThreadPolicy = 'normal';
+  private policySince = 0;
+  /** A change of policy under way (one at a time). */
+  private changing = false;
+  /** When each batch in flight was handed to the thread (performance.now()). */
+  private readonly posted = new Map<number, number>();
+  private watch: NodeJS.Timeout | undefined;
+  private readonly yieldToServing: boolean;
+  private readonly lagMs: number;
+  private readonly normalForMs: number;
 
   constructor(
     private readonly file: string,
     private readonly fallback: LogWriter,
     private readonly log: Pick<Logger, 'error'>,
-  ) {}
+    priority: WriterPriorityOptions = {},
+  ) {
+    this.yieldToServing = priority.yieldToServing ?? canLeaveIdle();
+    this.lagMs = priority.lagMs ?? LAG_MS;
+    this.normalForMs = priority.normalForMs ?? NORMAL_FOR_MS;
+  }
+
+  /** The thread's OS id (0 before it is up or where unknown). */
+  get osThreadId(): number {
+    return this.threadId;
+  }
 
   /** The thread, started now if it is not yet; undefined when it cannot start (the fallback writes). */
   private thread(): Worker | undefined {
@@ -72,10 +114,15 @@ export class ThreadLogWriter implements LogWriter {
     this.worker = worker;
     // Never what keeps the process alive: close() is the orderly way out.
     worker.unref();
-    worker.on('message', (reply: WriteReply) => {
+    worker.on('message', (reply: WriteReply | WriterOnline) => {
+      if ('threadId' in reply) {
+        this.online(reply.threadId);
+        return;
+      }
       const waiter = this.pending.get(reply.id);
       if (!waiter) return;
       this.pending.delete(reply.id);
+      this.posted.delete(reply.id);
       if (reply.error) waiter.reject(new LogWriteError(reply.error.message, reply.error.code));
       else waiter.resolve();
     });
@@ -94,19 +141,59 @@ export class ThreadLogWriter implements LogWriter {
     const id = ++this.nextId;
     return new Promise<void>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      this.posted.set(id, performance.now());
       worker.postMessage({ id, records: encodeRecordBatch(records) } satisfies WriteRequest);
     });
   }
 
   private failAll(err: Error): void {
     this.dead = true;
+    clearInterval(this.watch);
     for (const waiter of this.pending.values()) waiter.reject(err);
     this.pending.clear();
+    this.posted.clear();
+  }
+
+  /** The thread is up: under SCHED_IDLE if it yields, then watched for lag. */
+  private online(threadId: number): void {
+    this.threadId = threadId;
+    if (!this.yieldToServing || threadId <= 0) return;
+    this.setPolicy('idle');
+    this.watch = setInterval(() => this.checkLag(), Math.max(10, Math.floor(this.lagMs / 2)));
+    this.watch.unref();
+  }
+
+  /** Normal priority while a batch lags; back under SCHED_IDLE once caught up for normalForMs. */
+  private checkLag(): void {
+    if (this.changing || this.dead) return;
+    const now = performance.now();
+    let oldest = now;
+    for (const at of this.posted.values()) oldest = Math.min(oldest, at);
+    const lagging = now - oldest >= this.lagMs;
+    if (this.policy === 'idle' && lagging) this.setPolicy('normal');
+    else if (this.policy === 'normal' && !lagging && now - this.policySince >= this.normalForMs) this.setPolicy('idle');
+  }
+
+  private setPolicy(policy: ThreadPolicy): void {
+    this.changing = true;
+    void setThreadPolicy(this.threadId, policy).then((done) => {
+      this.changing = false;
+      if (!done) {
+        // Not allowed or not possible after all: it stays as it is, and is not asked again.
+        clearInterval(this.watch);
+        return;
+      }
+      this.policy = policy;
+      this.policySince = performance.now();
+    });
   }
 
   async close(): Promise<void> {
     const worker = this.worker;
+    clearInterval(this.watch);
     if (this.dead || worker === undefined) return;
+    // Its last batch is not left to idle CPU time (a busy machine could hold the exit back).
+    if (this.policy === 'idle') await setThreadPolicy(this.threadId, 'normal');
     // Held until it has gone: the last batch is written by then (messages are handled in order).
     worker.ref();
     worker.postMessage('close');

@@ -2,11 +2,22 @@
 // wal_autocheckpoint = 0, its commits only append to the WAL; a worker thread with its own connection
 // checkpoints every `intervalMs`. The writer restarts the WAL from its beginning once a checkpoint has
 // caught up, and journal_size_limit trims what a burst left behind.
+//
+// The thread runs under SCHED_IDLE (thread-policy.ts): on CPU time no event loop wants. On a machine
+// that has none for long, the request log's writer thread, the WAL's busiest writer, checkpoints a WAL
+// grown past WAL_CHECKPOINT_FALLBACK_PAGES itself (its connection's autocheckpoint).
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Db } from './open.js';
+import { setThreadPolicy } from '../thread-policy.js';
 
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
+
+/** A WAL this long (pages) is checkpointed by the request log's writer when the checkpointer has not (64 MiB at 4 KiB pages). */
+export const WAL_CHECKPOINT_FALLBACK_PAGES = 16384;
+
+/** The checkpoint thread's name, as the OS lists it. */
+export const CHECKPOINT_THREAD = 'checkpointer';
 
 /** How long after a server's start its checkpoint thread starts (the start itself does not wait for it). */
 export const CHECKPOINTS_AFTER_START_MS = 1000;
@@ -44,13 +55,15 @@ export class Checkpointer {
     const { db, log } = this;
     // Through the folder's name: the same file from the bundle in dist/src/bundle/ (scripts/bundle.mjs).
     const worker = new Worker(new URL('../db/checkpoint-worker.js', import.meta.url), {
+      name: CHECKPOINT_THREAD,
       workerData: { file: this.file, intervalMs: this.intervalMs },
     });
     this.worker = worker;
     // Never what keeps the process alive: close() is the orderly way out.
     worker.unref();
-    worker.on('message', (msg: { error?: string }) => {
+    worker.on('message', (msg: { error?: string; threadId?: number }) => {
       if (msg.error) log.warn({ error: msg.error }, 'sqlite: checkpoint failed');
+      if (msg.threadId) void setThreadPolicy(msg.threadId, 'idle');
     });
     this.exited = new Promise((resolve) => {
       worker.once('exit', () => resolve());

@@ -11,6 +11,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { openDatabase } from '../../src/db/open.js';
 import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import { LOG_WRITER_THREAD, storeLogWriter, ThreadLogWriter } from '../../src/analytics/log-writer.js';
+import { Checkpointer, CHECKPOINT_THREAD } from '../../src/db/checkpointer.js';
+import { canLeaveIdle, threadPolicyOf } from '../../src/thread-policy.js';
+import pino from 'pino';
 import { logRecord } from '../helpers/log-records.js';
 
 /** This process's writer threads as the kernel lists them (a thread that has exited is gone from the list). */
@@ -58,4 +61,93 @@ t.test('no thread until the first batch; the batches are written; close() ends i
   await writer.close();
   t.equal(await threadsBecome(before), before, 'close() ends the thread');
   t.same(errors, [], 'nothing was logged as an error');
+});
+
+/** Until `read()` gives `want` (the policy changes through chrt, a child process). */
+async function becomes<T>(read: () => T, want: T): Promise<T> {
+  let got = read();
+  for (let i = 0; i < 300 && got !== want; i++) {
+    await delay(10);
+    got = read();
+  }
+  return got;
+}
+
+/** This process's threads named `name` (their OS ids). */
+async function threadsNamed(name: string): Promise<number[]> {
+  const ids: number[] = [];
+  for (const tid of await readdir('/proc/self/task')) {
+    const comm = await readFile(`/proc/self/task/${tid}/comm`, 'utf8').catch(() => '');
+    if (comm.trim() === name) ids.push(Number(tid));
+  }
+  return ids;
+}
+
+// As the kernel reports it (/proc/self/task/<tid>/stat, the policy field); chrt is util-linux's (Debian's
+// base). Only a process that may give a thread normal priority back (root, CAP_SYS_NICE, a nice limit of
+// 20) puts the writer under SCHED_IDLE; any other keeps it at normal priority, checked below as it is.
+t.test('the writer runs under SCHED_IDLE, at normal priority while a batch waits, then yields again', async (t) => {
+  if (!canLeaveIdle()) {
+    // Not root here: what such a process does instead is the next test's.
+    t.pass('this process may not give a thread normal priority back (run as root or with CAP_SYS_NICE for this test)');
+    return;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-log-writer-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'meta.db');
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  const errors: unknown[] = [];
+  const writer = new ThreadLogWriter(file, storeLogWriter(new SqliteStore(db)), { error: (o: unknown) => errors.push(o) }, {
+    lagMs: 150,
+    normalForMs: 400,
+  });
+  await writer.insertBatch([logRecord({ path: '/a1/one.txt' })]);
+  t.ok(writer.osThreadId > 0, 'the thread told its OS id');
+  t.equal(await becomes(() => threadPolicyOf(writer.osThreadId), 'idle'), 'idle', 'once up, it yields to serving');
+
+  // Another connection holds the write lock: the next batch waits (busy_timeout), as a starved thread's would.
+  db.exec('BEGIN IMMEDIATE');
+  db.prepare("INSERT INTO cdn_hourly (owner_id, hour, requests, bytes, cached_bytes, hits, cache_lookups, status_counts, country_counts) VALUES ('x', 0, 0, 0, 0, 0, 0, '{}', '{}')").run();
+  const waiting = writer.insertBatch([logRecord({ path: '/a1/two.txt' })]);
+  t.equal(await becomes(() => threadPolicyOf(writer.osThreadId), 'normal'), 'normal', 'a batch waiting past lagMs gives it normal priority');
+  db.exec('COMMIT');
+  await waiting;
+  t.equal(await becomes(() => threadPolicyOf(writer.osThreadId), 'idle'), 'idle', 'caught up for normalForMs, it yields again');
+
+  const paths = db.prepare('SELECT path FROM cdn_requests ORDER BY id').all() as { path: string }[];
+  t.same(paths.map((r) => r.path), ['/a1/one.txt', '/a1/two.txt'], 'every row, in order');
+  await writer.close();
+  t.same(errors, [], 'nothing was logged as an error');
+});
+
+t.test('a writer that may not yield (not allowed, or told not to) stays at normal priority', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-log-writer-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'meta.db');
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  const writer = new ThreadLogWriter(file, storeLogWriter(new SqliteStore(db)), { error: () => undefined }, canLeaveIdle() ? { yieldToServing: false } : {});
+  await writer.insertBatch([logRecord({ path: '/a1/one.txt' })]);
+  await delay(200);
+  t.equal(threadPolicyOf(writer.osThreadId), 'normal', 'SCHED_OTHER, as every thread starts');
+  await writer.close();
+});
+
+t.test('the checkpoint thread runs under SCHED_IDLE', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-log-writer-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'meta.db');
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  const before = await threadsNamed(CHECKPOINT_THREAD);
+  const checkpointer = new Checkpointer(db, file, pino({ level: 'silent' }), 20);
+  let ids: number[] = [];
+  for (let i = 0; i < 300 && ids.length === 0; i++) {
+    await delay(10);
+    ids = (await threadsNamed(CHECKPOINT_THREAD)).filter((id) => !before.includes(id));
+  }
+  t.equal(ids.length, 1, 'its thread is named for the OS');
+  t.equal(await becomes(() => threadPolicyOf(ids[0] as number), 'idle'), 'idle', 'and yields to serving');
+  await checkpointer.close();
 });
