@@ -15,6 +15,11 @@ import { canLeaveIdle, setThreadPolicy, type ThreadPolicy } from '../thread-poli
 export interface LogWriter {
   /** All or nothing: the batch is one transaction. */
   insertBatch(records: readonly CdnRequestRecord[]): Promise<void>;
+  /**
+   * The log's buffer fills faster than batches are written (half of it waits behind the batch in flight):
+   * a writer that yields to serving stops yielding (ThreadLogWriter).
+   */
+  behind?(): void;
   close(): Promise<void>;
 }
 
@@ -42,7 +47,7 @@ export const LOG_WRITER_THREAD = 'request-log';
 export interface WriterPriorityOptions {
   /** Put the thread under SCHED_IDLE at all (default: when it can be given normal priority back, canLeaveIdle). */
   yieldToServing?: boolean;
-  /** A batch waiting this long means the thread gets no idle CPU: it runs at normal priority. */
+  /** A batch waiting this long means the thread gets no idle CPU: it runs at normal priority (so does behind()). */
   lagMs?: number;
   /** At normal priority this long (and caught up), it goes back under SCHED_IDLE. */
   normalForMs?: number;
@@ -59,8 +64,9 @@ const NORMAL_FOR_MS = 10_000;
  *
  * The thread runs under SCHED_IDLE (thread-policy.ts: measured, it freed the event loop ~15% of its time
  * at one worker) when it can be given normal priority back: a machine with no idle CPU for long would
- * starve it and the log's buffer would fill, so a batch waiting `lagMs` puts it at normal priority, and
- * `normalForMs` later, caught up, it yields again. Where it cannot be given normal priority back (no
+ * starve it and the log's buffer would fill, so half a buffer waiting behind a batch (behind(), from the
+ * request log) or a batch waiting `lagMs` puts it at normal priority, and `normalForMs` later, caught up,
+ * it yields again. Where it cannot be given normal priority back (no
  * CAP_SYS_NICE nor a nice limit of 20), it stays at normal priority, as before.
  */
 export class ThreadLogWriter implements LogWriter {
@@ -144,6 +150,10 @@ export class ThreadLogWriter implements LogWriter {
       this.posted.set(id, performance.now());
       worker.postMessage({ id, records: encodeRecordBatch(records) } satisfies WriteRequest);
     });
+  }
+
+  behind(): void {
+    if (this.policy === 'idle' && !this.changing && !this.dead) this.setPolicy('normal');
   }
 
   private failAll(err: Error): void {

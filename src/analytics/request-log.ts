@@ -160,12 +160,16 @@ export class RequestLog {
       else this.counters.dropped++;
       // Under load the timer is too slow: half a buffer is flushed at once rather than dropped later
       // (downloads' usage events ride on these records).
-      if (!this.earlyFlushQueued && this.buffer.length >= this.capacity / 2) {
-        this.earlyFlushQueued = true;
-        this.scheduler.soon(() => {
-          this.earlyFlushQueued = false;
-          if (!this.closed) void this.flush();
-        });
+      if (this.buffer.length >= this.capacity / 2) {
+        // Half a buffer behind the flush in flight: the writer is behind (a thread left to idle CPU time).
+        if (this.flushing !== undefined) this.writer.behind?.();
+        if (!this.earlyFlushQueued) {
+          this.earlyFlushQueued = true;
+          this.scheduler.soon(() => {
+            this.earlyFlushQueued = false;
+            if (!this.closed) void this.flush();
+          });
+        }
       }
     } catch {
       this.counters.dropped++;

@@ -13,6 +13,7 @@ import { SqliteStore } from '../../src/db/store/sqlite-store.js';
 import { LOG_WRITER_THREAD, storeLogWriter, ThreadLogWriter } from '../../src/analytics/log-writer.js';
 import { Checkpointer, CHECKPOINT_THREAD } from '../../src/db/checkpointer.js';
 import { canLeaveIdle, threadPolicyOf } from '../../src/thread-policy.js';
+import { RequestLog } from '../../src/analytics/request-log.js';
 import pino from 'pino';
 import { logRecord } from '../helpers/log-records.js';
 
@@ -118,6 +119,50 @@ t.test('the writer runs under SCHED_IDLE, at normal priority while a batch waits
   const paths = db.prepare('SELECT path FROM cdn_requests ORDER BY id').all() as { path: string }[];
   t.same(paths.map((r) => r.path), ['/a1/one.txt', '/a1/two.txt'], 'every row, in order');
   await writer.close();
+  t.same(errors, [], 'nothing was logged as an error');
+});
+
+t.test('half the request log\'s buffer waiting behind the batch in flight gives the writer normal priority at once', async (t) => {
+  if (!canLeaveIdle()) {
+    t.pass('this process may not give a thread normal priority back (run as root or with CAP_SYS_NICE for this test)');
+    return;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-log-writer-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'meta.db');
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  const errors: unknown[] = [];
+  // lagMs far away: only the buffer can be what changes the policy here.
+  const writer = new ThreadLogWriter(file, storeLogWriter(new SqliteStore(db)), { error: (o: unknown) => errors.push(o) }, {
+    lagMs: 600_000,
+    normalForMs: 600_000,
+  });
+  const log = new RequestLog(new SqliteStore(db), { bufferSize: 8, flushIntervalMs: 3_600_000, retentionDays: 7 }, {
+    writer,
+    maintain: false,
+    // No timer and no early flush of its own: the test flushes.
+    scheduler: { every: () => () => undefined, soon: () => undefined },
+  });
+  log.record(logRecord({ path: '/a1/0.txt' }));
+  t.equal(await log.flush(), 1, 'the first flush starts the thread');
+  t.equal(await becomes(() => threadPolicyOf(writer.osThreadId), 'idle'), 'idle', 'which yields to serving');
+  // The kernel has it before the writer hears that chrt is done; what follows is synchronous.
+  await delay(100);
+
+  db.exec('BEGIN IMMEDIATE');
+  db.prepare("INSERT INTO cdn_hourly (owner_id, hour, requests, bytes, cached_bytes, hits, cache_lookups, status_counts, country_counts) VALUES ('x', 0, 0, 0, 0, 0, 0, '{}', '{}')").run();
+  log.record(logRecord({ path: '/a1/1.txt' }));
+  const flushing = log.flush();
+  for (let i = 2; i < 5; i++) log.record(logRecord({ path: `/a1/${i}.txt` }));
+  t.equal(threadPolicyOf(writer.osThreadId), 'idle', 'three records behind the batch: not yet half the buffer');
+  log.record(logRecord({ path: '/a1/5.txt' }));
+  t.equal(await becomes(() => threadPolicyOf(writer.osThreadId), 'normal'), 'normal', 'the fourth (half of 8) gives it normal priority');
+  db.exec('COMMIT');
+  t.equal(await flushing, 1, 'the batch in flight written');
+  t.equal(await log.flush(), 4, 'and the four behind it');
+  t.equal(log.stats().dropped, 0, 'none dropped');
+  await log.close();
   t.same(errors, [], 'nothing was logged as an error');
 });
 
