@@ -3,19 +3,53 @@
 // every batch written through it. The thread is seen as the kernel sees it: a task of this process
 // with the thread's name (/proc/self/task/<tid>/comm, Linux; other worker threads of the test runner
 // come and go beside it).
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { openDatabase } from '../../src/db/open.js';
 import { SqliteStore } from '../../src/db/store/sqlite-store.js';
-import { LOG_WRITER_THREAD, storeLogWriter, ThreadLogWriter } from '../../src/analytics/log-writer.js';
+import { LOG_WRITER_THREAD, storeLogWriter, ThreadLogWriter, type WriterPriorityOptions } from '../../src/analytics/log-writer.js';
 import { Checkpointer, CHECKPOINT_THREAD } from '../../src/db/checkpointer.js';
 import { canLeaveIdle, threadPolicyOf } from '../../src/thread-policy.js';
 import { RequestLog } from '../../src/analytics/request-log.js';
 import pino from 'pino';
 import { logRecord } from '../helpers/log-records.js';
+
+/** A new meta.db in a temporary directory, both gone after the test. */
+async function scratchDatabase(t: Test): Promise<{ file: string; db: ReturnType<typeof openDatabase> }> {
+  const dir = await mkdtemp(join(tmpdir(), 's3edge-log-writer-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'meta.db');
+  const db = openDatabase(file);
+  t.teardown(() => db.close());
+  return { file, db };
+}
+
+/**
+ * A writer that yields, on a scratch database; undefined (the test passes on what it cannot check) where
+ * this process may not give a thread normal priority back: a writer there never yields (the test after).
+ */
+async function yieldingWriter(
+  t: Test,
+  priority: WriterPriorityOptions,
+): Promise<{ db: ReturnType<typeof openDatabase>; writer: ThreadLogWriter; errors: unknown[] } | undefined> {
+  if (!canLeaveIdle()) {
+    t.pass('this process may not give a thread normal priority back (run as root or with CAP_SYS_NICE for this test)');
+    return undefined;
+  }
+  const { file, db } = await scratchDatabase(t);
+  const errors: unknown[] = [];
+  const writer = new ThreadLogWriter(file, storeLogWriter(new SqliteStore(db)), { error: (o: unknown) => errors.push(o) }, priority);
+  return { db, writer, errors };
+}
+
+/** Holds SQLite's write lock from `db`'s connection (a row in a transaction left open) until COMMIT. */
+function holdWriteLock(db: ReturnType<typeof openDatabase>): void {
+  db.exec('BEGIN IMMEDIATE');
+  db.prepare("INSERT INTO cdn_hourly (owner_id, hour, requests, bytes, cached_bytes, hits, cache_lookups, status_counts, country_counts) VALUES ('x', 0, 0, 0, 0, 0, 0, '{}', '{}')").run();
+}
 
 /** This process's writer threads as the kernel lists them (a thread that has exited is gone from the list). */
 async function writerThreads(): Promise<number> {
@@ -38,11 +72,7 @@ async function threadsBecome(want: number): Promise<number> {
 }
 
 t.test('no thread until the first batch; the batches are written; close() ends it', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 's3edge-log-writer-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'meta.db');
-  const db = openDatabase(file);
-  t.teardown(() => db.close());
+  const { file, db } = await scratchDatabase(t);
   const errors: unknown[] = [];
   const before = await writerThreads();
   t.equal(before, 0, 'none before');
@@ -88,28 +118,15 @@ async function threadsNamed(name: string): Promise<number[]> {
 // base). Only a process that may give a thread normal priority back (root, CAP_SYS_NICE, a nice limit of
 // 20) puts the writer under SCHED_IDLE; any other keeps it at normal priority, checked below as it is.
 t.test('the writer runs under SCHED_IDLE, at normal priority while a batch waits, then yields again', async (t) => {
-  if (!canLeaveIdle()) {
-    // Not root here: what such a process does instead is the next test's.
-    t.pass('this process may not give a thread normal priority back (run as root or with CAP_SYS_NICE for this test)');
-    return;
-  }
-  const dir = await mkdtemp(join(tmpdir(), 's3edge-log-writer-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'meta.db');
-  const db = openDatabase(file);
-  t.teardown(() => db.close());
-  const errors: unknown[] = [];
-  const writer = new ThreadLogWriter(file, storeLogWriter(new SqliteStore(db)), { error: (o: unknown) => errors.push(o) }, {
-    lagMs: 150,
-    normalForMs: 400,
-  });
+  const scratch = await yieldingWriter(t, { lagMs: 150, normalForMs: 400 });
+  if (scratch === undefined) return;
+  const { db, writer, errors } = scratch;
   await writer.insertBatch([logRecord({ path: '/a1/one.txt' })]);
   t.ok(writer.osThreadId > 0, 'the thread told its OS id');
   t.equal(await becomes(() => threadPolicyOf(writer.osThreadId), 'idle'), 'idle', 'once up, it yields to serving');
 
   // Another connection holds the write lock: the next batch waits (busy_timeout), as a starved thread's would.
-  db.exec('BEGIN IMMEDIATE');
-  db.prepare("INSERT INTO cdn_hourly (owner_id, hour, requests, bytes, cached_bytes, hits, cache_lookups, status_counts, country_counts) VALUES ('x', 0, 0, 0, 0, 0, 0, '{}', '{}')").run();
+  holdWriteLock(db);
   const waiting = writer.insertBatch([logRecord({ path: '/a1/two.txt' })]);
   t.equal(await becomes(() => threadPolicyOf(writer.osThreadId), 'normal'), 'normal', 'a batch waiting past lagMs gives it normal priority');
   db.exec('COMMIT');
@@ -123,21 +140,10 @@ t.test('the writer runs under SCHED_IDLE, at normal priority while a batch waits
 });
 
 t.test('half the request log\'s buffer waiting behind the batch in flight gives the writer normal priority at once', async (t) => {
-  if (!canLeaveIdle()) {
-    t.pass('this process may not give a thread normal priority back (run as root or with CAP_SYS_NICE for this test)');
-    return;
-  }
-  const dir = await mkdtemp(join(tmpdir(), 's3edge-log-writer-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'meta.db');
-  const db = openDatabase(file);
-  t.teardown(() => db.close());
-  const errors: unknown[] = [];
   // lagMs far away: only the buffer can be what changes the policy here.
-  const writer = new ThreadLogWriter(file, storeLogWriter(new SqliteStore(db)), { error: (o: unknown) => errors.push(o) }, {
-    lagMs: 600_000,
-    normalForMs: 600_000,
-  });
+  const scratch = await yieldingWriter(t, { lagMs: 600_000, normalForMs: 600_000 });
+  if (scratch === undefined) return;
+  const { db, writer, errors } = scratch;
   const log = new RequestLog(new SqliteStore(db), { bufferSize: 8, flushIntervalMs: 3_600_000, retentionDays: 7 }, {
     writer,
     maintain: false,
@@ -150,8 +156,7 @@ t.test('half the request log\'s buffer waiting behind the batch in flight gives 
   // The kernel has it before the writer hears that chrt is done; what follows is synchronous.
   await delay(100);
 
-  db.exec('BEGIN IMMEDIATE');
-  db.prepare("INSERT INTO cdn_hourly (owner_id, hour, requests, bytes, cached_bytes, hits, cache_lookups, status_counts, country_counts) VALUES ('x', 0, 0, 0, 0, 0, 0, '{}', '{}')").run();
+  holdWriteLock(db);
   log.record(logRecord({ path: '/a1/1.txt' }));
   const flushing = log.flush();
   for (let i = 2; i < 5; i++) log.record(logRecord({ path: `/a1/${i}.txt` }));
@@ -167,11 +172,7 @@ t.test('half the request log\'s buffer waiting behind the batch in flight gives 
 });
 
 t.test('a writer that may not yield (not allowed, or told not to) stays at normal priority', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 's3edge-log-writer-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'meta.db');
-  const db = openDatabase(file);
-  t.teardown(() => db.close());
+  const { file, db } = await scratchDatabase(t);
   const writer = new ThreadLogWriter(file, storeLogWriter(new SqliteStore(db)), { error: () => undefined }, canLeaveIdle() ? { yieldToServing: false } : {});
   await writer.insertBatch([logRecord({ path: '/a1/one.txt' })]);
   await delay(200);
@@ -180,11 +181,7 @@ t.test('a writer that may not yield (not allowed, or told not to) stays at norma
 });
 
 t.test('the checkpoint thread runs under SCHED_IDLE', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 's3edge-log-writer-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'meta.db');
-  const db = openDatabase(file);
-  t.teardown(() => db.close());
+  const { file, db } = await scratchDatabase(t);
   const before = await threadsNamed(CHECKPOINT_THREAD);
   const checkpointer = new Checkpointer(db, file, pino({ level: 'silent' }), 20);
   let ids: number[] = [];
