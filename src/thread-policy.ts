@@ -41,12 +41,13 @@ export function ownThreadId(): number | undefined {
 }
 
 /**
- * The policy a thread of this process runs under (`/proc/self/task/<id>/stat`, field 41): `other` for
- * any but SCHED_IDLE and SCHED_OTHER (batch, real-time); undefined when the thread is gone or off Linux.
+ * The policy a thread runs under (`/proc/<pid>/task/<id>/stat`, field 41; this process's by default):
+ * `other` for any but SCHED_IDLE and SCHED_OTHER (batch, real-time); undefined when the thread is gone
+ * or off Linux.
  */
-export function threadPolicyOf(threadId: number): ThreadPolicy | 'other' | undefined {
+export function threadPolicyOf(threadId: number, pid: number | 'self' = 'self'): ThreadPolicy | 'other' | undefined {
   try {
-    const stat = readFileSync(`/proc/self/task/${threadId}/stat`, 'utf8');
+    const stat = readFileSync(`/proc/${pid}/task/${threadId}/stat`, 'utf8');
     const policy = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
     return policy === 5 ? 'idle' : policy === 0 ? 'normal' : 'other';
   } catch {

@@ -71,7 +71,8 @@ const NORMAL_FOR_MS = 10_000;
  */
 export class ThreadLogWriter implements LogWriter {
   private worker: Worker | undefined;
-  private readonly pending = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  /** Batches handed to the thread, with when (performance.now(): how long the oldest has waited). */
+  private readonly pending = new Map<number, { resolve: () => void; reject: (err: Error) => void; postedAt: number }>();
   private nextId = 0;
   private dead = false;
   private exited: Promise<void> = Promise.resolve();
@@ -81,10 +82,8 @@ export class ThreadLogWriter implements LogWriter {
   private policySince = 0;
   /** A change of policy under way (one at a time). */
   private changing = false;
-  /** When each batch in flight was handed to the thread (performance.now()). */
-  private readonly posted = new Map<number, number>();
   private watch: NodeJS.Timeout | undefined;
-  private readonly yieldToServing: boolean;
+  private readonly yieldToServing: boolean | undefined;
   private readonly lagMs: number;
   private readonly normalForMs: number;
 
@@ -94,7 +93,7 @@ export class ThreadLogWriter implements LogWriter {
     private readonly log: Pick<Logger, 'error'>,
     priority: WriterPriorityOptions = {},
   ) {
-    this.yieldToServing = priority.yieldToServing ?? canLeaveIdle();
+    this.yieldToServing = priority.yieldToServing;
     this.lagMs = priority.lagMs ?? LAG_MS;
     this.normalForMs = priority.normalForMs ?? NORMAL_FOR_MS;
   }
@@ -128,7 +127,6 @@ export class ThreadLogWriter implements LogWriter {
       const waiter = this.pending.get(reply.id);
       if (!waiter) return;
       this.pending.delete(reply.id);
-      this.posted.delete(reply.id);
       if (reply.error) waiter.reject(new LogWriteError(reply.error.message, reply.error.code));
       else waiter.resolve();
     });
@@ -146,8 +144,7 @@ export class ThreadLogWriter implements LogWriter {
     if (worker === undefined) return this.fallback.insertBatch(records);
     const id = ++this.nextId;
     return new Promise<void>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.posted.set(id, performance.now());
+      this.pending.set(id, { resolve, reject, postedAt: performance.now() });
       worker.postMessage({ id, records: encodeRecordBatch(records) } satisfies WriteRequest);
     });
   }
@@ -161,13 +158,13 @@ export class ThreadLogWriter implements LogWriter {
     clearInterval(this.watch);
     for (const waiter of this.pending.values()) waiter.reject(err);
     this.pending.clear();
-    this.posted.clear();
   }
 
   /** The thread is up: under SCHED_IDLE if it yields, then watched for lag. */
   private online(threadId: number): void {
     this.threadId = threadId;
-    if (!this.yieldToServing || threadId <= 0) return;
+    // Asked here, not at construction: a process that never logs a request never reads /proc for it.
+    if (threadId <= 0 || !(this.yieldToServing ?? canLeaveIdle())) return;
     this.setPolicy('idle');
     this.watch = setInterval(() => this.checkLag(), Math.max(10, Math.floor(this.lagMs / 2)));
     this.watch.unref();
@@ -178,7 +175,7 @@ export class ThreadLogWriter implements LogWriter {
     if (this.changing || this.dead) return;
     const now = performance.now();
     let oldest = now;
-    for (const at of this.posted.values()) oldest = Math.min(oldest, at);
+    for (const { postedAt } of this.pending.values()) oldest = Math.min(oldest, postedAt);
     const lagging = now - oldest >= this.lagMs;
     if (this.policy === 'idle' && lagging) this.setPolicy('normal');
     else if (this.policy === 'normal' && !lagging && now - this.policySince >= this.normalForMs) this.setPolicy('idle');

@@ -16,6 +16,7 @@ import { canLeaveIdle, threadPolicyOf } from '../../src/thread-policy.js';
 import { RequestLog } from '../../src/analytics/request-log.js';
 import pino from 'pino';
 import { logRecord } from '../helpers/log-records.js';
+import { eventually } from '../helpers/api.js';
 
 /** A new meta.db in a temporary directory, both gone after the test. */
 async function scratchDatabase(t: Test): Promise<{ file: string; db: ReturnType<typeof openDatabase> }> {
@@ -51,24 +52,27 @@ function holdWriteLock(db: ReturnType<typeof openDatabase>): void {
   db.prepare("INSERT INTO cdn_hourly (owner_id, hour, requests, bytes, cached_bytes, hits, cache_lookups, status_counts, country_counts) VALUES ('x', 0, 0, 0, 0, 0, 0, '{}', '{}')").run();
 }
 
-/** This process's writer threads as the kernel lists them (a thread that has exited is gone from the list). */
-async function writerThreads(): Promise<number> {
-  let n = 0;
+/** This process's threads named `name` (their OS ids; a thread that has exited is gone from the list). */
+async function threadsNamed(name: string): Promise<number[]> {
+  const ids: number[] = [];
   for (const tid of await readdir('/proc/self/task')) {
     const comm = await readFile(`/proc/self/task/${tid}/comm`, 'utf8').catch(() => '');
-    if (comm.trim() === LOG_WRITER_THREAD) n++;
+    if (comm.trim() === name) ids.push(Number(tid));
   }
-  return n;
+  return ids;
 }
 
-/** Until the thread count is `want` (a thread's task appears as it starts and goes once it is joined). */
-async function threadsBecome(want: number): Promise<number> {
-  let n = await writerThreads();
-  for (let i = 0; i < 200 && n !== want; i++) {
-    await delay(10);
-    n = await writerThreads();
-  }
-  return n;
+async function writerThreads(): Promise<number> {
+  return (await threadsNamed(LOG_WRITER_THREAD)).length;
+}
+
+/**
+ * What `read()` gives once it gives `want` (a thread's task comes and goes as it starts and is joined; a
+ * policy changes through chrt, a child process), or what it gives when eventually's bound is past.
+ */
+async function becomes<T>(read: () => T | Promise<T>, want: T): Promise<T> {
+  await eventually(async () => (await read()) === want, `becoming ${String(want)}`, 3000).catch(() => undefined);
+  return read();
 }
 
 t.test('no thread until the first batch; the batches are written; close() ends it', async (t) => {
@@ -90,29 +94,9 @@ t.test('no thread until the first batch; the batches are written; close() ends i
   const paths = db.prepare('SELECT path FROM cdn_requests ORDER BY id').all() as { path: string }[];
   t.same(paths.map((r) => r.path), ['/a1/one.txt', '/a1/two.txt', '/a1/three.txt'], 'every row, in order');
   await writer.close();
-  t.equal(await threadsBecome(before), before, 'close() ends the thread');
+  t.equal(await becomes(writerThreads, before), before, 'close() ends the thread');
   t.same(errors, [], 'nothing was logged as an error');
 });
-
-/** Until `read()` gives `want` (the policy changes through chrt, a child process). */
-async function becomes<T>(read: () => T, want: T): Promise<T> {
-  let got = read();
-  for (let i = 0; i < 300 && got !== want; i++) {
-    await delay(10);
-    got = read();
-  }
-  return got;
-}
-
-/** This process's threads named `name` (their OS ids). */
-async function threadsNamed(name: string): Promise<number[]> {
-  const ids: number[] = [];
-  for (const tid of await readdir('/proc/self/task')) {
-    const comm = await readFile(`/proc/self/task/${tid}/comm`, 'utf8').catch(() => '');
-    if (comm.trim() === name) ids.push(Number(tid));
-  }
-  return ids;
-}
 
 // As the kernel reports it (/proc/self/task/<tid>/stat, the policy field); chrt is util-linux's (Debian's
 // base). Only a process that may give a thread normal priority back (root, CAP_SYS_NICE, a nice limit of
@@ -184,11 +168,9 @@ t.test('the checkpoint thread runs under SCHED_IDLE', async (t) => {
   const { file, db } = await scratchDatabase(t);
   const before = await threadsNamed(CHECKPOINT_THREAD);
   const checkpointer = new Checkpointer(db, file, pino({ level: 'silent' }), 20);
-  let ids: number[] = [];
-  for (let i = 0; i < 300 && ids.length === 0; i++) {
-    await delay(10);
-    ids = (await threadsNamed(CHECKPOINT_THREAD)).filter((id) => !before.includes(id));
-  }
+  const started = async (): Promise<number[]> => (await threadsNamed(CHECKPOINT_THREAD)).filter((id) => !before.includes(id));
+  await eventually(async () => (await started()).length > 0, 'the checkpoint thread', 3000).catch(() => undefined);
+  const ids = await started();
   t.equal(ids.length, 1, 'its thread is named for the OS');
   t.equal(await becomes(() => threadPolicyOf(ids[0] as number), 'idle'), 'idle', 'and yields to serving');
   await checkpointer.close();
