@@ -239,7 +239,7 @@ export async function createContext(config: Config, opts: ContextOptions = {}): 
     const requestMetrics = new RequestMetrics();
     const requestLines = lineWriter(log);
     const requestLog = new RequestLog(repos.store, config.cdn.log, {
-      ...requestLogRole(r, meta, () => jobs.leads(), log),
+      ...requestLogRole(r, meta, () => jobs.leads(), log, opts.share?.of ?? 1),
       clock: () => clock().getTime(),
       log,
       observe: (rec) => {

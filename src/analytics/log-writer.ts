@@ -16,8 +16,8 @@ export interface LogWriter {
   /** All or nothing: the batch is one transaction. */
   insertBatch(records: readonly CdnRequestRecord[]): Promise<void>;
   /**
-   * The log's buffer fills faster than batches are written (half of it waits behind the batch in flight):
-   * a writer that yields to serving stops yielding (ThreadLogWriter).
+   * The log's buffer fills faster than batches are written (three quarters of it wait behind the batch in
+   * flight): a writer that yields to serving stops yielding (ThreadLogWriter).
    */
   behind?(): void;
   close(): Promise<void>;
@@ -64,8 +64,8 @@ const NORMAL_FOR_MS = 10_000;
  *
  * The thread runs under SCHED_IDLE (thread-policy.ts: measured, it freed the event loop ~15% of its time
  * at one worker) when it can be given normal priority back: a machine with no idle CPU for long would
- * starve it and the log's buffer would fill, so half a buffer waiting behind a batch (behind(), from the
- * request log) or a batch waiting `lagMs` puts it at normal priority, and `normalForMs` later, caught up,
+ * starve it and the log's buffer would fill, so three quarters of a buffer waiting behind a batch (behind(),
+ * from the request log) or a batch waiting `lagMs` puts it at normal priority, and `normalForMs` later, caught up,
  * it yields again. Where it cannot be given normal priority back (no
  * CAP_SYS_NICE nor a nice limit of 20), it stays at normal priority, as before.
  */

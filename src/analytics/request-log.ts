@@ -101,6 +101,14 @@ function clean(r: CdnRequestRecord): CdnRequestRecord | undefined {
   return r;
 }
 
+/**
+ * The share of the buffer waiting behind the flush in flight at which the writer is told it is behind.
+ * Not half, where the early flush starts: a writer under SCHED_IDLE beside one busy worker keeps up on
+ * average, only its batches take longer, and at half a buffer it took normal priority back within
+ * seconds of load (docs/ARCHITECTURE.md "Background threads yield").
+ */
+const BEHIND_SHARE = 0.75;
+
 const METHOD = /^[A-Z]{1,16}$/;
 const DECISION = /^[a-z-]{1,32}$/;
 const COUNTRY = /^[A-Z]{2}$|^$/;
@@ -161,8 +169,9 @@ export class RequestLog {
       // Under load the timer is too slow: half a buffer is flushed at once rather than dropped later
       // (downloads' usage events ride on these records).
       if (this.buffer.length >= this.capacity / 2) {
-        // Half a buffer behind the flush in flight: the writer is behind (a thread left to idle CPU time).
-        if (this.flushing !== undefined) this.writer.behind?.();
+        // Three quarters of a buffer behind the flush in flight: the writer is behind (a thread left to
+        // idle CPU time), and records would be dropped a quarter of a buffer later.
+        if (this.flushing !== undefined && this.buffer.length >= BEHIND_SHARE * this.capacity) this.writer.behind?.();
         if (!this.earlyFlushQueued) {
           this.earlyFlushQueued = true;
           this.scheduler.soon(() => {

@@ -2,6 +2,7 @@
 // a single process holds its own limiter, monitor and leases; a cluster worker asks its supervisor's
 // (src/cluster/shared-*.ts) through its channel; nodes on one PostgreSQL (docs/DEPLOYMENT.md) count the
 // API rate limits in the database, let freed blobs wait out a grace, and leave the jobs to one leader.
+import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import type { FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
 import type { Config } from '../config/schema.js';
@@ -104,11 +105,22 @@ export function rateLimitStore(d: RoleDeps): { rateLimitStore?: FastifyRateLimit
  * The request log's writer and maintenance: on SQLite, a serving process writes its flushes from a thread
  * of its own (analytics/log-writer.ts), off the event loop; the roll-ups and retention are the jobs'
  * process's, on PostgreSQL while it leads the jobs (`leads`).
+ *
+ * The writer yields to serving (SCHED_IDLE) only where the `servingProcesses` leave a core free: where
+ * their event loops fill every core, a yielding writer falls behind and takes normal priority back within
+ * seconds, so it keeps normal priority there (docs/ARCHITECTURE.md "Background threads yield").
  */
-export function requestLogRole(r: Role, meta: Pick<Metadata, 'db' | 'dbFile' | 'repos' | 'postgres'>, leads: () => boolean, log: Logger): Pick<RequestLogOptions, 'writer' | 'maintain'> {
+export function requestLogRole(
+  r: Role,
+  meta: Pick<Metadata, 'db' | 'dbFile' | 'repos' | 'postgres'>,
+  leads: () => boolean,
+  log: Logger,
+  servingProcesses: number,
+): Pick<RequestLogOptions, 'writer' | 'maintain'> {
   const { db, dbFile, repos, postgres } = meta;
+  const priority = servingProcesses < availableParallelism() ? {} : { yieldToServing: false };
   return {
-    ...(db && r.role !== 'supervisor' ? { writer: new ThreadLogWriter(dbFile, storeLogWriter(repos.store), log) } : {}),
+    ...(db && r.role !== 'supervisor' ? { writer: new ThreadLogWriter(dbFile, storeLogWriter(repos.store), log, priority) } : {}),
     maintain: r.runsJobs && postgres ? leads : r.runsJobs,
   };
 }
