@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import { randomBytes } from 'node:crypto';
 import { Refusal } from '../../src/errors/refusal.js';
 import { refusalOf } from '../helpers/refusal.js';
+import { creditsConfig, MIB } from '../helpers/credits-config.js';
 import { KeyStore } from '../../src/auth/key-store.js';
 import { encryptSecret } from '../../src/auth/secrets.js';
 import type { CreditsConfig } from '../../src/config/schema.js';
@@ -405,15 +406,6 @@ stores.each('credit reservations: live sums by holder heartbeat, never moving ba
   await r.forgetHolder('h1');
   t.equal(await r.liveSum(u.id, 0), 0, "a forgotten holder's reservation no longer counts");
 });
-
-const MIB = 1024 * 1024;
-
-function creditsConfig(over: Partial<CreditsConfig> = {}): CreditsConfig {
-  return {
-    enabled: true, freeMonthlyCredits: 0, lowCreditThreshold: 5, uploadCreditUnitBytes: MIB, uploadCreditsPerUnit: 2,
-    transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, atZero: 'refuse-uploads', deliveryGraceHours: 72, ...over,
-  };
-}
 
 /** Two gateway processes (stores) on one database, each with its credits service and clock. */
 async function twoProcesses(t: Test, kind: 'sqlite' | 'postgres', over: Partial<CreditsConfig> = {}) {

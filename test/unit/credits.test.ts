@@ -4,21 +4,13 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { Refusal } from '../../src/errors/refusal.js';
 import { refusalOf } from '../helpers/refusal.js';
+import { creditsConfig, MIB } from '../helpers/credits-config.js';
 import type { CreditsConfig } from '../../src/config/schema.js';
 import { CreditsService, fromMilli, HOLDER_TTL_MS, toMilli, type UploadReservation } from '../../src/credits/credits.js';
 import { openDatabase } from '../../src/db/open.js';
 import { createRepos, type Repos } from '../../src/db/repos/index.js';
 import { tempDir } from '../helpers/temp-data.js';
 import type { ReserverInput, ReserverResult } from '../helpers/credits-reserver.js';
-
-const MIB = 1024 * 1024;
-
-function creditsConfig(over: Partial<CreditsConfig> = {}): CreditsConfig {
-  return {
-    enabled: true, freeMonthlyCredits: 0, lowCreditThreshold: 5, uploadCreditUnitBytes: MIB, uploadCreditsPerUnit: 2,
-    transferCreditsPerGb: 1, storageCreditsPerGbDay: 0.5, atZero: 'refuse-uploads', deliveryGraceHours: 72, ...over,
-  };
-}
 
 async function setup(t: Test, over: Partial<CreditsConfig> = {}, now = new Date('2026-11-21T12:00:00Z')) {
   const file = join(tempDir(t), 'meta.db');
