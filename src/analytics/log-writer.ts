@@ -64,10 +64,11 @@ const NORMAL_FOR_MS = 10_000;
  *
  * The thread runs under SCHED_IDLE (thread-policy.ts: measured, it freed the event loop ~15% of its time
  * at one worker) when it can be given normal priority back: a machine with no idle CPU for long would
- * starve it and the log's buffer would fill, so three quarters of a buffer waiting behind a batch (behind(),
- * from the request log) or a batch waiting `lagMs` puts it at normal priority, and `normalForMs` later, caught up,
- * it yields again. Where it cannot be given normal priority back (no
- * CAP_SYS_NICE nor a nice limit of 20), it stays at normal priority, as before.
+ * starve it and the log's buffer would fill, so three quarters of a buffer waiting behind a batch
+ * (behind(), from the request log) or a batch waiting `lagMs` puts it at normal priority, and
+ * `normalForMs` later, caught up, it yields again. Where it cannot be given normal priority back (no
+ * CAP_SYS_NICE nor a nice limit of 20), or is told not to yield (`yieldToServing` false: the serving
+ * processes fill every core, context/roles.ts), it stays at normal priority, as before.
  */
 export class ThreadLogWriter implements LogWriter {
   private worker: Worker | undefined;
