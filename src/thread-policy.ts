@@ -15,6 +15,11 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 
+/** A background thread's first message: its OS id (0 when unknown), so its starter can set its policy. */
+export interface ThreadOnline {
+  threadId: number;
+}
+
 /** `idle`: SCHED_IDLE; `normal`: SCHED_OTHER at nice 0 (every thread's default). */
 export type ThreadPolicy = 'idle' | 'normal';
 

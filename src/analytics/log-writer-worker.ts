@@ -8,7 +8,7 @@ import { openSqlite } from '../db/sqlite/index.js';
 import { SqliteStore } from '../db/store/sqlite-store.js';
 import { decodeRecordBatch } from './record-batch.js';
 import { WAL_CHECKPOINT_FALLBACK_PAGES } from '../db/checkpointer.js';
-import { ownThreadId } from '../thread-policy.js';
+import { ownThreadId, type ThreadOnline } from '../thread-policy.js';
 
 interface Options {
   file: string;
@@ -25,11 +25,6 @@ export interface WriteReply {
   error?: { message: string; code?: string };
 }
 
-/** The thread's first message: its OS id (0 when unknown), for its scheduling policy (thread-policy.ts). */
-export interface WriterOnline {
-  threadId: number;
-}
-
 const { file } = workerData as Options;
 const db = openSqlite(file);
 db.pragma('busy_timeout = 5000');
@@ -43,7 +38,7 @@ db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_FALLBACK_PAGES}`);
 // in memory, not in a temporary file (a 4 KiB write per page: ~10% of an insert's CPU here).
 db.pragma('temp_store = MEMORY');
 const repo = new CdnLogRepo(new SqliteStore(db));
-parentPort?.postMessage({ threadId: ownThreadId() ?? 0 } satisfies WriterOnline);
+parentPort?.postMessage({ threadId: ownThreadId() ?? 0 } satisfies ThreadOnline);
 
 /** The batch being written: one at a time, in order; the close waits for it. */
 let last: Promise<void> = Promise.resolve();

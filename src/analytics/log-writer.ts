@@ -7,10 +7,10 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { CdnLogRepo } from '../db/repos/cdn-log.js';
 import type { SqlExecutor } from '../db/store/types.js';
-import type { WriteReply, WriteRequest, WriterOnline } from './log-writer-worker.js';
+import type { WriteReply, WriteRequest } from './log-writer-worker.js';
 import { encodeRecordBatch } from './record-batch.js';
 import type { CdnRequestRecord } from '../db/repos/request-records.js';
-import { canLeaveIdle, setThreadPolicy, type ThreadPolicy } from '../thread-policy.js';
+import { canLeaveIdle, setThreadPolicy, type ThreadOnline, type ThreadPolicy } from '../thread-policy.js';
 
 export interface LogWriter {
   /** All or nothing: the batch is one transaction. */
@@ -120,7 +120,7 @@ export class ThreadLogWriter implements LogWriter {
     this.worker = worker;
     // Never what keeps the process alive: close() is the orderly way out.
     worker.unref();
-    worker.on('message', (reply: WriteReply | WriterOnline) => {
+    worker.on('message', (reply: WriteReply | ThreadOnline) => {
       if ('threadId' in reply) {
         this.online(reply.threadId);
         return;
@@ -175,8 +175,8 @@ export class ThreadLogWriter implements LogWriter {
   private checkLag(): void {
     if (this.changing || this.dead) return;
     const now = performance.now();
-    let oldest = now;
-    for (const { postedAt } of this.pending.values()) oldest = Math.min(oldest, postedAt);
+    // The first pending batch is the oldest: a Map keeps the order they were posted in.
+    const oldest = this.pending.values().next().value?.postedAt ?? now;
     const lagging = now - oldest >= this.lagMs;
     if (this.policy === 'idle' && lagging) this.setPolicy('normal');
     else if (this.policy === 'normal' && !lagging && now - this.policySince >= this.normalForMs) this.setPolicy('idle');

@@ -3,7 +3,7 @@
 // requests. PASSIVE never waits for, nor blocks, the server's readers and writer.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqlite } from './sqlite/index.js';
-import { ownThreadId } from '../thread-policy.js';
+import { ownThreadId, type ThreadOnline } from '../thread-policy.js';
 
 interface Options {
   file: string;
@@ -25,7 +25,7 @@ const checkpoint = (): void => {
 };
 const timer = setInterval(checkpoint, intervalMs);
 // Its OS id, so the server puts it under SCHED_IDLE (checkpointer.ts).
-parentPort?.postMessage({ threadId: ownThreadId() ?? 0 });
+parentPort?.postMessage({ threadId: ownThreadId() ?? 0 } satisfies ThreadOnline);
 
 parentPort?.on('message', (msg: unknown) => {
   if (msg !== 'close') return;

@@ -9,7 +9,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { Db } from './open.js';
-import { setThreadPolicy } from '../thread-policy.js';
+import { setThreadPolicy, type ThreadOnline } from '../thread-policy.js';
 
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
@@ -61,7 +61,7 @@ export class Checkpointer {
     this.worker = worker;
     // Never what keeps the process alive: close() is the orderly way out.
     worker.unref();
-    worker.on('message', (msg: { error?: string; threadId?: number }) => {
+    worker.on('message', (msg: { error?: string } & Partial<ThreadOnline>) => {
       if (msg.error) log.warn({ error: msg.error }, 'sqlite: checkpoint failed');
       if (msg.threadId) void setThreadPolicy(msg.threadId, 'idle');
     });
